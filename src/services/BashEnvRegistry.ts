@@ -1,0 +1,78 @@
+/**
+ * The managed `DSH_*` environment (CONTRACT §4): built-in keys plus scoped contributors.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Scope } from "effect"
+import { Context, Data } from "effect"
+import type { ToolExecution } from "./ToolExecution.js"
+
+/**
+ * A key a contributor owns, with the description `list()` shows.
+ *
+ * @since 0.1.0
+ */
+export interface BashEnvKey {
+  readonly key: string
+  readonly description: string
+}
+
+/**
+ * A named source of managed variables.
+ *
+ * @since 0.1.0
+ */
+export interface BashEnvContributor {
+  readonly name: string
+  readonly keys: ReadonlyArray<BashEnvKey>
+  /** Values for this call; may omit declared keys, may not return undeclared ones. */
+  readonly resolve: (execution: ToolExecution) => Effect.Effect<Readonly<Record<string, unknown>>>
+}
+
+/**
+ * A declared key, as listed without running its contributor.
+ *
+ * @since 0.1.0
+ */
+export interface BashEnvDeclaration {
+  readonly key: string
+  readonly contributor: string
+  readonly description: string
+}
+
+/**
+ * A contributor could not be registered; `message` is the exact contract text.
+ *
+ * @since 0.1.0
+ */
+export class BashEnvRegistrationError extends Data.TaggedError("BashEnvRegistrationError")<{
+  readonly message: string
+}> {}
+
+/**
+ * A contributor misbehaved at collect time; `message` is the exact contract text.
+ *
+ * @since 0.1.0
+ */
+export class BashEnvCollectError extends Data.TaggedError("BashEnvCollectError")<{
+  readonly message: string
+}> {}
+
+/**
+ * The managed environment registry.
+ *
+ * @since 0.1.0
+ */
+export class BashEnvRegistry extends Context.Tag("effect-bash/BashEnvRegistry")<
+  BashEnvRegistry,
+  {
+    /** Registers for the lifetime of the calling scope. */
+    readonly register: (
+      contributor: BashEnvContributor
+    ) => Effect.Effect<void, BashEnvRegistrationError, Scope.Scope>
+    /** A frozen map with sorted keys: DSH_HOME, DSH_SHELL, DSH_SESSION_ID (with a session), then contributors. */
+    readonly collect: (execution: ToolExecution) => Effect.Effect<Readonly<Record<string, string>>, BashEnvCollectError>
+    /** Every declaration sorted by key; runs no contributor. */
+    readonly list: Effect.Effect<ReadonlyArray<BashEnvDeclaration>>
+  }
+>() {}

@@ -1,0 +1,229 @@
+/**
+ * The executor seam (CONTRACT §1): resolve a request against defaults, run a command in the
+ * foreground, or start one in the background.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Option } from "effect"
+import { Context, Data } from "effect"
+import type { SpawnError } from "./ProcessSpawner.js"
+
+/**
+ * Sandbox modes, narrowest first.
+ *
+ * @since 0.1.0
+ */
+export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access"
+
+/**
+ * The confinement a confining executor applies to one call.
+ *
+ * @since 0.1.0
+ */
+export interface SandboxPolicy {
+  readonly mode: SandboxMode
+  /** Canonical (symlink-free) workspace root; relative workdirs resolve against it. */
+  readonly workspaceRoot: string
+}
+
+/**
+ * What a confining executor reports about one call.
+ *
+ * @since 0.1.0
+ */
+export interface SandboxFacts {
+  readonly mode: SandboxMode
+  /** A file access was denied by the sandbox. */
+  readonly denied: boolean
+  readonly enforcement?: string
+  readonly runnerFailed?: boolean
+}
+
+/**
+ * A caller's request; every field but `command` falls back to the executor's config.
+ *
+ * `stdin`, `env`, `dshEnv` and `stdoutMaxBytes` are trusted-caller fields: the model-facing tool never
+ * forwards them from model input.
+ *
+ * @since 0.1.0
+ */
+export interface BashExecRequest {
+  readonly command: string
+  readonly workdir?: string
+  readonly timeoutMs?: number
+  readonly stdoutMaxBytes?: number
+  readonly stdin?: string
+  /** Ordinary variables; may not set `DSH_*` names. */
+  readonly env?: Readonly<Record<string, string>>
+  /** Managed variables; only `DSH_*` names. Merged last. */
+  readonly dshEnv?: Readonly<Record<string, string>>
+  /** A cooperative abort trigger: aborting it kills the group and yields `aborted: true`. */
+  readonly signal?: AbortSignal
+  readonly sandboxPolicy?: SandboxPolicy
+  /** An opaque owner token stored with a background process (see `ownerOf`). */
+  readonly owner?: string
+}
+
+/**
+ * A request with every default filled in.
+ *
+ * @since 0.1.0
+ */
+export interface BashExecSpec extends BashExecRequest {
+  readonly workdir: string
+  readonly timeoutMs: number
+  readonly stdoutMaxBytes: number
+}
+
+/**
+ * One stream's output: the tail that fits the budget, and where the whole stream went.
+ *
+ * @since 0.1.0
+ */
+export interface CollectedOutput {
+  /** The whole stream, or its tail when `truncated`. */
+  readonly text: string
+  readonly truncated: boolean
+  /** A complete, closed spill file with the raw bytes of the whole stream, when one exists. */
+  readonly spillPath?: string
+}
+
+/**
+ * The outcome of a foreground call. A non-zero exit, a signal death or a timeout are results.
+ *
+ * @since 0.1.0
+ */
+export interface BashRunResult {
+  readonly exitCode: number | null
+  readonly signal: string | null
+  /** The timeout fired first (exclusive with `aborted`). */
+  readonly timedOut: boolean
+  /** The abort trigger fired first (exclusive with `timedOut`). */
+  readonly aborted: boolean
+  readonly timeoutMs: number
+  readonly stdout: CollectedOutput
+  readonly stderr: CollectedOutput
+  readonly sandbox?: SandboxFacts
+}
+
+/**
+ * Lifecycle of a background process.
+ *
+ * @since 0.1.0
+ */
+export type BashProcessStatus = "running" | "completed" | "killed"
+
+/**
+ * A point-in-time view of a background process.
+ *
+ * @since 0.1.0
+ */
+export interface BashProcessState {
+  readonly status: BashProcessStatus
+  readonly exitCode: number | null
+  readonly signal: string | null
+  readonly sandbox?: SandboxFacts
+}
+
+/**
+ * One consuming read of a background process's output.
+ *
+ * @since 0.1.0
+ */
+export interface BashOutputRead {
+  /** New output since the previous read, merged as `stdout + [sep] + "[stderr]\n" + stderr`. */
+  readonly delta: string
+  /** Some output was produced but dropped from memory before this read. */
+  readonly lossy: boolean
+  readonly stdoutSpillPath?: string
+  readonly stderrSpillPath?: string
+}
+
+/**
+ * A background process handle. No timeout applies to it.
+ *
+ * @since 0.1.0
+ */
+export interface BashProcess {
+  /** Executor-local id (`proc-<n>`). */
+  readonly id: string
+  readonly owner: string | undefined
+  readonly state: Effect.Effect<BashProcessState>
+  /** Completes once the process has closed; never fails (a spawn failure settles as `killed`). */
+  readonly done: Effect.Effect<BashProcessState>
+  /** Consuming: never re-delivers a byte. */
+  readonly readOutput: Effect.Effect<BashOutputRead>
+  /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */
+  readonly kill: Effect.Effect<boolean>
+}
+
+/**
+ * A request that cannot be resolved or run as given; `field` names the culprit.
+ *
+ * @since 0.1.0
+ */
+export class BashRequestError extends Data.TaggedError("BashRequestError")<{
+  readonly field: string
+  readonly message: string
+}> {}
+
+/**
+ * The abort trigger had already fired before anything was spawned.
+ *
+ * @since 0.1.0
+ */
+export class AbortedBeforeSpawnError extends Data.TaggedError("AbortedBeforeSpawnError")<{
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `aborted before spawn: ${this.reason}`
+  }
+}
+
+/**
+ * Too many background processes are running.
+ *
+ * @since 0.1.0
+ */
+export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError")<{
+  readonly limit: number
+}> {
+  override get message(): string {
+    return `too many background processes running (limit ${this.limit}); kill one or wait for one to finish`
+  }
+}
+
+/**
+ * Why a foreground call failed: only infrastructure faults, never the command's own failure.
+ *
+ * @since 0.1.0
+ */
+export type BashRunError = BashRequestError | AbortedBeforeSpawnError | SpawnError
+
+/**
+ * Why a background start failed.
+ *
+ * @since 0.1.0
+ */
+export type BashStartError = BashRequestError | AbortedBeforeSpawnError | BackgroundLimitError
+
+/**
+ * The executor seam.
+ *
+ * @since 0.1.0
+ */
+export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
+  BashExecutor,
+  {
+    /** `undefined` for an unconfined executor; the default mode for a confining one. */
+    readonly sandboxMode: SandboxMode | undefined
+    /** Fills defaults and validates; fails naming the offending field. */
+    readonly resolve: (request: BashExecRequest) => Effect.Effect<BashExecSpec, BashRequestError>
+    /** Runs in the foreground. Interrupting it kills the group through the timeout path. */
+    readonly run: (spec: BashExecSpec) => Effect.Effect<BashRunResult, BashRunError>
+    /** Starts in the background and returns at once. */
+    readonly start: (spec: BashExecSpec) => Effect.Effect<BashProcess, BashStartError>
+    /** The owner token a tracked background process was started for. */
+    readonly ownerOf: (id: string) => Effect.Effect<Option.Option<string>>
+  }
+>() {}

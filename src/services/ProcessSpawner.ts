@@ -1,0 +1,86 @@
+/**
+ * The operating-system port: start a `bash -c` in its own process group and observe or signal it.
+ *
+ * The executor owns every policy (timeouts, grace, drain bounds, spill files); a spawner only does
+ * what the OS does, so a test can replace it with a fake and drive time with `TestClock`.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Scope, Stream } from "effect"
+import { Context, Data } from "effect"
+
+/**
+ * Signals the executor sends to a process group.
+ *
+ * @since 0.1.0
+ */
+export type GroupSignal = "SIGTERM" | "SIGKILL"
+
+/**
+ * What to start: `bash -c <command>` in `cwd` with exactly `env`.
+ *
+ * @since 0.1.0
+ */
+export interface SpawnOptions {
+  readonly command: string
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>>
+  /** Written to fd 0 and then closed; when absent fd 0 is `/dev/null`. */
+  readonly stdin?: string | Uint8Array
+}
+
+/**
+ * How the group leader (the shell) ended.
+ *
+ * @since 0.1.0
+ */
+export interface ProcessExit {
+  readonly exitCode: number | null
+  readonly signal: string | null
+}
+
+/**
+ * A started process group. Its lifetime is the `Scope` it was spawned in: closing that scope stops
+ * tracking the group and releases its pipes (it does **not** kill it — the executor decides that).
+ *
+ * @since 0.1.0
+ */
+export interface SpawnedProcess {
+  /** The leader's pid, which is also the process-group id. */
+  readonly pid: number
+  /** The leader's stdout; ends when every writer of the pipe has closed it. */
+  readonly stdout: Stream.Stream<Uint8Array>
+  /** The leader's stderr; ends when every writer of the pipe has closed it. */
+  readonly stderr: Stream.Stream<Uint8Array>
+  /** Completes when the leader has exited (its pipes may still be open). */
+  readonly exit: Effect.Effect<ProcessExit>
+  /** Sends a signal to every member of the group; a group that is already gone is not an error. */
+  readonly signalGroup: (signal: GroupSignal) => Effect.Effect<void>
+  /** Whether any member of the group is still alive. Zombies count as dead. */
+  readonly groupAlive: Effect.Effect<boolean>
+}
+
+/**
+ * The process could not be started (missing workdir, missing `bash`, fd exhaustion, …).
+ *
+ * @since 0.1.0
+ */
+export class SpawnError extends Data.TaggedError("SpawnError")<{
+  /** The errno code when the OS gave one, e.g. `ENOENT`. */
+  readonly code: string | undefined
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * The OS port behind the local executor.
+ *
+ * @since 0.1.0
+ */
+export class ProcessSpawner extends Context.Tag("effect-bash/ProcessSpawner")<
+  ProcessSpawner,
+  {
+    /** Starts `bash -c options.command` as the leader of a new process group (and session). */
+    readonly spawn: (options: SpawnOptions) => Effect.Effect<SpawnedProcess, SpawnError, Scope.Scope>
+  }
+>() {}
