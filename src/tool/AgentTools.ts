@@ -1,0 +1,115 @@
+/**
+ * The host-neutral face of the tools: what every host (an `@effect/ai` toolkit, the Cordis adapter,
+ * the MCP server, the CLI) needs to publish and call `bash`, `task_output`, `task_list`, `task_kill`.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import { Context, Schema } from "effect"
+import type { ToolSession } from "../services/ToolExecution.js"
+
+/**
+ * A JSON Schema object describing a tool's parameters (always `{ type: "object", ... }`).
+ *
+ * @since 0.1.0
+ */
+export interface JsonSchemaObject {
+  readonly type: "object"
+  readonly properties: Readonly<Record<string, unknown>>
+  readonly required?: ReadonlyArray<string>
+  readonly [key: string]: unknown
+}
+
+/**
+ * The calling context of one tool call.
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallContext {
+  readonly callId: string
+  readonly session?: ToolSession
+  /** Aborting it stops the call; the result is the error `command aborted`. */
+  readonly signal?: AbortSignal
+}
+
+/**
+ * A tool call that produced no value: bad input, a refused escalation, an infrastructure fault, an
+ * abort. `message` is the exact contract text; hosts render it as `Error: <message>`.
+ *
+ * @since 0.1.0
+ */
+export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
+  message: Schema.String
+}) {}
+
+/**
+ * A UI card for a call or its result; pure, so replays present the same card.
+ *
+ * @since 0.1.0
+ */
+export type ToolPresentation =
+  | {
+    readonly kind: "terminal"
+    readonly title: string
+    readonly description?: string
+    readonly cwd?: string
+    readonly output?: string
+    readonly exitCode?: number | null
+    readonly signal?: string | null
+    readonly timedOut?: boolean
+  }
+  | { readonly kind: "execute"; readonly title: string; readonly description?: string; readonly detail?: string }
+
+/**
+ * One published tool.
+ *
+ * @since 0.1.0
+ */
+export interface ToolDescriptor {
+  readonly name: string
+  readonly description: string
+  readonly parameters: JsonSchemaObject
+  /** The model-facing text of a successful value (exactly per CONTRACT). */
+  readonly render: (value: unknown) => string
+  readonly presentCall: (args: unknown) => ToolPresentation
+  /** From the stored structured value, never from parsing text. */
+  readonly presentResult: (args: unknown, value: unknown) => ToolPresentation
+}
+
+/**
+ * A prompt section a host adds to its system prompt.
+ *
+ * @since 0.1.0
+ */
+export interface PromptSection {
+  readonly name: string
+  readonly order: number
+  readonly text: string
+}
+
+/**
+ * The outcome of {@link AgentTools.call}: what the model sees, and the canonical value.
+ *
+ * @since 0.1.0
+ */
+export type ToolCallResult =
+  | { readonly isError: false; readonly value: unknown; readonly text: string }
+  | { readonly isError: true; readonly message: string; readonly text: string }
+
+/**
+ * The composed tools, ready for a host.
+ *
+ * @since 0.1.0
+ */
+export class AgentTools extends Context.Tag("effect-bash/AgentTools")<
+  AgentTools,
+  {
+    /** `bash`, then the task tools when a task runtime is composed. */
+    readonly tools: ReadonlyArray<ToolDescriptor>
+    readonly promptSections: ReadonlyArray<PromptSection>
+    /** Validates `args` (unknown keys ignored) and runs the tool; the value is the canonical result. */
+    readonly execute: (name: string, args: unknown, call: ToolCallContext) => Effect.Effect<unknown, ToolError>
+    /** `execute` + `render`, never failing: errors become `{ isError: true, text: "Error: <message>" }`. */
+    readonly call: (name: string, args: unknown, call: ToolCallContext) => Effect.Effect<ToolCallResult>
+  }
+>() {}
