@@ -1,0 +1,321 @@
+/**
+ * The in-memory background-task runtime behind the {@link Tasks} seam (CONTRACT §3).
+ *
+ * Each task's work is supervised by a fiber in the layer's scope that awaits `work.done` and
+ * records the outcome. Closing the layer's scope cancels every unfinished task and awaits each
+ * settlement for at most `disposeTimeoutMs` (Clock time).
+ *
+ * @since 0.1.0
+ */
+import type { Scope } from "effect"
+import { Cause, ConfigError, Deferred, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
+import type { TaskMeta, TaskNotice, TaskOutcome, TaskSnapshot, TaskStatus, TaskWork } from "../services/Tasks.js"
+import { InvalidWaitTimeoutError, TaskAccessError, Tasks, TasksUnavailableError } from "../services/Tasks.js"
+
+/**
+ * Settings of {@link TasksLive.layer}.
+ *
+ * @since 0.1.0
+ */
+export interface TasksLiveConfig {
+  /** How many finished tasks are kept (the oldest-finished are evicted beyond it). Default 100. */
+  readonly maxRetainedFinished: number
+  /** How long disposal waits for each cancelled task to settle. Default 10000 ms. */
+  readonly disposeTimeoutMs: number
+}
+
+const defaults: TasksLiveConfig = { maxRetainedFinished: 100, disposeTimeoutMs: 10_000 }
+
+const noSurfaceMessage =
+  "background tasks unavailable: no control surface is attached (compose the task tools: AgentToolsLive with a Tasks layer)"
+const shutDownMessage = "background tasks unavailable: the task runtime has shut down"
+
+interface TaskEntry {
+  readonly id: string
+  readonly meta: TaskMeta
+  readonly work: TaskWork
+  readonly status: TaskStatus
+  readonly detail: string | undefined
+  /** The owner has seen the final status; no notice is due. */
+  readonly reported: boolean
+  /** Completed with the final snapshot once the work has settled. */
+  readonly settled: Deferred.Deferred<TaskSnapshot>
+}
+
+interface TasksState {
+  readonly open: boolean
+  readonly surfaces: number
+  readonly counters: ReadonlyMap<string, number>
+  /** In start order, so listings are oldest first. */
+  readonly tasks: ReadonlyMap<string, TaskEntry>
+  /** Ids of retained finished tasks in finish order: eviction drops from the front. */
+  readonly finished: ReadonlyArray<string>
+}
+
+const isTerminal = (status: TaskStatus): boolean => status !== "running" && status !== "stopping"
+
+const snapshotOf = (entry: TaskEntry): TaskSnapshot => ({
+  id: entry.id,
+  kind: entry.meta.kind,
+  label: entry.meta.label,
+  owner: entry.meta.owner,
+  status: entry.status,
+  detail: entry.detail
+})
+
+const isVisibleTo = (entry: TaskEntry, caller: string | undefined): boolean =>
+  entry.meta.owner === undefined || entry.meta.owner === caller
+
+const withEntry = (state: TasksState, entry: TaskEntry): TasksState => ({
+  ...state,
+  tasks: new Map(state.tasks).set(entry.id, entry)
+})
+
+const isValidWaitTimeout = (value: unknown): value is number =>
+  typeof value === "number" && Number.isFinite(value) && value > 0
+
+/** A `done` that died or was interrupted despite its "never fails" promise still ends the task. */
+const abnormalOutcome = (cause: Cause.Cause<unknown>): TaskOutcome => {
+  const error = Cause.squash(cause)
+  const reason = Cause.isInterruptedOnly(cause)
+    ? "interrupted"
+    : error instanceof Error
+    ? error.message
+    : String(error)
+  return { status: "failed", detail: `task work ended abnormally: ${reason}` }
+}
+
+const validate = (config: TasksLiveConfig): Effect.Effect<TasksLiveConfig, ConfigError.ConfigError> => {
+  if (!Number.isSafeInteger(config.maxRetainedFinished) || config.maxRetainedFinished <= 0) {
+    return Effect.fail(
+      ConfigError.InvalidData(["maxRetainedFinished"], "tasks: maxRetainedFinished must be a positive integer")
+    )
+  }
+  if (!Number.isFinite(config.disposeTimeoutMs) || config.disposeTimeoutMs <= 0) {
+    return Effect.fail(
+      ConfigError.InvalidData(["disposeTimeoutMs"], "tasks: disposeTimeoutMs must be a positive finite number")
+    )
+  }
+  return Effect.succeed(config)
+}
+
+const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scope.Scope> =>
+  Effect.gen(function*() {
+    // Acquisition order matters: finalizers run in reverse, so disposal (added last) runs first,
+    // then leftover supervisors are interrupted, then the notice stream ends.
+    const notices = yield* Effect.acquireRelease(
+      Queue.sliding<string>(config.maxRetainedFinished),
+      Queue.shutdown
+    )
+    const supervisors = yield* FiberSet.make<void>()
+    const state = yield* Ref.make<TasksState>({
+      open: true,
+      surfaces: 0,
+      counters: new Map(),
+      tasks: new Map(),
+      finished: []
+    })
+
+    const access = (id: string, caller: string | undefined): Effect.Effect<TaskEntry, TaskAccessError> =>
+      Effect.flatMap(Ref.get(state), (current) => {
+        const entry = current.tasks.get(id)
+        if (entry === undefined) return Effect.fail(new TaskAccessError({ id, reason: "unknown" }))
+        if (!isVisibleTo(entry, caller)) return Effect.fail(new TaskAccessError({ id, reason: "foreign" }))
+        return Effect.succeed(entry)
+      })
+
+    /** The current snapshot; an entry evicted meanwhile has settled, so its final snapshot stands. */
+    const latest = (entry: TaskEntry): Effect.Effect<TaskSnapshot> =>
+      Effect.flatMap(Ref.get(state), (current) => {
+        const now = current.tasks.get(entry.id)
+        return now === undefined ? Deferred.await(entry.settled) : Effect.succeed(snapshotOf(now))
+      })
+
+    const markEntryReported = (id: string) =>
+      Ref.update(state, (current) => {
+        const entry = current.tasks.get(id)
+        return entry === undefined || !isTerminal(entry.status) || entry.reported
+          ? current
+          : withEntry(current, { ...entry, reported: true })
+      })
+
+    /** Ids are never reused: a failed launch still consumes its id (the producer may have named things after it). */
+    const allocateId = (kind: string) =>
+      Ref.modify(state, (current): [Either.Either<string, TasksUnavailableError>, TasksState] => {
+        if (!current.open) return [Either.left(new TasksUnavailableError({ message: shutDownMessage })), current]
+        if (current.surfaces === 0) {
+          return [Either.left(new TasksUnavailableError({ message: noSurfaceMessage })), current]
+        }
+        const n = (current.counters.get(kind) ?? 0) + 1
+        return [Either.right(`${kind}-${n}`), { ...current, counters: new Map(current.counters).set(kind, n) }]
+      })
+
+    const record = (id: string, outcome: TaskOutcome) =>
+      Effect.gen(function*() {
+        const finished = yield* Ref.modify(state, (current): [TaskEntry | undefined, TasksState] => {
+          const entry = current.tasks.get(id)
+          if (entry === undefined || isTerminal(entry.status)) return [undefined, current]
+          const done: TaskEntry = { ...entry, status: outcome.status, detail: outcome.detail }
+          const tasks = new Map(current.tasks).set(id, done)
+          const retained = [...current.finished, id]
+          while (retained.length > config.maxRetainedFinished) {
+            const evicted = retained.shift()
+            if (evicted !== undefined) tasks.delete(evicted)
+          }
+          return [done, { ...current, tasks, finished: retained }]
+        })
+        if (finished === undefined) return
+        yield* Deferred.succeed(finished.settled, snapshotOf(finished))
+        if (!finished.reported) yield* Queue.offer(notices, id)
+      })
+
+    const supervise = (entry: TaskEntry) =>
+      entry.work.done.pipe(
+        Effect.exit,
+        Effect.map(Exit.match({ onSuccess: (outcome) => outcome, onFailure: abnormalOutcome })),
+        Effect.flatMap((outcome) => record(entry.id, outcome))
+      )
+
+    const start = Effect.fn("Tasks.start")(function*<E, R>(
+      meta: TaskMeta,
+      launch: (id: string) => Effect.Effect<TaskWork, E, R>
+    ) {
+      const id = yield* Effect.flatten(allocateId(meta.kind))
+      yield* Effect.annotateCurrentSpan({ "task.id": id, "task.kind": meta.kind })
+      return yield* Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const work = yield* restore(launch(id))
+          const entry: TaskEntry = {
+            id,
+            meta,
+            work,
+            status: "running",
+            detail: undefined,
+            reported: false,
+            settled: yield* Deferred.make<TaskSnapshot>()
+          }
+          const registered = yield* Ref.modify(state, (current): [boolean, TasksState] =>
+            current.open ? [true, withEntry(current, entry)] : [false, current])
+          if (!registered) {
+            // Disposal began while launching: nothing would ever stop this work, so stop it now.
+            yield* restore(work.cancel)
+            return yield* new TasksUnavailableError({ message: shutDownMessage })
+          }
+          yield* FiberSet.run(supervisors, supervise(entry))
+          return snapshotOf(entry)
+        })
+      )
+    })
+
+    const get = Effect.fn("Tasks.get")(function*(id: string, caller: string | undefined) {
+      return snapshotOf(yield* access(id, caller))
+    })
+
+    const read = Effect.fn("Tasks.read")(function*(id: string, caller: string | undefined) {
+      const before = yield* access(id, caller)
+      const first = yield* before.work.read
+      const task = yield* latest(before)
+      if (!isTerminal(task.status)) return { output: first, task }
+      // It settled during the first read, so output may have arrived after it; the work is complete
+      // now, so one more read drains it before the owner is shown the final status.
+      const rest = isTerminal(before.status) ? "" : yield* before.work.read
+      yield* markEntryReported(id)
+      return { output: first + rest, task }
+    })
+
+    const wait = Effect.fn("Tasks.wait")(function*(id: string, timeoutMs: number, caller: string | undefined) {
+      if (!isValidWaitTimeout(timeoutMs)) return yield* new InvalidWaitTimeoutError({ value: timeoutMs })
+      const entry = yield* access(id, caller)
+      const settled = yield* Deferred.await(entry.settled).pipe(
+        Effect.timeoutTo({ duration: Duration.millis(timeoutMs), onSuccess: Option.some, onTimeout: Option.none })
+      )
+      return Option.isSome(settled) ? settled.value : yield* latest(entry)
+    })
+
+    const list = Effect.fn("Tasks.list")(function*(caller: string | undefined) {
+      const current = yield* Ref.get(state)
+      return [...current.tasks.values()].filter((entry) => isVisibleTo(entry, caller)).map(snapshotOf)
+    })
+
+    const kill = Effect.fn("Tasks.kill")(function*(id: string, caller: string | undefined) {
+      const entry = yield* access(id, caller)
+      const decision = yield* Ref.modify(state, (current): ["cancel" | "requested" | "already-finished", TasksState] => {
+        const now = current.tasks.get(id)
+        if (now === undefined || isTerminal(now.status)) return ["already-finished", current]
+        if (now.status === "stopping") return ["requested", current]
+        return ["cancel", withEntry(current, { ...now, status: "stopping" })]
+      })
+      if (decision !== "cancel") return decision
+      yield* entry.work.cancel
+      return "requested" as const
+    })
+
+    const markReported = Effect.fn("Tasks.markReported")(function*(id: string) {
+      yield* markEntryReported(id)
+    })
+
+    /** Hands out a queued notice only if it is still due, and marks it delivered. */
+    const claimNotice = (id: string) =>
+      Ref.modify(state, (current): [Option.Option<TaskNotice>, TasksState] => {
+        const entry = current.tasks.get(id)
+        if (entry === undefined || !isTerminal(entry.status) || entry.reported) return [Option.none(), current]
+        return [
+          Option.some({ owner: entry.meta.owner, task: snapshotOf(entry) }),
+          withEntry(current, { ...entry, reported: true })
+        ]
+      })
+
+    const notifications = Stream.fromQueue(notices).pipe(
+      Stream.mapEffect(claimNotice),
+      Stream.filterMap((notice) => notice),
+      Stream.withSpan("Tasks.notifications")
+    )
+
+    const attachSurface = Effect.acquireRelease(
+      Ref.update(state, (current) => ({ ...current, surfaces: current.surfaces + 1 })),
+      () => Ref.update(state, (current) => ({ ...current, surfaces: current.surfaces - 1 }))
+    ).pipe(Effect.withSpan("Tasks.attachSurface"))
+
+    const stopAndAwait = (entry: TaskEntry, cancel: boolean) =>
+      (cancel ? entry.work.cancel : Effect.void).pipe(
+        Effect.zipRight(Deferred.await(entry.settled)),
+        // A finalizer is uninterruptible; the timeout can only cut this wait if it is interruptible.
+        Effect.interruptible,
+        Effect.timeout(Duration.millis(config.disposeTimeoutMs)),
+        Effect.ignore
+      )
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const unfinished = yield* Ref.modify(
+          state,
+          (current): [ReadonlyArray<readonly [TaskEntry, boolean]>, TasksState] => {
+            const pending = [...current.tasks.values()].filter((entry) => !isTerminal(entry.status))
+            const tasks = new Map(current.tasks)
+            for (const entry of pending) tasks.set(entry.id, { ...entry, status: "stopping" })
+            return [pending.map((entry) => [entry, entry.status === "running"] as const), { ...current, open: false, tasks }]
+          }
+        )
+        yield* Effect.forEach(unfinished, ([entry, cancel]) => stopAndAwait(entry, cancel), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      }).pipe(Effect.withSpan("Tasks.dispose"))
+    )
+
+    return { attachSurface, start, get, read, wait, list, kill, markReported, notifications } satisfies Tasks["Type"]
+  })
+
+/**
+ * The live task runtime.
+ *
+ * @since 0.1.0
+ */
+export const TasksLive = {
+  /**
+   * A scoped layer providing {@link Tasks}; fails with a `ConfigError` naming a field that is not a
+   * positive number (`maxRetainedFinished` must be an integer).
+   */
+  layer: (config?: Partial<TasksLiveConfig>): Layer.Layer<Tasks, ConfigError.ConfigError> =>
+    Layer.scoped(Tasks, Effect.flatMap(validate({ ...defaults, ...config }), make))
+} as const
