@@ -1,0 +1,143 @@
+/**
+ * The in-memory {@link BashEnvRegistry}: scoped contributor registrations and the per-call managed
+ * `DSH_*` environment (CONTRACT §4).
+ *
+ * @since 0.1.0
+ */
+import type { ConfigError, Scope } from "effect"
+import { Effect, Either, Layer, Ref } from "effect"
+import type { BashEnvContributor, BashEnvDeclaration } from "../services/BashEnvRegistry.js"
+import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import type { ToolExecution } from "../services/ToolExecution.js"
+import { resolveDshHome } from "./bashEnv/dshHome.js"
+import { registrationProblem } from "./bashEnv/registration.js"
+
+/**
+ * Configuration of {@link BashEnvRegistryLive}.
+ *
+ * @since 0.1.0
+ */
+export interface BashEnvRegistryConfig {
+  /** The harness home; when absent or blank, a non-blank `$DSH_HOME`, else `~/.dsh`. */
+  readonly dshHome?: string
+}
+
+interface Registrations {
+  readonly byName: ReadonlyMap<string, BashEnvContributor>
+  /** key → owning contributor name */
+  readonly owners: ReadonlyMap<string, string>
+}
+
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const withContributor = (registrations: Registrations, contributor: BashEnvContributor): Registrations => ({
+  byName: new Map(registrations.byName).set(contributor.name, contributor),
+  owners: new Map([...registrations.owners, ...contributor.keys.map(({ key }) => [key, contributor.name] as const)])
+})
+
+const withoutContributor = (registrations: Registrations, contributor: BashEnvContributor): Registrations => {
+  // Only this exact registration leaves; a later one under the same name is not ours to remove.
+  if (registrations.byName.get(contributor.name) !== contributor) return registrations
+  const byName = new Map(registrations.byName)
+  byName.delete(contributor.name)
+  const owners = new Map(registrations.owners)
+  for (const { key } of contributor.keys) owners.delete(key)
+  return { byName, owners }
+}
+
+/** Checks one contributor's answer and adds its values; fails with the contract text on misbehaviour. */
+const addValues = (
+  contributor: BashEnvContributor,
+  returned: Readonly<Record<string, unknown>>,
+  into: Record<string, string>
+): Effect.Effect<void, BashEnvCollectError> => {
+  const declared = new Set(contributor.keys.map(({ key }) => key))
+  for (const [key, value] of Object.entries(returned)) {
+    if (!declared.has(key)) {
+      return new BashEnvCollectError({
+        message: `bash env contributor "${contributor.name}" returned undeclared key "${key}"`
+      })
+    }
+    if (value === undefined) continue
+    if (typeof value !== "string") {
+      return new BashEnvCollectError({
+        message: `bash env contributor "${contributor.name}" returned a non-string value for "${key}"`
+      })
+    }
+    into[key] = value
+  }
+  return Effect.void
+}
+
+const make = (config: BashEnvRegistryConfig) =>
+  Effect.gen(function*() {
+    const dshHome = yield* resolveDshHome(config.dshHome)
+    const registrations = yield* Ref.make<Registrations>({ byName: new Map(), owners: new Map() })
+
+    const admit = (contributor: BashEnvContributor) =>
+      Ref.modify(
+        registrations,
+        (current): readonly [Either.Either<BashEnvContributor, BashEnvRegistrationError>, Registrations] => {
+          const problem = registrationProblem(contributor, current.byName, current.owners)
+          return problem === undefined
+            ? [Either.right(contributor), withContributor(current, contributor)]
+            : [Either.left(new BashEnvRegistrationError({ message: problem })), current]
+        }
+      ).pipe(Effect.flatMap((admitted) => admitted))
+
+    const register = Effect.fn("BashEnvRegistry.register")(
+      function*(contributor: BashEnvContributor): Effect.fn.Return<void, BashEnvRegistrationError, Scope.Scope> {
+        // A private copy: later mutation of the caller's object cannot change what was validated.
+        const registered: BashEnvContributor = {
+          name: contributor.name,
+          keys: contributor.keys.map(({ description, key }) => ({ key, description })),
+          resolve: contributor.resolve
+        }
+        yield* Effect.acquireRelease(
+          admit(registered),
+          (admitted) => Ref.update(registrations, (current) => withoutContributor(current, admitted))
+        )
+      }
+    )
+
+    const collect = Effect.fn("BashEnvRegistry.collect")(
+      function*(execution: ToolExecution): Effect.fn.Return<Readonly<Record<string, string>>, BashEnvCollectError> {
+        const { byName } = yield* Ref.get(registrations)
+        const contributors = [...byName.values()].sort((a, b) => byCodeUnits(a.name, b.name))
+        const answers = yield* Effect.forEach(
+          contributors,
+          (contributor) => Effect.map(contributor.resolve(execution), (answer) => [contributor, answer] as const),
+          { concurrency: "unbounded" }
+        )
+        const values: Record<string, string> = { DSH_HOME: dshHome, DSH_SHELL: "1" }
+        if (execution.session !== undefined) values.DSH_SESSION_ID = execution.session.id
+        for (const [contributor, answer] of answers) yield* addValues(contributor, answer, values)
+        return Object.freeze(Object.fromEntries(Object.entries(values).sort(([a], [b]) => byCodeUnits(a, b))))
+      }
+    )
+
+    const list = Ref.get(registrations).pipe(
+      Effect.map(({ byName }): ReadonlyArray<BashEnvDeclaration> =>
+        [...byName.values()]
+          .flatMap(({ keys, name }) => keys.map(({ description, key }) => ({ key, contributor: name, description })))
+          .sort((a, b) => byCodeUnits(a.key, b.key))
+      ),
+      Effect.withSpan("BashEnvRegistry.list")
+    )
+
+    return BashEnvRegistry.of({ register, collect, list })
+  })
+
+/**
+ * The live managed-environment registry.
+ *
+ * @since 0.1.0
+ */
+export const BashEnvRegistryLive = {
+  /**
+   * A registry whose `DSH_HOME` is resolved once, when the layer is built: `config.dshHome`, else a
+   * non-blank `$DSH_HOME` (read through Effect `Config`), else `~/.dsh`; `~` expanded, made absolute.
+   */
+  layer: (config: BashEnvRegistryConfig = {}): Layer.Layer<BashEnvRegistry, ConfigError.ConfigError> =>
+    Layer.effect(BashEnvRegistry, make(config))
+}
