@@ -1,0 +1,143 @@
+/**
+ * A confining {@link BashExecutor} test double: it runs nothing, and reports a sandbox denial for a
+ * command that would write outside what the call's effective mode allows. The write detection is a
+ * heuristic on the command string (`>`/`>>` redirects, `tee`, `touch`), enough to drive escalation
+ * flows in tests.
+ *
+ * @since 0.1.0
+ */
+import * as path from "node:path"
+import { Context, Effect, Layer, Option, Ref } from "effect"
+import type { BashExecSpec, SandboxFacts, SandboxMode } from "../services/BashExecutor.js"
+import { AbortedBeforeSpawnError, BashExecutor } from "../services/BashExecutor.js"
+import type { RecordedBashCall, ScriptedProcess } from "./ScriptedBashExecutor.js"
+import { bashRunResult, makeScriptedProcess, resolveAgainst } from "./ScriptedBashExecutor.js"
+
+/**
+ * Settings of {@link FakeConfiningExecutor.layer}.
+ *
+ * @since 0.1.0
+ */
+export interface FakeConfiningExecutorConfig {
+  /** The default mode. Default `workspace-write`. */
+  readonly sandboxMode?: SandboxMode
+  /** The root used when a call carries no sandbox policy. Default: the default workdir. */
+  readonly workspaceRoot?: string
+  /** Default workdir. Default `process.cwd()` at resolve time. */
+  readonly cwd?: string
+}
+
+/**
+ * The control surface of the double, for tests.
+ *
+ * @since 0.1.0
+ */
+export class FakeConfiningExecutor extends Context.Tag("effect-bash/FakeConfiningExecutor")<
+  FakeConfiningExecutor,
+  {
+    /** Every run/start call so far, oldest first. */
+    readonly calls: Effect.Effect<ReadonlyArray<RecordedBashCall>>
+  }
+>() {
+  /**
+   * Provides {@link BashExecutor} (the double) and {@link FakeConfiningExecutor} (its controls).
+   */
+  static readonly layer = (
+    config: FakeConfiningExecutorConfig = {}
+  ): Layer.Layer<BashExecutor | FakeConfiningExecutor> => Layer.effectContext(make(config))
+}
+
+const redirectTarget = /(?:\d*|&)>>?\|?\s*([^\s;|&<>()]+)/g
+const teeTargets = /\btee\s+(?:-[a-z]+\s+)*([^\s;|&<>()]+)/g
+const touchTargets = /\btouch\s+([^\s;|&<>()]+)/g
+const deviceFiles = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/
+
+/**
+ * The files a command string appears to write, as written (quotes removed).
+ *
+ * @since 0.1.0
+ */
+export const writeTargets = (command: string): ReadonlyArray<string> =>
+  [redirectTarget, teeTargets, touchTargets]
+    .flatMap((pattern) => [...command.matchAll(pattern)].map((match) => (match[1] ?? "").replace(/^["']|["']$/g, "")))
+    .filter((target) => target !== "" && !deviceFiles.test(target))
+
+const isInside = (root: string, target: string): boolean => {
+  const relative = path.relative(root, target)
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
+}
+
+/** The first target the mode forbids, if any. */
+const deniedTarget = (spec: BashExecSpec, mode: SandboxMode, root: string): string | undefined => {
+  if (mode === "danger-full-access") return undefined
+  return writeTargets(spec.command).find((target) =>
+    mode === "read-only" || !isInside(root, path.resolve(spec.workdir, target))
+  )
+}
+
+const make = (config: FakeConfiningExecutorConfig) =>
+  Effect.gen(function*() {
+    const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
+    const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+    const defaultMode = config.sandboxMode ?? "workspace-write"
+    const defaults = {
+      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+      timeoutMs: 120_000,
+      maxTimeoutMs: 600_000,
+      maxOutputBytes: 64_000
+    }
+
+    /** What the sandbox would have reported, and the stderr a denied write leaves. */
+    const judge = (spec: BashExecSpec): { readonly sandbox: SandboxFacts; readonly stderr: string } => {
+      const mode = spec.sandboxPolicy?.mode ?? defaultMode
+      const root = spec.sandboxPolicy?.workspaceRoot ?? config.workspaceRoot ?? spec.workdir
+      const target = deniedTarget(spec, mode, root)
+      return {
+        sandbox: { mode, denied: target !== undefined },
+        stderr: target === undefined ? "" : `bash: ${target}: Permission denied\n`
+      }
+    }
+
+    const begin = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
+      Ref.update(calls, (current) => [...current, { op, spec }]).pipe(
+        Effect.zipRight(
+          spec.signal?.aborted === true
+            ? Effect.fail(new AbortedBeforeSpawnError({ reason: String(spec.signal.reason ?? "aborted") }))
+            : Effect.void
+        )
+      )
+
+    const executor: BashExecutor["Type"] = {
+      sandboxMode: defaultMode,
+      resolve: (request) => resolveAgainst(defaults, request),
+      run: (spec) =>
+        Effect.gen(function*() {
+          yield* begin("run", spec)
+          const { sandbox, stderr } = judge(spec)
+          return bashRunResult({
+            exitCode: sandbox.denied ? 1 : 0,
+            timeoutMs: spec.timeoutMs,
+            stderr: { text: stderr, truncated: false },
+            sandbox
+          })
+        }),
+      start: (spec) =>
+        Effect.gen(function*() {
+          yield* begin("start", spec)
+          const started = yield* Ref.get(processes)
+          const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
+          yield* Ref.update(processes, (current) => [...current, scripted])
+          const { sandbox, stderr } = judge(spec)
+          yield* scripted.emit("", stderr)
+          yield* scripted.finish({ exitCode: sandbox.denied ? 1 : 0, sandbox })
+          return scripted.process
+        }),
+      ownerOf: (id) =>
+        Effect.map(Ref.get(processes), (current) =>
+          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+    }
+
+    return Context.make(BashExecutor, executor).pipe(
+      Context.add(FakeConfiningExecutor, { calls: Ref.get(calls) })
+    )
+  })

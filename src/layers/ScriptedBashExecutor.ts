@@ -1,0 +1,327 @@
+/**
+ * A {@link BashExecutor} test double that runs nothing: it records every resolved spec it is asked to
+ * run or start, answers foreground calls from a script, and hands out background processes that a
+ * test drives by hand (emit output, finish, drop output).
+ *
+ * @since 0.1.0
+ */
+import { Context, Deferred, Effect, Layer, Option, Ref } from "effect"
+import type {
+  BashExecRequest,
+  BashExecSpec,
+  BashOutputRead,
+  BashProcess,
+  BashProcessState,
+  BashRunError,
+  BashRunResult,
+  SandboxFacts,
+  SandboxMode
+} from "../services/BashExecutor.js"
+import { AbortedBeforeSpawnError, BashExecutor, BashRequestError } from "../services/BashExecutor.js"
+
+/**
+ * One call the double was asked to make, with the spec exactly as it received it.
+ *
+ * @since 0.1.0
+ */
+export interface RecordedBashCall {
+  readonly op: "run" | "start"
+  readonly spec: BashExecSpec
+}
+
+/**
+ * A scripted answer to one foreground call: a fixed result, or a function of the spec.
+ *
+ * @since 0.1.0
+ */
+export type ScriptedRun = BashRunResult | ((spec: BashExecSpec) => Effect.Effect<BashRunResult, BashRunError>)
+
+/**
+ * Settings of {@link ScriptedBashExecutor.layer}.
+ *
+ * @since 0.1.0
+ */
+export interface ScriptedBashExecutorConfig {
+  /** The advertised sandbox mode; absent (the default) for an unconfined executor. */
+  readonly sandboxMode?: SandboxMode
+  /** Default workdir. Default `process.cwd()` at resolve time. */
+  readonly cwd?: string
+  /** Default 120000. */
+  readonly timeoutMs?: number
+  /** Default 600000. */
+  readonly maxTimeoutMs?: number
+  /** Default 64000. */
+  readonly maxOutputBytes?: number
+  /** Answers for successive foreground calls; once used up, every call gets {@link echoResult}. */
+  readonly runs?: ReadonlyArray<ScriptedRun>
+}
+
+/**
+ * A background process started through the double, driven by the test.
+ *
+ * @since 0.1.0
+ */
+export interface ScriptedProcess {
+  readonly id: string
+  readonly spec: BashExecSpec
+  /** The handle the caller received. */
+  readonly process: BashProcess
+  /** Appends output that the next `readOutput` delivers. */
+  readonly emit: (stdout: string, stderr?: string) => Effect.Effect<void>
+  /** Marks output as dropped from memory: the next read is lossy and reports these spill paths. */
+  readonly drop: (spill?: { readonly stdoutSpillPath?: string; readonly stderrSpillPath?: string }) => Effect.Effect<void>
+  /** Ends the process as if it had exited; ignored once it has finished. */
+  readonly finish: (end: {
+    readonly exitCode: number | null
+    readonly signal?: string | null
+    readonly status?: "completed" | "killed"
+    readonly sandbox?: SandboxFacts
+  }) => Effect.Effect<void>
+  /** How many times `kill` was called on the handle. */
+  readonly killCalls: Effect.Effect<number>
+}
+
+/**
+ * The control surface of the double, for tests.
+ *
+ * @since 0.1.0
+ */
+export class ScriptedBashExecutor extends Context.Tag("effect-bash/ScriptedBashExecutor")<
+  ScriptedBashExecutor,
+  {
+    /** Every run/start call so far, oldest first. */
+    readonly calls: Effect.Effect<ReadonlyArray<RecordedBashCall>>
+    /** Queues more scripted foreground answers. */
+    readonly script: (...runs: ReadonlyArray<ScriptedRun>) => Effect.Effect<void>
+    /** Every background process started so far, oldest first. */
+    readonly processes: Effect.Effect<ReadonlyArray<ScriptedProcess>>
+  }
+>() {
+  /**
+   * Provides {@link BashExecutor} (the double) and {@link ScriptedBashExecutor} (its controls).
+   */
+  static readonly layer = (
+    config: ScriptedBashExecutorConfig = {}
+  ): Layer.Layer<BashExecutor | ScriptedBashExecutor> => Layer.effectContext(make(config))
+}
+
+/**
+ * A successful foreground result; `overrides` replace any field.
+ *
+ * @since 0.1.0
+ */
+export const bashRunResult = (overrides: Partial<BashRunResult> = {}): BashRunResult => ({
+  exitCode: 0,
+  signal: null,
+  timedOut: false,
+  aborted: false,
+  timeoutMs: 120_000,
+  stdout: { text: "", truncated: false },
+  stderr: { text: "", truncated: false },
+  ...overrides
+})
+
+/**
+ * The default answer: exit 0 with the command itself echoed on stdout.
+ *
+ * @since 0.1.0
+ */
+export const echoResult = (spec: BashExecSpec): BashRunResult =>
+  bashRunResult({ timeoutMs: spec.timeoutMs, stdout: { text: `${spec.command}\n`, truncated: false } })
+
+/**
+ * A scripted answer that waits until the spec's abort trigger fires, then reports an aborted run
+ * ended by SIGTERM. A call without a trigger never settles (interrupt it).
+ *
+ * @since 0.1.0
+ */
+export const untilAborted: ScriptedRun = (spec) =>
+  Effect.async<BashRunResult>((resume) => {
+    const signal = spec.signal
+    if (signal === undefined) return
+    const settle = () => resume(Effect.succeed(bashRunResult({ aborted: true, signal: "SIGTERM", exitCode: null })))
+    if (signal.aborted) return settle()
+    signal.addEventListener("abort", settle, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", settle))
+  })
+
+/**
+ * The CONTRACT §1 defaults a double resolves against.
+ *
+ * @since 0.1.0
+ */
+export interface ScriptedDefaults {
+  readonly cwd?: string
+  readonly timeoutMs: number
+  readonly maxTimeoutMs: number
+  readonly maxOutputBytes: number
+}
+
+/**
+ * CONTRACT §1 `resolve` for doubles: fills `workdir`, `timeoutMs` (capped) and `stdoutMaxBytes`,
+ * copies every other given field, and names the field of a non-positive or non-finite number.
+ *
+ * @since 0.1.0
+ */
+export const resolveAgainst = (
+  defaults: ScriptedDefaults,
+  request: BashExecRequest
+): Effect.Effect<BashExecSpec, BashRequestError> => {
+  const positive = (field: string, value: number) =>
+    Number.isFinite(value) && value > 0
+      ? Effect.succeed(value)
+      : Effect.fail(new BashRequestError({ field, message: `${field} must be a positive finite number` }))
+  return Effect.all({
+    timeoutMs: positive("timeoutMs", request.timeoutMs ?? defaults.timeoutMs),
+    stdoutMaxBytes: positive("stdoutMaxBytes", request.stdoutMaxBytes ?? defaults.maxOutputBytes)
+  }).pipe(
+    Effect.map(({ stdoutMaxBytes, timeoutMs }) => ({
+      ...request,
+      workdir: request.workdir ?? defaults.cwd ?? process.cwd(),
+      timeoutMs: Math.min(timeoutMs, defaults.maxTimeoutMs),
+      stdoutMaxBytes
+    }))
+  )
+}
+
+interface ProcessBuffers {
+  readonly state: BashProcessState
+  readonly stdout: string
+  readonly stderr: string
+  readonly lossy: boolean
+  readonly stdoutSpillPath?: string
+  readonly stderrSpillPath?: string
+  readonly kills: number
+}
+
+/** CONTRACT §1 merge: `stdout + [sep] + "[stderr]\n" + stderr`, sep only after a non-empty unterminated stdout. */
+const mergeDelta = (stdout: string, stderr: string): string => {
+  if (stderr === "") return stdout
+  const sep = stdout !== "" && !stdout.endsWith("\n") ? "\n" : ""
+  return `${stdout}${sep}[stderr]\n${stderr}`
+}
+
+/**
+ * A hand-driven background process: running until `finish` or `kill` (which settles it as killed by
+ * SIGTERM at once).
+ *
+ * @since 0.1.0
+ */
+export const makeScriptedProcess = (id: string, spec: BashExecSpec): Effect.Effect<ScriptedProcess> =>
+  Effect.gen(function*() {
+    const buffers = yield* Ref.make<ProcessBuffers>({
+      state: { status: "running", exitCode: null, signal: null },
+      stdout: "",
+      stderr: "",
+      lossy: false,
+      kills: 0
+    })
+    const done = yield* Deferred.make<BashProcessState>()
+
+    const settle = (state: BashProcessState) =>
+      Ref.modify(buffers, (current): [boolean, ProcessBuffers] =>
+        current.state.status === "running" ? [true, { ...current, state }] : [false, current]
+      ).pipe(Effect.tap((changed) => (changed ? Deferred.succeed(done, state) : Effect.void)))
+
+    const readOutput = Ref.modify(buffers, (current): [BashOutputRead, ProcessBuffers] => [
+      {
+        delta: mergeDelta(current.stdout, current.stderr),
+        lossy: current.lossy,
+        ...(current.lossy && current.stdoutSpillPath !== undefined ? { stdoutSpillPath: current.stdoutSpillPath } : {}),
+        ...(current.lossy && current.stderrSpillPath !== undefined ? { stderrSpillPath: current.stderrSpillPath } : {})
+      },
+      { ...current, stdout: "", stderr: "", lossy: false }
+    ])
+
+    const kill = Ref.update(buffers, (current) => ({ ...current, kills: current.kills + 1 })).pipe(
+      Effect.zipRight(settle({ status: "killed", exitCode: null, signal: "SIGTERM" }))
+    )
+
+    const handle: BashProcess = {
+      id,
+      owner: spec.owner,
+      state: Effect.map(Ref.get(buffers), (current) => current.state),
+      done: Deferred.await(done),
+      readOutput,
+      kill
+    }
+
+    return {
+      id,
+      spec,
+      process: handle,
+      emit: (stdout, stderr = "") =>
+        Ref.update(buffers, (current) => ({
+          ...current,
+          stdout: current.stdout + stdout,
+          stderr: current.stderr + stderr
+        })),
+      drop: (spill = {}) => Ref.update(buffers, (current) => ({ ...current, lossy: true, ...spill })),
+      finish: (end) =>
+        Effect.asVoid(settle({
+          status: end.status ?? "completed",
+          exitCode: end.exitCode,
+          signal: end.signal ?? null,
+          ...(end.sandbox !== undefined ? { sandbox: end.sandbox } : {})
+        })),
+      killCalls: Effect.map(Ref.get(buffers), (current) => current.kills)
+    }
+  })
+
+const make = (config: ScriptedBashExecutorConfig) =>
+  Effect.gen(function*() {
+    const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
+    const queue = yield* Ref.make<ReadonlyArray<ScriptedRun>>(config.runs ?? [])
+    const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+    const defaults: ScriptedDefaults = {
+      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+      timeoutMs: config.timeoutMs ?? 120_000,
+      maxTimeoutMs: config.maxTimeoutMs ?? 600_000,
+      maxOutputBytes: config.maxOutputBytes ?? 64_000
+    }
+
+    const record = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
+      Ref.update(calls, (current) => [...current, { op, spec }])
+
+    const refuseIfAborted = (spec: BashExecSpec) =>
+      spec.signal?.aborted === true
+        ? Effect.fail(new AbortedBeforeSpawnError({ reason: String(spec.signal.reason ?? "aborted") }))
+        : Effect.void
+
+    const nextRun = Ref.modify(queue, (current): [Option.Option<ScriptedRun>, ReadonlyArray<ScriptedRun>] =>
+      current.length === 0 ? [Option.none(), current] : [Option.fromNullable(current[0]), current.slice(1)]
+    )
+
+    const executor: BashExecutor["Type"] = {
+      sandboxMode: config.sandboxMode,
+      resolve: (request) => resolveAgainst(defaults, request),
+      run: (spec) =>
+        Effect.gen(function*() {
+          yield* record("run", spec)
+          yield* refuseIfAborted(spec)
+          const scripted = yield* nextRun
+          if (Option.isNone(scripted)) return echoResult(spec)
+          return typeof scripted.value === "function" ? yield* scripted.value(spec) : scripted.value
+        }),
+      start: (spec) =>
+        Effect.gen(function*() {
+          yield* record("start", spec)
+          yield* refuseIfAborted(spec)
+          const started = yield* Ref.get(processes)
+          const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
+          yield* Ref.update(processes, (current) => [...current, scripted])
+          return scripted.process
+        }),
+      ownerOf: (id) =>
+        Effect.map(Ref.get(processes), (current) =>
+          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+    }
+
+    return Context.make(BashExecutor, executor).pipe(
+      Context.add(ScriptedBashExecutor, {
+        calls: Ref.get(calls),
+        script: (...runs) => Ref.update(queue, (current) => [...current, ...runs]),
+        processes: Ref.get(processes)
+      })
+    )
+  })
