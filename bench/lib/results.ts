@@ -1,0 +1,89 @@
+/**
+ * The shape of `bench/results.json`.
+ */
+import type { Machine } from "./machine.js"
+
+/** One contender's numbers for one work item. */
+export interface ContenderStat {
+  readonly median: number
+  readonly samples: ReadonlyArray<number>
+  /** `median / raw median` (for throughput: higher is better; for time: lower is better). */
+  readonly ratioToRaw: number
+}
+
+/** One work item run by every contender. */
+export interface Comparison {
+  readonly id: string
+  readonly title: string
+  readonly unit: "ms" | "MiB/s"
+  readonly contenders: Readonly<Record<string, ContenderStat>>
+}
+
+/** What one (d) measurement, run in its own node process, reports; all sizes in bytes. */
+export interface RssReport {
+  readonly outputBytes: number
+  readonly maxSpillBytes: number
+  readonly baselineRss: number
+  readonly sampledPeakRss: number
+  readonly maxRssBefore: number
+  readonly maxRssAfter: number
+  /** Peak over baseline: the sampled peak, or the kernel's maxRSS when that rose during the run. */
+  readonly growth: number
+  readonly elapsedMs: number
+  readonly truncated: boolean
+  readonly spilled: boolean
+  readonly exitCode: number | null
+}
+
+/** One settle-time measurement (work item e). */
+export interface Settle {
+  readonly id: string
+  readonly command: string
+  readonly timeoutMs: number
+  readonly graceMs: number
+  readonly ours: { readonly median: number; readonly max: number; readonly samples: ReadonlyArray<number> }
+  readonly raw: { readonly median: number; readonly max: number; readonly samples: ReadonlyArray<number> }
+}
+
+/** One target, judged. */
+export interface Target {
+  readonly id: string
+  readonly description: string
+  readonly measured: number
+  readonly limit: number
+  readonly unit: string
+  /** `<=` or `>=` or `<`: how `measured` must compare to `limit`. */
+  readonly relation: "<=" | ">=" | "<"
+  readonly pass: boolean
+}
+
+/** Everything one run produced. */
+export interface BenchResults {
+  readonly machine: Machine
+  readonly date: string
+  readonly durationSeconds: number
+  readonly settings: Readonly<Record<string, number | string>>
+  readonly labels: Readonly<Record<string, string>>
+  readonly comparisons: ReadonlyArray<Comparison>
+  readonly rss: ReadonlyArray<RssReport>
+  readonly settle: ReadonlyArray<Settle>
+  readonly targets: ReadonlyArray<Target>
+}
+
+/** Judges `measured` against `limit` under `relation`. */
+export const judge = (
+  id: string,
+  description: string,
+  measured: number,
+  relation: Target["relation"],
+  limit: number,
+  unit: string
+): Target => ({
+  id,
+  description,
+  measured,
+  limit,
+  unit,
+  relation,
+  pass: relation === "<=" ? measured <= limit : relation === ">=" ? measured >= limit : measured < limit
+})

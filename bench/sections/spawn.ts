@@ -1,0 +1,22 @@
+/**
+ * Work items (a) and (b): spawn overhead, measured with `true`.
+ */
+import type { Runner } from "../runners/Runner.js"
+import { timed } from "../lib/stats.js"
+
+/** (a) Wall time in ms for `count` sequential `true` runs. */
+export const sequentialTrue = (count: number) => async (runner: Runner): Promise<number> => {
+  const { ms } = await timed(async () => {
+    for (let i = 0; i < count; i++) await runner.run("true")
+  })
+  return ms
+}
+
+/** (b) Wall time in ms for `streams` concurrent streams, each running `each` sequential `true`. */
+export const concurrentTrue = (streams: number, each: number) => async (runner: Runner): Promise<number> => {
+  const stream = async () => {
+    for (let i = 0; i < each; i++) await runner.run("true")
+  }
+  const { ms } = await timed(() => Promise.all(Array.from({ length: streams }, stream)))
+  return ms
+}
