@@ -1,0 +1,171 @@
+/**
+ * A scriptable `ProcessSpawner` for deterministic tests: no processes, no real time. A test decides
+ * how each "process" reacts to signals, feeds its pipes, ends it, and reads back which signals were
+ * sent and when (by the Effect `Clock`, so `TestClock` drives everything).
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Deferred, Effect, Layer, Option, Queue, Ref, Stream } from "effect"
+import type { GroupSignal, ProcessExit, SpawnedProcess, SpawnOptions } from "../services/ProcessSpawner.js"
+import type { SpawnError } from "../services/ProcessSpawner.js"
+import { ProcessSpawner } from "../services/ProcessSpawner.js"
+
+/**
+ * How a fake group reacts to SIGTERM. SIGKILL always kills every member.
+ * - `obey`: the leader dies of SIGTERM, the group is gone, the pipes close.
+ * - `ignore`: nothing happens.
+ * - `leader-only`: the leader dies of SIGTERM but a straggler keeps the group (and pipes) alive.
+ *
+ * @since 0.1.0
+ */
+export type FakeTermBehaviour = "obey" | "ignore" | "leader-only"
+
+/**
+ * The script for one spawn.
+ *
+ * @since 0.1.0
+ */
+export interface FakeScript {
+  readonly onTerm: FakeTermBehaviour
+  /** Fail the spawn instead of starting. */
+  readonly spawnError?: SpawnError
+  /** Pipes stay open after every member is dead (a daemon that escaped the group holds them). */
+  readonly pipesOutliveGroup?: boolean
+}
+
+/**
+ * A signal the executor sent, stamped with the Clock's time.
+ *
+ * @since 0.1.0
+ */
+export interface SentSignal {
+  readonly signal: GroupSignal
+  readonly atMillis: number
+}
+
+/**
+ * The test's handle on one fake process.
+ *
+ * @since 0.1.0
+ */
+export interface FakeProcess {
+  readonly pid: number
+  readonly options: SpawnOptions
+  readonly signals: Effect.Effect<ReadonlyArray<SentSignal>>
+  readonly writeStdout: (data: string | Uint8Array) => Effect.Effect<void>
+  readonly writeStderr: (data: string | Uint8Array) => Effect.Effect<void>
+  /** Closes both pipes (every writer is gone). */
+  readonly closePipes: Effect.Effect<void>
+  /** The leader exits; `alsoGroup` (default true) says the rest of the group goes with it. */
+  readonly exit: (exit: ProcessExit, options?: { readonly alsoGroup?: boolean }) => Effect.Effect<void>
+  /** Whether any member is alive. */
+  readonly alive: Effect.Effect<boolean>
+}
+
+/**
+ * Control surface of the fake spawner.
+ *
+ * @since 0.1.0
+ */
+export class FakeSpawnerControl extends Context.Tag("effect-bash/FakeSpawnerControl")<
+  FakeSpawnerControl,
+  {
+    /** Waits for the next spawn (in order) and returns its handle. */
+    readonly next: Effect.Effect<FakeProcess>
+    /** How many spawns succeeded so far. */
+    readonly spawnCount: Effect.Effect<number>
+  }
+>() {}
+
+const encoder = new TextEncoder()
+const bytes = (data: string | Uint8Array) => (typeof data === "string" ? encoder.encode(data) : data)
+
+const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript) =>
+  Effect.gen(function*() {
+    const stdout = yield* Queue.unbounded<Option.Option<Uint8Array>>()
+    const stderr = yield* Queue.unbounded<Option.Option<Uint8Array>>()
+    const exited = yield* Deferred.make<ProcessExit>()
+    const groupAlive = yield* Ref.make(true)
+    const signals = yield* Ref.make<ReadonlyArray<SentSignal>>([])
+
+    const closePipes = Effect.all([stdout.offer(Option.none()), stderr.offer(Option.none())], { discard: true })
+    const exit = (result: ProcessExit, exitOptions?: { readonly alsoGroup?: boolean }) =>
+      Effect.gen(function*() {
+        yield* Deferred.succeed(exited, result)
+        if (exitOptions?.alsoGroup ?? true) {
+          yield* Ref.set(groupAlive, false)
+          if (!script.pipesOutliveGroup) yield* closePipes
+        }
+      })
+    const groupDies = Effect.gen(function*() {
+      yield* Ref.set(groupAlive, false)
+      if (!script.pipesOutliveGroup) yield* closePipes
+    })
+
+    const signalGroup = (signal: GroupSignal) =>
+      Effect.gen(function*() {
+        const atMillis = yield* Clock.currentTimeMillis
+        yield* Ref.update(signals, (sent) => [...sent, { signal, atMillis }])
+        if (!(yield* Ref.get(groupAlive))) return
+        if (signal === "SIGKILL") {
+          yield* Deferred.succeed(exited, { exitCode: null, signal: "SIGKILL" })
+          return yield* groupDies
+        }
+        if (script.onTerm === "ignore") return
+        yield* Deferred.succeed(exited, { exitCode: null, signal: "SIGTERM" })
+        if (script.onTerm === "obey") yield* groupDies
+      })
+
+    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>): Stream.Stream<Uint8Array> =>
+      Stream.fromQueue(queue).pipe(Stream.takeWhile(Option.isSome), Stream.map((chunk) => chunk.value))
+
+    const spawned: SpawnedProcess = {
+      pid,
+      stdout: pipe(stdout),
+      stderr: pipe(stderr),
+      exit: Deferred.await(exited),
+      signalGroup,
+      groupAlive: Ref.get(groupAlive)
+    }
+    const control: FakeProcess = {
+      pid,
+      options,
+      signals: Ref.get(signals),
+      writeStdout: (data) => stdout.offer(Option.some(bytes(data))),
+      writeStderr: (data) => stderr.offer(Option.some(bytes(data))),
+      closePipes,
+      exit,
+      alive: Ref.get(groupAlive)
+    }
+    return { spawned, control }
+  })
+
+/**
+ * Builds the fake: `script` decides each spawn's behaviour (default: obey SIGTERM).
+ *
+ * @since 0.1.0
+ */
+export const FakeProcessSpawner = {
+  layer: (
+    script: (options: SpawnOptions) => FakeScript = () => ({ onTerm: "obey" })
+  ): Layer.Layer<ProcessSpawner | FakeSpawnerControl> =>
+    Layer.effectContext(
+      Effect.gen(function*() {
+        const spawned = yield* Queue.unbounded<FakeProcess>()
+        const count = yield* Ref.make(0)
+        const spawn = (options: SpawnOptions) =>
+          Effect.gen(function*() {
+            const behaviour = script(options)
+            if (behaviour.spawnError) return yield* Effect.fail(behaviour.spawnError)
+            const pid = 1000 + (yield* Ref.updateAndGet(count, (n) => n + 1))
+            const { control, spawned: process } = yield* makeFakeProcess(pid, options, behaviour)
+            yield* spawned.offer(control)
+            return process
+          })
+        return Context.make(ProcessSpawner, ProcessSpawner.of({ spawn })).pipe(
+          Context.add(FakeSpawnerControl, { next: spawned.take, spawnCount: Ref.get(count) })
+        )
+      })
+    )
+} as const
+

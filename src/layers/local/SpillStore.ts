@@ -1,0 +1,90 @@
+/**
+ * Spill files: the whole raw stream on disk once it outgrows its in-memory budget.
+ *
+ * Files are created owner-only with exclusive create and unguessable names, inside one private
+ * directory per executor layer; the directory is created on first use and removed with the layer's
+ * scope unless `keep` is set.
+ *
+ * @since 0.1.0
+ */
+import { FileSystem, Path } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Exit, Ref, Scope } from "effect"
+import { randomUUID } from "node:crypto"
+
+/**
+ * One open spill file.
+ *
+ * @since 0.1.0
+ */
+export interface SpillFile {
+  readonly path: string
+  readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError>
+  /** Flushes and closes; `false` when either failed, so the file must not be advertised. */
+  readonly finish: Effect.Effect<boolean>
+  /** Closes and removes the file (errors ignored). */
+  readonly discard: Effect.Effect<void>
+}
+
+/**
+ * Opens spill files in the layer's private directory.
+ *
+ * @since 0.1.0
+ */
+export interface SpillStore {
+  readonly open: (stream: "stdout" | "stderr") => Effect.Effect<SpillFile, PlatformError>
+  /** The directory, once a spill file has been opened. */
+  readonly directory: Effect.Effect<string | undefined>
+}
+
+/**
+ * Builds a spill store whose directory lives as long as the current scope (unless `keep`).
+ *
+ * @since 0.1.0
+ */
+export const makeSpillStore = (options: { readonly keep: boolean; readonly parent?: string }) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const created = yield* Ref.make<string | undefined>(undefined)
+
+    const ensureDirectory = yield* Effect.cached(
+      // mkdtemp creates the directory 0700.
+      fs.makeTempDirectory({ prefix: "effect-bash-", ...(options.parent ? { directory: options.parent } : {}) }).pipe(
+        Effect.tap((dir) => Ref.set(created, dir))
+      )
+    )
+    if (!options.keep) {
+      yield* Effect.addFinalizer(() =>
+        Ref.get(created).pipe(
+          Effect.flatMap((dir) =>
+            dir === undefined ? Effect.void : fs.remove(dir, { recursive: true }).pipe(Effect.ignoreLogged)
+          )
+        )
+      )
+    }
+
+    const open = (stream: "stdout" | "stderr") =>
+      Effect.gen(function*() {
+        const dir = yield* ensureDirectory
+        const file = path.join(dir, `${stream}-${randomUUID()}.log`)
+        const scope = yield* Scope.make()
+        const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 }).pipe(
+          Scope.extend(scope),
+          Effect.onError(() => Scope.close(scope, Exit.void))
+        )
+        const close = Effect.exit(Scope.close(scope, Exit.void))
+        const spill: SpillFile = {
+          path: file,
+          write: (bytes) => handle.writeAll(bytes),
+          // fsync surfaces delayed write-back errors that a plain close would swallow.
+          finish: Effect.exit(handle.sync).pipe(
+            Effect.zipWith(close, (synced, closed) => Exit.isSuccess(synced) && Exit.isSuccess(closed))
+          ),
+          discard: close.pipe(Effect.zipRight(fs.remove(file).pipe(Effect.ignore)))
+        }
+        return spill
+      })
+
+    return { open, directory: Ref.get(created) } satisfies SpillStore
+  })

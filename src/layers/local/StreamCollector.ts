@@ -1,0 +1,175 @@
+/**
+ * One output stream's collector: keeps the tail in memory within a byte budget and, on the first
+ * overflow, spills the whole stream (from byte 0) to a file, up to a spill cap.
+ *
+ * A single fiber appends; reads are synchronous snapshots, so they are safe from any fiber.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { CollectedOutput } from "../../services/BashExecutor.js"
+import type { SpillFile, SpillStore } from "./SpillStore.js"
+import { alignStart, completeEnd, decodeUtf8 } from "./utf8.js"
+
+/**
+ * A consuming read of new bytes, decoded.
+ *
+ * @since 0.1.0
+ */
+export interface CollectorRead {
+  readonly text: string
+  /** Bytes between the previous read and this one were dropped from memory. */
+  readonly lossy: boolean
+}
+
+type SpillState =
+  | { readonly _tag: "None" }
+  | { readonly _tag: "Open"; readonly file: SpillFile }
+  | { readonly _tag: "Finished"; readonly path: string | undefined }
+  | { readonly _tag: "Abandoned" }
+
+const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  if (chunks.length === 1) return chunks[0]!
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}
+
+/**
+ * Collects one stream.
+ *
+ * @since 0.1.0
+ */
+export class StreamCollector {
+  private chunks: Array<Uint8Array> = []
+  private buffered = 0
+  private total = 0
+  private cursor = 0
+  private ended = false
+  private spill: SpillState = { _tag: "None" }
+
+  constructor(
+    readonly stream: "stdout" | "stderr",
+    private readonly budget: number,
+    private readonly maxSpillBytes: number,
+    private readonly store: SpillStore
+  ) {}
+
+  /** Bytes seen so far. */
+  get totalBytes(): number {
+    return this.total
+  }
+
+  /** Adds a chunk; opens, feeds or abandons the spill file as the totals require. */
+  append(chunk: Uint8Array): Effect.Effect<void> {
+    if (chunk.length === 0) return Effect.void
+    const before = this.total
+    const spillWork = this.spillFor(chunk, before)
+    this.total += chunk.length
+    this.chunks.push(chunk)
+    this.buffered += chunk.length
+    while (this.chunks.length > 1 && this.buffered - this.chunks[0]!.length >= this.budget) {
+      this.buffered -= this.chunks.shift()!.length
+    }
+    return spillWork
+  }
+
+  private spillFor(chunk: Uint8Array, before: number): Effect.Effect<void> {
+    const after = before + chunk.length
+    switch (this.spill._tag) {
+      case "None": {
+        if (after <= this.budget) return Effect.void
+        if (after > this.maxSpillBytes) {
+          this.spill = { _tag: "Abandoned" }
+          return Effect.void
+        }
+        // Nothing has been evicted yet: the buffer still holds bytes 0..before.
+        const head = concat(this.chunks, this.buffered)
+        return this.store.open(this.stream).pipe(
+          Effect.tap((file) => {
+            this.spill = { _tag: "Open", file }
+            return (head.length === 0 ? Effect.void : file.write(head)).pipe(Effect.zipRight(file.write(chunk)))
+          }),
+          Effect.catchAll((error) => this.abandon(error))
+        )
+      }
+      case "Open": {
+        const { file } = this.spill
+        if (after > this.maxSpillBytes) return this.abandon("spill cap reached")
+        return file.write(chunk).pipe(Effect.catchAll((error) => this.abandon(error)))
+      }
+      default:
+        return Effect.void
+    }
+  }
+
+  private abandon(reason: unknown): Effect.Effect<void> {
+    const previous = this.spill
+    this.spill = { _tag: "Abandoned" }
+    const discard = previous._tag === "Open" ? previous.file.discard : Effect.void
+    return discard.pipe(
+      Effect.zipRight(
+        reason === "spill cap reached"
+          ? Effect.void
+          : Effect.logWarning("spill file abandoned", reason).pipe(Effect.annotateLogs("stream", this.stream))
+      )
+    )
+  }
+
+  /** The spill file's path while it is (or was successfully) complete so far. */
+  get spillPath(): string | undefined {
+    switch (this.spill._tag) {
+      case "Open":
+        return this.spill.file.path
+      case "Finished":
+        return this.spill.path
+      default:
+        return undefined
+    }
+  }
+
+  private window(): Uint8Array {
+    return concat(this.chunks, this.buffered)
+  }
+
+  /** Consuming read: everything new since the last read, never splitting a character. */
+  read(): CollectorRead {
+    const windowStart = this.total - this.buffered
+    const lossy = this.cursor < windowStart
+    const from = Math.max(this.cursor, windowStart)
+    const bytes = this.window().subarray(from - windowStart)
+    const start = lossy ? alignStart(bytes, 0) : 0
+    const end = this.ended ? bytes.length : completeEnd(bytes)
+    this.cursor = from + Math.max(start, end)
+    return { text: end > start ? decodeUtf8(bytes.subarray(start, end)) : "", lossy }
+  }
+
+  /** Marks end of stream, closes the spill file and returns the collected output. */
+  get finish(): Effect.Effect<CollectedOutput> {
+    return Effect.suspend(() => {
+      this.ended = true
+      const spill = this.spill
+      const close = spill._tag === "Open"
+        ? spill.file.finish.pipe(Effect.map((ok) => (ok ? spill.file.path : undefined)))
+        : Effect.succeed(spill._tag === "Finished" ? spill.path : undefined)
+      return close.pipe(
+        Effect.map((path) => {
+          this.spill = { _tag: "Finished", path }
+          return this.collected(path)
+        })
+      )
+    })
+  }
+
+  private collected(spillPath: string | undefined): CollectedOutput {
+    const truncated = this.total > this.budget
+    const window = this.window()
+    const tail = truncated ? window.subarray(alignStart(window, window.length - this.budget)) : window
+    const text = decodeUtf8(tail)
+    return spillPath === undefined ? { text, truncated } : { text, truncated, spillPath }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The child's environment: the host's minus credentials and stale managed names, then fixed
+ * non-interactive settings, then the caller's ordinary variables, then the managed `DSH_*` ones.
+ *
+ * @since 0.1.0
+ */
+import { BashRequestError } from "../../services/BashExecutor.js"
+
+/**
+ * Names dropped from the inherited environment unless allow-listed.
+ *
+ * @since 0.1.0
+ */
+export const defaultDenyPattern = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i
+
+/**
+ * Output and pager settings that keep results readable for a model.
+ *
+ * @since 0.1.0
+ */
+export const displayVariables: Readonly<Record<string, string>> = {
+  NO_COLOR: "1",
+  TERM: "dumb",
+  PAGER: "cat",
+  GIT_PAGER: "cat"
+}
+
+/**
+ * Settings that make common tools fail fast instead of waiting for a human at a prompt.
+ *
+ * @since 0.1.0
+ */
+export const nonInteractiveVariables: Readonly<Record<string, string>> = {
+  GIT_TERMINAL_PROMPT: "0",
+  GCM_INTERACTIVE: "never",
+  GIT_EDITOR: "true",
+  EDITOR: "true",
+  VISUAL: "true",
+  DEBIAN_FRONTEND: "noninteractive",
+  PIP_NO_INPUT: "1",
+  SSH_ASKPASS_REQUIRE: "never"
+}
+
+const managedName = /^DSH_/
+
+/**
+ * The scrub: what is kept from the inherited environment.
+ *
+ * @since 0.1.0
+ */
+export interface EnvScrub {
+  /** Names kept even when a deny pattern matches. */
+  readonly allow: ReadonlyArray<string>
+  /** Extra deny patterns (case-insensitive regular expressions), on top of the default. */
+  readonly deny: ReadonlyArray<RegExp>
+}
+
+/**
+ * Checks the caller's variables against the reserved managed namespace.
+ *
+ * @since 0.1.0
+ */
+export const validateEnv = (
+  env: Readonly<Record<string, string>> | undefined,
+  dshEnv: Readonly<Record<string, string>> | undefined
+): BashRequestError | undefined => {
+  for (const key of Object.keys(env ?? {})) {
+    if (managedName.test(key)) {
+      return new BashRequestError({
+        field: "env",
+        message: `ordinary bash env cannot set reserved variable "${key}"; use dshEnv`
+      })
+    }
+  }
+  for (const key of Object.keys(dshEnv ?? {})) {
+    if (!managedName.test(key)) {
+      return new BashRequestError({
+        field: "dshEnv",
+        message: `managed bash env cannot set ordinary variable "${key}"; use env`
+      })
+    }
+  }
+  return undefined
+}
+
+/**
+ * Builds the child's environment. `inherited` is never modified.
+ *
+ * @since 0.1.0
+ */
+export const buildEnv = (
+  inherited: Readonly<Record<string, string | undefined>>,
+  scrub: EnvScrub,
+  env: Readonly<Record<string, string>> | undefined,
+  dshEnv: Readonly<Record<string, string>> | undefined
+): Record<string, string> => {
+  const allowed = new Set(scrub.allow)
+  const result: Record<string, string> = {}
+  for (const [name, value] of Object.entries(inherited)) {
+    if (value === undefined || managedName.test(name)) continue
+    const denied = defaultDenyPattern.test(name) || scrub.deny.some((pattern) => pattern.test(name))
+    if (denied && !allowed.has(name)) continue
+    result[name] = value
+  }
+  return Object.assign(result, displayVariables, nonInteractiveVariables, env, dshEnv)
+}

@@ -1,0 +1,106 @@
+/**
+ * Watching one spawned group from start to settle: pump both pipes into their collectors, wait for
+ * the first of exit / timeout / abort / kill request, run the kill path when needed (including for
+ * leftovers of a shell that exited), drain the pipes within a bound, and finish the collectors.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Fiber, Option, Stream } from "effect"
+import type { Scope } from "effect"
+import type { CollectedOutput } from "../../services/BashExecutor.js"
+import type { ProcessExit, SpawnedProcess } from "../../services/ProcessSpawner.js"
+import { killGroup } from "./killGroup.js"
+import type { StreamCollector } from "./StreamCollector.js"
+
+/**
+ * Why supervision stopped waiting.
+ *
+ * @since 0.1.0
+ */
+export type SettleCause = "exit" | "timeout" | "abort" | "kill"
+
+/**
+ * What one supervision produced.
+ *
+ * @since 0.1.0
+ */
+export interface Supervised {
+  readonly cause: SettleCause
+  readonly exit: ProcessExit
+  readonly stdout: CollectedOutput
+  readonly stderr: CollectedOutput
+}
+
+/**
+ * Inputs of one supervision.
+ *
+ * @since 0.1.0
+ */
+export interface SuperviseOptions {
+  readonly process: SpawnedProcess
+  readonly stdout: StreamCollector
+  readonly stderr: StreamCollector
+  readonly graceMs: number
+  /** Absent for background processes. */
+  readonly timeoutMs?: number
+  readonly signal?: AbortSignal
+  /** Completes when someone asks to kill the process. */
+  readonly killRequest?: Effect.Effect<void>
+}
+
+/**
+ * Completes when `signal` aborts.
+ *
+ * @since 0.1.0
+ */
+export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (signal.aborted) return resume(Effect.void)
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
+
+const pump = (stream: Stream.Stream<Uint8Array>, collector: StreamCollector) =>
+  Stream.runForEach(stream, (chunk) => collector.append(chunk))
+
+const unknownExit: ProcessExit = { exitCode: null, signal: null }
+
+/**
+ * Supervises `options.process` until it has settled. If the calling fiber is interrupted first, the
+ * group is killed through the same path before the scope's other finalizers run.
+ *
+ * @since 0.1.0
+ */
+export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { graceMs, process } = options
+    let settled = false
+    // Finalizers run in reverse: the group is killed first, then the spill files are closed.
+    yield* Effect.addFinalizer(() => Effect.all([options.stdout.finish, options.stderr.finish], { discard: true }))
+    yield* Effect.addFinalizer(() => (settled ? Effect.void : killGroup(process, graceMs)))
+    const readers = yield* Effect.fork(
+      Effect.all([pump(process.stdout, options.stdout), pump(process.stderr, options.stderr)], {
+        concurrency: 2,
+        discard: true
+      })
+    )
+
+    const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(process.exit, "exit" as const)]
+    if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
+    if (options.signal !== undefined) triggers.push(Effect.as(awaitAbort(options.signal), "abort" as const))
+    if (options.killRequest !== undefined) triggers.push(Effect.as(options.killRequest, "kill" as const))
+    const cause = yield* Effect.raceAll(triggers)
+
+    // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
+    if (cause !== "exit" || (yield* process.groupAlive)) {
+      yield* Effect.uninterruptible(killGroup(process, graceMs))
+    }
+    const exit = Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
+    settled = true
+    // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
+    yield* Effect.timeoutOption(Fiber.join(readers), graceMs)
+    yield* Fiber.interrupt(readers)
+    const [stdout, stderr] = yield* Effect.all([options.stdout.finish, options.stderr.finish])
+    return { cause, exit, stdout, stderr }
+  })
