@@ -1,0 +1,45 @@
+/**
+ * The built-in `session-persistence` env contributor (CONTRACT §4): gives each call with a session
+ * `DSH_SESSION_JSONL`, the path where SessionPersistence keeps that session as JSONL.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import type { BashEnvContributor, BashEnvRegistrationError } from "../services/BashEnvRegistry.js"
+import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import { SessionPersistence } from "../services/SessionPersistence.js"
+
+/**
+ * Registers the `session-persistence` contributor for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ */
+export const SessionJsonlEnvContributor = {
+  /** Owns `DSH_SESSION_JSONL`; set only when the call has a session that persistence locates as `jsonl`. */
+  layer: Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const registry = yield* BashEnvRegistry
+      const persistence = yield* SessionPersistence
+      const contributor: BashEnvContributor = {
+        name: "session-persistence",
+        keys: [{
+          key: "DSH_SESSION_JSONL",
+          description:
+            "Absolute path of this session's JSONL transcript (a location hint: it may not exist yet; not a credential)"
+        }],
+        resolve: (execution) =>
+          execution.session === undefined
+            ? Effect.succeed({})
+            : persistence.locate(execution.session).pipe(
+              Effect.map((location) =>
+                Option.match(Option.filter(location, ({ kind }) => kind === "jsonl"), {
+                  onNone: () => ({}),
+                  onSome: ({ path }) => ({ DSH_SESSION_JSONL: path })
+                })
+              )
+            )
+      }
+      yield* registry.register(contributor)
+    })
+  ) satisfies Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry | SessionPersistence>
+}
