@@ -1,0 +1,52 @@
+/**
+ * A scripted {@link Approval} channel for tests: it answers from a list and remembers what it was asked.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Ref } from "effect"
+import type { ApprovalOutcome, ApprovalRequest } from "../services/Approval.js"
+import { Approval } from "../services/Approval.js"
+
+interface Script {
+  readonly remaining: ReadonlyArray<ApprovalOutcome>
+  readonly asked: ReadonlyArray<ApprovalRequest>
+}
+
+/**
+ * What a scripted approval channel was asked; provided beside {@link Approval} by
+ * {@link ApprovalScripted.layer}.
+ *
+ * @since 0.1.0
+ */
+export class ApprovalScripted extends Context.Tag("effect-bash/ApprovalScripted")<
+  ApprovalScripted,
+  {
+    /** Every request received, oldest first. */
+    readonly requests: Effect.Effect<ReadonlyArray<ApprovalRequest>>
+    /** The scripted outcomes not yet given. */
+    readonly remaining: Effect.Effect<ReadonlyArray<ApprovalOutcome>>
+  }
+>() {
+  /**
+   * Answers requests with `outcomes` in order, then `unavailable` once the script runs out; records
+   * every request, answered or not.
+   */
+  static readonly layer = (outcomes: ReadonlyArray<ApprovalOutcome>): Layer.Layer<Approval | ApprovalScripted> =>
+    Layer.effectContext(
+      Effect.gen(function*() {
+        const script = yield* Ref.make<Script>({ remaining: [...outcomes], asked: [] })
+        const request = Effect.fn("Approval.request")(function*(request: ApprovalRequest) {
+          return yield* Ref.modify(script, ({ asked, remaining }): readonly [ApprovalOutcome, Script] => [
+            remaining[0] ?? "unavailable",
+            { remaining: remaining.slice(1), asked: [...asked, request] }
+          ])
+        })
+        return Context.make(Approval, Approval.of({ request })).pipe(
+          Context.add(ApprovalScripted, {
+            requests: Effect.map(Ref.get(script), ({ asked }) => asked),
+            remaining: Effect.map(Ref.get(script), ({ remaining }) => remaining)
+          })
+        )
+      })
+    )
+}

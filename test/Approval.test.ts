@@ -1,0 +1,100 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import type { ApprovalAsk } from "../src/layers/ApprovalCallback.js"
+import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
+import { ApprovalNone } from "../src/layers/ApprovalNone.js"
+import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
+import type { ApprovalOutcome, ApprovalRequest } from "../src/services/Approval.js"
+import { Approval } from "../src/services/Approval.js"
+
+const escalation = (callId: string): ApprovalRequest => ({
+  session: { id: "session-1", cwd: "/work" },
+  toolName: "bash",
+  callId,
+  reason: "The build writes to the workspace.",
+  command: "npm run build",
+  mode: "workspace-write"
+})
+
+const ask = (request: ApprovalRequest) => Effect.flatMap(Approval, (approval) => approval.request(request))
+
+const answerWith = (layer: Layer.Layer<Approval>) => Effect.provide(ask(escalation("call-1")), layer)
+
+describe("ApprovalNone", () => {
+  it.effect("answers every request unavailable", () =>
+    Effect.gen(function*() {
+      expect(yield* answerWith(ApprovalNone.layer)).toBe("unavailable")
+    }))
+})
+
+describe("ApprovalCallback", () => {
+  it.effect("passes the request to the host and returns its answer, from a Promise or an Effect", () =>
+    Effect.gen(function*() {
+      const seen: Array<ApprovalRequest> = []
+      const outcomes: ReadonlyArray<ApprovalOutcome> = ["allowed-once", "rejected", "cancelled", "unavailable"]
+      for (const outcome of outcomes) {
+        const viaPromise: ApprovalAsk = (request) => {
+          seen.push(request)
+          return Promise.resolve(outcome)
+        }
+        expect(yield* answerWith(ApprovalCallback.layer(viaPromise))).toBe(outcome)
+        expect(yield* answerWith(ApprovalCallback.layer(() => Effect.succeed(outcome)))).toBe(outcome)
+      }
+      expect(seen).toEqual(outcomes.map(() => escalation("call-1")))
+    }))
+
+  it.effect("counts a throw, a rejection, a failure, a defect or a self-interruption as cancelled", () =>
+    Effect.gen(function*() {
+      const broken: ReadonlyArray<ApprovalAsk> = [
+        () => {
+          throw new Error("prompt crashed")
+        },
+        () => Promise.reject(new Error("window closed")),
+        () => Effect.fail("user closed the dialog"),
+        () => Effect.die(new Error("bug in the prompt")),
+        () => Effect.interrupt
+      ]
+      for (const host of broken) expect(yield* answerWith(ApprovalCallback.layer(host))).toBe("cancelled")
+    }))
+
+  it.effect("counts an answer that is not an outcome as cancelled", () =>
+    Effect.gen(function*() {
+      const sloppy = (() => Promise.resolve("yes")) as unknown as ApprovalAsk
+      expect(yield* answerWith(ApprovalCallback.layer(sloppy))).toBe("cancelled")
+    }))
+
+  it.effect("aborts the host's signal when the request is interrupted, and propagates the interruption", () =>
+    Effect.gen(function*() {
+      const asked = yield* Deferred.make<AbortSignal>()
+      const pending: ApprovalAsk = (_request, signal) => {
+        Deferred.unsafeDone(asked, Effect.succeed(signal))
+        return new Promise<ApprovalOutcome>(() => {})
+      }
+      const fiber = yield* Effect.fork(answerWith(ApprovalCallback.layer(pending)))
+      const signal = yield* Deferred.await(asked)
+      expect(signal.aborted).toBe(false)
+      const exit = yield* Fiber.interrupt(fiber)
+      expect(signal.aborted).toBe(true)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+    }))
+})
+
+describe("ApprovalScripted", () => {
+  it.effect("answers in script order, then unavailable, and records every request", () =>
+    Effect.gen(function*() {
+      const answers = yield* Effect.forEach(["a", "b", "c", "d"], (id) => ask(escalation(id)))
+      expect(answers).toEqual(["rejected", "allowed-once", "unavailable", "unavailable"])
+      const script = yield* ApprovalScripted
+      expect(yield* script.requests).toEqual(["a", "b", "c", "d"].map(escalation))
+      expect(yield* script.remaining).toEqual([])
+    }).pipe(Effect.provide(ApprovalScripted.layer(["rejected", "allowed-once"]))))
+
+  it.effect("starts with nothing recorded and the whole script remaining", () =>
+    Effect.gen(function*() {
+      const script = yield* ApprovalScripted
+      expect(yield* script.requests).toEqual([])
+      expect(yield* script.remaining).toEqual(["cancelled", "allowed-once"])
+      expect(yield* ask(escalation("x"))).toBe("cancelled")
+      expect(yield* script.remaining).toEqual(["allowed-once"])
+    }).pipe(Effect.provide(ApprovalScripted.layer(["cancelled", "allowed-once"]))))
+})
