@@ -1,0 +1,88 @@
+/**
+ * Runs the adapter's effects as Promises on one built runtime, and stops them all at unload: every
+ * call in flight is interrupted (a foreground command is killed through the executor's kill path)
+ * before the runtime's layers are closed.
+ *
+ * @since 0.1.0
+ */
+import type { Runtime as EffectRuntime } from "effect"
+import { Cause, Effect, Exit, Fiber, ManagedRuntime, Runtime } from "effect"
+
+/**
+ * The runner's face.
+ *
+ * @since 0.1.0
+ */
+export interface CallRunner<R> {
+  /** Runs `effect`; rejects with the effect's own error (e.g. a `BashRequestError`), never a wrapper. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, R>) => Promise<A>
+  /**
+   * Runs an observer (a process's `done`) that must see teardown finish: it is interrupted only
+   * after the runtime has been disposed, so it settles with the final state.
+   */
+  readonly watch: <A, E>(effect: Effect.Effect<A, E, R>) => Promise<A>
+  /** Runs a synchronous effect (a `Ref` read) at once; throws its error. */
+  readonly runSync: <A, E>(effect: Effect.Effect<A, E, R>) => A
+  /** Interrupts every call in flight, then disposes the runtime. Idempotent. */
+  readonly shutdown: () => Promise<void>
+}
+
+/**
+ * A call made after the plugin unloaded.
+ *
+ * @since 0.1.0
+ */
+export class RunnerClosedError extends Error {
+  constructor() {
+    super("effect-bash: the plugin has been unloaded")
+    this.name = "RunnerClosedError"
+  }
+}
+
+const failureOf = <E>(cause: Cause.Cause<E>): unknown =>
+  Cause.isInterruptedOnly(cause) ? new RunnerClosedError() : Cause.squash(cause)
+
+/**
+ * Builds `managed` (rejecting with its layer's own error; the caller still disposes it) and returns
+ * a runner over the built runtime.
+ *
+ * @since 0.1.0
+ */
+export const makeCallRunner = async <R, ER>(
+  managed: ManagedRuntime.ManagedRuntime<R, ER>
+): Promise<CallRunner<R>> => {
+  const built = await Effect.runPromiseExit(managed.runtimeEffect)
+  if (Exit.isFailure(built)) throw failureOf(built.cause)
+  const runtime: EffectRuntime.Runtime<R> = built.value
+  const calls = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  const watchers = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  let closing: Promise<void> | undefined
+
+  const tracked =
+    (fibers: Set<Fiber.RuntimeFiber<unknown, unknown>>) =>
+    <A, E>(effect: Effect.Effect<A, E, R>): Promise<A> => {
+      if (closing) return Promise.reject(new RunnerClosedError())
+      const fiber = Runtime.runFork(runtime)(effect)
+      fibers.add(fiber)
+      return new Promise<A>((resolve, reject) =>
+        fiber.addObserver((exit) => {
+          fibers.delete(fiber)
+          if (Exit.isSuccess(exit)) resolve(exit.value)
+          else reject(failureOf(exit.cause))
+        })
+      )
+    }
+
+  const runSync = <A, E>(effect: Effect.Effect<A, E, R>): A => {
+    const exit = Runtime.runSyncExit(runtime)(effect)
+    if (Exit.isSuccess(exit)) return exit.value
+    throw failureOf(exit.cause)
+  }
+
+  const shutdown = (): Promise<void> =>
+    (closing ??= Effect.runPromise(Fiber.interruptAll([...calls]))
+      .then(() => managed.dispose())
+      .then(() => Effect.runPromise(Fiber.interruptAll([...watchers]))))
+
+  return { run: tracked(calls), watch: tracked(watchers), runSync, shutdown }
+}

@@ -1,0 +1,56 @@
+/**
+ * The harness agents behind the tool calls in flight: host services (approval, session persistence)
+ * want the harness's own agent or session object, while our services see only a `ToolSession`.
+ *
+ * @since 0.1.0
+ */
+import type { ToolSession } from "../services/ToolExecution.js"
+import type { HarnessAgent } from "./host.js"
+
+/**
+ * Which agent each call in flight runs for.
+ *
+ * @since 0.1.0
+ */
+export class HarnessCalls {
+  private readonly agents = new Map<string, HarnessAgent>()
+  private readonly sessions = new Map<string, { readonly session: unknown; calls: number }>()
+
+  /** Runs `call` with `callId` → `agent` (and its session) known. */
+  async during<A>(callId: string, agent: HarnessAgent | undefined, call: () => Promise<A>): Promise<A> {
+    const session = agent === undefined ? undefined : sessionOf(agent)
+    if (agent === undefined || session === undefined) return call()
+    this.agents.set(callId, agent)
+    const entry = this.sessions.get(session.id) ?? { session: agent.session, calls: 0 }
+    entry.calls += 1
+    this.sessions.set(session.id, entry)
+    try {
+      return await call()
+    } finally {
+      this.agents.delete(callId)
+      entry.calls -= 1
+      if (entry.calls === 0) this.sessions.delete(session.id)
+    }
+  }
+
+  /** The agent of a call in flight. */
+  agentOf(callId: string): HarnessAgent | undefined {
+    return this.agents.get(callId)
+  }
+
+  /** The harness session object of a session with a call in flight. */
+  hostSessionOf(sessionId: string): unknown {
+    return this.sessions.get(sessionId)?.session
+  }
+}
+
+/**
+ * The session a harness agent's calls belong to (`agent.session.header.{ id, cwd }`).
+ *
+ * @since 0.1.0
+ */
+export const sessionOf = (agent: HarnessAgent | undefined): ToolSession | undefined => {
+  const header = agent?.session?.header
+  if (typeof header?.id !== "string" || header.id === "") return undefined
+  return typeof header.cwd === "string" ? { id: header.id, cwd: header.cwd } : { id: header.id }
+}

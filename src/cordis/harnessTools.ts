@@ -1,0 +1,98 @@
+/**
+ * Our host-neutral tool descriptors as harness tool definitions (`ctx.tools.register`).
+ *
+ * @since 0.1.0
+ */
+import type { ToolCallContext, ToolDescriptor, ToolPresentation } from "../tool/AgentTools.js"
+import { toHarnessParameters } from "./harnessParameters.js"
+import type { HarnessCalls } from "./HarnessCalls.js"
+import { sessionOf } from "./HarnessCalls.js"
+import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./host.js"
+
+/**
+ * Runs one of our tools: resolves with its canonical value, rejects with a `ToolError` whose message
+ * is the exact contract text.
+ *
+ * @since 0.1.0
+ */
+export type InvokeTool = (name: string, args: unknown, call: ToolCallContext) => Promise<unknown>
+
+const text = (value: string): HarnessTextBlock => ({ type: "text", text: value })
+
+/** The registry accepts only lossless JSON (no `undefined` members); our values are plain data. */
+const toJson = (value: unknown): unknown => (value === undefined ? null : JSON.parse(JSON.stringify(value)))
+
+/** Presenters must never throw: a replay may hand them arguments from an older schema. */
+const safely = <A>(present: () => A): A | undefined => {
+  try {
+    return present()
+  } catch {
+    return undefined
+  }
+}
+
+const callView = (view: ToolPresentation): HarnessView =>
+  view.kind === "terminal"
+    ? toJson({ card: "terminal", title: view.title, description: view.description, cwd: view.cwd }) as HarnessView
+    : toJson({
+      card: "generic",
+      title: view.title,
+      kind: "execute",
+      content: [view.description, view.detail].filter((line) => line !== undefined).map(text)
+    }) as HarnessView
+
+const resultView = (view: ToolPresentation): HarnessView =>
+  view.kind === "terminal"
+    ? toJson({
+      card: "terminal",
+      title: view.title,
+      output: view.output,
+      exitCode: typeof view.exitCode === "number" ? view.exitCode : undefined,
+      signal: typeof view.signal === "string" ? view.signal : undefined
+    }) as HarnessView
+    : toJson({
+      card: "generic",
+      title: view.title,
+      content: [view.description, view.detail].filter((line) => line !== undefined).map(text)
+    }) as HarnessView
+
+const isPresentation = (meta: unknown): meta is ToolPresentation =>
+  typeof meta === "object" && meta !== null && ((meta as { kind?: unknown }).kind === "terminal" ||
+    (meta as { kind?: unknown }).kind === "execute")
+
+/**
+ * The harness definition of one tool. The registry does not validate a raw definition's arguments, so
+ * every call reaches our handler, which validates and answers with our exact messages. The result
+ * card is presented from the structured result (carried as presentation metadata), never from text.
+ *
+ * @since 0.1.0
+ */
+export const toHarnessTool = (
+  descriptor: ToolDescriptor,
+  invoke: InvokeTool,
+  calls: HarnessCalls
+): HarnessToolDefinition => ({
+  name: descriptor.name,
+  description: descriptor.description,
+  parameters: toHarnessParameters(descriptor.parameters),
+  output: {
+    schema: { description: `The canonical result of ${descriptor.name}.` },
+    render: (_args, value) => [text(descriptor.render(value))],
+    presentationMeta: (args, value) => toJson(safely(() => descriptor.presentResult(args, value)))
+  },
+  execute: (args, exec) => {
+    const session = sessionOf(exec.agent)
+    const call: ToolCallContext = {
+      callId: exec.callId,
+      signal: exec.signal,
+      ...(session === undefined ? {} : { session })
+    }
+    return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call)).then(toJson)
+  },
+  presentCall: (args) => {
+    const view = safely(() => descriptor.presentCall(args))
+    return view === undefined ? undefined : callView(view)
+  },
+  presentResult: (_args, result) =>
+    !result.isError && isPresentation(result.meta) ? resultView(result.meta) : undefined
+})

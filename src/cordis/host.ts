@@ -1,0 +1,167 @@
+/**
+ * The parts of a Cordis 4 host the adapter touches, typed structurally: the adapter imports nothing
+ * from Cordis or the harness at runtime, so it loads under upstream `cordis` and the harness's fork
+ * alike (and the upstream `.d.ts` files do not type-check under `nodenext` anyway).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A cleanup Cordis runs when an effect or fiber unloads; it may be async.
+ *
+ * @since 0.1.0
+ */
+export type CordisDisposable = () => unknown
+
+/**
+ * A plugin's running instance, as `ctx.plugin()` / `ctx.inject()` return it.
+ *
+ * @since 0.1.0
+ */
+export interface CordisFiber {
+  /** Unloads the plugin; settles once its cleanups (and child plugins) have finished. */
+  readonly dispose: () => Promise<void>
+}
+
+/**
+ * A Cordis context, as far as the adapter uses it.
+ *
+ * @since 0.1.0
+ */
+export interface CordisContext {
+  /** Registers a cleanup-aware effect on the calling fiber; the returned disposer is awaitable. */
+  effect(execute: () => unknown, label?: string): CordisDisposable & PromiseLike<unknown>
+  /** Publishes a service owned by the calling fiber; fails when the name is already provided. */
+  provide(name: string, value: unknown): CordisDisposable
+  /** Reads a service without requiring it (`undefined` when absent). */
+  get(name: string): unknown
+  /** Runs `callback` in a child fiber while every named service is present. */
+  inject(deps: ReadonlyArray<string>, callback: (ctx: CordisContext) => unknown): CordisFiber
+  readonly [service: string]: unknown
+}
+
+/**
+ * A content block of a harness tool result.
+ *
+ * @since 0.1.0
+ */
+export interface HarnessTextBlock {
+  readonly type: "text"
+  readonly text: string
+}
+
+/**
+ * The agent a harness tool call runs for (only the session header is read).
+ *
+ * @since 0.1.0
+ */
+export interface HarnessAgent {
+  readonly session?: {
+    readonly header?: { readonly id?: unknown; readonly cwd?: unknown }
+  }
+}
+
+/**
+ * What a harness tool body receives besides its arguments.
+ *
+ * @since 0.1.0
+ */
+export interface HarnessRunContext {
+  readonly callId: string
+  readonly signal: AbortSignal
+  readonly agent?: HarnessAgent
+}
+
+/**
+ * The completed outcome a harness hands `presentResult`.
+ *
+ * @since 0.1.0
+ */
+export interface HarnessToolResult {
+  readonly content: ReadonlyArray<unknown>
+  readonly isError: boolean
+  readonly meta?: unknown
+}
+
+/**
+ * A UI card of the harness (`card`-tagged render intent).
+ *
+ * @since 0.1.0
+ */
+export type HarnessView =
+  | { readonly card: "terminal"; readonly [field: string]: unknown }
+  | { readonly card: "generic"; readonly [field: string]: unknown }
+
+/**
+ * A raw harness tool definition (`ToolDefinition` of `@deepseek-ai/dsh-tools`): a JSON Schema for
+ * the parameters — which the registry does not validate, so the body does — and a mandatory output
+ * declaration whose schema the returned value is validated against.
+ *
+ * @since 0.1.0
+ */
+export interface HarnessToolDefinition {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Readonly<Record<string, unknown>>
+  readonly output: {
+    readonly schema: Readonly<Record<string, unknown>>
+    render(args: unknown, value: unknown): Array<HarnessTextBlock>
+    presentationMeta?(args: unknown, value: unknown): unknown
+  }
+  execute(args: unknown, exec: HarnessRunContext): Promise<unknown>
+  presentCall?(args: unknown): HarnessView | undefined
+  presentResult?(args: unknown, result: HarnessToolResult): HarnessView | undefined
+}
+
+/**
+ * The harness tool registry (`ctx.tools`).
+ *
+ * @since 0.1.0
+ */
+export interface HarnessToolRuntime {
+  /** Registers for the lifetime of the calling fiber; returns the exact disposer. */
+  register(definition: HarnessToolDefinition): CordisDisposable
+}
+
+/**
+ * The harness prompt registry (`ctx.systemPrompt`).
+ *
+ * @since 0.1.0
+ */
+export interface HarnessSystemPrompt {
+  /** Contributes a section for the lifetime of the calling fiber; returns the exact disposer. */
+  section(section: { readonly name: string; readonly order: number; readonly text: string }): CordisDisposable
+}
+
+/**
+ * A host approval service (`ctx.approval`, `@deepseek-ai/dsh-user-approval`'s shape).
+ *
+ * @since 0.1.0
+ */
+export interface HostApproval {
+  request(request: {
+    readonly agent: HarnessAgent
+    readonly toolName: string
+    readonly callId?: string
+    readonly reason?: string
+    /** Aborting withdraws the question. */
+    readonly signal?: AbortSignal
+  }): Promise<unknown>
+}
+
+/**
+ * A host session-persistence service (`ctx.sessionPersistence`): only `locate` is used.
+ *
+ * @since 0.1.0
+ */
+export interface HostSessionPersistence {
+  locate(session: unknown): unknown
+}
+
+/**
+ * The marker Cordis reads to hand a service's methods the *caller's* context as `this.ctx`
+ * (both Cordis lines use this global symbol).
+ *
+ * @since 0.1.0
+ */
+export const cordisTracker: unique symbol = Symbol.for("cordis.tracker")

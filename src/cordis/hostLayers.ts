@@ -1,0 +1,92 @@
+/**
+ * Our Approval and SessionPersistence seams backed by the host's own services when it has them. The
+ * host's services are read at call time (`ctx.get`), so one that loads, unloads or reloads after
+ * our plugin is followed without rebuilding anything.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { ApprovalCallback } from "../layers/ApprovalCallback.js"
+import type { ApprovalOutcome, ApprovalRequest } from "../services/Approval.js"
+import type { Approval } from "../services/Approval.js"
+import type { SessionLocation } from "../services/SessionPersistence.js"
+import { SessionPersistence } from "../services/SessionPersistence.js"
+import type { HarnessCalls } from "./HarnessCalls.js"
+import type { HostApproval, HostSessionPersistence } from "./host.js"
+
+/**
+ * Reads an optional host service, or `undefined` while there is none.
+ *
+ * @since 0.1.0
+ */
+export type HostLookup<S> = () => S | undefined
+
+const hasMethod = <S>(value: unknown, method: string): value is S =>
+  typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
+
+/**
+ * A typed reader of the optional host service `name` (one with a `method` function).
+ *
+ * @since 0.1.0
+ */
+export const hostLookup = <S>(get: (name: string) => unknown, name: string, method: string): HostLookup<S> => () => {
+  const service = get(name)
+  return hasMethod<S>(service, method) ? service : undefined
+}
+
+const approvalReason = (request: ApprovalRequest): string =>
+  `Run this command with ${request.mode} access: ${request.command}\nReason: ${request.reason}`
+
+/**
+ * Approval answered by the host's `approval` service for the agent of the call in flight;
+ * `unavailable` while the host has none (or the call has no agent).
+ *
+ * @since 0.1.0
+ */
+export const hostApprovalLayer = (approval: HostLookup<HostApproval>, calls: HarnessCalls): Layer.Layer<Approval> =>
+  ApprovalCallback.layer(async (request, signal): Promise<ApprovalOutcome> => {
+    const host = approval()
+    const agent = calls.agentOf(request.callId)
+    if (host === undefined || agent === undefined) return "unavailable"
+    const outcome = await host.request({
+      agent,
+      toolName: request.toolName,
+      callId: request.callId,
+      reason: approvalReason(request),
+      signal
+    })
+    return outcome as ApprovalOutcome
+  })
+
+const isLocation = (value: unknown): value is SessionLocation =>
+  typeof value === "object" && value !== null &&
+  typeof (value as { kind?: unknown }).kind === "string" && typeof (value as { path?: unknown }).path === "string"
+
+/**
+ * SessionPersistence that locates sessions through the host's `sessionPersistence` service when
+ * there is one (handing it the harness's own session object of a call in flight), and otherwise —
+ * and for `record`/`replay`, which a harness does through its own log — through `fallback`.
+ *
+ * @since 0.1.0
+ */
+export const hostSessionPersistenceLayer = (
+  persistence: HostLookup<HostSessionPersistence>,
+  calls: HarnessCalls
+): Layer.Layer<SessionPersistence, never, SessionPersistence> =>
+  Layer.effect(
+    SessionPersistence,
+    Effect.map(SessionPersistence, (fallback) =>
+      SessionPersistence.of({
+        locate: (session) => {
+          const host = persistence()
+          if (host === undefined) return fallback.locate(session)
+          return Effect.tryPromise(async () => host.locate(calls.hostSessionOf(session.id) ?? session)).pipe(
+            Effect.map((location) => (isLocation(location) ? Option.some(location) : Option.none())),
+            Effect.orElseSucceed(() => Option.none<SessionLocation>()),
+            Effect.withSpan("SessionPersistence.locate")
+          )
+        },
+        record: fallback.record,
+        replay: fallback.replay
+      }))
+  )
