@@ -1,0 +1,101 @@
+/**
+ * The composed tools as an MCP server, over any MCP transport (stdio in the CLI, in-memory in tests).
+ *
+ * Built on the official SDK's low-level `Server`, not `@effect/ai`'s `McpServer`: that one (0.37)
+ * JSON-stringifies every tool result, returns failures as JSON with `isError: false`, turns defects
+ * into JSON-RPC errors with code 0, stops reading stdin after one malformed line and never answers a
+ * request with a string id — unfit for a model-facing bash tool. Here a result is the tool's plain
+ * text, a tool error is `isError: true` with our exact message, unknown methods get -32601 and a
+ * malformed line is logged and skipped (all from the SDK's `Protocol`).
+ *
+ * @since 0.1.0
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { Duration } from "effect"
+import { Effect, FiberSet, Runtime } from "effect"
+import type { ToolCallResult, ToolDescriptor } from "../tool/AgentTools.js"
+import { AgentTools } from "../tool/AgentTools.js"
+import type { ToolSession } from "../services/ToolExecution.js"
+import { packageVersion } from "./version.js"
+
+/**
+ * How {@link serveMcp} runs.
+ *
+ * @since 0.1.0
+ */
+export interface McpServeOptions {
+  /**
+   * The session every call runs in. MCP has no agent session, so one fixed session keeps background
+   * task ownership consistent across the calls of a connection.
+   */
+  readonly session: ToolSession
+  /** How long closing waits for in-flight calls to answer before interrupting them. */
+  readonly drainTimeout: Duration.DurationInput
+}
+
+const toMcpTool = (tool: ToolDescriptor): Tool => ({
+  name: tool.name,
+  description: tool.description,
+  // Clients reject the whole list when a schema lacks `type: "object"`, even for a tool without parameters.
+  inputSchema: { ...tool.parameters, type: "object" } as Tool["inputSchema"]
+})
+
+const toMcpResult = (result: ToolCallResult): CallToolResult =>
+  result.isError
+    ? { content: [{ type: "text", text: result.message }], isError: true }
+    : { content: [{ type: "text", text: result.text }] }
+
+/**
+ * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
+ * Each call runs as a fiber in the scope with the request's abort signal as its
+ * `ToolCallContext.signal` (a cancelled request ends as `command aborted`). Closing the scope waits
+ * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
+ * (which kills their process groups) — so closing leaves no call running.
+ *
+ * @since 0.1.0
+ */
+export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transport, options: McpServeOptions) {
+  const tools = yield* AgentTools
+  const runtime = yield* Effect.runtime<never>()
+  const calls = yield* FiberSet.make<CallToolResult>()
+  const runCall = yield* FiberSet.runtimePromise(calls)<never>()
+  const instructions = [...tools.promptSections]
+    .sort((a, b) => a.order - b.order)
+    .map((section) => section.text)
+    .join("\n\n")
+
+  const server = new Server(
+    { name: "effect-bash", version: packageVersion },
+    { capabilities: { tools: {} }, ...(instructions ? { instructions } : {}) }
+  )
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.tools.map(toMcpTool) }))
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    runCall(
+      tools.call(request.params.name, request.params.arguments ?? {}, {
+        callId: `mcp-${String(extra.requestId)}`,
+        session: options.session,
+        signal: extra.signal
+      }).pipe(
+        Effect.map(toMcpResult),
+        Effect.withSpan("McpServer.callTool", { attributes: { tool: request.params.name } })
+      )
+    ))
+  server.onerror = (error) =>
+    Runtime.runFork(runtime)(Effect.logWarning(`mcp: ${error.message}`))
+
+  yield* Effect.acquireRelease(
+    Effect.promise(() => server.connect(transport)),
+    () =>
+      FiberSet.awaitEmpty(calls).pipe(
+        // A release runs uninterruptibly; the bounded wait must be interruptible to time out.
+        Effect.interruptible,
+        Effect.timeout(options.drainTimeout),
+        Effect.ignore,
+        Effect.andThen(Effect.promise(() => server.close()))
+      )
+  )
+  return server
+})
