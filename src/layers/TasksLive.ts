@@ -5,6 +5,14 @@
  * records the outcome. Closing the layer's scope cancels every unfinished task and awaits each
  * settlement for at most `disposeTimeoutMs` (Clock time).
  *
+ * Decisions the contract leaves open:
+ * - An id is consumed when allocated: a launch that fails still uses up its `<kind>-<n>`, so ids
+ *   are never reused (a producer may have named logs or files after it).
+ * - Eviction drops the task that finished earliest (not the one started earliest), and with it any
+ *   pending notice: an evicted task can no longer be read, so a notice pointing at it would mislead.
+ * - `notifications` is meant for one consumer (the host's notifier); concurrent subscribers share
+ *   the notices rather than each receiving all of them. Delivering a notice marks the task reported.
+ *
  * @since 0.1.0
  */
 import type { Scope } from "effect"
@@ -201,7 +209,8 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
             yield* restore(work.cancel)
             return yield* new TasksUnavailableError({ message: shutDownMessage })
           }
-          yield* FiberSet.run(supervisors, supervise(entry))
+          // Forked from an uninterruptible region, the supervisor would inherit it and block disposal.
+          yield* FiberSet.run(supervisors, Effect.interruptible(supervise(entry)))
           return snapshotOf(entry)
         })
       )
