@@ -1,0 +1,112 @@
+/**
+ * effect-bash as a Cordis 4 plugin (`effect-bash/cordis`). It provides `ctx.bash` (the executor
+ * seam with Promise methods), `ctx.bashEnv` (the managed environment; registrations belong to the
+ * registering plugin) and `ctx.tasks` (background tasks), and — when the host has a harness tool
+ * registry — registers `bash`, `task_output`, `task_list`, `task_kill` and the `tool:bash` prompt
+ * section, following that registry and prompt service as they come and go.
+ *
+ * Nothing is imported from Cordis: the host is typed structurally, so the plugin runs under upstream
+ * `cordis` 4 and the harness's fork alike.
+ *
+ * ```ts
+ * import EffectBash from "effect-bash/cordis"
+ * await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
+ * const result = await ctx.bash.run(await ctx.bash.resolve({ command: "echo hi" }))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { Effect, ManagedRuntime } from "effect"
+import { BashEnvRegistry } from "./services/BashEnvRegistry.js"
+import { BashExecutor } from "./services/BashExecutor.js"
+import { Tasks } from "./services/Tasks.js"
+import { AgentTools } from "./tool/AgentTools.js"
+import { BashEnvFacade } from "./cordis/BashEnvFacade.js"
+import { makeBashFacade } from "./cordis/BashFacade.js"
+import { makeCallRunner } from "./cordis/CallRunner.js"
+import type { EffectBashConfig } from "./cordis/config.js"
+import { Config } from "./cordis/config.js"
+import { HarnessCalls } from "./cordis/HarnessCalls.js"
+import { toHarnessTool } from "./cordis/harnessTools.js"
+import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./cordis/host.js"
+import { hostLookup } from "./cordis/hostLayers.js"
+import { cordisStackLayer } from "./cordis/stack.js"
+import { makeTasksFacade } from "./cordis/TasksFacade.js"
+
+export type { CordisBash, CordisBashProcess } from "./cordis/BashFacade.js"
+export type { CordisBashEnv, CordisBashEnvContributor } from "./cordis/BashEnvFacade.js"
+export type { EffectBashConfig } from "./cordis/config.js"
+export type { CordisContext } from "./cordis/host.js"
+export type { CordisTasks, CordisTaskWork } from "./cordis/TasksFacade.js"
+export { Config }
+
+/**
+ * The plugin's name (its fiber and logger name).
+ *
+ * @since 0.1.0
+ */
+export const name = "effect-bash"
+
+/**
+ * Required services: none. The harness tool registry (`tools`), prompt service (`systemPrompt`),
+ * `approval` and `sessionPersistence` are optional and followed when present.
+ *
+ * @since 0.1.0
+ */
+export const inject: ReadonlyArray<string> = []
+
+/**
+ * Starts the plugin: builds the layer graph (rejecting with its error, e.g. a bad executor setting),
+ * provides `ctx.bash`, `ctx.bashEnv`, `ctx.tasks`, and registers the tools while a registry is
+ * present. On unload, in order: the tool and prompt registrations go, the services are withdrawn
+ * (dependents unload first), calls in flight are interrupted, and the runtime is disposed — every
+ * process killed and awaited, the spill directory removed — before `fiber.dispose()` resolves.
+ *
+ * @since 0.1.0
+ */
+export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): Promise<void> => {
+  await ctx.effect(async function*() {
+    const calls = new HarnessCalls()
+    const get = (service: string) => ctx.get(service)
+    const managed = ManagedRuntime.make(cordisStackLayer(config, {
+      approval: hostLookup(get, "approval", "request"),
+      sessionPersistence: hostLookup(get, "sessionPersistence", "locate"),
+      calls
+    }))
+    let shutdown = (): Promise<void> => managed.dispose()
+    yield () => shutdown()
+    const runner = await makeCallRunner(managed)
+    shutdown = runner.shutdown
+    const { executor, registry, tasks, tools } = runner.runSync(
+      Effect.all({ executor: BashExecutor, registry: BashEnvRegistry, tasks: Tasks, tools: AgentTools })
+    )
+
+    yield ctx.provide("bash", makeBashFacade(executor, runner))
+    yield ctx.provide("bashEnv", new BashEnvFacade(ctx, registry, runner))
+    yield ctx.provide("tasks", makeTasksFacade(tasks, runner))
+    if (config.registerTools === false) return
+
+    const invoke = (toolName: string, args: unknown, call: Parameters<typeof tools.execute>[2]) =>
+      runner.run(tools.execute(toolName, args, call))
+    // Child fibers: each (re)registers whenever its host service appears, and is undone with it.
+    const effectBashTools = (scoped: CordisContext) => {
+      const registry = scoped["tools"] as HarnessToolRuntime
+      for (const descriptor of tools.tools) registry.register(toHarnessTool(descriptor, invoke, calls))
+    }
+    const effectBashPrompt = (scoped: CordisContext) => {
+      const prompt = scoped["systemPrompt"] as HarnessSystemPrompt
+      for (const section of tools.promptSections) prompt.section(section)
+    }
+    yield ctx.inject(["tools"], effectBashTools).dispose
+    yield ctx.inject(["systemPrompt"], effectBashPrompt).dispose
+  }, "effect-bash")
+}
+
+/**
+ * The plugin object: `ctx.plugin(EffectBash, config)`.
+ *
+ * @since 0.1.0
+ */
+export const EffectBash = { name, Config, inject, apply } as const
+
+export default EffectBash
