@@ -1,0 +1,30 @@
+/**
+ * The model-facing text of one consuming read of a background process (CONTRACT §2).
+ *
+ * @since 0.1.0
+ */
+import type { BashOutputRead } from "../services/BashExecutor.js"
+import { modelText } from "./modelText.js"
+
+/**
+ * The lossy-read notice: `[some output was dropped from memory; full output: <paths or (unavailable)>]`.
+ *
+ * @since 0.1.0
+ */
+export const lossyNotice = (read: BashOutputRead): string => {
+  const paths = [read.stdoutSpillPath, read.stderrSpillPath].filter((p): p is string => p !== undefined)
+  return `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(", ") : "(unavailable)"}]`
+}
+
+/**
+ * The delta (made model-readable; after a lossy gap its head may be a cut escape sequence), then
+ * the lossy notice and `notices` (sandbox lines), each on its own line. May be empty.
+ *
+ * @since 0.1.0
+ */
+export const renderBackgroundRead = (read: BashOutputRead, notices: ReadonlyArray<string> = []): string => {
+  const lines = [...(read.lossy ? [lossyNotice(read)] : []), ...notices]
+  const delta = modelText(read.delta, read.lossy)
+  if (lines.length === 0) return delta
+  return `${delta}${delta === "" || delta.endsWith("\n") ? "" : "\n"}${lines.join("\n")}`
+}

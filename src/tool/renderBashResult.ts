@@ -1,0 +1,57 @@
+/**
+ * The model-facing text of a `bash` result (CONTRACT §2 render rules).
+ *
+ * @since 0.1.0
+ */
+import type { BashRunResult, CollectedOutput } from "../services/BashExecutor.js"
+import type { BashToolValue } from "./BashToolValue.js"
+import { modelText } from "./modelText.js"
+import { sandboxNotices } from "./sandboxNotices.js"
+
+/** A stream's text, with the truncation notice appended when only its tail was kept. */
+const streamText = (output: CollectedOutput): string => {
+  const text = modelText(output.text, output.truncated)
+  return output.truncated ? `${text}\n[output truncated; full output: ${output.spillPath ?? "(unavailable)"}]` : text
+}
+
+/** Appends lines after a body, starting a new line first when the body does not end in one. */
+const withLines = (body: string, lines: ReadonlyArray<string>): string =>
+  lines.length === 0 ? body : `${body}${body === "" || body.endsWith("\n") ? "" : "\n"}${lines.join("\n")}`
+
+/**
+ * The text of a completed foreground run: stdout, an optional `[stderr]` section, `(no output)` when
+ * both are empty, then the markers — sandbox, timeout, and last the signal or non-zero exit.
+ *
+ * @since 0.1.0
+ */
+export const renderForeground = (result: BashRunResult, escalationOffered: boolean): string => {
+  const stdout = streamText(result.stdout)
+  const stderr = streamText(result.stderr)
+  const joined = stderr === "" ? stdout : `${withLines(stdout, ["[stderr]"])}\n${stderr}`
+  const body = joined === "" ? "(no output)" : joined
+  const markers = [
+    ...sandboxNotices(result.sandbox, escalationOffered),
+    ...(result.timedOut ? [`[timed out after ${result.timeoutMs}ms]`] : []),
+    ...(result.signal !== null
+      ? [`[killed by signal: ${result.signal}]`]
+      : result.exitCode !== null && result.exitCode !== 0
+      ? [`[exit code: ${result.exitCode}]`]
+      : [])
+  ]
+  return withLines(body, markers)
+}
+
+/**
+ * The acknowledgement of a background start, exactly `started background task <id>`.
+ *
+ * @since 0.1.0
+ */
+export const renderBackgroundStart = (taskId: string): string => `started background task ${taskId}`
+
+/**
+ * The text of any `bash` value.
+ *
+ * @since 0.1.0
+ */
+export const renderBashValue = (value: BashToolValue, escalationOffered: boolean): string =>
+  value.kind === "background" ? renderBackgroundStart(value.taskId) : renderForeground(value, escalationOffered)

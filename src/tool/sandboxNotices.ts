@@ -1,0 +1,30 @@
+/**
+ * The sandbox lines of a result (CONTRACT §2): a denial, the escalation hint, a runner failure.
+ *
+ * @since 0.1.0
+ */
+import type { SandboxFacts } from "../services/BashExecutor.js"
+
+/**
+ * The exact escalation hint shown after a denial when the composition offers escalation.
+ *
+ * @since 0.1.0
+ */
+export const escalationHint =
+  "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"
+
+/**
+ * The sandbox lines for one set of facts, in order. `escalationOffered` is true when the tool
+ * advertises `sandbox_permissions`; the hint is shown only when a wider mode exists.
+ *
+ * @since 0.1.0
+ */
+export const sandboxNotices = (facts: SandboxFacts | undefined, escalationOffered: boolean): ReadonlyArray<string> => {
+  if (facts === undefined) return []
+  if (facts.runnerFailed === true) {
+    return [`[sandbox: the sandbox runner failed under ${facts.mode} mode; the command did not run — a sandbox problem, not a command failure]`]
+  }
+  if (!facts.denied) return []
+  const denial = `[sandbox: file access denied under ${facts.mode} mode]`
+  return escalationOffered && facts.mode !== "danger-full-access" ? [denial, escalationHint] : [denial]
+}

@@ -1,0 +1,58 @@
+/**
+ * The exact texts of the task tools and the completion notice (CONTRACT §3).
+ *
+ * @since 0.1.0
+ */
+import type { TaskNotice, TaskSnapshot } from "../services/Tasks.js"
+
+/**
+ * `[status: <s>]` or `[status: <s>, <detail>]`.
+ *
+ * @since 0.1.0
+ */
+export const statusLine = (task: TaskSnapshot): string =>
+  task.detail === undefined ? `[status: ${task.status}]` : `[status: ${task.status}, ${task.detail}]`
+
+/**
+ * `task_output`: the new output or `(no new output)`, a newline if missing, then the status line.
+ *
+ * @since 0.1.0
+ */
+export const renderTaskOutput = (output: string, task: TaskSnapshot): string => {
+  const body = output === "" ? "(no new output)" : output
+  return `${body}${body.endsWith("\n") ? "" : "\n"}${statusLine(task)}`
+}
+
+/**
+ * `task_list`: `(no background tasks)` or one `<id> [<kind>] <status> — <label>` line per task.
+ *
+ * @since 0.1.0
+ */
+export const renderTaskList = (tasks: ReadonlyArray<TaskSnapshot>): string =>
+  tasks.length === 0
+    ? "(no background tasks)"
+    : tasks.map((task) => `${task.id} [${task.kind}] ${task.status} — ${task.label}`).join("\n")
+
+/**
+ * `task_kill`: `requested cancellation of task <id>`, or `task <id> had already finished <status line>`.
+ *
+ * @since 0.1.0
+ */
+export const renderTaskKill = (
+  outcome: "requested" | "already-finished",
+  task: TaskSnapshot
+): string =>
+  outcome === "requested"
+    ? `requested cancellation of task ${task.id}`
+    : `task ${task.id} had already finished ${statusLine(task)}`
+
+/**
+ * The completion notice a host injects for the owner:
+ * `background task <id> (<kind>: <label>) finished <status line>. Read its output with task_output.`
+ *
+ * @since 0.1.0
+ */
+export const renderTaskNotice = (notice: TaskNotice): string => {
+  const { task } = notice
+  return `background task ${task.id} (${task.kind}: ${task.label}) finished ${statusLine(task)}. Read its output with task_output.`
+}
