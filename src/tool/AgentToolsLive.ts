@@ -1,0 +1,110 @@
+/**
+ * The live {@link AgentTools}: `bash` over the composed executor, plus the task tools when a task
+ * runtime is composed. Approval, Tasks and SessionPersistence are optional; each call is recorded
+ * when persistence is composed, so replays never parse text.
+ *
+ * @since 0.1.0
+ */
+import type { Scope } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
+import { Approval } from "../services/Approval.js"
+import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import { BashExecutor } from "../services/BashExecutor.js"
+import { SessionPersistence } from "../services/SessionPersistence.js"
+import { Tasks } from "../services/Tasks.js"
+import type { ToolCallContext, ToolCallResult } from "./AgentTools.js"
+import { AgentTools, ToolError } from "./AgentTools.js"
+import { makeBashTool } from "./bashTool.js"
+import { bashPromptSection } from "./descriptions.js"
+import { makeTaskTools } from "./taskTools.js"
+import type { ToolEntry } from "./ToolEntry.js"
+
+/**
+ * Settings of {@link AgentToolsLive.layer}.
+ *
+ * @since 0.1.0
+ */
+export interface AgentToolsLiveConfig {
+  /** Offer `run_in_background` (default true); when false a forced background call is refused. */
+  readonly enableRunInBackground?: boolean
+}
+
+const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], never, BashExecutor | BashEnvRegistry | Scope.Scope> =>
+  Effect.gen(function*() {
+    const executor = yield* BashExecutor
+    const env = yield* BashEnvRegistry
+    const tasks = yield* Effect.serviceOption(Tasks)
+    const approval = yield* Effect.serviceOption(Approval)
+    const persistence = yield* Effect.serviceOption(SessionPersistence)
+    // The task tools are the runtime's control surface for as long as this layer lives.
+    if (Option.isSome(tasks)) yield* tasks.value.attachSurface
+
+    const entries: ReadonlyArray<ToolEntry> = [
+      makeBashTool({
+        executor,
+        env,
+        tasks,
+        approval,
+        enableRunInBackground: config.enableRunInBackground ?? true
+      }),
+      ...(Option.isSome(tasks) ? makeTaskTools(tasks.value) : [])
+    ]
+    const byName = new Map(entries.map((entry) => [entry.descriptor.name, entry]))
+
+    const record = (name: string, args: unknown, call: ToolCallContext, result: ToolCallResult) => {
+      if (Option.isNone(persistence) || call.session === undefined) return Effect.void
+      return persistence.value.record({
+        session: call.session,
+        callId: call.callId,
+        toolName: name,
+        arguments: args,
+        isError: result.isError,
+        result: result.isError ? { message: result.message } : result.value,
+        text: result.text
+      }).pipe(
+        // The call has happened; a storage fault must not turn its result into an error.
+        Effect.catchAll((error) => Effect.logWarning(`could not record tool call ${call.callId}: ${error.message}`))
+      )
+    }
+
+    const call = Effect.fn("AgentTools.call")(function*(name: string, args: unknown, context: ToolCallContext) {
+      yield* Effect.annotateCurrentSpan({ "tool.name": name, "tool.callId": context.callId })
+      const entry = byName.get(name)
+      const outcome = entry === undefined
+        ? Either.left(new ToolError({ message: `unknown tool "${name}"` }))
+        : yield* Effect.either(entry.run(args, context))
+      const result: ToolCallResult = Either.match(outcome, {
+        onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
+        onRight: (value) => ({ isError: false, value, text: entry?.descriptor.render(value) ?? "" })
+      })
+      yield* record(name, args, context, result)
+      return result
+    })
+
+    const execute = Effect.fn("AgentTools.execute")(function*(name: string, args: unknown, context: ToolCallContext) {
+      const result = yield* call(name, args, context)
+      return result.isError ? yield* new ToolError({ message: result.message }) : result.value
+    })
+
+    return {
+      tools: entries.map((entry) => entry.descriptor),
+      promptSections: [bashPromptSection],
+      execute,
+      call
+    }
+  })
+
+/**
+ * The live tools.
+ *
+ * @since 0.1.0
+ */
+export const AgentToolsLive = {
+  /**
+   * Needs a {@link BashExecutor} and a {@link BashEnvRegistry}; uses {@link Tasks}, {@link Approval}
+   * and {@link SessionPersistence} when they are in the context. With Tasks it attaches the task
+   * tools as the runtime's control surface for the layer's lifetime.
+   */
+  layer: (config: AgentToolsLiveConfig = {}): Layer.Layer<AgentTools, never, BashExecutor | BashEnvRegistry> =>
+    Layer.scoped(AgentTools, make(config))
+} as const

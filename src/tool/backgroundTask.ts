@@ -1,0 +1,54 @@
+/**
+ * A background `bash` process as generic task work (CONTRACT §3): rendered incremental output, the
+ * cancel hook, and the outcome with its detail.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Ref } from "effect"
+import type { BashProcess, BashProcessState } from "../services/BashExecutor.js"
+import type { TaskOutcome, TaskWork } from "../services/Tasks.js"
+import { renderBackgroundRead } from "./renderBackgroundRead.js"
+import { sandboxNotices } from "./sandboxNotices.js"
+
+/**
+ * How a finished process ended, as a task outcome: `exit code: N`, `signal: SIG…`, or
+ * `killed before exit`.
+ *
+ * @since 0.1.0
+ */
+export const bashTaskOutcome = (state: BashProcessState): TaskOutcome => {
+  const signal = state.signal === null ? undefined : `signal: ${state.signal}`
+  if (state.status === "killed") return { status: "killed", detail: signal ?? "killed before exit" }
+  const detail = state.exitCode === null ? signal : `exit code: ${state.exitCode}`
+  return detail === undefined ? { status: "completed" } : { status: "completed", detail }
+}
+
+/**
+ * A short one-line label for a command: whitespace collapsed, at most 80 characters.
+ *
+ * @since 0.1.0
+ */
+export const taskLabel = (command: string): string => {
+  const line = command.trim().replace(/\s+/g, " ")
+  return line.length <= 80 ? line : `${line.slice(0, 79)}…`
+}
+
+/**
+ * Adapts a started process. Reads render the delta, the lossy notice, and (once, after the process
+ * has finished) its sandbox notices.
+ *
+ * @since 0.1.0
+ */
+export const bashTaskWork = (process: BashProcess, escalationOffered: boolean): Effect.Effect<TaskWork> =>
+  Effect.map(Ref.make(false), (sandboxReported): TaskWork => ({
+    read: Effect.gen(function*() {
+      // The state is taken first: once it is final, this read holds everything the process wrote.
+      const state = yield* process.state
+      const read = yield* process.readOutput
+      const notices = state.status === "running" ? [] : sandboxNotices(state.sandbox, escalationOffered)
+      const fresh = notices.length > 0 && !(yield* Ref.getAndSet(sandboxReported, true))
+      return renderBackgroundRead(read, fresh ? notices : [])
+    }),
+    cancel: Effect.asVoid(process.kill),
+    done: Effect.map(process.done, bashTaskOutcome)
+  }))

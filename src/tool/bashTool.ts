@@ -1,0 +1,149 @@
+/**
+ * The `bash` tool: validate, escalate, place, collect the managed environment, then run in the
+ * foreground or start a background task (CONTRACT §2, §4, §5).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Either, Option } from "effect"
+import type { Approval } from "../services/Approval.js"
+import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import type { BashExecRequest, BashExecSpec, BashExecutor, BashRunError, BashStartError } from "../services/BashExecutor.js"
+import type { Tasks } from "../services/Tasks.js"
+import type { ToolCallContext } from "./AgentTools.js"
+import { ToolError } from "./AgentTools.js"
+import { abortable, commandAborted } from "./abortable.js"
+import { bashTaskWork, taskLabel } from "./backgroundTask.js"
+import type { BashToolValue } from "./BashToolValue.js"
+import { isBashToolValue } from "./BashToolValue.js"
+import { bashDescription } from "./descriptions.js"
+import { approveEscalation } from "./escalation.js"
+import { placeCall } from "./placement.js"
+import { presentBashCall, presentBashResult } from "./presentation.js"
+import { renderBashValue } from "./renderBashResult.js"
+import { bashFields, parametersOf } from "./schemas.js"
+import type { ToolEntry } from "./ToolEntry.js"
+import type { BashArgs } from "./validateBashArgs.js"
+import { validateBashArgs } from "./validateBashArgs.js"
+
+/**
+ * The message for a background call when no task runtime is composed.
+ *
+ * @since 0.1.0
+ */
+export const noTaskRuntimeMessage =
+  "background tasks unavailable: compose a Tasks layer (TasksLive) with AgentToolsLive, which attaches the task tools"
+
+/**
+ * What the `bash` tool runs against.
+ *
+ * @since 0.1.0
+ */
+export interface BashToolDeps {
+  readonly executor: BashExecutor["Type"]
+  readonly env: BashEnvRegistry["Type"]
+  readonly tasks: Option.Option<Tasks["Type"]>
+  readonly approval: Option.Option<Approval["Type"]>
+  readonly enableRunInBackground: boolean
+}
+
+const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
+
+/** Infrastructure faults keep their message; an abort before spawn is the call's abort. */
+const executorFault = (error: BashRunError | BashStartError): ToolError =>
+  error._tag === "AbortedBeforeSpawnError" ? commandAborted() : failWith(error)
+
+/**
+ * The `bash` tool for one composition.
+ *
+ * @since 0.1.0
+ */
+export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
+  const { env, executor } = deps
+  const policy = { background: deps.enableRunInBackground, sandbox: executor.sandboxMode !== undefined }
+  const escalationOffered = policy.sandbox
+
+  /** Everything before the process starts: approval, placement, the managed environment, defaults. */
+  const prepare = (args: BashArgs, call: ToolCallContext, extra: Partial<BashExecRequest>) =>
+    Effect.gen(function*() {
+      const mode = args.escalation === undefined || executor.sandboxMode === undefined
+        ? executor.sandboxMode
+        : yield* approveEscalation(deps.approval, {
+          escalation: args.escalation,
+          current: executor.sandboxMode,
+          command: args.command,
+          callId: call.callId,
+          session: call.session
+        })
+      const placement = yield* placeCall(executor, {
+        command: args.command,
+        workdir: args.workdir,
+        session: call.session,
+        mode
+      })
+      const dshEnv = yield* env.collect({
+        callId: call.callId,
+        toolName: "bash",
+        ...(call.session !== undefined ? { session: call.session } : {})
+      }).pipe(Effect.mapError(failWith))
+      return yield* executor.resolve({
+        command: args.command,
+        ...placement,
+        ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
+        dshEnv,
+        ...extra
+      }).pipe(Effect.mapError(failWith))
+    })
+
+  const runForeground = (spec: BashExecSpec) =>
+    executor.run(spec).pipe(
+      Effect.mapError(executorFault),
+      Effect.flatMap((result) =>
+        result.aborted ? Effect.fail(commandAborted()) : Effect.succeed<BashToolValue>({ kind: "foreground", ...result })
+      )
+    )
+
+  const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: ToolCallContext, spec: BashExecSpec) => {
+    const owner = call.session?.id
+    return tasks.start(
+      { kind: "bash", label: taskLabel(args.command), ...(owner !== undefined ? { owner } : {}) },
+      () => executor.start(spec).pipe(Effect.flatMap((process) => bashTaskWork(process, escalationOffered)))
+    ).pipe(
+      Effect.mapError((error) => error._tag === "TasksUnavailableError" ? failWith(error) : executorFault(error)),
+      Effect.map((task): BashToolValue => ({ kind: "background", taskId: task.id }))
+    )
+  }
+
+  const run = Effect.fn("bash.execute")(function*(raw: unknown, call: ToolCallContext) {
+    const args = yield* Either.mapLeft(validateBashArgs(raw, policy), (message) => new ToolError({ message }))
+    yield* Effect.annotateCurrentSpan({
+      "bash.callId": call.callId,
+      "bash.background": args.runInBackground,
+      "bash.escalation": args.escalation?.mode ?? "none"
+    })
+    if (!args.runInBackground) {
+      const spec = yield* abortable(
+        prepare(args, call, call.signal !== undefined ? { signal: call.signal } : {}),
+        call.signal
+      )
+      return yield* runForeground(spec)
+    }
+    if (Option.isNone(deps.tasks)) return yield* new ToolError({ message: noTaskRuntimeMessage })
+    const tasks = deps.tasks.value
+    // The process outlives the call: the call's abort trigger stops only the preparation.
+    const owner = call.session?.id
+    const spec = yield* abortable(prepare(args, call, owner !== undefined ? { owner } : {}), call.signal)
+    return yield* startBackground(tasks, args, call, spec)
+  })
+
+  return {
+    descriptor: {
+      name: "bash",
+      description: bashDescription(policy),
+      parameters: parametersOf(bashFields(policy)),
+      render: (value) => isBashToolValue(value) ? renderBashValue(value, escalationOffered) : String(value),
+      presentCall: presentBashCall,
+      presentResult: presentBashResult
+    },
+    run
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Where a `bash` call runs (CONTRACT §2 workdir): a relative workdir is taken from the session's
+ * canonical working directory, or from the sandbox workspace root when a policy is in force (the
+ * same canonical spelling, so confinement and launch agree); an absolute workdir wins; without a
+ * session the executor's default applies.
+ *
+ * @since 0.1.0
+ */
+import { realpath } from "node:fs/promises"
+import * as path from "node:path"
+import { Effect } from "effect"
+import type { BashExecutor, SandboxMode, SandboxPolicy } from "../services/BashExecutor.js"
+import type { ToolSession } from "../services/ToolExecution.js"
+import { ToolError } from "./AgentTools.js"
+
+/**
+ * The request fields that place a call.
+ *
+ * @since 0.1.0
+ */
+export interface Placement {
+  readonly workdir?: string
+  readonly sandboxPolicy?: SandboxPolicy
+}
+
+/**
+ * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
+ * given, made absolute, and the spawn reports it.
+ *
+ * @since 0.1.0
+ */
+export const canonicalDir = (dir: string): Effect.Effect<string> =>
+  Effect.tryPromise(() => realpath(dir)).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
+
+/**
+ * The workdir and sandbox policy of one call. `mode` is the call's effective sandbox mode (absent for
+ * an unconfined executor).
+ *
+ * @since 0.1.0
+ */
+export const placeCall = Effect.fn("bash.placeCall")(function*(
+  executor: BashExecutor["Type"],
+  call: {
+    readonly command: string
+    readonly workdir: string | undefined
+    readonly session: ToolSession | undefined
+    readonly mode: SandboxMode | undefined
+  }
+) {
+  const sessionDir = call.session?.cwd === undefined ? undefined : yield* canonicalDir(call.session.cwd)
+  const executorDefault = executor.resolve({ command: call.command }).pipe(
+    Effect.map((spec) => spec.workdir),
+    Effect.mapError((error) => new ToolError({ message: error.message }))
+  )
+  if (call.mode !== undefined) {
+    const workspaceRoot = sessionDir ?? (yield* Effect.flatMap(executorDefault, canonicalDir))
+    const workdir = call.workdir === undefined ? workspaceRoot : path.resolve(workspaceRoot, call.workdir)
+    return { workdir, sandboxPolicy: { mode: call.mode, workspaceRoot } } satisfies Placement
+  }
+  if (call.workdir === undefined) return (sessionDir === undefined ? {} : { workdir: sessionDir }) satisfies Placement
+  if (path.isAbsolute(call.workdir)) return { workdir: call.workdir } satisfies Placement
+  const base = sessionDir ?? (yield* executorDefault)
+  return { workdir: path.resolve(base, call.workdir) } satisfies Placement
+})
