@@ -136,12 +136,16 @@ export class StreamCollector {
     return concat(this.chunks, this.buffered)
   }
 
-  /** Consuming read: everything new since the last read, never splitting a character. */
+  /**
+   * Consuming read: everything new since the last read, never splitting a character. Only the last
+   * `budget` bytes count as kept, whatever chunking left in the buffer, so loss is deterministic.
+   */
   read(): CollectorRead {
-    const windowStart = this.total - this.buffered
-    const lossy = this.cursor < windowStart
-    const from = Math.max(this.cursor, windowStart)
-    const bytes = this.window().subarray(from - windowStart)
+    const bufferStart = this.total - this.buffered
+    const keptStart = this.total - Math.min(this.buffered, this.budget)
+    const lossy = this.cursor < keptStart
+    const from = Math.max(this.cursor, keptStart)
+    const bytes = this.window().subarray(from - bufferStart)
     const start = lossy ? alignStart(bytes, 0) : 0
     const end = this.ended ? bytes.length : completeEnd(bytes)
     this.cursor = from + Math.max(start, end)

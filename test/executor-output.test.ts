@@ -1,0 +1,167 @@
+/**
+ * Output collection with real processes: budgets, tails, spill files and their lifetime.
+ */
+import { FileSystem } from "@effect/platform"
+import { SystemError } from "@effect/platform/Error"
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { LocalBashExecutorConfig } from "../src/layers/LocalBashExecutor.js"
+import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import { NodeProcessSpawner } from "../src/layers/NodeProcessSpawner.js"
+import type { BashExecRequest } from "../src/services/BashExecutor.js"
+import { BashExecutor } from "../src/services/BashExecutor.js"
+
+const run = (request: BashExecRequest) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    return yield* bash.run(yield* bash.resolve(request))
+  })
+
+const privateParent = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-test-"))
+
+/** Builds the executor in its own scope so a test can close it and look at what is left. */
+const withExecutor = <A, E>(
+  config: Partial<LocalBashExecutorConfig>,
+  body: (bash: BashExecutor["Type"]) => Effect.Effect<A, E>,
+  layer: (config: Partial<LocalBashExecutorConfig>) => Layer.Layer<BashExecutor, unknown> = LocalBashExecutor.layer
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(layer(config), scope)
+    const bash = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
+    return yield* body(bash).pipe(Effect.ensuring(Scope.close(scope, Exit.void)))
+  })
+
+describe("output budgets", () => {
+  it.live("output exactly at the budget is not truncated; one byte over is", () =>
+    Effect.gen(function*() {
+      const exact = yield* run({ command: "printf '%0100d' 0", stdoutMaxBytes: 100 })
+      expect(exact.stdout).toEqual({ text: "0".repeat(100), truncated: false })
+      const over = yield* run({ command: "printf '1%0100d' 0", stdoutMaxBytes: 100 })
+      expect(over.stdout.truncated).toBe(true)
+      expect(over.stdout.text).toBe("0".repeat(100))
+      expect(fs.readFileSync(over.stdout.spillPath!, "utf8")).toBe(`1${"0".repeat(100)}`)
+    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.live("the tail cut never splits a multibyte character", () =>
+    Effect.gen(function*() {
+      // "a" + four "é" (2 bytes each) = 9 bytes; the last 5 bytes start inside an "é".
+      const result = yield* run({ command: "printf 'a\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9\\xc3\\xa9'", stdoutMaxBytes: 5 })
+      expect(result.stdout).toMatchObject({ text: "éé", truncated: true })
+    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.live("binary and invalid UTF-8 become U+FFFD, never a crash", () =>
+    Effect.gen(function*() {
+      const result = yield* run({ command: "printf 'ok\\xff\\xfe\\x00end'" })
+      expect(result.stdout.text).toBe("ok\uFFFD\uFFFD\u0000end")
+      const stderr = yield* run({ command: "head -c 3000 /dev/urandom >&2" })
+      expect(stderr.stderr.truncated).toBe(false)
+      expect(typeof stderr.stderr.text).toBe("string")
+    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.live("stderr has its own budget (maxOutputBytes) and spill file", () =>
+    Effect.gen(function*() {
+      const result = yield* run({ command: "printf 'x%.0s' $(seq 1 150) >&2; echo out", stdoutMaxBytes: 10 })
+      expect(result.stdout).toEqual({ text: "out\n", truncated: false })
+      expect(result.stderr).toMatchObject({ text: "x".repeat(100), truncated: true })
+      expect(fs.readFileSync(result.stderr.spillPath!, "utf8")).toBe("x".repeat(150))
+    }).pipe(Effect.provide(LocalBashExecutor.layer({ maxOutputBytes: 100 }))))
+
+  it.live("1 GiB of output keeps the tail and drops the spill file past maxSpillBytes", () =>
+    Effect.gen(function*() {
+      const parent = privateParent()
+      const result = yield* withExecutor({ spillParent: parent, maxSpillBytes: 8 * 1024 * 1024 }, (bash) =>
+        Effect.gen(function*() {
+          const outcome = yield* bash.run(yield* bash.resolve({ command: "head -c 1073741824 /dev/zero; echo; echo end" }))
+          // The abandoned spill file is gone while the layer is still open.
+          const [spillDir] = fs.readdirSync(parent)
+          expect(fs.readdirSync(path.join(parent, spillDir!))).toEqual([])
+          return outcome
+        }))
+      expect(result.exitCode).toBe(0)
+      expect(result.stdout.truncated).toBe(true)
+      expect(result.stdout.spillPath).toBeUndefined()
+      expect(result.stdout.text.length).toBe(64_000)
+      expect(result.stdout.text.endsWith("\u0000\nend\n")).toBe(true)
+      fs.rmSync(parent, { recursive: true })
+    }), { timeout: 120_000 })
+
+  it.live("spill files are 0600 in a private 0700 directory removed when the layer closes", () =>
+    Effect.gen(function*() {
+      const parent = privateParent()
+      const spillPath = yield* withExecutor({ spillParent: parent, maxOutputBytes: 10 }, (bash) =>
+        Effect.gen(function*() {
+          const result = yield* bash.run(yield* bash.resolve({ command: "seq 1 100" }))
+          const file = result.stdout.spillPath!
+          expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+          expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700)
+          expect(fs.readFileSync(file, "utf8").split("\n").length).toBe(101)
+          return file
+        }))
+      expect(fs.existsSync(spillPath)).toBe(false)
+      expect(fs.readdirSync(parent)).toEqual([])
+      fs.rmSync(parent, { recursive: true })
+    }))
+
+  it.live("keepSpillFiles keeps the directory after the layer closes", () =>
+    Effect.gen(function*() {
+      const parent = privateParent()
+      const spillPath = yield* withExecutor({ spillParent: parent, maxOutputBytes: 10, keepSpillFiles: true }, (bash) =>
+        Effect.map(Effect.flatMap(bash.resolve({ command: "seq 1 100" }), bash.run), (result) => result.stdout.spillPath!))
+      expect(fs.existsSync(spillPath)).toBe(true)
+      fs.rmSync(parent, { recursive: true })
+    }))
+
+  it.live("no spill directory is created when nothing overflows", () =>
+    Effect.gen(function*() {
+      const parent = privateParent()
+      yield* withExecutor({ spillParent: parent, keepSpillFiles: true }, (bash) =>
+        Effect.flatMap(bash.resolve({ command: "echo small" }), bash.run))
+      expect(fs.readdirSync(parent)).toEqual([])
+      fs.rmSync(parent, { recursive: true })
+    }))
+
+  it.live("a spill file whose close fails is not advertised; the tail is still returned", () =>
+    Effect.gen(function*() {
+      const result = yield* withExecutor(
+        { maxOutputBytes: 10 },
+        (bash) => Effect.flatMap(bash.resolve({ command: "seq 1 100" }), bash.run),
+        (config) =>
+          LocalBashExecutor.layerWith(config).pipe(
+            Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, failingSyncFileSystem, NodePath.layer))
+          )
+      )
+      expect(result.stdout).toEqual({ text: "98\n99\n100\n", truncated: true })
+    }))
+
+  it.live("background reads are consuming and report loss once output outran memory", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const handle = yield* bash.start(yield* bash.resolve({ command: "seq 1 5; seq 1 1000 >&2", stdoutMaxBytes: 100 }))
+      yield* handle.done
+      const first = yield* handle.readOutput
+      expect(first.lossy).toBe(true)
+      expect(first.delta.startsWith("1\n2\n3\n4\n5\n[stderr]\n")).toBe(true)
+      expect(first.delta.endsWith("\n999\n1000\n")).toBe(true)
+      expect(first.stderrSpillPath).toBeDefined()
+      expect(yield* handle.readOutput).toMatchObject({ delta: "", lossy: false })
+    }).pipe(Effect.provide(LocalBashExecutor.layer({ maxOutputBytes: 100 }))))
+})
+
+/** The real file system, except that `sync` (the delayed write-back check) fails on spill files. */
+const failingSyncFileSystem = Layer.effect(
+  FileSystem.FileSystem,
+  Effect.map(FileSystem.FileSystem, (real) => ({
+    ...real,
+    open: (file: string, options?: FileSystem.OpenFileOptions) =>
+      Effect.map(real.open(file, options), (handle) =>
+        Object.defineProperty(Object.create(handle), "sync", {
+          get: () =>
+            Effect.fail(new SystemError({ reason: "Unknown", module: "FileSystem", method: "sync", description: "EIO" }))
+        }) as FileSystem.File)
+  }))
+).pipe(Layer.provide(NodeFileSystem.layer))

@@ -1,0 +1,32 @@
+/**
+ * Independent liveness checks for real-process tests: `ps` (procps), not the code under test.
+ */
+import { execFileSync } from "node:child_process"
+
+interface PsRow {
+  readonly pid: number
+  readonly pgid: number
+  readonly state: string
+}
+
+const table = (): ReadonlyArray<PsRow> =>
+  execFileSync("ps", ["-e", "-o", "pid=,pgid=,stat="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields.length === 3)
+    .map(([pid, pgid, state]) => ({ pid: Number(pid), pgid: Number(pgid), state: state! }))
+
+/** Pids of the group's members that are not zombies. */
+export const liveMembers = (pgid: number): ReadonlyArray<number> =>
+  table().filter((row) => row.pgid === pgid && !row.state.startsWith("Z")).map((row) => row.pid)
+
+/** Whether `pid` is alive (zombies are dead). */
+export const isAlive = (pid: number): boolean =>
+  table().some((row) => row.pid === pid && !row.state.startsWith("Z"))
+
+/** The first line of `text` as a pid (tests print `$$` or `$!` first). */
+export const firstPid = (text: string): number => {
+  const pid = Number(text.split("\n")[0])
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`expected a pid on the first line, got ${JSON.stringify(text)}`)
+  return pid
+}
