@@ -1,0 +1,91 @@
+/**
+ * The whole graph in one Layer: the local executor, the managed environment (with the session-JSONL
+ * contributor), the task runtime, session persistence, approval when given, and the tools with the
+ * task tools attached as the runtime's control surface.
+ *
+ * @since 0.1.0
+ */
+import type { ConfigError } from "effect"
+import { Layer } from "effect"
+import type { Approval } from "../services/Approval.js"
+import type { BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
+import type { SessionPersistence } from "../services/SessionPersistence.js"
+import type { Tasks } from "../services/Tasks.js"
+import type { AgentTools } from "../tool/AgentTools.js"
+import { AgentToolsLive } from "../tool/AgentToolsLive.js"
+import { BashEnvRegistryLive } from "./BashEnvRegistryLive.js"
+import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "./LocalBashExecutor.js"
+import { LocalBashExecutor } from "./LocalBashExecutor.js"
+import { SessionJsonlEnvContributor } from "./SessionJsonlEnvContributor.js"
+import { SessionPersistenceJsonl } from "./SessionPersistenceJsonl.js"
+import { SessionPersistenceNone } from "./SessionPersistenceNone.js"
+import type { TasksLiveConfig } from "./TasksLive.js"
+import { TasksLive } from "./TasksLive.js"
+
+/**
+ * Settings of the whole graph.
+ *
+ * @since 0.1.0
+ */
+export interface BashStackConfig {
+  readonly executor?: Partial<LocalBashExecutorConfig>
+  readonly tasks?: Partial<TasksLiveConfig>
+  /** Offer `run_in_background` (default true). */
+  readonly enableRunInBackground?: boolean
+  readonly dshHome?: string
+  /** Store sessions as JSONL here (and contribute `DSH_SESSION_JSONL`); no persistence when absent. */
+  readonly sessionJsonlDir?: string
+}
+
+/**
+ * Host-specific replacements for parts of the graph.
+ *
+ * @since 0.1.0
+ */
+export interface BashStackOverrides {
+  /** An approval channel; without one, escalations fail as "no approval service is composed". */
+  readonly approval?: Layer.Layer<Approval>
+  /** Wraps the configured persistence (JSONL or none), e.g. to prefer a host's own. */
+  readonly persistence?: (configured: Layer.Layer<SessionPersistence>) => Layer.Layer<SessionPersistence>
+  /** Replaces the local executor (e.g. a confining one). */
+  readonly executor?: Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError>
+}
+
+/**
+ * Everything the stack provides.
+ *
+ * @since 0.1.0
+ */
+export type BashStackServices = AgentTools | BashExecutor | BashEnvRegistry | Tasks | SessionPersistence
+
+/**
+ * The graph as one Layer.
+ *
+ * @since 0.1.0
+ */
+export const BashStack = {
+  layer: (
+    config: BashStackConfig = {},
+    overrides: BashStackOverrides = {}
+  ): Layer.Layer<
+    BashStackServices,
+    LocalBashExecutorConfigError | ConfigError.ConfigError | BashEnvRegistrationError
+  > => {
+    const configured = config.sessionJsonlDir === undefined
+      ? SessionPersistenceNone.layer
+      : SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir })
+    const services = Layer.mergeAll(
+      overrides.executor ?? LocalBashExecutor.layer(config.executor),
+      TasksLive.layer(config.tasks),
+      BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
+      overrides.persistence ? overrides.persistence(configured) : configured,
+      overrides.approval ?? Layer.empty
+    )
+    const withContributor = Layer.merge(services, SessionJsonlEnvContributor.layer.pipe(Layer.provide(services)))
+    const tools = AgentToolsLive.layer(
+      config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }
+    )
+    return Layer.provideMerge(tools, withContributor)
+  }
+} as const
