@@ -9,10 +9,10 @@
 /**
  * Complete escape sequences, longest forms first: string sequences (OSC, DCS, SOS, PM, APC) ended by
  * BEL or ST, CSI (ESC `[` or the C1 byte), `ESC` + intermediates + final (charset designation), and
- * the two-byte forms.
+ * the two-byte forms (every final but the introducers `P X [ ] ^ _`).
  */
 const escapeSequence =
-  /(?:\x1b[P\]X^_]|[\u0090\u009d\u0098\u009e\u009f])[^\x07\x1b]*(?:\x07|\x1b\\)|(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]|\x1b[ -/]+[0-~]|\x1b[0-~]/g
+  /(?:\x1b[P\]X^_]|[\u0090\u009d\u0098\u009e\u009f])[^\x07\x1b]*(?:\x07|\x1b\\)|(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]|\x1b[ -/]+[0-~]|\x1b[0-OQ-WYZ\\`-~]/g
 
 /** A sequence the text ends in the middle of (nothing will complete it). */
 const unfinishedSequence = /(?:\x1b[P\]X^_][^\x07\x1b]*|(?:\x1b\[|\u009b)[0-?]*[ -/]*|\x1b[ -/]*)$/
@@ -20,13 +20,21 @@ const unfinishedSequence = /(?:\x1b[P\]X^_][^\x07\x1b]*|(?:\x1b\[|\u009b)[0-?]*[
 /** ESC bytes that begin nothing recognisable. */
 const strayEscape = /\x1b/g
 
+/** The end of a string sequence whose start was cut off: text up to a BEL or ST on the first line. */
+const cutStringSequence = /^[^\x1b\x07\n]*(?:\x07|\x1b\\)/
+
 /**
- * What a tail cut can leave of a sequence at the very start of the text: the end of a string
- * sequence (up to its BEL/ST), a CSI that lost only its ESC (`[31m`), CSI parameters with a
- * separator (`1;31m`), or a bare SGR remnant (`0m`) when the text is coloured elsewhere.
+ * The end of a control sequence whose start was cut off: parameters and a letter final (`[31m`,
+ * `1;31m`, `0m`, `?25l`). Plain text can look like that (`10ms`), so it is only taken for a remnant
+ * in output that carries control sequences elsewhere.
  */
-const cutSequenceHead =
-  /^(?:[^\x1b\x07\n]*(?:\x07|\x1b\\)|\[[0-?]*[ -/]*[@-~]|[0-?]*[;?<=>][0-?]*[ -/]*[@-~]|\d{1,3}m(?=[\s\S]*\x1b\[))/
+const cutControlSequence = /^\[?[0-?]+[ -/]*[A-Za-z@`]/
+
+const dropCutHead = (text: string): string => {
+  const withoutString = text.replace(cutStringSequence, "")
+  if (withoutString !== text) return withoutString
+  return text.includes("\x1b[") ? text.replace(cutControlSequence, "") : text
+}
 
 /**
  * Removes ANSI escape sequences (complete ones anywhere, an unfinished one at the end, stray ESC
@@ -65,4 +73,4 @@ export const foldCarriageReturns = (text: string): string => {
  * @since 0.1.0
  */
 export const modelText = (text: string, cut: boolean): string =>
-  foldCarriageReturns(stripAnsi(cut ? text.replace(cutSequenceHead, "") : text))
+  foldCarriageReturns(stripAnsi(cut ? dropCutHead(text) : text))

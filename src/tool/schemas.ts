@@ -85,6 +85,20 @@ export const taskKillFields: LooseFields = {
 }
 
 /**
+ * Every argument key each tool reads, whatever the composition advertises: a host that decodes
+ * before calling (an `@effect/ai` toolkit) must keep them, so a forced `run_in_background` or an
+ * unadvertised `sandbox_permissions` still meets its exact refusal.
+ *
+ * @since 0.1.0
+ */
+export const argumentKeys: Readonly<Record<string, ReadonlyArray<string>>> = {
+  bash: Object.keys(bashFields({ background: true, sandbox: true })),
+  task_output: Object.keys(taskOutputFields),
+  task_list: Object.keys(taskListFields),
+  task_kill: Object.keys(taskKillFields)
+}
+
+/**
  * The JSON Schema published for a set of fields; an empty set is still `{ "type": "object" }`.
  *
  * @since 0.1.0

@@ -1,0 +1,93 @@
+/**
+ * The tools as an `@effect/ai` toolkit for an Effect agent: one Layer that turns the composed
+ * {@link AgentTools} into `Tool`s with handlers, ready for `LanguageModel.generateText({ toolkit })`.
+ *
+ * Each tool publishes exactly the JSON Schema of its {@link AgentTools} descriptor (so parameters
+ * follow the composition) but decodes every argument as `unknown`: invalid arguments reach the
+ * handler, whose failure (failure mode `"return"`) comes back to the model as a tool result carrying
+ * the exact validation message, instead of an `AiError` that would end the turn.
+ *
+ * @since 0.1.0
+ */
+import { Tool, Toolkit } from "@effect/ai"
+import { Context, Effect, Layer, Ref, Schema } from "effect"
+import type { ToolSession } from "../services/ToolExecution.js"
+import type { ToolDescriptor } from "./AgentTools.js"
+import { AgentTools, ToolError } from "./AgentTools.js"
+import { argumentKeys } from "./schemas.js"
+
+/**
+ * The agent session tool calls belong to; provide it around `generateText` (request-level). Calls
+ * made without it run outside any session.
+ *
+ * @since 0.1.0
+ */
+export class CurrentToolSession extends Context.Tag("effect-bash/CurrentToolSession")<CurrentToolSession, ToolSession>() {}
+
+type LooseParameters = Schema.Struct<Record<string, Schema.optionalWith<typeof Schema.Unknown, { exact: true }>>>
+
+/**
+ * One of the tools: loose parameters, the rendered text on success, a {@link ToolError} returned
+ * to the model on failure.
+ *
+ * @since 0.1.0
+ */
+export type BashAiTool = Tool.Tool<string, {
+  readonly parameters: LooseParameters
+  readonly success: typeof Schema.String
+  readonly failure: typeof ToolError
+  readonly failureMode: "return"
+}>
+
+/**
+ * The toolkit with its handlers, as `generateText` takes it.
+ *
+ * @since 0.1.0
+ */
+export type BashToolkitWithHandler = Toolkit.WithHandler<Record<string, BashAiTool>>
+
+const toAiTool = (descriptor: ToolDescriptor): BashAiTool => {
+  const keys = argumentKeys[descriptor.name] ?? Object.keys(descriptor.parameters.properties)
+  const parameters: LooseParameters = Schema.Struct(
+    Object.fromEntries(keys.map((key) => [key, Schema.optionalWith(Schema.Unknown, { exact: true })]))
+  ).annotations({ jsonSchema: descriptor.parameters })
+  return Tool.make(descriptor.name, {
+    description: descriptor.description,
+    success: Schema.String,
+    failure: ToolError,
+    failureMode: "return"
+  }).setParameters(parameters)
+}
+
+/**
+ * The composed tools as a ready `@effect/ai` toolkit. `yield* BashToolkit` gives the toolkit; as an
+ * Effect it can also be passed directly: `generateText({ prompt, toolkit: BashToolkit })`.
+ *
+ * @since 0.1.0
+ */
+export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashToolkit, BashToolkitWithHandler>() {
+  /**
+   * Builds the toolkit from {@link AgentTools}: `bash`, and the task tools when composed.
+   */
+  static readonly layer: Layer.Layer<BashToolkit, never, AgentTools> = Layer.effect(
+    BashToolkit,
+    Effect.gen(function*() {
+      const tools = yield* AgentTools
+      const calls = yield* Ref.make(0)
+      const toolkit = Toolkit.make(...tools.tools.map(toAiTool)) as unknown as Toolkit.Toolkit<Record<string, BashAiTool>>
+      const handlerFor = (name: string) =>
+        Effect.fn("BashToolkit.handle")(function*(params: unknown) {
+          const session = yield* Effect.serviceOption(CurrentToolSession)
+          const callId = `effect-ai-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
+          const result = yield* tools.call(name, params, {
+            callId,
+            ...(session._tag === "Some" ? { session: session.value } : {})
+          })
+          return result.isError ? yield* new ToolError({ message: result.message }) : result.text
+        })
+      const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
+      const context = yield* toolkit.toContext(handlers as never)
+      return yield* Effect.provide(toolkit, context)
+    })
+  )
+}

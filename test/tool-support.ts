@@ -1,0 +1,53 @@
+/**
+ * Compositions for the tool tests: AgentToolsLive over a double executor, the live env registry and
+ * task runtime, and optional approval / persistence, with every service the tests inspect exposed.
+ */
+import { Effect, Layer } from "effect"
+import type { ApprovalOutcome } from "../src/services/Approval.js"
+import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
+import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
+import { TasksLive } from "../src/layers/TasksLive.js"
+import type { BashExecutor } from "../src/services/BashExecutor.js"
+import type { ToolCallContext } from "../src/tool/AgentTools.js"
+import { AgentTools } from "../src/tool/AgentTools.js"
+import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
+
+/** The harness home every composition uses, so `DSH_HOME` is predictable. */
+export const dshHome = "/tmp/effect-bash-test-home"
+
+export interface Composition<X> {
+  readonly executor: Layer.Layer<BashExecutor | X>
+  readonly tasks?: boolean
+  readonly approval?: ReadonlyArray<ApprovalOutcome>
+  readonly enableRunInBackground?: boolean
+}
+
+/** AgentTools plus the executor's controls, the registry, and (when asked) Tasks and ApprovalScripted. */
+export const compose = <X>(composition: Composition<X>) => {
+  const services = Layer.mergeAll(
+    composition.executor,
+    BashEnvRegistryLive.layer({ dshHome }),
+    composition.tasks === false ? Layer.empty : TasksLive.layer(),
+    composition.approval === undefined ? Layer.empty : ApprovalScripted.layer(composition.approval)
+  )
+  const config = composition.enableRunInBackground === undefined
+    ? {}
+    : { enableRunInBackground: composition.enableRunInBackground }
+  return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie)
+}
+
+let calls = 0
+
+/** A fresh call context. */
+export const callContext = (extra: Partial<ToolCallContext> = {}): ToolCallContext => ({
+  callId: `call-${++calls}`,
+  ...extra
+})
+
+/** `AgentTools.call` with a fresh call id. */
+export const callTool = (name: string, args: unknown, extra: Partial<ToolCallContext> = {}) =>
+  Effect.flatMap(AgentTools, (tools) => tools.call(name, args, callContext(extra)))
+
+/** The text the model sees for one call. */
+export const textOf = (name: string, args: unknown, extra: Partial<ToolCallContext> = {}) =>
+  Effect.map(callTool(name, args, extra), (result) => result.text)
