@@ -1,7 +1,7 @@
 /**
  * Renders a run's results as the Markdown tables printed to stdout and saved to `bench/results.md`.
  */
-import type { BenchResults, Comparison } from "./results.js"
+import type { BenchResults, Comparison, ContenderStat, RssReport } from "./results.js"
 import { MiB, round } from "./stats.js"
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
@@ -9,33 +9,43 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
 
 const fmt = (value: number, unit: string) => `${round(value, value >= 100 ? 0 : 1)} ${unit}`
 
-const comparisonRow = (c: Comparison, ids: ReadonlyArray<string>): Array<string> => [
-  c.title,
-  ...ids.map((id) => {
-    const stat = c.contenders[id]
-    if (stat === undefined) return "—"
-    return id === "raw" ? fmt(stat.median, c.unit) : `${fmt(stat.median, c.unit)} (${round(stat.ratioToRaw)}×)`
-  })
-]
+const perContender = (
+  c: Comparison,
+  ids: ReadonlyArray<string>,
+  cell: (stat: ContenderStat, isRaw: boolean) => string
+): Array<string> => [c.title, ...ids.map((id) => (c.contenders[id] === undefined ? "—" : cell(c.contenders[id], id === "raw")))]
 
 const relationText = { "<=": "≤", ">=": "≥", "<": "<" } as const
+
+const rssSubject = (x: RssReport) =>
+  x.contender === "raw" ? "raw child_process → file" : `effect-bash, maxSpillBytes ${fmt(x.maxSpillBytes / MiB, "MiB")}`
 
 /** The whole report: contenders side by side, then RSS, settle times and the targets. */
 export const renderMarkdown = (r: BenchResults): string => {
   const ids = Object.keys(r.labels)
+  const labels = ids.map((id) => r.labels[id]!)
   const m = r.machine
   const sections = [
     `Machine: ${m.cpuCount}× ${m.cpuModel}, ${m.totalMemoryMiB} MiB RAM, ${m.os}, node ${m.node}; ${r.date}; ` +
-      `run took ${round(r.durationSeconds, 0)} s. Medians; ratios are to raw child_process.`,
+      `load average ${r.loadAverage.start} → ${r.loadAverage.end}; run took ${round(r.durationSeconds, 0)} s. ` +
+      `Medians; ratios are to raw child_process.`,
     table(
-      ["Work", ...ids.map((id) => r.labels[id]!)],
-      r.comparisons.map((c) => comparisonRow(c, ids))
+      ["Work (wall time or throughput)", ...labels],
+      r.comparisons.map((c) =>
+        perContender(c, ids, (s, isRaw) => (isRaw ? fmt(s.median, c.unit) : `${fmt(s.median, c.unit)} (${round(s.ratioToRaw)}×)`))
+      )
     ),
     table(
-      ["Output through effect-bash", "maxSpillBytes", "peak RSS growth", "time", "spill file kept"],
+      ["Work (CPU time of the node process)", ...labels],
+      r.comparisons.map((c) =>
+        perContender(c, ids, (s, isRaw) => (isRaw ? fmt(s.cpuMs, "ms") : `${fmt(s.cpuMs, "ms")} (${round(s.cpuRatioToRaw)}×)`))
+      )
+    ),
+    table(
+      ["Output", "through", "peak RSS growth", "time", "whole output on disk"],
       r.rss.map((x) => [
         fmt(x.outputBytes / MiB, "MiB"),
-        fmt(x.maxSpillBytes / MiB, "MiB"),
+        rssSubject(x),
         fmt(x.growth / MiB, "MiB"),
         fmt(x.elapsedMs, "ms"),
         x.spilled ? "yes" : "no (past maxSpillBytes)"

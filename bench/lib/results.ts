@@ -9,6 +9,9 @@ export interface ContenderStat {
   readonly samples: ReadonlyArray<number>
   /** `median / raw median` (for throughput: higher is better; for time: lower is better). */
   readonly ratioToRaw: number
+  /** Median CPU time of this process per round, in ms (children excluded). */
+  readonly cpuMs: number
+  readonly cpuRatioToRaw: number
 }
 
 /** One work item run by every contender. */
@@ -21,7 +24,10 @@ export interface Comparison {
 
 /** What one (d) measurement, run in its own node process, reports; all sizes in bytes. */
 export interface RssReport {
+  /** `ours` (through LocalBashExecutor) or `raw` (raw child_process piping to a file, for reference). */
+  readonly contender: "ours" | "raw"
   readonly outputBytes: number
+  /** Our executor's `maxSpillBytes`; 0 for raw. */
   readonly maxSpillBytes: number
   readonly baselineRss: number
   readonly sampledPeakRss: number
@@ -30,7 +36,7 @@ export interface RssReport {
   /** Peak over baseline: the sampled peak, or the kernel's maxRSS when that rose during the run. */
   readonly growth: number
   readonly elapsedMs: number
-  readonly truncated: boolean
+  /** A file holding the whole output was reported (raw always writes one). */
   readonly spilled: boolean
   readonly exitCode: number | null
 }
@@ -60,6 +66,8 @@ export interface Target {
 /** Everything one run produced. */
 export interface BenchResults {
   readonly machine: Machine
+  /** 1-minute load average when the run started and ended: other work on the machine skews the numbers. */
+  readonly loadAverage: { readonly start: number; readonly end: number }
   readonly date: string
   readonly durationSeconds: number
   readonly settings: Readonly<Record<string, number | string>>

@@ -1,5 +1,5 @@
 /**
- * Work item (d): peak RSS growth through our executor, each size in its own fresh node process.
+ * Work item (d): peak RSS growth, each measurement in its own fresh node process.
  */
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -8,11 +8,10 @@ import type { RssReport } from "../lib/results.js"
 const childScript = fileURLToPath(new URL("../rss-child.js", import.meta.url))
 
 /** Runs one measurement in a fresh `node --expose-gc` child and returns its report. */
-export const measureRss = (outputBytes: number, maxSpillBytes: number): Promise<RssReport> =>
+export const measureRss = (contender: RssReport["contender"], outputBytes: number, maxSpillBytes: number): Promise<RssReport> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", childScript, String(outputBytes), String(maxSpillBytes)], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const args = ["--expose-gc", childScript, contender, String(outputBytes), String(maxSpillBytes)]
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))

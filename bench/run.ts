@@ -1,0 +1,214 @@
+/**
+ * `npm run bench`: raw child_process, execa, @effect/platform Command and our LocalBashExecutor side by
+ * side on the same work, then RSS and settle-time checks of ours. Prints a Markdown table and writes
+ * `bench/results.json` and `bench/results.md`. `--quick` shrinks every item for a smoke run (results
+ * are then printed but not written).
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
+import { describeMachine } from "./lib/machine.js"
+import { renderMarkdown } from "./lib/markdown.js"
+import type { BenchResults, Comparison, RssReport, Settle, Target } from "./lib/results.js"
+import { judge } from "./lib/results.js"
+import { median, MiB, round } from "./lib/stats.js"
+import { execaRunner } from "./runners/execa.js"
+import { makeOursRunner } from "./runners/ours.js"
+import { makePlatformRunner } from "./runners/platform.js"
+import { rawRunner } from "./runners/raw.js"
+import type { Runner } from "./runners/Runner.js"
+import { interleavedRounds } from "./sections/rounds.js"
+import type { Samples } from "./sections/rounds.js"
+import { measureRss } from "./sections/rss.js"
+import { oursSettle, rawSettle } from "./sections/settle.js"
+import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
+import { outputToFile } from "./sections/throughput.js"
+
+const quick = process.argv.includes("--quick")
+const settings = {
+  sequentialCount: quick ? 30 : 300,
+  concurrentStreams: 8,
+  concurrentEach: quick ? 5 : 50,
+  spawnRounds: quick ? 1 : 5,
+  outputBytes: quick ? 16 * MiB : 256 * MiB,
+  outputRounds: quick ? 1 : 3,
+  oursMaxSpillBytes: 512 * MiB,
+  rssSmallBytes: quick ? 16 * MiB : 64 * MiB,
+  rssLargeBytes: quick ? 64 * MiB : 1024 * MiB,
+  rssDefaultMaxSpillBytes: 64 * MiB,
+  rssSpillAllMaxSpillBytes: 2048 * MiB,
+  settleTimeoutMs: 200,
+  settleGraceMs: 500,
+  settleRounds: 3,
+  /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
+  rssSameWithinBytes: 16 * MiB
+} as const
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+const compare = (id: string, title: string, unit: Comparison["unit"], samples: Samples): Comparison => {
+  const rawMedian = median(samples.values["raw"]!)
+  const rawCpu = median(samples.cpuMs["raw"]!)
+  const contenders = Object.fromEntries(
+    Object.entries(samples.values).map(([runnerId, values]) => {
+      const m = median(values)
+      const cpu = median(samples.cpuMs[runnerId]!)
+      return [runnerId, {
+        median: round(m, 3),
+        samples: values.map((v) => round(v, 3)),
+        ratioToRaw: round(m / rawMedian, 3),
+        cpuMs: round(cpu, 1),
+        cpuRatioToRaw: round(cpu / rawCpu, 3)
+      }]
+    })
+  )
+  log(`  ${title}: ${Object.entries(contenders).map(([k, v]) => `${k} ${round(v.median)} ${unit} (${v.ratioToRaw}×, cpu ${v.cpuMs} ms)`).join(", ")}`)
+  return { id, title, unit, contenders }
+}
+
+const spread = (samples: ReadonlyArray<number>) => ({
+  median: round(median(samples), 1),
+  max: round(Math.max(...samples), 1),
+  samples: samples.map((s) => round(s, 1))
+})
+
+const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
+  log("warming up")
+  for (const runner of runners) {
+    for (let i = 0; i < 20; i++) await runner.run("true")
+    await outputToFile(MiB, dir)(runner)
+  }
+  const s = settings
+  log(`(a) ${s.sequentialCount} sequential true × ${s.spawnRounds}`)
+  const a = compare("a", `(a) ${s.sequentialCount} sequential \`true\``, "ms", await interleavedRounds(runners, s.spawnRounds, sequentialTrue(s.sequentialCount)))
+  log(`(b) ${s.concurrentStreams}×${s.concurrentEach} concurrent true × ${s.spawnRounds}`)
+  const b = compare(
+    "b",
+    `(b) ${s.concurrentStreams} concurrent streams × ${s.concurrentEach} \`true\``,
+    "ms",
+    await interleavedRounds(runners, s.spawnRounds, concurrentTrue(s.concurrentStreams, s.concurrentEach))
+  )
+  log(`(c) ${s.outputBytes / MiB} MiB to a file × ${s.outputRounds}`)
+  const c = compare(
+    "c",
+    `(c) ${s.outputBytes / MiB} MiB stdout → file`,
+    "MiB/s",
+    await interleavedRounds(runners, s.outputRounds, outputToFile(s.outputBytes, dir))
+  )
+  return [a, b, c]
+}
+
+const runRss = async (): Promise<Array<RssReport>> => {
+  const { rssSmallBytes, rssLargeBytes, rssDefaultMaxSpillBytes, rssSpillAllMaxSpillBytes } = settings
+  const runs: Array<[RssReport["contender"], number]> = [
+    ["ours", rssDefaultMaxSpillBytes],
+    ["ours", rssSpillAllMaxSpillBytes],
+    ["raw", 0]
+  ]
+  const reports: Array<RssReport> = []
+  for (const [contender, maxSpill] of runs) {
+    for (const bytes of [rssSmallBytes, rssLargeBytes]) {
+      log(`(d) ${bytes / MiB} MiB through ${contender}${contender === "ours" ? `, maxSpillBytes ${maxSpill / MiB} MiB` : ""} (fresh process)`)
+      const report = await measureRss(contender, bytes, maxSpill)
+      log(`  growth ${round(report.growth / MiB)} MiB in ${round(report.elapsedMs, 0)} ms`)
+      reports.push(report)
+    }
+  }
+  return reports
+}
+
+const runSettle = async (): Promise<Array<Settle>> => {
+  const { settleTimeoutMs: timeoutMs, settleGraceMs: graceMs, settleRounds } = settings
+  const ours = await makeOursRunner({ graceMs })
+  try {
+    const cases = [
+      { id: "e1", command: "sleep 100" },
+      { id: "e2", command: "trap '' TERM; sleep 100" }
+    ]
+    const results: Array<Settle> = []
+    for (const { id, command } of cases) {
+      log(`(e) settle of \`${command}\` × ${settleRounds}`)
+      const oursSamples: Array<number> = []
+      const rawSamples: Array<number> = []
+      for (let i = 0; i < settleRounds; i++) {
+        oursSamples.push(await oursSettle(ours, command, timeoutMs))
+        rawSamples.push(await rawSettle(command, timeoutMs, graceMs))
+      }
+      results.push({ id, command, timeoutMs, graceMs, ours: spread(oursSamples), raw: spread(rawSamples) })
+      log(`  effect-bash ${round(median(oursSamples), 0)} ms, raw ${round(median(rawSamples), 0)} ms`)
+    }
+    return results
+  } finally {
+    await ours.close()
+  }
+}
+
+const judgeAll = (comparisons: ReadonlyArray<Comparison>, rss: ReadonlyArray<RssReport>, settle: ReadonlyArray<Settle>): Array<Target> => {
+  const ratio = (id: string) => comparisons.find((c) => c.id === id)!.contenders["ours"]!.ratioToRaw
+  const targets: Array<Target> = [
+    judge("a", "sequential spawns, effect-bash / raw time", ratio("a"), "<=", 1.1, "×"),
+    judge("b", "concurrent spawns, effect-bash / raw time", ratio("b"), "<=", 1.1, "×"),
+    judge("c", "output to file, effect-bash / raw throughput", ratio("c"), ">=", 0.8, "×")
+  ]
+  const ours = rss.filter((r) => r.contender === "ours")
+  for (const maxSpill of new Set(ours.map((r) => r.maxSpillBytes))) {
+    const small = ours.find((r) => r.maxSpillBytes === maxSpill && r.outputBytes === settings.rssSmallBytes)!
+    const large = ours.find((r) => r.maxSpillBytes === maxSpill && r.outputBytes === settings.rssLargeBytes)!
+    const where = `maxSpillBytes ${maxSpill / MiB} MiB`
+    targets.push(
+      judge("d", `RSS growth, ${small.outputBytes / MiB} MiB output, ${where}`, small.growth / MiB, "<", 64, "MiB"),
+      judge("d", `RSS growth, ${large.outputBytes / MiB} MiB output, ${where}`, large.growth / MiB, "<", 64, "MiB"),
+      judge("d", `RSS growth difference ${large.outputBytes / MiB} − ${small.outputBytes / MiB} MiB, ${where}`, (large.growth - small.growth) / MiB, "<", settings.rssSameWithinBytes / MiB, "MiB")
+    )
+  }
+  for (const s of settle) {
+    const limit = s.id === "e1" ? s.timeoutMs + 50 : s.timeoutMs + s.graceMs + 50
+    targets.push(judge("e", `settle of \`${s.command}\` after timeout (median)`, s.ours.median, "<=", limit, "ms"))
+  }
+  return targets
+}
+
+const main = async () => {
+  const started = performance.now()
+  const loadAtStart = loadavg()[0]!
+  const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
+  const ours = await makeOursRunner({ maxSpillBytes: settings.oursMaxSpillBytes })
+  const runners: Array<Runner> = [rawRunner, execaRunner, makePlatformRunner(), ours]
+  let comparisons: Array<Comparison>
+  try {
+    comparisons = await runComparisons(runners, dir)
+  } finally {
+    for (const runner of runners) await runner.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+  const rss = await runRss()
+  const settle = await runSettle()
+  const results: BenchResults = {
+    machine: describeMachine(),
+    loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
+    date: new Date().toISOString(),
+    durationSeconds: round((performance.now() - started) / 1000, 1),
+    settings,
+    labels: Object.fromEntries(runners.map((r) => [r.id, r.label])),
+    comparisons,
+    rss,
+    settle,
+    targets: judgeAll(comparisons, rss, settle)
+  }
+  const markdown = renderMarkdown(results)
+  process.stdout.write(markdown)
+  if (quick) return
+  const here = fileURLToPath(new URL(".", import.meta.url))
+  // dist/bench/run.js → bench/
+  const benchDir = join(here, "..", "..", "bench")
+  await writeFile(join(benchDir, "results.json"), JSON.stringify(results, null, 2) + "\n")
+  await writeFile(join(benchDir, "results.md"), markdown)
+  log(`wrote ${join(benchDir, "results.json")} and results.md`)
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`)
+  process.exitCode = 1
+})
