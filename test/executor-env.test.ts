@@ -1,0 +1,157 @@
+/**
+ * The child's environment, configuration errors and request validation.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import { buildEnv } from "../src/layers/local/environment.js"
+import type { BashExecRequest } from "../src/services/BashExecutor.js"
+import { BashExecutor } from "../src/services/BashExecutor.js"
+
+const inherited = {
+  PATH: "/usr/bin",
+  HOME: "/home/me",
+  OPENAI_API_KEY: "sk-1",
+  GITHUB_TOKEN: "t",
+  AWS_SECRET_ACCESS_KEY: "s",
+  DB_PASSWORD: "p",
+  MYSQL_PASSWD: "p",
+  GOOGLE_APPLICATION_CREDENTIALS: "/c.json",
+  KEYBOARD_LAYOUT: "us",
+  INTERNAL_URL: "http://x",
+  DSH_SESSION_ID: "stale",
+  DSH_HOME: "/stale",
+  TERM: "xterm-256color"
+}
+
+const noScrubExtras = { allow: [], deny: [] }
+
+describe("buildEnv", () => {
+  it("drops credential-shaped names and every inherited DSH_*", () => {
+    const env = buildEnv(inherited, noScrubExtras, undefined, undefined)
+    for (const name of [
+      "OPENAI_API_KEY",
+      "GITHUB_TOKEN",
+      "AWS_SECRET_ACCESS_KEY",
+      "DB_PASSWORD",
+      "MYSQL_PASSWD",
+      "GOOGLE_APPLICATION_CREDENTIALS",
+      "KEYBOARD_LAYOUT",
+      "DSH_SESSION_ID",
+      "DSH_HOME"
+    ]) expect(env).not.toHaveProperty(name)
+    expect(env).toMatchObject({ PATH: "/usr/bin", HOME: "/home/me", INTERNAL_URL: "http://x" })
+  })
+
+  it("sets display and non-interactive variables over inherited ones", () => {
+    const env = buildEnv(inherited, noScrubExtras, undefined, undefined)
+    expect(env).toMatchObject({
+      NO_COLOR: "1",
+      TERM: "dumb",
+      PAGER: "cat",
+      GIT_PAGER: "cat",
+      GIT_TERMINAL_PROMPT: "0",
+      DEBIAN_FRONTEND: "noninteractive"
+    })
+  })
+
+  it("keeps allow-listed names and drops extra deny patterns", () => {
+    const env = buildEnv(inherited, { allow: ["KEYBOARD_LAYOUT"], deny: [/^INTERNAL_/i] }, undefined, undefined)
+    expect(env.KEYBOARD_LAYOUT).toBe("us")
+    expect(env).not.toHaveProperty("INTERNAL_URL")
+    expect(env).not.toHaveProperty("OPENAI_API_KEY")
+  })
+
+  it("an explicit env entry wins even on a credential-shaped name, and dshEnv comes last", () => {
+    const env = buildEnv(inherited, noScrubExtras, { OPENAI_API_KEY: "mine", TERM: "vt100" }, { DSH_SESSION_ID: "s2" })
+    expect(env).toMatchObject({ OPENAI_API_KEY: "mine", TERM: "vt100", DSH_SESSION_ID: "s2" })
+  })
+
+  it("never modifies its input", () => {
+    const copy = { ...inherited }
+    buildEnv(copy, noScrubExtras, { A: "1" }, { DSH_X: "2" })
+    expect(copy).toEqual(inherited)
+  })
+})
+
+const resolve = (request: BashExecRequest) => Effect.flatMap(BashExecutor, (bash) => bash.resolve(request))
+
+describe("LocalBashExecutor environment and validation", () => {
+  it.live("the child sees the built environment and process.env is untouched", () =>
+    Effect.gen(function*() {
+      const before = { ...process.env }
+      const bash = yield* BashExecutor
+      const result = yield* bash.run(yield* bash.resolve({
+        command: "echo \"$NO_COLOR $TERM $GIT_TERMINAL_PROMPT $MINE $DSH_SESSION_ID\"",
+        env: { MINE: "mine" },
+        dshEnv: { DSH_SESSION_ID: "s9" }
+      }))
+      expect(result.stdout.text).toBe("1 dumb 0 mine s9\n")
+      expect(process.env).toEqual(before)
+    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.effect("env may not set DSH_* and dshEnv may set only DSH_*", () =>
+    Effect.gen(function*() {
+      const reserved = yield* Effect.flip(resolve({ command: "true", env: { DSH_HOME: "/x" } }))
+      expect(reserved).toMatchObject({ field: "env" })
+      expect(reserved.message).toBe("ordinary bash env cannot set reserved variable \"DSH_HOME\"; use dshEnv")
+      const ordinary = yield* Effect.flip(resolve({ command: "true", dshEnv: { PATH: "/x" } }))
+      expect(ordinary).toMatchObject({ field: "dshEnv" })
+      expect(ordinary.message).toBe("managed bash env cannot set ordinary variable \"PATH\"; use env")
+    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.effect("resolve fills defaults, caps the timeout and names a bad field", () =>
+    Effect.gen(function*() {
+      const spec = yield* resolve({ command: "true", timeoutMs: 10_000_000 })
+      expect(spec).toEqual({ command: "true", workdir: "/tmp", timeoutMs: 600_000, stdoutMaxBytes: 64_000 })
+      expect(yield* resolve({ command: "true", workdir: "/w", timeoutMs: 5, stdoutMaxBytes: 7 })).toEqual({
+        command: "true",
+        workdir: "/w",
+        timeoutMs: 5,
+        stdoutMaxBytes: 7
+      })
+      for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+        const error = yield* Effect.flip(resolve({ command: "true", timeoutMs: bad }))
+        expect(error).toMatchObject({ _tag: "BashRequestError", field: "timeoutMs" })
+        expect(error.message).toBe(`invalid timeoutMs: expected a positive finite number, got ${bad}`)
+      }
+      const stdoutError = yield* Effect.flip(resolve({ command: "true", stdoutMaxBytes: 0 }))
+      expect(stdoutError.message).toBe("invalid stdoutMaxBytes: expected a positive finite number, got 0")
+    }).pipe(Effect.provide(LocalBashExecutor.layer({ cwd: "/tmp" }))))
+
+  it.effect("an invalid number fails the layer with the contract message", () =>
+    Effect.gen(function*() {
+      for (const field of ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "graceMs"] as const) {
+        for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+          const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ [field]: value })).pipe(Effect.scoped))
+          expect(error.message).toBe(`bash-local: ${field} must be a positive finite number`)
+        }
+      }
+    }))
+
+  it.effect("settings come from EFFECT_BASH_* variables through Effect Config", () =>
+    Effect.gen(function*() {
+      const spec = yield* resolve({ command: "true" })
+      expect(spec).toMatchObject({ timeoutMs: 4_321, stdoutMaxBytes: 99, workdir: "/srv" })
+      const error = yield* Effect.flip(
+        Layer.build(LocalBashExecutor.layerConfig()).pipe(
+          Effect.scoped,
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_BASH_GRACE_MS", "-1"]]), { pathDelim: "_" }))
+        )
+      )
+      expect(error.message).toBe("bash-local: graceMs must be a positive finite number")
+    }).pipe(
+      Effect.provide(LocalBashExecutor.layerConfig()),
+      Effect.withConfigProvider(
+        ConfigProvider.fromMap(
+          new Map([
+            ["EFFECT_BASH_TIMEOUT_MS", "4321"],
+            ["EFFECT_BASH_MAX_OUTPUT_BYTES", "99"],
+            ["EFFECT_BASH_CWD", "/srv"]
+          ]),
+          // The shape of ConfigProvider.fromEnv.
+          { pathDelim: "_" }
+        )
+      )
+    ))
+})
