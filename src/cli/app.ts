@@ -1,0 +1,56 @@
+/**
+ * The `effect-bash` command line: `run`, `mcp` and `demo`, and how a finished program reports itself.
+ *
+ * @since 0.1.0
+ */
+import { Command, ValidationError } from "@effect/cli"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { Cause, Effect } from "effect"
+import { demoCommand } from "./demoCommand.js"
+import { ExitCode, usageExitCode } from "./exit.js"
+import { stderrLogger } from "./logger.js"
+import { mcpCommand } from "./mcpCommand.js"
+import { writeStderr } from "./output.js"
+import { runCommand } from "./runCommand.js"
+import { SettingsError } from "./settings.js"
+import { packageVersion } from "./version.js"
+
+/**
+ * The root command and its subcommands.
+ *
+ * @since 0.1.0
+ */
+export const effectBash = Command.make("effect-bash").pipe(
+  Command.withDescription("A model-facing bash tool: run a command, serve MCP on stdio, or take the demo tour"),
+  Command.withSubcommands([runCommand, mcpCommand, demoCommand])
+)
+
+const cli = Command.run(effectBash, { name: "effect-bash", version: packageVersion })
+
+const errorMessage = (error: unknown): string =>
+  error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
+    ? String((error as { message: unknown }).message)
+    : String(error)
+
+const report = (message: string, code: number) =>
+  writeStderr(`${message}\n`).pipe(Effect.andThen(Effect.fail(new ExitCode({ code }))))
+
+/**
+ * Runs the CLI on `argv` (`process.argv`). Every failure is reported on stderr here and becomes an
+ * {@link ExitCode}: usage errors (already printed by @effect/cli) and invalid settings exit 2,
+ * anything else (defects included) exits 1 with `effect-bash: <message>`.
+ *
+ * @since 0.1.0
+ */
+export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
+  Effect.suspend(() => cli(argv)).pipe(
+    Effect.catchAll((error) => {
+      if (error instanceof ExitCode) return Effect.fail(error)
+      if (ValidationError.isValidationError(error)) return Effect.fail(new ExitCode({ code: usageExitCode }))
+      const code = error instanceof SettingsError ? usageExitCode : 1
+      return report(`effect-bash: ${errorMessage(error)}`, code)
+    }),
+    Effect.catchAllDefect((defect) => report(`effect-bash: unexpected failure\n${Cause.pretty(Cause.die(defect))}`, 1)),
+    Effect.provide(NodeContext.layer),
+    Effect.provide(stderrLogger)
+  )

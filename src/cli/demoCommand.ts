@@ -1,0 +1,106 @@
+/**
+ * `effect-bash demo`: a short guided tour through the real stack. Each step calls a tool exactly as
+ * a model would and prints the model-facing result under a one-line heading. The demo uses fixed
+ * settings (a 500 ms kill grace, a 160-byte output budget) so the tour is quick and predictable.
+ *
+ * @since 0.1.0
+ */
+import { Command } from "@effect/cli"
+import { Effect, Option, Schema } from "effect"
+import type { ToolSession } from "../services/ToolExecution.js"
+import type { ToolCallResult } from "../tool/AgentTools.js"
+import { AgentTools } from "../tool/AgentTools.js"
+import { writeStdout } from "./output.js"
+import { withProgress } from "./progress.js"
+import { cliStack } from "./stack.js"
+
+/**
+ * The executor settings of the tour.
+ *
+ * @since 0.1.0
+ */
+export const demoExecutorSettings = { graceMs: 500, maxOutputBytes: 160 } as const
+
+const SpillPath = Schema.Struct({ stdout: Schema.Struct({ spillPath: Schema.optional(Schema.String) }) })
+const BackgroundStart = Schema.Struct({ kind: Schema.Literal("background"), taskId: Schema.String })
+
+const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
+
+/**
+ * Runs the tour against the composed tools, printing to stdout.
+ *
+ * @since 0.1.0
+ */
+export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
+  const tools = yield* AgentTools
+  let calls = 0
+  const step = (heading: string, tool: string, args: Record<string, unknown>) =>
+    Effect.gen(function*() {
+      calls++
+      yield* writeStdout(`\n=== ${calls}. ${heading} ===\n`)
+      const result: ToolCallResult = yield* tools.call(tool, args, { callId: `demo-${calls}`, session }).pipe(
+        withProgress(`${tool} running`)
+      )
+      yield* writeStdout(result.text.endsWith("\n") ? result.text : `${result.text}\n`)
+      return result
+    })
+  const valueOf = <A, I>(schema: Schema.Schema<A, I>, result: ToolCallResult) =>
+    result.isError ? Option.none<A>() : Schema.decodeUnknownOption(schema)(result.value)
+
+  yield* writeStdout(
+    "effect-bash demo: each result below is exactly the text a model reads from the tool.\n"
+  )
+  yield* step("An ok command (bash)", "bash", {
+    command: "echo \"hello from effect-bash\"; echo \"bash $BASH_VERSION\"",
+    description: "Greet and show the bash version"
+  })
+  yield* step("A failing command: a non-zero exit is a result, not an error (bash)", "bash", {
+    command: "echo \"checking the config\"; echo \"config.yml: no such file\" >&2; exit 3",
+    description: "Fail on purpose with exit code three"
+  })
+  yield* step("A timeout: SIGTERM is ignored, SIGKILL follows after the grace (bash, timeoutMs 1000)", "bash", {
+    command: "trap '' TERM; echo \"ignoring SIGTERM\"; sleep 30",
+    description: "Ignore SIGTERM and outlive the timeout",
+    timeoutMs: 1000
+  })
+  const flood = yield* step(
+    `A flood, truncated to its last ${demoExecutorSettings.maxOutputBytes} bytes with its spill path (bash)`,
+    "bash",
+    { command: "seq 1 100000", description: "Print one hundred thousand numbers" }
+  )
+  const spillPath = valueOf(SpillPath, flood).pipe(Option.flatMapNullable((value) => value.stdout.spillPath))
+  if (Option.isSome(spillPath)) {
+    yield* step("The spill file holds the whole stream (bash)", "bash", {
+      command: `wc -l < ${shellQuote(spillPath.value)}; head -n 3 ${shellQuote(spillPath.value)}`,
+      description: "Count and peek into the spill file"
+    })
+  }
+  const started = yield* step("A background task (bash, run_in_background)", "bash", {
+    command: "for i in 1 2 3; do echo \"tick $i\"; sleep 0.4; done; echo \"now idling\"; sleep 60",
+    description: "Tick three times then idle for a minute",
+    run_in_background: true
+  })
+  const taskId = valueOf(BackgroundStart, started).pipe(Option.map((value) => value.taskId))
+  if (Option.isSome(taskId)) {
+    const task_id = taskId.value
+    yield* step("Read its output, waiting up to 2 s (task_output)", "task_output", {
+      task_id,
+      wait: true,
+      timeout_ms: 2000
+    })
+    yield* step("List the tasks (task_list)", "task_list", {})
+    yield* step("Kill it (task_kill)", "task_kill", { task_id, reason: "the demo is over" })
+    yield* step("Read its end (task_output)", "task_output", { task_id, wait: true, timeout_ms: 5000 })
+  }
+})
+
+/**
+ * The `demo` subcommand.
+ *
+ * @since 0.1.0
+ */
+export const demoCommand = Command.make("demo", {}, () =>
+  tour({ id: "demo", cwd: process.cwd() }).pipe(
+    Effect.provide(cliStack({ workdir: process.cwd(), executor: demoExecutorSettings }, { background: true })),
+    Effect.andThen(writeStdout("\nDone: the stack is closed and every process it started is gone.\n"))
+  )).pipe(Command.withDescription("A short guided tour of the bash and task tools through the real stack"))

@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+/**
+ * The `effect-bash` executable. `NodeRuntime.runMain` turns SIGINT/SIGTERM into an interrupt, so
+ * every scope closes and every process group we started dies before the process exits.
+ *
+ * @since 0.1.0
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { main } from "./app.js"
+import { processExitCode } from "./exit.js"
+
+let interruptedBy: string | undefined
+// runMain interrupts on the first signal and then stops listening; staying subscribed keeps a
+// second Ctrl-C from killing node mid-cleanup (cleanup is bounded by the executor's grace period).
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    interruptedBy ??= signal
+  })
+}
+
+NodeRuntime.runMain(main(process.argv), {
+  disableErrorReporting: true,
+  disablePrettyLogger: true,
+  teardown: (exit) => process.exit(processExitCode(exit, interruptedBy))
+})

@@ -1,0 +1,213 @@
+/**
+ * The executor's settings as the CLI takes them: a flag wins over its `EFFECT_BASH_*` environment
+ * variable, which wins over the executor's default. Every value is checked here, and an error names
+ * the flag or variable it came from (`--grace-ms: expected a positive finite number, got "soon"`).
+ *
+ * @since 0.1.0
+ */
+import { Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { ConfigError, Data, Effect, Option } from "effect"
+import * as path from "node:path"
+import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
+import { fromEnvironment } from "../layers/local/config.js"
+
+/**
+ * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
+ *
+ * @since 0.1.0
+ */
+export class SettingsError extends Data.TaggedError("SettingsError")<{
+  readonly field: string
+  readonly message: string
+}> {}
+
+/**
+ * The settings every subcommand runs with.
+ *
+ * @since 0.1.0
+ */
+export interface CliSettings {
+  /** Absolute working directory: the executor's default and the MCP session's `cwd`. */
+  readonly workdir: string
+  /** What the flags and the environment set; the executor fills in the rest. */
+  readonly executor: Partial<LocalBashExecutorConfig>
+}
+
+type NumericField =
+  | "timeoutMs"
+  | "maxTimeoutMs"
+  | "maxOutputBytes"
+  | "maxSpillBytes"
+  | "graceMs"
+  | "maxBackground"
+  | "maxFinishedBackground"
+
+/** Flag and environment-variable names per setting, for flags and for error messages. */
+const names = {
+  cwd: { flag: "workdir", env: "EFFECT_BASH_CWD" },
+  timeoutMs: { flag: "timeout-ms", env: "EFFECT_BASH_TIMEOUT_MS" },
+  maxTimeoutMs: { flag: "max-timeout-ms", env: "EFFECT_BASH_MAX_TIMEOUT_MS" },
+  maxOutputBytes: { flag: "max-output-bytes", env: "EFFECT_BASH_MAX_OUTPUT_BYTES" },
+  maxSpillBytes: { flag: "max-spill-bytes", env: "EFFECT_BASH_MAX_SPILL_BYTES" },
+  graceMs: { flag: "grace-ms", env: "EFFECT_BASH_GRACE_MS" },
+  keepSpillFiles: { flag: "keep-spill-files", env: "EFFECT_BASH_KEEP_SPILL_FILES" },
+  spillParent: { flag: "spill-dir", env: "EFFECT_BASH_SPILL_DIR" },
+  envAllow: { flag: "env-allow", env: "EFFECT_BASH_ENV_ALLOW" },
+  envDeny: { flag: "env-deny", env: "EFFECT_BASH_ENV_DENY" },
+  maxBackground: { flag: "max-background", env: "EFFECT_BASH_MAX_BACKGROUND" },
+  maxFinishedBackground: { flag: "max-finished-background", env: "EFFECT_BASH_MAX_FINISHED_BACKGROUND" }
+} as const
+
+const numericFields: ReadonlyArray<NumericField> = [
+  "timeoutMs",
+  "maxTimeoutMs",
+  "maxOutputBytes",
+  "maxSpillBytes",
+  "graceMs",
+  "maxBackground",
+  "maxFinishedBackground"
+]
+
+const numberFlag = (field: NumericField, description: string) =>
+  Options.text(names[field].flag).pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription(`${description} (env ${names[field].env})`),
+    Options.optional
+  )
+
+/**
+ * The settings flags, shared by `run` and `mcp`. Values stay raw text here; {@link resolveSettings}
+ * checks them, so flag and environment errors read alike.
+ *
+ * @since 0.1.0
+ */
+export const settingsOptions = Options.all({
+  workdir: Options.text(names.cwd.flag).pipe(
+    Options.withPseudoName("DIR"),
+    Options.withDescription(`Working directory of commands (env ${names.cwd.env}; default: the current directory)`),
+    Options.optional
+  ),
+  timeoutMs: numberFlag("timeoutMs", "Default foreground timeout in ms"),
+  maxTimeoutMs: numberFlag("maxTimeoutMs", "Cap on any per-call timeout in ms"),
+  maxOutputBytes: numberFlag("maxOutputBytes", "Bytes of each stream kept in memory (the tail)"),
+  maxSpillBytes: numberFlag("maxSpillBytes", "Largest spill file holding a truncated stream's full output"),
+  graceMs: numberFlag("graceMs", "Time between SIGTERM and SIGKILL in ms"),
+  keepSpillFiles: Options.boolean(names.keepSpillFiles.flag).pipe(
+    Options.withDescription(`Keep spill files after exit (env ${names.keepSpillFiles.env})`)
+  ),
+  spillDir: Options.text(names.spillParent.flag).pipe(
+    Options.withPseudoName("DIR"),
+    Options.withDescription(`Parent directory of the spill directory (env ${names.spillParent.env})`),
+    Options.optional
+  ),
+  envAllow: Options.text(names.envAllow.flag).pipe(
+    Options.withPseudoName("NAME"),
+    Options.withDescription(`Inherited variable to keep even if it looks like a credential; repeatable (env ${names.envAllow.env}=A,B)`),
+    Options.repeated
+  ),
+  envDeny: Options.text(names.envDeny.flag).pipe(
+    Options.withPseudoName("REGEX"),
+    Options.withDescription(`Extra pattern of inherited variable names to drop; repeatable (env ${names.envDeny.env}=A,B)`),
+    Options.repeated
+  ),
+  maxBackground: numberFlag("maxBackground", "Cap on concurrently running background commands"),
+  maxFinishedBackground: numberFlag("maxFinishedBackground", "Finished background commands kept tracked")
+})
+
+/**
+ * The raw values of {@link settingsOptions}.
+ *
+ * @since 0.1.0
+ */
+export type SettingsFlags = typeof settingsOptions extends Options.Options<infer A> ? A : never
+
+const invalid = (field: string, message: string) => new SettingsError({ field, message: `${field}: ${message}` })
+
+const checkNumber = (field: string, value: unknown): Effect.Effect<number, SettingsError> => {
+  const parsed = typeof value === "string" && value.trim() !== "" ? Number(value) : value
+  return typeof parsed === "number" && Number.isFinite(parsed) && parsed > 0
+    ? Effect.succeed(parsed)
+    : Effect.fail(invalid(field, `expected a positive finite number, got ${JSON.stringify(value)}`))
+}
+
+const checkPatterns = (field: string, patterns: ReadonlyArray<string>) =>
+  Effect.forEach(patterns, (pattern) =>
+    Effect.try({
+      try: () => (new RegExp(pattern, "i"), pattern),
+      catch: () => invalid(field, `${JSON.stringify(pattern)} is not a valid regular expression`)
+    }))
+
+const checkNames = (field: string, variables: ReadonlyArray<string>) =>
+  Effect.forEach(variables, (name) =>
+    /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)
+      ? Effect.succeed(name)
+      : Effect.fail(invalid(field, `${JSON.stringify(name)} is not an environment variable name`)))
+
+/** `EFFECT_BASH.TIMEOUT_MS` → `EFFECT_BASH_TIMEOUT_MS`: name the variable the user actually set. */
+const describeConfigError = (error: ConfigError.ConfigError): SettingsError => {
+  const problems = ConfigError.reduceWithContext<undefined, Array<readonly [string, string]>>(error, undefined, {
+    andCase: (_, left, right) => [...left, ...right],
+    orCase: (_, left, right) => [...left, ...right],
+    invalidDataCase: (_, pathSegments, message) => [[pathSegments.join("_"), message]],
+    missingDataCase: (_, pathSegments, message) => [[pathSegments.join("_"), message]],
+    sourceUnavailableCase: (_, pathSegments, message) => [[pathSegments.join("_"), message]],
+    unsupportedCase: (_, pathSegments, message) => [[pathSegments.join("_"), message]]
+  })
+  const [field, message] = problems[0] ?? ["environment", String(error)]
+  return invalid(field, message)
+}
+
+const present = <A>(value: A | undefined): value is A => value !== undefined
+
+/** Drops absent entries so a spread never overwrites a set value with `undefined`. */
+const defined = <T extends object>(record: T): { [K in keyof T]?: Exclude<T[K], undefined> } =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => present(value))) as {
+    [K in keyof T]?: Exclude<T[K], undefined>
+  }
+
+const fromFlags = (flags: SettingsFlags) =>
+  Effect.gen(function*() {
+    const numbers: Partial<Record<NumericField, number>> = {}
+    for (const field of numericFields) {
+      const raw = flags[field]
+      if (Option.isSome(raw)) numbers[field] = yield* checkNumber(`--${names[field].flag}`, raw.value)
+    }
+    return defined({
+      ...numbers,
+      keepSpillFiles: flags.keepSpillFiles ? true : undefined,
+      spillParent: Option.getOrUndefined(flags.spillDir),
+      envAllow: flags.envAllow.length > 0 ? yield* checkNames(`--${names.envAllow.flag}`, flags.envAllow) : undefined,
+      envDeny: flags.envDeny.length > 0 ? yield* checkPatterns(`--${names.envDeny.flag}`, flags.envDeny) : undefined,
+      cwd: Option.getOrUndefined(flags.workdir)
+    })
+  })
+
+const fromEnv = Effect.gen(function*() {
+  const env = yield* Effect.mapError(fromEnvironment, describeConfigError)
+  for (const field of numericFields) {
+    const value = env[field]
+    if (present(value)) yield* checkNumber(names[field].env, value)
+  }
+  if (env.envAllow) yield* checkNames(names.envAllow.env, env.envAllow)
+  if (env.envDeny) yield* checkPatterns(names.envDeny.env, env.envDeny)
+  return defined(env)
+})
+
+/**
+ * Merges the flags over the `EFFECT_BASH_*` environment (read through the current `ConfigProvider`),
+ * checks every value and resolves the working directory to an existing absolute directory.
+ *
+ * @since 0.1.0
+ */
+export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags: SettingsFlags) {
+  const executor: Partial<LocalBashExecutorConfig> = { ...(yield* fromEnv), ...(yield* fromFlags(flags)) }
+  const source = Option.isSome(flags.workdir) ? `--${names.cwd.flag}` : executor.cwd ? names.cwd.env : "working directory"
+  const workdir = path.resolve(executor.cwd ?? process.cwd())
+  const fs = yield* FileSystem.FileSystem
+  const info = yield* Effect.option(fs.stat(workdir))
+  if (Option.isNone(info) || info.value.type !== "Directory") {
+    return yield* invalid(source, `${JSON.stringify(workdir)} is not a directory`)
+  }
+  return { workdir, executor: { ...executor, cwd: workdir } } satisfies CliSettings
+})

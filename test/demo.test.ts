@@ -1,0 +1,37 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { runCli } from "./cli-support.js"
+
+describe("effect-bash demo (real processes)", () => {
+  it.live("runs to completion in under 15 s, printing every heading and each step's result", () =>
+    Effect.gen(function*() {
+      const outcome = yield* Effect.promise(() => runCli(["demo"]))
+      expect(outcome.code).toBe(0)
+      expect(outcome.elapsedMs).toBeLessThan(15_000)
+      const headings = outcome.stdout.split("\n").filter((line) => line.startsWith("=== "))
+      expect(headings).toEqual([
+        "=== 1. An ok command (bash) ===",
+        "=== 2. A failing command: a non-zero exit is a result, not an error (bash) ===",
+        "=== 3. A timeout: SIGTERM is ignored, SIGKILL follows after the grace (bash, timeoutMs 1000) ===",
+        "=== 4. A flood, truncated to its last 160 bytes with its spill path (bash) ===",
+        "=== 5. The spill file holds the whole stream (bash) ===",
+        "=== 6. A background task (bash, run_in_background) ===",
+        "=== 7. Read its output, waiting up to 2 s (task_output) ===",
+        "=== 8. List the tasks (task_list) ===",
+        "=== 9. Kill it (task_kill) ===",
+        "=== 10. Read its end (task_output) ==="
+      ])
+      const section = (n: number) => outcome.stdout.split(/^=== \d+\. .* ===$/m)[n] ?? ""
+      expect(section(1)).toContain("hello from effect-bash\n")
+      expect(section(2)).toBe("\nchecking the config\n[stderr]\nconfig.yml: no such file\n[exit code: 3]\n\n")
+      expect(section(3)).toBe("\nignoring SIGTERM\n[timed out after 1000ms]\n[killed by signal: SIGKILL]\n\n")
+      expect(section(4)).toMatch(/\n99999\n100000\n\n\[output truncated; full output: \/\S+\]\n\n$/)
+      expect(section(5)).toBe("\n100000\n1\n2\n3\n\n")
+      expect(section(6)).toBe("\nstarted background task bash-1\n\n")
+      expect(section(7)).toBe("\ntick 1\ntick 2\ntick 3\nnow idling\n[status: running]\n\n")
+      expect(section(8)).toMatch(/^\nbash-1 \[bash\] running — for i in 1 2 3/)
+      expect(section(9)).toBe("\nrequested cancellation of task bash-1\n\n")
+      expect(section(10)).toMatch(/^\n\(no new output\)\n\[status: killed, signal: SIGTERM\]\n\nDone: /)
+      expect(outcome.stderr).toBe("")
+    }))
+})
