@@ -53,7 +53,7 @@ export const name = "effect-bash"
  *
  * @since 0.1.0
  */
-export const inject: ReadonlyArray<string> = []
+export const inject: Array<string> = []
 
 /**
  * Starts the plugin: builds the layer graph (rejecting with its error, e.g. a bad executor setting),
@@ -90,11 +90,11 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
       runner.run(tools.execute(toolName, args, call))
     // Child fibers: each (re)registers whenever its host service appears, and is undone with it.
     const effectBashTools = (scoped: CordisContext) => {
-      const registry = scoped["tools"] as HarnessToolRuntime
+      const registry = scoped.get("tools") as HarnessToolRuntime
       for (const descriptor of tools.tools) registry.register(toHarnessTool(descriptor, invoke, calls))
     }
     const effectBashPrompt = (scoped: CordisContext) => {
-      const prompt = scoped["systemPrompt"] as HarnessSystemPrompt
+      const prompt = scoped.get("systemPrompt") as HarnessSystemPrompt
       for (const section of tools.promptSections) prompt.section(section)
     }
     yield ctx.inject(["tools"], effectBashTools).dispose

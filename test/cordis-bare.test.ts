@@ -133,7 +133,7 @@ describe("in a bare upstream Cordis", () => {
       name: "contributor",
       inject: ["bashEnv"],
       apply: (ctx: CordisContext) => {
-        const env = ctx["bashEnv"] as CordisBashEnv
+        const env = ctx.get("bashEnv") as CordisBashEnv
         env.register({
           name: "greeter",
           keys: [{ key: "DSH_GREETING", description: "A greeting" }],

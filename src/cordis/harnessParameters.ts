@@ -140,7 +140,8 @@ export const toHarnessParameterMap = (parameters: JsonSchemaObject): HarnessPara
 
 const compileValue = (spec: HarnessValueSpec): Record<string, unknown> => {
   const { required: _required, properties, items, oneOf, type, ...rest } = spec
-  const node: Record<string, unknown> = type === "json" ? rest : { type, ...rest }
+  // `json` is the DSL's unconstrained node: it compiles to annotations only.
+  const node: Record<string, unknown> = type === undefined || type === "json" ? rest : { type, ...rest }
   if (Array.isArray(oneOf)) node["oneOf"] = oneOf.map(compileValue)
   if (isNode(items)) node["items"] = compileValue(items)
   if (isNode(properties)) Object.assign(node, compileMap(properties as HarnessParameterMap))

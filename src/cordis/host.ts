@@ -36,8 +36,7 @@ export interface CordisContext {
   /** Reads a service without requiring it (`undefined` when absent). */
   get(name: string): unknown
   /** Runs `callback` in a child fiber while every named service is present. */
-  inject(deps: ReadonlyArray<string>, callback: (ctx: CordisContext) => unknown): CordisFiber
-  readonly [service: string]: unknown
+  inject(deps: Array<string>, callback: (ctx: CordisContext) => unknown): CordisFiber
 }
 
 /**
