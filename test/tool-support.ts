@@ -6,8 +6,11 @@ import { Effect, Layer } from "effect"
 import type { ApprovalOutcome } from "../src/services/Approval.js"
 import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
+import { SessionJsonlEnvContributor } from "../src/layers/SessionJsonlEnvContributor.js"
 import { TasksLive } from "../src/layers/TasksLive.js"
+import type { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { BashExecutor } from "../src/services/BashExecutor.js"
+import type { Tasks } from "../src/services/Tasks.js"
 import type { ToolCallContext } from "../src/tool/AgentTools.js"
 import { AgentTools } from "../src/tool/AgentTools.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
@@ -20,16 +23,23 @@ export interface Composition<X> {
   readonly tasks?: boolean
   readonly approval?: ReadonlyArray<ApprovalOutcome>
   readonly enableRunInBackground?: boolean
+  readonly persistence?: Layer.Layer<SessionPersistence>
+  /** Register the `session-persistence` env contributor (needs `persistence`). */
+  readonly jsonlEnv?: boolean
+  /** A replacement task runtime (e.g. one that never attaches a surface). */
+  readonly tasksLayer?: Layer.Layer<Tasks>
 }
 
 /** AgentTools plus the executor's controls, the registry, and (when asked) Tasks and ApprovalScripted. */
 export const compose = <X>(composition: Composition<X>) => {
-  const services = Layer.mergeAll(
+  const base = Layer.mergeAll(
     composition.executor,
     BashEnvRegistryLive.layer({ dshHome }),
-    composition.tasks === false ? Layer.empty : TasksLive.layer(),
-    composition.approval === undefined ? Layer.empty : ApprovalScripted.layer(composition.approval)
+    composition.tasks === false ? Layer.empty : composition.tasksLayer ?? TasksLive.layer(),
+    composition.approval === undefined ? Layer.empty : ApprovalScripted.layer(composition.approval),
+    composition.persistence ?? Layer.empty
   )
+  const services = composition.jsonlEnv === true ? Layer.provideMerge(SessionJsonlEnvContributor.layer, base) : base
   const config = composition.enableRunInBackground === undefined
     ? {}
     : { enableRunInBackground: composition.enableRunInBackground }
