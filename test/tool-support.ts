@@ -5,6 +5,7 @@
 import { Effect, Layer } from "effect"
 import type { ApprovalOutcome } from "../src/services/Approval.js"
 import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
+import type { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
 import { SessionJsonlEnvContributor } from "../src/layers/SessionJsonlEnvContributor.js"
 import { TasksLive } from "../src/layers/TasksLive.js"
@@ -30,8 +31,14 @@ export interface Composition<X> {
   readonly tasksLayer?: Layer.Layer<Tasks>
 }
 
-/** AgentTools plus the executor's controls, the registry, and (when asked) Tasks and ApprovalScripted. */
-export const compose = <X>(composition: Composition<X>) => {
+/**
+ * AgentTools plus the executor's controls, the registry, and (when asked) Tasks, ApprovalScripted and
+ * SessionPersistence. The type lists every service a test may ask for; one that was not composed is
+ * missing at run time.
+ */
+export const compose = <X>(
+  composition: Composition<X>
+): Layer.Layer<AgentTools | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence> => {
   const base = Layer.mergeAll(
     composition.executor,
     BashEnvRegistryLive.layer({ dshHome }),
@@ -43,7 +50,9 @@ export const compose = <X>(composition: Composition<X>) => {
   const config = composition.enableRunInBackground === undefined
     ? {}
     : { enableRunInBackground: composition.enableRunInBackground }
-  return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie)
+  return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie) as Layer.Layer<
+    AgentTools | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
+  >
 }
 
 let calls = 0
