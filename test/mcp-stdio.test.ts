@@ -15,10 +15,10 @@ afterAll(() => rmSync(workdir, { recursive: true, force: true }))
 const description = "A test command for the MCP server"
 
 /** Starts `effect-bash mcp` as a real stdio subprocess and connects the official SDK client. */
-const connectUnmanaged = Effect.promise(async () => {
+const connectWith = (...flags: Array<string>) => Effect.promise(async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [cliPath, "mcp", "--workdir", workdir],
+    args: [cliPath, "mcp", "--workdir", workdir, ...flags],
     env: cleanEnv({ EFFECT_BASH_GRACE_MS: "300" }),
     stderr: "pipe"
   })
@@ -28,9 +28,11 @@ const connectUnmanaged = Effect.promise(async () => {
   if (pid === null) throw new Error("the server did not start")
   return { client, pid }
 })
+const connectUnmanaged = connectWith()
 
 /** A connection closed with the test's scope. */
 const connect = Effect.acquireRelease(connectUnmanaged, ({ client }) => Effect.promise(() => client.close()))
+const closeClient = ({ client }: { readonly client: Client }) => Effect.promise(() => client.close())
 
 const text = (client: Client, name: string, args: Record<string, unknown>) =>
   Effect.promise(async () => {
@@ -55,6 +57,13 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       )
       expect(bashTool?.inputSchema.required).toEqual(["command", "description"])
       expect(tools[2]?.inputSchema).toMatchObject({ type: "object" })
+    }))
+
+  it.scopedLive("--no-background drops run_in_background from the bash tool", () =>
+    Effect.gen(function*() {
+      const { client } = yield* Effect.acquireRelease(connectWith("--no-background"), closeClient)
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      expect(Object.keys(tools[0]?.inputSchema.properties ?? {})).not.toContain("run_in_background")
     }))
 
   it.scopedLive("runs ok, failing and timed-out commands, answering with the model-facing text", () =>
@@ -104,6 +113,27 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       const last = yield* text(client, "task_output", { task_id: "bash-1", wait: true, timeout_ms: 5000 })
       expect(last).toEqual({ isError: false, text: "(no new output)\n[status: killed, signal: SIGTERM]" })
       expect(membersOfGroups([shell])).toEqual([])
+    }))
+
+  it.scopedLive("a cancelled request kills the command's process group", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect
+      const pidFile = join(workdir, "cancelled.pid")
+      const controller = new AbortController()
+      const pending = client.callTool(
+        { name: "bash", arguments: { command: "echo $$ > cancelled.pid; sleep 30 & wait", description } },
+        undefined,
+        { signal: controller.signal }
+      )
+      pending.catch(() => undefined)
+      const pidWritten = () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
+      expect(yield* Effect.promise(() => eventually(pidWritten))).toBe(true)
+      const shell = Number(readFileSync(pidFile, "utf8"))
+      expect(membersOfGroups([shell]).length).toBe(2)
+      controller.abort("stop")
+      expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 0))).toBe(true)
+      // The server stays usable after a cancellation.
+      expect(yield* bash(client, "echo still here")).toEqual({ isError: false, text: "still here\n" })
     }))
 
   it.live("closing the client ends the server and every process it started", () =>
