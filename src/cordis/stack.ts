@@ -5,14 +5,8 @@
  * @since 0.1.0
  */
 import { Layer } from "effect"
-import { BashEnvRegistryLive } from "../layers/BashEnvRegistryLive.js"
-import { LocalBashExecutor } from "../layers/LocalBashExecutor.js"
+import { BashStack } from "../layers/BashStack.js"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
-import { SessionJsonlEnvContributor } from "../layers/SessionJsonlEnvContributor.js"
-import { SessionPersistenceJsonl } from "../layers/SessionPersistenceJsonl.js"
-import { SessionPersistenceNone } from "../layers/SessionPersistenceNone.js"
-import { TasksLive } from "../layers/TasksLive.js"
-import { AgentToolsLive } from "../tool/AgentToolsLive.js"
 import type { EffectBashConfig } from "./config.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import type { HostApproval, HostSessionPersistence } from "./host.js"
@@ -42,28 +36,21 @@ const executorConfigOf = (config: EffectBashConfig): Partial<LocalBashExecutorCo
 }
 
 /**
- * The plugin's layer graph.
+ * The plugin's layer graph: {@link BashStack} with Approval and SessionPersistence backed by the host.
  *
  * @since 0.1.0
  */
-export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) => {
-  const persistence = hostSessionPersistenceLayer(host.sessionPersistence, host.calls).pipe(
-    Layer.provide(
-      config.sessionJsonlDir === undefined
-        ? SessionPersistenceNone.layer
-        : SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir })
-    )
+export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =>
+  BashStack.layer(
+    {
+      executor: executorConfigOf(config),
+      ...(config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }),
+      ...(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
+      ...(config.sessionJsonlDir === undefined ? {} : { sessionJsonlDir: config.sessionJsonlDir })
+    },
+    {
+      approval: hostApprovalLayer(host.approval, host.calls),
+      persistence: (configured) =>
+        hostSessionPersistenceLayer(host.sessionPersistence, host.calls).pipe(Layer.provide(configured))
+    }
   )
-  const env = BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
-  const services = Layer.mergeAll(
-    LocalBashExecutor.layer(executorConfigOf(config)),
-    TasksLive.layer(),
-    hostApprovalLayer(host.approval, host.calls),
-    persistence,
-    env
-  )
-  const withContributor = Layer.merge(services, SessionJsonlEnvContributor.layer.pipe(Layer.provide(services)))
-  return AgentToolsLive.layer(
-    config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }
-  ).pipe(Layer.provideMerge(withContributor))
-}
