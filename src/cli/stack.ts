@@ -1,13 +1,9 @@
 /**
- * The tool stack every subcommand runs on, with the CLI's settings.
+ * The tool stack every subcommand runs on: `BashStack` with the CLI's settings.
  *
  * @since 0.1.0
  */
-import { Layer } from "effect"
-import { BashEnvRegistryLive } from "../layers/BashEnvRegistryLive.js"
-import { LocalBashExecutor } from "../layers/LocalBashExecutor.js"
-import { TasksLive } from "../layers/TasksLive.js"
-import { AgentToolsLive } from "../tool/AgentToolsLive.js"
+import { BashStack } from "../layers/BashStack.js"
 import type { CliSettings } from "./settings.js"
 
 /**
@@ -18,8 +14,4 @@ import type { CliSettings } from "./settings.js"
  * @since 0.1.0
  */
 export const cliStack = (settings: CliSettings, options: { readonly background: boolean }) =>
-  AgentToolsLive.layer({ enableRunInBackground: options.background }).pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(LocalBashExecutor.layer(settings.executor), TasksLive.layer(), BashEnvRegistryLive.layer())
-    )
-  )
+  BashStack.layer({ executor: settings.executor, enableRunInBackground: options.background })
