@@ -15,6 +15,7 @@ interface Fiber {
   readonly restart: () => Promise<void>
 }
 interface Root extends CordisContext {
+  readonly fiber: Fiber
   plugin(plugin: unknown, config?: unknown): PromiseLike<Fiber> & Fiber
 }
 // Upstream rc.10's own .d.ts does not resolve under `nodenext`; the host is typed structurally.
@@ -31,7 +32,11 @@ beforeEach(() => {
   root = new Context()
   dir = tempDir("effect-bash-cordis-")
 })
-afterEach(() => dir.remove())
+afterEach(async () => {
+  // Unloads whatever a failed test left loaded (disposing the root fiber unloads its plugins).
+  await root.fiber.dispose()
+  dir.remove()
+})
 
 describe("in a bare upstream Cordis", () => {
   it("runs a command through ctx.bash", async () => {
