@@ -1,0 +1,86 @@
+import { Tool } from "@effect/ai"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
+import { ScriptedBashExecutor } from "../src/layers/ScriptedBashExecutor.js"
+import { AgentTools, ToolError } from "../src/tool/AgentTools.js"
+import { BashToolkit, CurrentToolSession } from "../src/tool/BashToolkit.js"
+import type { Composition } from "./tool-support.js"
+import { compose, dshHome } from "./tool-support.js"
+
+const withToolkit = <X>(composition: Composition<X>) =>
+  BashToolkit.layer.pipe(Layer.provideMerge(compose(composition)))
+
+const recorded = Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)
+const publishedKeys = (toolkit: BashToolkit["Type"]) =>
+  Object.keys((Tool.getJsonSchema(toolkit.tools["bash"]!) as { readonly properties: object }).properties)
+const ok = { command: "echo hi", description: "Print a greeting" }
+
+describe("BashToolkit", () => {
+  it.effect("publishes the composed tools with exactly their AgentTools JSON Schemas", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      const tools = yield* AgentTools
+      expect(Object.keys(toolkit.tools)).toEqual(["bash", "task_output", "task_list", "task_kill"])
+      for (const descriptor of tools.tools) {
+        const tool = toolkit.tools[descriptor.name]!
+        expect(Tool.getJsonSchema(tool)).toEqual(descriptor.parameters)
+        expect(tool.description).toBe(descriptor.description)
+      }
+      expect(publishedKeys(toolkit)).not.toContain("run_in_background")
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer(), enableRunInBackground: false }))))
+
+  it.effect("a confining executor's escalation fields reach the published schema", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      expect(publishedKeys(toolkit)).toContain("sandbox_permissions")
+    }).pipe(Effect.provide(withToolkit({ executor: FakeConfiningExecutor.layer() }))))
+
+  it.effect("a valid call returns the rendered text", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      const result = yield* toolkit.handle("bash", ok)
+      expect(result).toMatchObject({ isFailure: false, result: "echo hi\n", encodedResult: "echo hi\n" })
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+
+  it.effect("invalid arguments come back as a failure result with the exact message, not an AiError", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [{ description: "x" }, "invalid command: expected a non-empty string"],
+        [{ command: 42, description: "x" }, "invalid command: expected a non-empty string"],
+        [{ ...ok, timeoutMs: "soon" }, "invalid timeoutMs: expected a positive number, got \"soon\""],
+        [{ ...ok, run_in_background: true }, "run_in_background is disabled for this deployment: run the command in the foreground"],
+        [
+          { ...ok, sandbox_permissions: "danger-full-access", justification: "x" },
+          "sandbox_permissions is not available in this composition (no sandboxing executor to escalate)"
+        ]
+      ]
+      for (const [params, message] of cases) {
+        const result = yield* toolkit.handle("bash", params as never)
+        expect(result.isFailure).toBe(true)
+        expect(result.result).toEqual(new ToolError({ message }))
+        expect(result.encodedResult).toEqual({ _tag: "ToolError", message })
+      }
+      expect(yield* recorded).toEqual([])
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer(), enableRunInBackground: false }))))
+
+  it.effect("task tool failures are returned too", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      const result = yield* toolkit.handle("task_output", { task_id: "bash-5", wait: false } as never)
+      expect(result).toMatchObject({ isFailure: true, encodedResult: { _tag: "ToolError", message: "unknown task bash-5" } })
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+
+  it.effect("extra keys are dropped and the request-level session reaches the managed environment", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      yield* toolkit.handle("bash", { ...ok, env: { A: "1" }, stdin: "x", stdoutMaxBytes: 1 } as never).pipe(
+        Effect.provideService(CurrentToolSession, { id: "agent-7" })
+      )
+      const [call] = yield* recorded
+      expect(Object.keys(call!.spec).sort()).toEqual(["command", "dshEnv", "stdoutMaxBytes", "timeoutMs", "workdir"])
+      expect(call!.spec.stdoutMaxBytes).toBe(64_000)
+      expect(call!.spec.dshEnv).toEqual({ DSH_HOME: dshHome, DSH_SESSION_ID: "agent-7", DSH_SHELL: "1" })
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+})
