@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import { FileSystem, Path } from "@effect/platform"
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import type { ConfigError } from "effect"
 import { Deferred, Effect, FiberSet, Layer } from "effect"
 import type { BashExecRequest, BashExecSpec, BashProcessState, BashRunResult } from "../services/BashExecutor.js"

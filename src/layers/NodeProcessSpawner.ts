@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Deferred, Effect, Layer, Stream } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
