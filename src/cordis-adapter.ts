@@ -20,6 +20,7 @@ import { Effect, ManagedRuntime } from "effect"
 import { BashEnvRegistry } from "./services/BashEnvRegistry.js"
 import { BashExecutor } from "./services/BashExecutor.js"
 import { Tasks } from "./services/Tasks.js"
+import type { ToolCallContext } from "./tool/AgentTools.js"
 import { AgentTools } from "./tool/AgentTools.js"
 import { BashEnvFacade } from "./cordis/BashEnvFacade.js"
 import { makeBashFacade } from "./cordis/BashFacade.js"
@@ -86,12 +87,12 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     yield ctx.provide("tasks", makeTasksFacade(tasks, runner))
     if (config.registerTools === false) return
 
-    const invoke = (toolName: string, args: unknown, call: Parameters<typeof tools.execute>[2]) =>
+    const invoke = (toolName: string, args: unknown, call: ToolCallContext) =>
       runner.run(tools.execute(toolName, args, call))
     // Child fibers: each (re)registers whenever its host service appears, and is undone with it.
     const effectBashTools = (scoped: CordisContext) => {
-      const registry = scoped.get("tools") as HarnessToolRuntime
-      for (const descriptor of tools.tools) registry.register(toHarnessTool(descriptor, invoke, calls))
+      const toolRuntime = scoped.get("tools") as HarnessToolRuntime
+      for (const descriptor of tools.tools) toolRuntime.register(toHarnessTool(descriptor, invoke, calls))
     }
     const effectBashPrompt = (scoped: CordisContext) => {
       const prompt = scoped.get("systemPrompt") as HarnessSystemPrompt
