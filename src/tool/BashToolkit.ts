@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { Tool, Toolkit } from "@effect/ai"
-import { Context, Effect, Layer, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
 import type { ToolDescriptor } from "./AgentTools.js"
 import { AgentTools, ToolError } from "./AgentTools.js"
@@ -74,19 +74,19 @@ export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashTool
     Effect.gen(function*() {
       const tools = yield* AgentTools
       const calls = yield* Ref.make(0)
-      const toolkit = Toolkit.make(...tools.tools.map(toAiTool)) as unknown as Toolkit.Toolkit<Record<string, BashAiTool>>
+      const toolkit: Toolkit.Toolkit<Record<string, BashAiTool>> = Toolkit.make(...tools.tools.map(toAiTool))
       const handlerFor = (name: string) =>
         Effect.fn("BashToolkit.handle")(function*(params: unknown) {
           const session = yield* Effect.serviceOption(CurrentToolSession)
           const callId = `effect-ai-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
           const result = yield* tools.call(name, params, {
             callId,
-            ...(session._tag === "Some" ? { session: session.value } : {})
+            ...(Option.isSome(session) ? { session: session.value } : {})
           })
           return result.isError ? yield* new ToolError({ message: result.message }) : result.text
         })
       const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
-      const context = yield* toolkit.toContext(handlers as never)
+      const context = yield* toolkit.toContext(handlers)
       return yield* Effect.provide(toolkit, context)
     })
   )
