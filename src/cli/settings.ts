@@ -10,7 +10,7 @@ import { FileSystem } from "@effect/platform"
 import { ConfigError, Data, Effect, Option } from "effect"
 import * as path from "node:path"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
-import { fromEnvironment } from "../layers/local/config.js"
+import { fromEnvironment, numericSettings } from "../layers/local/config.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
@@ -34,14 +34,7 @@ export interface CliSettings {
   readonly executor: Partial<LocalBashExecutorConfig>
 }
 
-type NumericField =
-  | "timeoutMs"
-  | "maxTimeoutMs"
-  | "maxOutputBytes"
-  | "maxSpillBytes"
-  | "graceMs"
-  | "maxBackground"
-  | "maxFinishedBackground"
+type NumericField = (typeof numericSettings)[number]
 
 /** Flag and environment-variable names per setting, for flags and for error messages. */
 const names = {
@@ -59,15 +52,7 @@ const names = {
   maxFinishedBackground: { flag: "max-finished-background", env: "EFFECT_BASH_MAX_FINISHED_BACKGROUND" }
 } as const
 
-const numericFields: ReadonlyArray<NumericField> = [
-  "timeoutMs",
-  "maxTimeoutMs",
-  "maxOutputBytes",
-  "maxSpillBytes",
-  "graceMs",
-  "maxBackground",
-  "maxFinishedBackground"
-]
+const numericFields: ReadonlyArray<NumericField> = numericSettings
 
 const numberFlag = (field: NumericField, description: string) =>
   Options.text(names[field].flag).pipe(

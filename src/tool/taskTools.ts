@@ -6,10 +6,11 @@
  */
 import { Effect, Either } from "effect"
 import type { TaskSnapshot, Tasks } from "../services/Tasks.js"
-import type { ToolCallContext } from "./AgentTools.js"
+import type { ToolCallContext, ToolDescriptor } from "./AgentTools.js"
 import { ToolError } from "./AgentTools.js"
 import { taskToolDescriptions } from "./descriptions.js"
 import { presentTaskCall, presentTaskResult } from "./presentation.js"
+import type { LooseFields } from "./schemas.js"
 import { parametersOf, taskKillFields, taskListFields, taskOutputFields } from "./schemas.js"
 import { renderTaskKill, renderTaskList, renderTaskOutput } from "./taskTexts.js"
 import type { ToolEntry } from "./ToolEntry.js"
@@ -43,6 +44,24 @@ export interface TaskKillValue {
   readonly outcome: "requested" | "already-finished"
   readonly task: TaskSnapshot
 }
+
+const renderOutputValue = ({ output, task }: TaskOutputValue) => renderTaskOutput(output, task)
+const renderListValue = ({ tasks }: TaskListValue) => renderTaskList(tasks)
+const renderKillValue = ({ outcome, task }: TaskKillValue) => renderTaskKill(outcome, task)
+
+// Cards carry the same text the model read, rendered from the stored value.
+const descriptorOf = <V>(
+  name: "task_output" | "task_list" | "task_kill",
+  fields: LooseFields,
+  renderValue: (value: V) => string
+): ToolDescriptor => ({
+  name,
+  description: taskToolDescriptions[name],
+  parameters: parametersOf(fields),
+  render: (value) => renderValue(value as V),
+  presentCall: (args) => presentTaskCall(name, args),
+  presentResult: (args, value) => presentTaskResult(name, args, renderValue(value as V))
+})
 
 const invalid = (message: string) => new ToolError({ message })
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
@@ -81,50 +100,8 @@ export const makeTaskTools = (tasks: Tasks["Type"]): ReadonlyArray<ToolEntry> =>
   })
 
   return [
-    {
-      descriptor: {
-        name: "task_output",
-        description: taskToolDescriptions.task_output,
-        parameters: parametersOf(taskOutputFields),
-        render: (value) => {
-          const { output, task } = value as TaskOutputValue
-          return renderTaskOutput(output, task)
-        },
-        presentCall: (args) => presentTaskCall("task_output", args),
-        presentResult: (args, value) => {
-          const { output, task } = value as TaskOutputValue
-          return presentTaskResult("task_output", args, renderTaskOutput(output, task))
-        }
-      },
-      run: taskOutput
-    },
-    {
-      descriptor: {
-        name: "task_list",
-        description: taskToolDescriptions.task_list,
-        parameters: parametersOf(taskListFields),
-        render: (value) => renderTaskList((value as TaskListValue).tasks),
-        presentCall: (args) => presentTaskCall("task_list", args),
-        presentResult: (args, value) => presentTaskResult("task_list", args, renderTaskList((value as TaskListValue).tasks))
-      },
-      run: taskList
-    },
-    {
-      descriptor: {
-        name: "task_kill",
-        description: taskToolDescriptions.task_kill,
-        parameters: parametersOf(taskKillFields),
-        render: (value) => {
-          const { outcome, task } = value as TaskKillValue
-          return renderTaskKill(outcome, task)
-        },
-        presentCall: (args) => presentTaskCall("task_kill", args),
-        presentResult: (args, value) => {
-          const { outcome, task } = value as TaskKillValue
-          return presentTaskResult("task_kill", args, renderTaskKill(outcome, task))
-        }
-      },
-      run: taskKill
-    }
+    { descriptor: descriptorOf("task_output", taskOutputFields, renderOutputValue), run: taskOutput },
+    { descriptor: descriptorOf("task_list", taskListFields, renderListValue), run: taskList },
+    { descriptor: descriptorOf("task_kill", taskKillFields, renderKillValue), run: taskKill }
   ]
 }

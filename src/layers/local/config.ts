@@ -67,7 +67,12 @@ export class LocalBashExecutorConfigError extends Data.TaggedError("LocalBashExe
   readonly message: string
 }> {}
 
-const positiveFields = [
+/**
+ * The settings that must be positive finite numbers.
+ *
+ * @since 0.1.0
+ */
+export const numericSettings = [
   "timeoutMs",
   "maxTimeoutMs",
   "maxOutputBytes",
@@ -88,7 +93,7 @@ export const resolveConfig = (
   Effect.suspend(() => {
     const given = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined))
     const config: LocalBashExecutorConfig = { ...defaults, ...given }
-    for (const field of positiveFields) {
+    for (const field of numericSettings) {
       const value: unknown = config[field]
       if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
         return Effect.fail(
