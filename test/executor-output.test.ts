@@ -138,6 +138,20 @@ describe("output budgets", () => {
       expect(result.stdout).toEqual({ text: "98\n99\n100\n", truncated: true })
     }))
 
+  it.live("a spill write failure (disk full) drops the spill file; the tail is still returned", () =>
+    Effect.gen(function*() {
+      const result = yield* withExecutor(
+        { maxOutputBytes: 10 },
+        (bash) => Effect.flatMap(bash.resolve({ command: "seq 1 100000" }), bash.run),
+        (config) =>
+          LocalBashExecutor.layerWith(config).pipe(
+            Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, diskFullFileSystem, NodePath.layer))
+          )
+      )
+      expect(result.exitCode).toBe(0)
+      expect(result.stdout).toEqual({ text: "\n99999\n100000\n".slice(-10), truncated: true })
+    }))
+
   it.live("background reads are consuming and report loss once output outran memory", () =>
     Effect.gen(function*() {
       const bash = yield* BashExecutor
@@ -163,5 +177,14 @@ const failingSyncFileSystem = Layer.effect(
           get: () =>
             Effect.fail(new SystemError({ reason: "Unknown", module: "FileSystem", method: "sync", description: "EIO" }))
         }) as FileSystem.File)
+  }))
+).pipe(Layer.provide(NodeFileSystem.layer))
+
+/** The real file system, except that spill files are `/dev/full`: every write fails with ENOSPC. */
+const diskFullFileSystem = Layer.effect(
+  FileSystem.FileSystem,
+  Effect.map(FileSystem.FileSystem, (real) => ({
+    ...real,
+    open: (_file: string, _options?: FileSystem.OpenFileOptions) => real.open("/dev/full", { flag: "w" })
   }))
 ).pipe(Layer.provide(NodeFileSystem.layer))

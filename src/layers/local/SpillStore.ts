@@ -11,6 +11,7 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Exit, Ref, Scope } from "effect"
 import { randomUUID } from "node:crypto"
+import { makeSpillWriter } from "./SpillWriter.js"
 
 /**
  * One open spill file.
@@ -73,15 +74,16 @@ export const makeSpillStore = (options: { readonly keep: boolean; readonly paren
           Scope.extend(scope),
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
+        const writer = makeSpillWriter(handle)
         const close = Effect.exit(Scope.close(scope, Exit.void))
         const spill: SpillFile = {
           path: file,
-          write: (bytes) => handle.writeAll(bytes),
+          write: writer.write,
           // fsync surfaces delayed write-back errors that a plain close would swallow.
-          finish: Effect.exit(handle.sync).pipe(
-            Effect.zipWith(close, (synced, closed) => Exit.isSuccess(synced) && Exit.isSuccess(closed))
+          finish: Effect.all([writer.drain, Effect.exit(handle.sync), close]).pipe(
+            Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed))
           ),
-          discard: close.pipe(Effect.zipRight(fs.remove(file).pipe(Effect.ignore)))
+          discard: writer.drain.pipe(Effect.zipRight(close), Effect.zipRight(fs.remove(file).pipe(Effect.ignore)))
         }
         return spill
       })

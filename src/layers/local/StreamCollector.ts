@@ -28,8 +28,11 @@ type SpillState =
   | { readonly _tag: "Finished"; readonly path: string | undefined }
   | { readonly _tag: "Abandoned" }
 
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+// No copy for a single chunk.
+const concatBytes = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
   if (chunks.length === 1) return chunks[0]!
+  let size = 0
+  for (const chunk of chunks) size += chunk.length
   const out = new Uint8Array(size)
   let offset = 0
   for (const chunk of chunks) {
@@ -88,7 +91,7 @@ export class StreamCollector {
           return Effect.void
         }
         // Nothing has been evicted yet: the buffer still holds bytes 0..before.
-        const head = concat(this.chunks, this.buffered)
+        const head = concatBytes(this.chunks)
         return this.store.open(this.stream).pipe(
           Effect.tap((file) => {
             this.spill = { _tag: "Open", file }
@@ -133,7 +136,7 @@ export class StreamCollector {
   }
 
   private window(): Uint8Array {
-    return concat(this.chunks, this.buffered)
+    return concatBytes(this.chunks)
   }
 
   /**
