@@ -3,6 +3,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import { buildEnv } from "../src/layers/local/environment.js"
 import type { BashExecRequest } from "../src/services/BashExecutor.js"
@@ -21,6 +24,8 @@ const inherited = {
   INTERNAL_URL: "http://x",
   DSH_SESSION_ID: "stale",
   DSH_HOME: "/stale",
+  BASH_ENV: "/home/me/.bash_env",
+  ENV: "/home/me/.shrc",
   TERM: "xterm-256color"
 }
 
@@ -38,7 +43,9 @@ describe("buildEnv", () => {
       "GOOGLE_APPLICATION_CREDENTIALS",
       "KEYBOARD_LAYOUT",
       "DSH_SESSION_ID",
-      "DSH_HOME"
+      "DSH_HOME",
+      "BASH_ENV",
+      "ENV"
     ]) expect(env).not.toHaveProperty(name)
     expect(env).toMatchObject({ PATH: "/usr/bin", HOME: "/home/me", INTERNAL_URL: "http://x" })
   })
@@ -88,6 +95,21 @@ describe("LocalBashExecutor environment and validation", () => {
       }))
       expect(result.stdout.text).toBe("1 dumb 0 mine s9\n")
       expect(process.env).toEqual(before)
+    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.live("no rc file is read, even when stdin is a socket (which makes bash source ~/.bashrc)", () =>
+    Effect.gen(function*() {
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-home-"))
+      fs.writeFileSync(path.join(home, ".bashrc"), "echo bashrc-was-read\n")
+      fs.writeFileSync(path.join(home, ".bash_profile"), "echo profile-was-read\n")
+      const bash = yield* BashExecutor
+      // SHLVL 0 is what a host started outside any shell passes; bash only sources then.
+      const env = { HOME: home, SHLVL: "0" }
+      const withStdin = yield* bash.run(yield* bash.resolve({ command: "cat", stdin: "input\n", env }))
+      const withoutStdin = yield* bash.run(yield* bash.resolve({ command: "echo plain", env }))
+      expect(withStdin.stdout.text).toBe("input\n")
+      expect(withoutStdin.stdout.text).toBe("plain\n")
+      fs.rmSync(home, { recursive: true })
     }).pipe(Effect.provide(LocalBashExecutor.layer())))
 
   it.effect("env may not set DSH_* and dshEnv may set only DSH_*", () =>

@@ -2,6 +2,12 @@
  * What every contender in the benchmark offers: the same work, done its own way.
  */
 
+/**
+ * The shell invocation every contender uses, the same as our executor's: no rc files, so a
+ * `~/.bashrc` (which bash sources when stdin is a socket) never becomes part of the work.
+ */
+export const bashArgs = (command: string): Array<string> => ["--norc", "--noprofile", "-c", command]
+
 /** A file a contender wrote a whole stdout stream to. */
 export interface WrittenFile {
   readonly path: string

@@ -8,6 +8,7 @@ import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { createWriteStream } from "node:fs"
 import { join } from "node:path"
 import type { Runner } from "./Runner.js"
+import { bashArgs } from "./Runner.js"
 
 const ExecutorLive = NodeCommandExecutor.layer.pipe(Layer.provide(NodeFileSystem.layer))
 
@@ -16,7 +17,7 @@ let fileCounter = 0
 /** Builds the Command contender on one runtime that is reused for every call. */
 export const makePlatformRunner = (): Runner => {
   const runtime = ManagedRuntime.make(ExecutorLive)
-  const bash = (command: string) => Command.make("bash", "-c", command)
+  const bash = (command: string) => Command.make("bash", ...bashArgs(command))
 
   const collect = (command: string) =>
     Effect.scoped(

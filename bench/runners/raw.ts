@@ -7,9 +7,10 @@ import { createWriteStream } from "node:fs"
 import { join } from "node:path"
 import { pipeline } from "node:stream/promises"
 import type { Runner } from "./Runner.js"
+import { bashArgs } from "./Runner.js"
 
 const start = (command: string): ChildProcess =>
-  spawn("bash", ["-c", command], { detached: true, stdio: ["ignore", "pipe", "pipe"] })
+  spawn("bash", bashArgs(command), { detached: true, stdio: ["ignore", "pipe", "pipe"] })
 
 /** Resolves when the child has exited and its pipes have closed; rejects on a spawn error. */
 export const closed = (child: ChildProcess): Promise<void> =>

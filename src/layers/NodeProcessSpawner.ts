@@ -101,7 +101,8 @@ const make = Effect.gen(function*() {
   const spawn = (options: SpawnOptions) =>
     Effect.acquireRelease(
       Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
-        const child = ChildProcess.spawn("bash", ["-c", options.command], {
+        // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
+        const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", options.command], {
           cwd: options.cwd,
           env: options.env,
           detached: true,

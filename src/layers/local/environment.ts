@@ -1,6 +1,7 @@
 /**
- * The child's environment: the host's minus credentials and stale managed names, then fixed
- * non-interactive settings, then the caller's ordinary variables, then the managed `DSH_*` ones.
+ * The child's environment: the host's minus credentials, stale managed names and startup-file
+ * variables, then fixed non-interactive settings, then the caller's ordinary variables, then the
+ * managed `DSH_*` ones.
  *
  * @since 0.1.0
  */
@@ -42,6 +43,9 @@ export const nonInteractiveVariables: Readonly<Record<string, string>> = {
 }
 
 const managedName = /^DSH_/
+
+// Files a non-interactive bash (or sh) would source before the command: no rc files, ever.
+const startupFileVariables = new Set(["BASH_ENV", "ENV"])
 
 /**
  * The scrub: what is kept from the inherited environment.
@@ -97,7 +101,7 @@ export const buildEnv = (
   const allowed = new Set(scrub.allow)
   const result: Record<string, string> = {}
   for (const [name, value] of Object.entries(inherited)) {
-    if (value === undefined || managedName.test(name)) continue
+    if (value === undefined || managedName.test(name) || startupFileVariables.has(name)) continue
     const denied = defaultDenyPattern.test(name) || scrub.deny.some((pattern) => pattern.test(name))
     if (denied && !allowed.has(name)) continue
     result[name] = value
