@@ -96,10 +96,12 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     if (cause !== "exit" || (yield* process.groupAlive)) {
       yield* Effect.uninterruptible(killGroup(process, graceMs))
     }
-    const exit = Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
+    const exit = cause === "exit"
+      ? yield* process.exit
+      : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
     settled = true
     // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
-    yield* Effect.timeoutOption(Fiber.join(readers), graceMs)
+    if (Option.isNone(yield* Fiber.poll(readers))) yield* Effect.timeoutOption(Fiber.join(readers), graceMs)
     yield* Fiber.interrupt(readers)
     const [stdout, stderr] = yield* Effect.all([options.stdout.finish, options.stderr.finish])
     return { cause, exit, stdout, stderr }
