@@ -19,7 +19,9 @@ const errnoCode = (error: unknown): string | undefined =>
     : undefined
 
 /**
- * Sends `signal` to every member of group `pgid`; a vanished group is not an error.
+ * Sends `signal` to every member of group `pgid`. A vanished group (ESRCH) is not an error, nor is a
+ * group whose remaining members we may not signal (EPERM: e.g. a setuid program); the liveness
+ * check still sees those, and the kill path stays bounded by its grace.
  *
  * @since 0.1.0
  */
@@ -27,7 +29,8 @@ export const signalGroupSync = (pgid: number, signal: GroupSignal): void => {
   try {
     process.kill(-pgid, signal)
   } catch (error) {
-    if (errnoCode(error) !== "ESRCH") throw error
+    const code = errnoCode(error)
+    if (code !== "ESRCH" && code !== "EPERM") throw error
   }
 }
 
@@ -52,7 +55,7 @@ export const groupAliveSync = (pgid: number): boolean => {
   try {
     process.kill(-pgid, 0)
   } catch (error) {
-    return errnoCode(error) === "EPERM"
+    if (errnoCode(error) !== "EPERM") return false
   }
   if (process.platform !== "linux") return true
   for (const entry of NodeFs.readdirSync("/proc")) {
