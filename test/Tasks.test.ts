@@ -161,6 +161,34 @@ describe("Tasks.kill", () => {
       expect(yield* task.cancels).toBe(1)
     })).pipe(Effect.provide(TasksLive.layer())))
 
+  it.scoped("an interrupted kill still delivers the cancel it decided on", () =>
+    withSurface(Effect.gen(function*() {
+      const tasks = yield* Tasks
+      const gate = yield* Deferred.make<void>()
+      const asked = yield* Deferred.make<void>()
+      const delivered = yield* Ref.make(0)
+      const done = yield* Deferred.make<TaskOutcome>()
+      const work: TaskWork = {
+        read: Effect.succeed(""),
+        // A cancel that takes a moment to deliver.
+        cancel: Deferred.succeed(asked, undefined).pipe(
+          Effect.zipRight(Deferred.await(gate)),
+          Effect.zipRight(Ref.update(delivered, (n) => n + 1))
+        ),
+        done: Deferred.await(done)
+      }
+      const task = yield* tasks.start(bash("sleep 100"), () => Effect.succeed(work))
+      const killing = yield* Effect.fork(tasks.kill(task.id, undefined))
+      yield* Deferred.await(asked)
+      const interrupting = yield* Effect.fork(Fiber.interrupt(killing))
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(interrupting)
+      const status = (yield* tasks.get(task.id, undefined)).status
+      yield* Deferred.succeed(done, killedOutcome)
+      expect(yield* Ref.get(delivered)).toBe(1)
+      expect(status).toBe("stopping")
+    })).pipe(Effect.provide(TasksLive.layer())))
+
   it.scoped("answers already-finished for a completed task without cancelling it", () =>
     withSurface(Effect.gen(function*() {
       const tasks = yield* Tasks

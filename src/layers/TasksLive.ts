@@ -248,15 +248,19 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
 
     const kill = Effect.fn("Tasks.kill")(function*(id: string, caller: string | undefined) {
       const entry = yield* access(id, caller)
-      const decision = yield* Ref.modify(state, (current): ["cancel" | "requested" | "already-finished", TasksState] => {
-        const now = current.tasks.get(id)
-        if (now === undefined || isTerminal(now.status)) return ["already-finished", current]
-        if (now.status === "stopping") return ["requested", current]
-        return ["cancel", withEntry(current, { ...now, status: "stopping" })]
-      })
-      if (decision !== "cancel") return decision
-      yield* entry.work.cancel
-      return "requested" as const
+      // Marking it stopping and delivering the cancel happen together: interrupted in between, the
+      // task would show as stopping while nothing stops it (disposal does not cancel stopping tasks).
+      return yield* Effect.uninterruptible(Effect.gen(function*() {
+        const decision = yield* Ref.modify(state, (current): ["cancel" | "requested" | "already-finished", TasksState] => {
+          const now = current.tasks.get(id)
+          if (now === undefined || isTerminal(now.status)) return ["already-finished", current]
+          if (now.status === "stopping") return ["requested", current]
+          return ["cancel", withEntry(current, { ...now, status: "stopping" })]
+        })
+        if (decision !== "cancel") return decision
+        yield* entry.work.cancel
+        return "requested" as const
+      }))
     })
 
     const markReported = Effect.fn("Tasks.markReported")(function*(id: string) {
