@@ -44,6 +44,19 @@ const text = (client: Client, name: string, args: Record<string, unknown>) =>
 const bash = (client: Client, command: string, extra: Record<string, unknown> = {}) =>
   text(client, "bash", { command, description, ...extra })
 
+/** The pid a command wrote (`echo $$ > <name>` in the workdir), once the line is complete. */
+const pidFrom = (name: string) =>
+  Effect.promise(async () => {
+    const file = join(workdir, name)
+    const written = await eventually(() => existsSync(file) && readFileSync(file, "utf8").endsWith("\n"))
+    if (!written) throw new Error(`${name} was not written in time`)
+    return Number(readFileSync(file, "utf8"))
+  })
+
+/** Waits (bounded) until process group `pgid` has exactly `count` live members. */
+const groupHas = (pgid: number, count: number) =>
+  Effect.promise(() => eventually(() => membersOfGroups([pgid]).length === count))
+
 describe("effect-bash mcp over stdio (official SDK client, real processes)", () => {
   it.scopedLive("lists bash, task_output, task_list and task_kill with their JSON Schemas", () =>
     Effect.gen(function*() {
@@ -94,17 +107,18 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
   it.scopedLive("starts a background task, reads it with task_output wait, kills it with task_kill", () =>
     Effect.gen(function*() {
       const { client } = yield* connect
-      expect(yield* bash(client, "echo $$; echo started; sleep 30", { run_in_background: true })).toEqual({
+      const command = "echo $$ > background.pid; echo started; sleep 30"
+      expect(yield* bash(client, command, { run_in_background: true })).toEqual({
         isError: false,
         text: "started background task bash-1"
       })
-      const first = yield* text(client, "task_output", { task_id: "bash-1", wait: true, timeout_ms: 500 })
-      expect(first.text).toMatch(/^\d+\nstarted\n\[status: running\]$/)
-      const shell = Number(first.text.split("\n")[0])
+      const shell = yield* pidFrom("background.pid")
       expect(isAlive(shell)).toBe(true)
+      const first = yield* text(client, "task_output", { task_id: "bash-1", wait: true, timeout_ms: 500 })
+      expect(first).toEqual({ isError: false, text: "started\n[status: running]" })
       expect(yield* text(client, "task_list", {})).toEqual({
         isError: false,
-        text: "bash-1 [bash] running — echo $$; echo started; sleep 30"
+        text: `bash-1 [bash] running — ${command}`
       })
       expect(yield* text(client, "task_kill", { task_id: "bash-1" })).toEqual({
         isError: false,
@@ -118,7 +132,6 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
   it.scopedLive("a cancelled request kills the command's process group", () =>
     Effect.gen(function*() {
       const { client } = yield* connect
-      const pidFile = join(workdir, "cancelled.pid")
       const controller = new AbortController()
       const pending = client.callTool(
         { name: "bash", arguments: { command: "echo $$ > cancelled.pid; sleep 30 & wait", description } },
@@ -126,10 +139,9 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
         { signal: controller.signal }
       )
       pending.catch(() => undefined)
-      const pidWritten = () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
-      expect(yield* Effect.promise(() => eventually(pidWritten))).toBe(true)
-      const shell = Number(readFileSync(pidFile, "utf8"))
-      expect(membersOfGroups([shell]).length).toBe(2)
+      const shell = yield* pidFrom("cancelled.pid")
+      // The pid is written before `sleep 30 &` forks: wait for both members.
+      expect(yield* groupHas(shell, 2)).toBe(true)
       controller.abort("stop")
       expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 0))).toBe(true)
       // The server stays usable after a cancellation.
@@ -139,13 +151,12 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
   it.live("closing the client ends the server and every process it started", () =>
     Effect.gen(function*() {
       const { client, pid } = yield* connectUnmanaged
-      const started = yield* bash(client, "echo $$; sleep 30 & sleep 30", { run_in_background: true })
+      const started = yield* bash(client, "echo $$ > closing.pid; sleep 30 & sleep 30", { run_in_background: true })
       expect(started.text).toBe("started background task bash-1")
-      const read = yield* text(client, "task_output", { task_id: "bash-1", wait: true, timeout_ms: 300 })
-      const shell = Number(read.text.split("\n")[0])
+      const shell = yield* pidFrom("closing.pid")
+      expect(yield* groupHas(shell, 3)).toBe(true)
       const descendants = descendantsOf(pid)
-      expect(descendants).toEqual(expect.arrayContaining([shell]))
-      expect(membersOfGroups([shell]).length).toBe(3)
+      expect(descendants).toEqual(expect.arrayContaining(membersOfGroups([shell])))
       const closing = Date.now()
       yield* Effect.promise(() => client.close())
       expect(isAlive(pid)).toBe(false)
@@ -157,14 +168,12 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
   it.live("SIGTERM while a foreground call runs: the server exits, leaving no process", () =>
     Effect.gen(function*() {
       const { client, pid } = yield* connectUnmanaged
-      const pidFile = join(workdir, "foreground.pid")
       const call = yield* Effect.fork(bash(client, "echo $$ > foreground.pid; trap '' TERM; sleep 30 & wait", {
         timeoutMs: 60_000
       }))
-      const pidWritten = () => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
-      expect(yield* Effect.promise(() => eventually(pidWritten))).toBe(true)
-      const shell = Number(readFileSync(pidFile, "utf8"))
-      expect(membersOfGroups([shell]).length).toBe(2)
+      const shell = yield* pidFrom("foreground.pid")
+      // The pid is written before `sleep 30 &` forks: wait for both members.
+      expect(yield* groupHas(shell, 2)).toBe(true)
       const descendants = descendantsOf(pid)
       expect(descendants).toEqual(expect.arrayContaining(membersOfGroups([shell])))
       process.kill(pid, "SIGTERM")
@@ -183,6 +192,8 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       })
       const lines: Array<Record<string, unknown>> = []
       let buffer = ""
+      let stderr = ""
+      server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
       server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
         buffer += chunk
         const complete = buffer.split("\n")
@@ -210,5 +221,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(answer("init-1")).toMatchObject({ result: { serverInfo: { name: "effect-bash" } } })
       expect(answer(2)).toMatchObject({ error: { code: -32601 } })
       expect(answer("call-3")).toMatchObject({ result: { content: [{ type: "text", text: "raw\n" }] } })
+      // The malformed line is logged on stderr (stdout carried only the three JSON answers above).
+      expect(stderr).toMatch(/^timestamp=\S+ level=WARN .*message="mcp: /m)
     }))
 })
