@@ -113,8 +113,11 @@ describe("in a bare upstream Cordis", () => {
     await eventually(() => (readdirSync(dir.path).some((name) => !name.endsWith(".pid")) ? true : undefined))
     expect(pgids.flatMap(groupMembers)).not.toEqual([])
 
+    const disposing = Date.now()
     await fiber.dispose()
 
+    // Bounded by the 300 ms grace (TERM → KILL), not by the 30 s the TERM-ignoring children would run.
+    expect(Date.now() - disposing).toBeLessThan(10_000)
     expect(pgids.flatMap(groupMembers)).toEqual([])
     expect(readdirSync(dir.path).filter((name) => !name.endsWith(".pid"))).toEqual([])
     expect((await background.done).status).toBe("killed")
@@ -180,8 +183,10 @@ describe("in a bare upstream Cordis", () => {
     const pgid = await readPid(pidFile)
     expect(groupMembers(pgid)).not.toEqual([])
 
+    const restarting = Date.now()
     await fiber.restart()
 
+    expect(Date.now() - restarting).toBeLessThan(10_000)
     expect(groupMembers(pgid)).toEqual([])
     // A fresh instance: its task ids start over and it runs commands.
     expect(await tasks().list("s1")).toEqual([])

@@ -228,7 +228,12 @@ describe("inside the harness", () => {
   it("contributes the tool:bash prompt section at order 105", async () => {
     await loadHarness()
     await loadPlugin()
+    // Assembled sections carry no order: place ours between neighbours at 104 and 106.
+    root.systemPrompt.section({ name: "probe-104", order: 104, text: "before" })
+    root.systemPrompt.section({ name: "probe-106", order: 106, text: "after" })
     const assembly = await root.systemPrompt.assemble()
+    expect(assembly.sections.map((candidate) => candidate.name).filter((name) => /^(probe-|tool:bash$)/.test(name)))
+      .toEqual(["probe-104", "tool:bash", "probe-106"])
     const section = assembly.sections.find((candidate) => candidate.name === "tool:bash")
     expect(section?.text).toContain("[exit code: N]")
     expect(assembly.tools.map((tool) => tool.name)).toEqual(["bash", "task_kill", "task_list", "task_output"])
@@ -281,8 +286,11 @@ describe("inside the harness", () => {
     const pgid = await readPid(pidFile)
     expect(groupMembers(pgid)).not.toEqual([])
 
+    const disposing = Date.now()
     await plugin.dispose()
 
+    // Bounded by the 300 ms grace (TERM → KILL), not by the 30 s the TERM-ignoring task would run.
+    expect(Date.now() - disposing).toBeLessThan(10_000)
     expect(groupMembers(pgid)).toEqual([])
     expect(toolNames()).toEqual([])
     expect(await sectionNames()).not.toContain("tool:bash")
