@@ -1,11 +1,31 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { runCli } from "./cli-support.js"
+import { existsSync } from "node:fs"
+import { descendantsOf, membersOfGroups, procStat, startCli } from "./cli-support.js"
+
+/** Runs `effect-bash demo`, noting every process group its commands ran in while it ran. */
+const runDemo = Effect.promise(async () => {
+  const { child, done } = startCli(["demo"])
+  const ownGroup = child.pid === undefined ? undefined : procStat(child.pid)?.pgrp
+  const groups = new Set<number>()
+  let finished = false
+  const outcome = done.finally(() => (finished = true))
+  while (!finished) {
+    if (child.pid !== undefined) {
+      for (const pid of descendantsOf(child.pid)) {
+        const pgrp = procStat(pid)?.pgrp
+        if (pgrp !== undefined && pgrp !== ownGroup) groups.add(pgrp)
+      }
+    }
+    await Promise.race([outcome, new Promise((resolve) => setTimeout(resolve, 50))])
+  }
+  return { outcome: await outcome, groups: [...groups] }
+})
 
 describe("effect-bash demo (real processes)", () => {
-  it.live("runs to completion in under 15 s, printing every heading and each step's result", () =>
+  it.live("runs to completion in under 15 s, printing every heading and each step's result, leaving nothing behind", () =>
     Effect.gen(function*() {
-      const outcome = yield* Effect.promise(() => runCli(["demo"]))
+      const { groups, outcome } = yield* runDemo
       expect(outcome.code).toBe(0)
       expect(outcome.elapsedMs).toBeLessThan(15_000)
       const headings = outcome.stdout.split("\n").filter((line) => line.startsWith("=== "))
@@ -25,7 +45,8 @@ describe("effect-bash demo (real processes)", () => {
       expect(section(1)).toContain("hello from effect-bash\n")
       expect(section(2)).toBe("\nchecking the config\n[stderr]\nconfig.yml: no such file\n[exit code: 3]\n\n")
       expect(section(3)).toBe("\nignoring SIGTERM\n[timed out after 1000ms]\n[killed by signal: SIGKILL]\n\n")
-      expect(section(4)).toMatch(/\n99999\n100000\n\n\[output truncated; full output: \/\S+\]\n\n$/)
+      const spill = /\n99999\n100000\n\n\[output truncated; full output: (\/\S+)\]\n\n$/.exec(section(4))
+      expect(spill).not.toBeNull()
       expect(section(5)).toBe("\n100000\n1\n2\n3\n\n")
       expect(section(6)).toBe("\nstarted background task bash-1\n\n")
       expect(section(7)).toBe("\ntick 1\ntick 2\ntick 3\nnow idling\n[status: running]\n\n")
@@ -33,5 +54,10 @@ describe("effect-bash demo (real processes)", () => {
       expect(section(9)).toBe("\nrequested cancellation of task bash-1\n\n")
       expect(section(10)).toMatch(/^\n\(no new output\)\n\[status: killed, signal: SIGTERM\]\n\nDone: /)
       expect(outcome.stderr).toBe("")
+      // "Done: ... every process it started is gone": the groups seen while it ran (at least the
+      // minute-long background task's) have no live member, and the spill file went with the stack.
+      expect(groups).not.toEqual([])
+      expect(membersOfGroups(groups)).toEqual([])
+      expect(existsSync(spill?.[1] ?? "")).toBe(false)
     }))
 })
