@@ -138,6 +138,22 @@ describe("task_output", () => {
       expect(yield* Fiber.join(reading)).toBe("(no new output)\n[status: running]")
     }).pipe(Effect.provide(layer())))
 
+  it.effect("aborting the call ends the wait with `command aborted`; the task runs on and its output stays unread", () =>
+    Effect.gen(function*() {
+      const proc = yield* startFor("npm run dev")
+      yield* proc.emit("ready\n")
+      const controller = new AbortController()
+      const reading = yield* Effect.fork(
+        textOf("task_output", { task_id: "bash-1", timeout_ms: 60_000 }, { ...s1, signal: controller.signal })
+      )
+      yield* TestClock.adjust("1 second")
+      expect(Option.isNone(yield* Fiber.poll(reading))).toBe(true)
+      controller.abort()
+      expect(yield* Fiber.join(reading)).toBe("Error: command aborted")
+      expect(yield* proc.killCalls).toBe(0)
+      expect(yield* textOf("task_output", { task_id: "bash-1", wait: false }, s1)).toBe("ready\n[status: running]")
+    }).pipe(Effect.provide(layer())))
+
   it.effect("sandbox facts of a finished background command are shown once", () =>
     Effect.gen(function*() {
       yield* textOf("bash", background("echo x > /etc/forbidden"), { session: { id: "s1", cwd: "/ws" } })

@@ -8,6 +8,7 @@ import { Effect, Either } from "effect"
 import type { TaskSnapshot, Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolDescriptor } from "./AgentTools.js"
 import { ToolError } from "./AgentTools.js"
+import { abortable } from "./abortable.js"
 import { taskToolDescriptions } from "./descriptions.js"
 import { presentTaskCall, presentTaskResult } from "./presentation.js"
 import type { LooseFields } from "./schemas.js"
@@ -77,7 +78,8 @@ export const makeTaskTools = (tasks: Tasks["Type"]): ReadonlyArray<ToolEntry> =>
     const { taskId, waitMs } = yield* Either.mapLeft(validateTaskOutputArgs(raw), invalid)
     const caller = callerOf(call)
     yield* Effect.annotateCurrentSpan({ "task.id": taskId, "task.waitMs": waitMs ?? 0 })
-    if (waitMs !== undefined) yield* Effect.mapError(tasks.wait(taskId, waitMs, caller), failWith)
+    // Aborting the call ends only the wait, before anything is read, so no output is consumed unseen.
+    if (waitMs !== undefined) yield* abortable(Effect.mapError(tasks.wait(taskId, waitMs, caller), failWith), call.signal)
     const value: TaskOutputValue = yield* Effect.mapError(tasks.read(taskId, caller), failWith)
     return value
   })
