@@ -347,6 +347,23 @@ describe("call records (replay without parsing text)", () => {
       persistence: persistence()
     }))))
 
+  it.effect("a stored value that is not a whole bash result presents as the call card (never throws)", () =>
+    Effect.gen(function*() {
+      const bash = (yield* AgentTools).tools[0]!
+      const callCard = bash.presentCall(ok)
+      for (
+        const stored of [
+          { kind: "foreground", exitCode: 0, stdout: { text: "hi\n", truncated: false } },
+          { kind: "foreground", exitCode: 0, stdout: null, stderr: null },
+          { kind: "foreground", stdout: { truncated: false }, stderr: { text: "" } },
+          { kind: "background" },
+          "hi\n"
+        ]
+      ) {
+        expect(bash.presentResult(ok, stored)).toEqual(callCard)
+      }
+    }).pipe(Effect.provide(compose({ executor: scripted() }))))
+
   it.effect("a background start presents as an execute card naming the task", () =>
     Effect.gen(function*() {
       const bash = (yield* AgentTools).tools[0]!

@@ -15,14 +15,19 @@ export type BashToolValue =
   | ({ readonly kind: "foreground" } & BashRunResult)
   | { readonly kind: "background"; readonly taskId: string }
 
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null
+
+// Rendering and presentation read both streams' text: a stored value without them is not one of ours.
+const isCollectedOutput = (value: unknown): boolean => isRecord(value) && typeof value["text"] === "string"
+
 /**
  * Whether a stored value has the shape of a {@link BashToolValue} (replays hand back `unknown`).
  *
  * @since 0.1.0
  */
 export const isBashToolValue = (value: unknown): value is BashToolValue => {
-  if (typeof value !== "object" || value === null) return false
-  const kind = (value as { readonly kind?: unknown }).kind
-  if (kind === "background") return typeof (value as { readonly taskId?: unknown }).taskId === "string"
-  return kind === "foreground" && typeof (value as { readonly stdout?: unknown }).stdout === "object"
+  if (!isRecord(value)) return false
+  if (value["kind"] === "background") return typeof value["taskId"] === "string"
+  return value["kind"] === "foreground" && isCollectedOutput(value["stdout"]) && isCollectedOutput(value["stderr"])
 }
