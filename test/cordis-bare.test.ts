@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
 import * as upstream from "cordis"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import EffectBash from "../src/cordis-adapter.js"
+import EffectBash, { RunnerClosedError } from "../src/cordis-adapter.js"
 import type { CordisBash, CordisBashEnv, CordisContext, CordisTasks } from "../src/cordis-adapter.js"
 import { eventually, groupMembers, readPid, tempDir, termIgnoringCommand } from "./cordis-support.js"
 
@@ -122,7 +122,9 @@ describe("in a bare upstream Cordis", () => {
     expect(readdirSync(dir.path).filter((name) => !name.endsWith(".pid"))).toEqual([])
     expect((await background.done).status).toBe("killed")
     // The call in flight was cut short by the unload.
-    expect(await foreground).toMatchObject({ message: "effect-bash: the plugin has been unloaded" })
+    const cutShort = await foreground
+    expect(cutShort).toBeInstanceOf(RunnerClosedError)
+    expect(cutShort).toMatchObject({ message: "effect-bash: the plugin has been unloaded" })
   })
 
   it("refuses a second executor in the same scope with Cordis's duplicate-service error", async () => {

@@ -40,7 +40,8 @@ export interface CordisBashProcess {
 
 /**
  * The `ctx.bash` service. Failures reject with the executor's typed errors, whose `message` is the
- * contract text (`aborted before spawn: <reason>`, an error naming the bad field, …).
+ * contract text (`aborted before spawn: <reason>`, an error naming the bad field, …); a call cut
+ * short by the plugin's unload rejects with `RunnerClosedError`.
  *
  * @since 0.1.0
  */

@@ -28,7 +28,8 @@ export interface CallRunner<R> {
 }
 
 /**
- * A call made after the plugin unloaded.
+ * How a `ctx.bash` / `ctx.bashEnv` / `ctx.tasks` call rejects when the plugin unloads while it runs,
+ * or when it is made after the plugin unloaded.
  *
  * @since 0.1.0
  */
