@@ -237,6 +237,16 @@ describe("workdir", () => {
       expect(call!.spec.sandboxPolicy).toEqual({ mode: "workspace-write", workspaceRoot: path.join(real, "project") })
       expect(call!.spec.workdir).toBe(path.join(real, "project", "sub"))
     }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer() }))))
+
+  it.effect("under a sandbox policy a workdir spelled through a symlink is given canonically", () =>
+    Effect.gen(function*() {
+      const session = { id: "s", cwd: path.join(scratch, "project") }
+      const write = { command: "echo x > notes.txt", description: "Write a note" }
+      expect(yield* textOf("bash", { ...write, workdir: path.join(scratch, "link", "sub") }, { session })).toBe("(no output)")
+      const [call] = yield* Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)
+      expect(call!.spec.workdir).toBe(path.join(real, "project", "sub"))
+      expect(call!.spec.sandboxPolicy?.workspaceRoot).toBe(path.join(real, "project"))
+    }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer() }))))
 })
 
 describe("foreground results", () => {

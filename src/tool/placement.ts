@@ -1,8 +1,8 @@
 /**
  * Where a `bash` call runs (CONTRACT §2 workdir): a relative workdir is taken from the session's
- * canonical working directory, or from the sandbox workspace root when a policy is in force (the
- * same canonical spelling, so confinement and launch agree); an absolute workdir wins; without a
- * session the executor's default applies.
+ * canonical working directory, or from the sandbox workspace root when a policy is in force (then
+ * the workdir too is canonical, so confinement and launch agree on it); an absolute workdir wins;
+ * without a session the executor's default applies.
  *
  * @since 0.1.0
  */
@@ -54,7 +54,10 @@ export const placeCall = Effect.fn("bash.placeCall")(function*(
   )
   if (call.mode !== undefined) {
     const workspaceRoot = sessionDir ?? (yield* Effect.flatMap(executorDefault, canonicalDir))
-    const workdir = call.workdir === undefined ? workspaceRoot : path.resolve(workspaceRoot, call.workdir)
+    // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.
+    const workdir = call.workdir === undefined
+      ? workspaceRoot
+      : yield* canonicalDir(path.resolve(workspaceRoot, call.workdir))
     return { workdir, sandboxPolicy: { mode: call.mode, workspaceRoot } } satisfies Placement
   }
   if (call.workdir === undefined) return (sessionDir === undefined ? {} : { workdir: sessionDir }) satisfies Placement
