@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer } from "effect"
+import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
 import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
 import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
 import type { ApprovalOutcome } from "../src/services/Approval.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
-import { compose, textOf } from "./tool-support.js"
+import { callTool, compose, textOf } from "./tool-support.js"
 
 const workspace = "/work/space"
 const session = { id: "s-esc", cwd: "/work/space" }
@@ -19,6 +20,23 @@ const confined = (options: { readonly approval?: ReadonlyArray<ApprovalOutcome>;
 
 const executorCalls = Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)
 const approvalRequests = Effect.flatMap(ApprovalScripted, (approval) => approval.requests)
+
+/** The signal of the one approval prompt the host was shown. */
+class Prompts extends Context.Tag("test/Prompts")<Prompts, Deferred.Deferred<AbortSignal>>() {}
+
+/** A composition whose approval prompt is never answered; `Prompts` yields its signal once asked. */
+const pendingApproval = () =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const prompt = yield* Deferred.make<AbortSignal>()
+    const host = ApprovalCallback.layer((_request, signal) => {
+      Deferred.unsafeDone(prompt, Effect.succeed(signal))
+      return new Promise<never>(() => {})
+    })
+    return Layer.merge(
+      compose({ executor: FakeConfiningExecutor.layer({ workspaceRoot: workspace, cwd: workspace }), approvalLayer: host }),
+      Layer.succeed(Prompts, prompt)
+    )
+  }))
 
 describe("sandbox denial as a result fact", () => {
   it.effect("a denied write renders the denial, the escalation hint, then the exit code", () =>
@@ -98,6 +116,31 @@ describe("allowed-once", () => {
       ).toBe("(no output)")
       expect((yield* executorCalls).map((call) => call.spec.sandboxPolicy?.mode)).toEqual(["read-only", "workspace-write"])
     }).pipe(Effect.provide(confined({ approval: ["allowed-once"], mode: "read-only" }))))
+
+  it.effect("a granted background call starts under the granted mode", () =>
+    Effect.gen(function*() {
+      expect(
+        yield* textOf("bash", { ...escalated("danger-full-access"), run_in_background: true }, { session })
+      ).toBe("started background task bash-1")
+      const calls = yield* executorCalls
+      expect(calls.map((call) => [call.op, call.spec.sandboxPolicy?.mode])).toEqual([["start", "danger-full-access"]])
+      expect((yield* approvalRequests).length).toBe(1)
+    }).pipe(Effect.provide(confined({ approval: ["allowed-once"] }))))
+
+  it.effect("aborting the call while the user is asked withdraws the prompt and runs nothing", () =>
+    Effect.gen(function*() {
+      const prompt = yield* Prompts
+      const controller = new AbortController()
+      const calling = yield* Effect.fork(
+        callTool("bash", escalated("danger-full-access"), { session, signal: controller.signal })
+      )
+      const withdrawn = yield* Deferred.await(prompt)
+      expect(withdrawn.aborted).toBe(false)
+      controller.abort()
+      expect((yield* Fiber.join(calling)).text).toBe("Error: command aborted")
+      expect(withdrawn.aborted).toBe(true)
+      expect(yield* executorCalls).toEqual([])
+    }).pipe(Effect.provide(pendingApproval())))
 
   it.effect("a background call is escalated the same way, before anything starts", () =>
     Effect.gen(function*() {

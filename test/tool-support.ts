@@ -3,7 +3,7 @@
  * task runtime, and optional approval / persistence, with every service the tests inspect exposed.
  */
 import { Effect, Layer } from "effect"
-import type { ApprovalOutcome } from "../src/services/Approval.js"
+import type { Approval, ApprovalOutcome } from "../src/services/Approval.js"
 import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
 import type { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
@@ -23,6 +23,8 @@ export interface Composition<X> {
   readonly executor: Layer.Layer<BashExecutor | X>
   readonly tasks?: boolean
   readonly approval?: ReadonlyArray<ApprovalOutcome>
+  /** Another approval channel (instead of `approval`). */
+  readonly approvalLayer?: Layer.Layer<Approval>
   readonly enableRunInBackground?: boolean
   readonly persistence?: Layer.Layer<SessionPersistence>
   /** Register the `session-persistence` env contributor (needs `persistence`). */
@@ -44,6 +46,7 @@ export const compose = <X>(
     BashEnvRegistryLive.layer({ dshHome }),
     composition.tasks === false ? Layer.empty : composition.tasksLayer ?? TasksLive.layer(),
     composition.approval === undefined ? Layer.empty : ApprovalScripted.layer(composition.approval),
+    composition.approvalLayer ?? Layer.empty,
     composition.persistence ?? Layer.empty
   )
   const services = composition.jsonlEnv === true ? Layer.provideMerge(SessionJsonlEnvContributor.layer, base) : base
