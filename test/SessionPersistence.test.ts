@@ -1,3 +1,4 @@
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -64,7 +65,10 @@ describe("SessionPersistenceJsonl.locate", () => {
   it.scoped("keeps every id inside the directory, one distinct file per id", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const ids = ["../../etc/passwd", "a/b", "a_b", "a%2Fb", "a%002Fb", "..", ".", "x\\y", "ünï code", "\uD800", "z".repeat(400), `${"z".repeat(400)}!`]
+      const long = "z".repeat(400)
+      // An id spelled like the shortened name of a long id must not share its file.
+      const lookalike = `${"z".repeat(100)}-${NodeCrypto.createHash("sha256").update(long, "utf8").digest("hex")}`
+      const ids = ["../../etc/passwd", "a/b", "a_b", "a%2Fb", "a%002Fb", "..", ".", "x\\y", "ünï code", "\uD800", long, `${long}!`, lookalike]
       const paths = yield* withJsonl(
         dir,
         Effect.flatMap(SessionPersistence, (p) =>

@@ -13,8 +13,8 @@ const maxEncodedLength = 200
 /**
  * `<encoded id>.jsonl`, or `undefined` for an empty id. The encoding is injective (distinct ids never
  * share a file): characters outside `[A-Za-z0-9._-]` — including `/` and `%` — become `%` plus four hex
- * digits of their UTF-16 code unit. An encoded id longer than 200 characters is shortened to a prefix
- * plus the SHA-256 of the id.
+ * digits of their UTF-16 code unit. An encoded id longer than 200 characters is shortened to a prefix,
+ * `%-` and the SHA-256 of the id.
  *
  * @since 0.1.0
  */
@@ -27,7 +27,8 @@ export const sessionFileName = (sessionId: string): string | undefined => {
   }
   if (encoded.length > maxEncodedLength) {
     const digest = NodeCrypto.createHash("sha256").update(sessionId, "utf8").digest("hex")
-    encoded = `${encoded.slice(0, 100)}-${digest}`
+    // `%-` never occurs in a verbatim name (every `%` there starts four hex digits): no collisions.
+    encoded = `${encoded.slice(0, 100)}%-${digest}`
   }
   return `${encoded}.jsonl`
 }
