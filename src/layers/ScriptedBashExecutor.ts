@@ -139,7 +139,8 @@ export const untilAborted: ScriptedRun = (spec) =>
   Effect.async<BashRunResult>((resume) => {
     const signal = spec.signal
     if (signal === undefined) return
-    const settle = () => resume(Effect.succeed(bashRunResult({ aborted: true, signal: "SIGTERM", exitCode: null })))
+    const settle = () =>
+      resume(Effect.succeed(bashRunResult({ aborted: true, signal: "SIGTERM", exitCode: null, timeoutMs: spec.timeoutMs })))
     if (signal.aborted) return settle()
     signal.addEventListener("abort", settle, { once: true })
     return Effect.sync(() => signal.removeEventListener("abort", settle))
