@@ -1,8 +1,9 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/layers/ScriptedBashExecutor.js"
+import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { AgentTools, ToolError } from "../src/tool/AgentTools.js"
 import { BashToolkit, CurrentToolSession } from "../src/tool/BashToolkit.js"
 import type { Composition } from "./tool-support.js"
@@ -71,6 +72,24 @@ describe("BashToolkit", () => {
       const result = yield* toolkit.handle("task_output", { task_id: "bash-5", wait: false } as never)
       expect(result).toMatchObject({ isFailure: true, encodedResult: { _tag: "ToolError", message: "unknown task bash-5" } })
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+
+  it.effect("call ids are unique per call and across toolkits, so records of two runs never share one", () =>
+    Effect.gen(function*() {
+      const callIds: Array<string> = []
+      const capture = Layer.succeed(SessionPersistence, {
+        locate: () => Effect.succeed(Option.none()),
+        record: (record) => Effect.sync(() => callIds.push(record.callId)),
+        replay: () => Effect.succeed([])
+      })
+      const run = Effect.flatMap(BashToolkit, (toolkit) => Effect.repeatN(toolkit.handle("bash", ok), 1)).pipe(
+        Effect.provideService(CurrentToolSession, { id: "agent-7" }),
+        Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer(), persistence: capture }))
+      )
+      yield* run
+      yield* run
+      expect(callIds).toHaveLength(4)
+      expect(new Set(callIds).size).toBe(4)
+    }))
 
   it.effect("extra keys are dropped and the request-level session reaches the managed environment", () =>
     Effect.gen(function*() {

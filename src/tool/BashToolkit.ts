@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import * as NodeCrypto from "node:crypto"
 import { Tool, Toolkit } from "@effect/ai"
 import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
@@ -74,11 +75,14 @@ export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashTool
     Effect.gen(function*() {
       const tools = yield* AgentTools
       const calls = yield* Ref.make(0)
+      // @effect/ai hands a handler no call id. A per-toolkit prefix keeps ids unique across restarts,
+      // so records appended to one session file never share a call id.
+      const prefix = `effect-ai-${NodeCrypto.randomUUID().slice(0, 8)}`
       const toolkit: Toolkit.Toolkit<Record<string, BashAiTool>> = Toolkit.make(...tools.tools.map(toAiTool))
       const handlerFor = (name: string) =>
         Effect.fn("BashToolkit.handle")(function*(params: unknown) {
           const session = yield* Effect.serviceOption(CurrentToolSession)
-          const callId = `effect-ai-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
+          const callId = `${prefix}-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
           const result = yield* tools.call(name, params, {
             callId,
             ...(Option.isSome(session) ? { session: session.value } : {})
