@@ -76,7 +76,7 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
     })
   }
   const started = yield* step("A background task (bash, run_in_background)", "bash", {
-    command: "for i in 1 2 3; do echo \"tick $i\"; sleep 0.4; done; echo \"now idling\"; sleep 60",
+    command: "for i in 1 2 3; do echo \"tick $i\"; sleep 0.2; done; echo \"now idling\"; sleep 60",
     description: "Tick three times then idle for a minute",
     run_in_background: true
   })
