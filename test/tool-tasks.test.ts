@@ -81,17 +81,20 @@ describe("task_output", () => {
       )
     }).pipe(Effect.provide(layer())))
 
-  it.effect("outcome details: a non-zero exit is still completed; signal; killed before exit", () =>
+  it.effect("outcome details: a non-zero exit is still completed; signal; killed before exit; killed but exited", () =>
     Effect.gen(function*() {
       const a = yield* startFor("exit 3")
       const b = yield* startFor("crash")
       const c = yield* startFor("never spawned")
+      const d = yield* startFor("trap 'exit 0' TERM; sleep 100")
       yield* a.finish({ exitCode: 3 })
       yield* b.finish({ exitCode: null, signal: "SIGSEGV" })
       yield* c.finish({ exitCode: null, status: "killed" })
+      yield* d.finish({ exitCode: 0, status: "killed" })
       expect(yield* textOf("task_output", { task_id: "bash-1" }, s1)).toBe("(no new output)\n[status: completed, exit code: 3]")
       expect(yield* textOf("task_output", { task_id: "bash-2" }, s1)).toBe("(no new output)\n[status: completed, signal: SIGSEGV]")
       expect(yield* textOf("task_output", { task_id: "bash-3" }, s1)).toBe("(no new output)\n[status: killed, killed before exit]")
+      expect(yield* textOf("task_output", { task_id: "bash-4" }, s1)).toBe("(no new output)\n[status: killed, exit code: 0]")
     }).pipe(Effect.provide(layer())))
 
   it.effect("waits until the task finishes when that comes first", () =>

@@ -11,15 +11,18 @@ import { renderBackgroundRead } from "./renderBackgroundRead.js"
 import { sandboxNotices } from "./sandboxNotices.js"
 
 /**
- * How a finished process ended, as a task outcome: `exit code: N`, `signal: SIG…`, or
- * `killed before exit`.
+ * How a finished process ended, as a task outcome: `signal: SIG…` or `exit code: N` (a killed process
+ * that trapped the signal and exited still has its code), else `killed before exit`.
  *
  * @since 0.1.0
  */
 export const bashTaskOutcome = (state: BashProcessState): TaskOutcome => {
-  const signal = state.signal === null ? undefined : `signal: ${state.signal}`
-  if (state.status === "killed") return { status: "killed", detail: signal ?? "killed before exit" }
-  const detail = state.exitCode === null ? signal : `exit code: ${state.exitCode}`
+  const detail = state.signal !== null
+    ? `signal: ${state.signal}`
+    : state.exitCode !== null
+    ? `exit code: ${state.exitCode}`
+    : undefined
+  if (state.status === "killed") return { status: "killed", detail: detail ?? "killed before exit" }
   return detail === undefined ? { status: "completed" } : { status: "completed", detail }
 }
 
