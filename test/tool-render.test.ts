@@ -83,6 +83,18 @@ describe("foreground rendering rules", () => {
     )
   })
 
+  it("a runner failure replaces the denial and the hint, and stays before the exit marker", () =>
+    expect(render({ sandbox: { mode: "workspace-write", denied: true, runnerFailed: true }, exitCode: 1 }, true)).toBe(
+      "(no output)\n" +
+        "[sandbox: the sandbox runner failed under workspace-write mode; the command did not run — a sandbox problem, not a command failure]\n" +
+        "[exit code: 1]"
+    ))
+
+  it("no escalation hint under danger-full-access: there is no wider mode", () =>
+    expect(render({ sandbox: { mode: "danger-full-access", denied: true }, exitCode: 1 }, true)).toBe(
+      "(no output)\n[sandbox: file access denied under danger-full-access mode]\n[exit code: 1]"
+    ))
+
   it("no sandbox line when nothing was denied", () =>
     expect(render({ stdout: out("x\n"), sandbox: { mode: "workspace-write", denied: false } }, true)).toBe("x\n"))
 
