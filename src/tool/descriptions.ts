@@ -29,7 +29,7 @@ export const bashDescription = (options: { readonly background: boolean; readonl
     parts.push(
       "For a long-running command (a server, a watcher, a long build) set `run_in_background: true`: the call " +
       "answers at once with `started background task <id>`, no timeout applies, and you read its output with " +
-      "`task_output` and stop it with `task_kill`. You are told when it finishes."
+      "`task_output` (which can wait for it to finish) and stop it with `task_kill`."
     )
   }
   if (options.sandbox) {
