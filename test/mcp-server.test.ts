@@ -62,11 +62,19 @@ const fakeTools = (events: Array<string>, aborted: Deferred.Deferred<void>) => {
     execute: (name, args, ctx) =>
       Effect.flatMap(call(name, args, ctx), (result) =>
         result.isError ? Effect.fail(new ToolError({ message: result.message })) : Effect.succeed(result.value)),
-    call
+    call,
+    // A test pushes "notice pending" to have one notice for the fixed session, taken once.
+    takeNotices: (owner) =>
+      Effect.sync(() => {
+        const pending = owner === "mcp" && events.includes("notice pending") && !events.includes("notice taken")
+        if (pending) events.push("notice taken")
+        return pending ? [notice] : []
+      })
   })
 }
 
 const session = { id: "mcp", cwd: "/work/somewhere" }
+const notice = "background task bash-1 (bash: sleep 1) finished [status: completed, exit code: 0]. Read its output with task_output."
 
 /** Serves the fake tools in `scope` and connects an SDK client to them in memory. */
 const connect = (scope: Scope.Scope, events: Array<string> = [], drainTimeout = 1000) =>
@@ -97,6 +105,15 @@ describe("serveMcp (fake AgentTools, in-memory transport)", () => {
     Effect.gen(function*() {
       const { client } = yield* connect(yield* Effect.scope)
       expect(client.getInstructions()).toBe("Check the [exit code: N] marker.\n\nSecond section.")
+    }))
+
+  it.scopedLive("appends the session's pending completion notices, once, as text items after the result", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect(yield* Effect.scope, ["notice pending"])
+      const first = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "a" } }))
+      expect(first).toEqual({ content: [{ type: "text", text: "a" }, { type: "text", text: notice }] })
+      const second = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "b" } }))
+      expect(second).toEqual({ content: [{ type: "text", text: "b" }] })
     }))
 
   it.scopedLive("returns a result as plain text, run in the fixed session with the request id in the callId", () =>

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/layers/ScriptedBashExecutor.js"
 import { TasksLive } from "../src/layers/TasksLive.js"
 import { Tasks } from "../src/services/Tasks.js"
-import { renderTaskNotice } from "../src/tool/taskTexts.js"
+import { AgentTools } from "../src/tool/AgentTools.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { callTool, compose, dshHome, textOf } from "./tool-support.js"
 
@@ -240,31 +240,59 @@ describe("task_list and task_kill", () => {
     }).pipe(Effect.provide(layer())))
 })
 
+/** The session's notices once `count` have arrived (the consumer fiber runs when this one yields). */
+const noticesFor = (session: string, count: number) =>
+  Effect.gen(function*() {
+    const tools = yield* AgentTools
+    const taken: Array<string> = []
+    for (let turn = 0; turn < 1_000 && taken.length < count; turn++) {
+      taken.push(...(yield* tools.takeNotices(session)))
+      if (taken.length < count) yield* Effect.yieldNow()
+    }
+    return taken
+  })
+
 describe("completion notices", () => {
-  it.effect("each finished task is announced once; a task whose final status was already shown is not", () =>
+  it.effect("each finished task is announced to its owner once; a task whose final status was shown is not", () =>
     Effect.gen(function*() {
-      const tasks = yield* Tasks
+      const tools = yield* AgentTools
       const first = yield* startFor("make build")
       const second = yield* startFor("make test")
       const third = yield* startFor("make lint")
-      const fourth = yield* startFor("make docs")
+      const fourth = yield* startFor("make docs", s2)
       yield* second.finish({ exitCode: 2 })
       yield* settled("bash-2")
       // The owner reads bash-2's final status: no notice is due for it any more.
       expect(yield* textOf("task_output", { task_id: "bash-2", wait: false }, s1)).toBe(
         "(no new output)\n[status: completed, exit code: 2]"
       )
-      const firstBatch = yield* Effect.fork(Stream.runCollect(Stream.take(tasks.notifications, 2)))
       yield* first.finish({ exitCode: 0 })
       yield* third.finish({ exitCode: 1 })
-      const delivered = [...(yield* Fiber.join(firstBatch))]
-      expect(delivered.map(renderTaskNotice)).toEqual([
+      expect(yield* noticesFor("s1", 2)).toEqual([
         "background task bash-1 (bash: make build) finished [status: completed, exit code: 0]. Read its output with task_output.",
         "background task bash-3 (bash: make lint) finished [status: completed, exit code: 1]. Read its output with task_output."
       ])
-      expect(delivered.map((notice) => notice.owner)).toEqual(["s1", "s1"])
-      const secondBatch = yield* Effect.fork(Stream.runCollect(Stream.take(tasks.notifications, 1)))
+      expect(yield* tools.takeNotices("s1")).toEqual([])
       yield* fourth.finish({ exitCode: 0 })
-      expect([...(yield* Fiber.join(secondBatch))].map((notice) => notice.task.id)).toEqual(["bash-4"])
+      expect(yield* noticesFor("s2", 1)).toEqual([
+        "background task bash-4 (bash: make docs) finished [status: completed, exit code: 0]. Read its output with task_output."
+      ])
+      expect(yield* tools.takeNotices("s1")).toEqual([])
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("a notice already queued is dropped once a task_kill result shows the final status", () =>
+    Effect.gen(function*() {
+      const proc = yield* startFor("make build")
+      yield* proc.finish({ exitCode: 0 })
+      yield* settled("bash-1")
+      expect(yield* textOf("task_kill", { task_id: "bash-1" }, s1)).toBe(
+        "task bash-1 had already finished [status: completed, exit code: 0]"
+      )
+      const later = yield* startFor("make test")
+      yield* later.finish({ exitCode: 0 })
+      // Only the later task's notice arrives: bash-1's was either never sent or dropped.
+      expect(yield* noticesFor("s1", 1)).toEqual([
+        "background task bash-2 (bash: make test) finished [status: completed, exit code: 0]. Read its output with task_output."
+      ])
     }).pipe(Effect.provide(layer())))
 })

@@ -4,6 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/layers/ScriptedBashExecutor.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
+import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools, ToolError } from "../src/tool/AgentTools.js"
 import { BashToolkit, CurrentToolSession } from "../src/tool/BashToolkit.js"
 import type { Composition } from "./tool-support.js"
@@ -101,5 +102,26 @@ describe("BashToolkit", () => {
       expect(Object.keys(call!.spec).sort()).toEqual(["command", "dshEnv", "stdoutMaxBytes", "timeoutMs", "workdir"])
       expect(call!.spec.stdoutMaxBytes).toBe(64_000)
       expect(call!.spec.dshEnv).toEqual({ DSH_HOME: dshHome, DSH_SESSION_ID: "agent-7", DSH_SHELL: "1" })
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+
+  it.effect("completion notices of the session's finished tasks follow the next successful result, once", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
+      const started = yield* toolkit.handle("bash", { ...ok, run_in_background: true } as never).pipe(inSession)
+      expect(started.result).toBe("started background task bash-1")
+      const [process] = yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.processes)
+      yield* process!.finish({ exitCode: 0 })
+      yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
+      const notice =
+        "background task bash-1 (bash: echo hi) finished [status: completed, exit code: 0]. Read its output with task_output."
+      let next = yield* toolkit.handle("bash", ok).pipe(inSession)
+      // The notice consumer is a fiber of its own: give it the turns it needs (bounded).
+      for (let turn = 0; turn < 100 && next.result === "echo hi\n"; turn++) {
+        yield* Effect.yieldNow()
+        next = yield* toolkit.handle("bash", ok).pipe(inSession)
+      }
+      expect(next.result).toBe(`echo hi\n\n\n${notice}`)
+      expect((yield* toolkit.handle("bash", ok).pipe(inSession)).result).toBe("echo hi\n")
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
 })

@@ -43,10 +43,14 @@ const toMcpTool = (tool: ToolDescriptor): Tool => ({
   inputSchema: { ...tool.parameters, type: "object" } as Tool["inputSchema"]
 })
 
-const toMcpResult = (result: ToolCallResult): CallToolResult =>
-  result.isError
-    ? { content: [{ type: "text", text: result.message }], isError: true }
-    : { content: [{ type: "text", text: result.text }] }
+// Completion notices of finished background tasks follow the result as text items of their own.
+const toMcpResult = (result: ToolCallResult, notices: ReadonlyArray<string>): CallToolResult => {
+  const content = [result.isError ? result.message : result.text, ...notices].map((text) => ({
+    type: "text" as const,
+    text
+  }))
+  return result.isError ? { content, isError: true } : { content }
+}
 
 /**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
@@ -79,7 +83,8 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
         session: options.session,
         signal: extra.signal
       }).pipe(
-        Effect.map(toMcpResult),
+        Effect.zip(tools.takeNotices(options.session.id)),
+        Effect.map(([result, notices]) => toMcpResult(result, notices)),
         Effect.withSpan("McpServer.callTool", { attributes: { tool: request.params.name } })
       )
     ))

@@ -111,5 +111,12 @@ export class AgentTools extends Context.Tag("effect-bash/AgentTools")<
     readonly execute: (name: string, args: unknown, call: ToolCallContext) => Effect.Effect<unknown, ToolError>
     /** `execute` + `render`, never failing: errors become `{ isError: true, text: "Error: <message>" }`. */
     readonly call: (name: string, args: unknown, call: ToolCallContext) => Effect.Effect<ToolCallResult>
+    /**
+     * Takes the completion notices (`background task <id> (...) finished [status: ...]. Read its
+     * output with task_output.`) of a session's finished tasks, each once; `undefined` takes those of
+     * session-less tasks. A notice is dropped once a tool result has shown that task's final status.
+     * Hosts deliver them as messages of their own after a result or between turns.
+     */
+    readonly takeNotices: (session: string | undefined) => Effect.Effect<ReadonlyArray<string>>
   }
 >() {}

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Scope } from "effect"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option, Stream } from "effect"
 import { Approval } from "../services/Approval.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
@@ -15,6 +15,7 @@ import { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolCallResult } from "./AgentTools.js"
 import { AgentTools, ToolError } from "./AgentTools.js"
 import { makeBashTool } from "./bashTool.js"
+import { finalTaskShown, PendingNotices } from "./PendingNotices.js"
 import { bashPromptSection } from "./descriptions.js"
 import { makeTaskTools } from "./taskTools.js"
 import type { ToolEntry } from "./ToolEntry.js"
@@ -36,8 +37,15 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
     const tasks = yield* Effect.serviceOption(Tasks)
     const approval = yield* Effect.serviceOption(Approval)
     const persistence = yield* Effect.serviceOption(SessionPersistence)
-    // The task tools are the runtime's control surface for as long as this layer lives.
-    if (Option.isSome(tasks)) yield* tasks.value.attachSurface
+    const notices = new PendingNotices()
+    if (Option.isSome(tasks)) {
+      // The task tools are the runtime's control surface for as long as this layer lives, and this
+      // layer is the one consumer of its completion notices.
+      yield* tasks.value.attachSurface
+      yield* Effect.forkScoped(
+        Stream.runForEach(tasks.value.notifications, (notice) => Effect.sync(() => notices.add(notice)))
+      )
+    }
 
     const entries: ReadonlyArray<ToolEntry> = [
       makeBashTool({
@@ -77,6 +85,8 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
         onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
         onRight: (value) => ({ isError: false, value, text: entry?.descriptor.render(value) ?? "" })
       })
+      const shown = result.isError ? undefined : finalTaskShown(result.value)
+      if (shown !== undefined) notices.seen(shown)
       yield* record(name, args, context, result)
       return result
     })
@@ -90,7 +100,8 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
       tools: entries.map((entry) => entry.descriptor),
       promptSections: [bashPromptSection],
       execute,
-      call
+      call,
+      takeNotices: (session) => Effect.sync(() => notices.take(session))
     }
   })
 

@@ -87,7 +87,10 @@ export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashTool
             callId,
             ...(Option.isSome(session) ? { session: session.value } : {})
           })
-          return result.isError ? yield* new ToolError({ message: result.message }) : result.text
+          if (result.isError) return yield* new ToolError({ message: result.message })
+          // Completion notices of the session's finished background tasks follow the text.
+          const notices = yield* tools.takeNotices(Option.getOrUndefined(session)?.id)
+          return [result.text, ...notices].join("\n\n")
         })
       const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
       const context = yield* toolkit.toContext(handlers)

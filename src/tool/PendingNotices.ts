@@ -1,0 +1,57 @@
+/**
+ * Completion notices waiting for their owner, rendered once and handed out once.
+ *
+ * @since 0.1.0
+ */
+import type { TaskNotice } from "../services/Tasks.js"
+import { renderTaskNotice } from "./taskTexts.js"
+
+// Far above any real backlog; only a host that never takes notices reaches it (oldest dropped).
+const maxPerOwner = 256
+
+const terminalStatuses = new Set(["completed", "killed", "failed"])
+
+/**
+ * The id of a task whose final status a tool value shows (`task_output`, `task_kill`), if any.
+ *
+ * @since 0.1.0
+ */
+export const finalTaskShown = (value: unknown): string | undefined => {
+  if (typeof value !== "object" || value === null || !("task" in value)) return undefined
+  const task: unknown = value.task
+  return typeof task === "object" && task !== null && "id" in task && "status" in task &&
+      typeof task.id === "string" && terminalStatuses.has(String(task.status))
+    ? task.id
+    : undefined
+}
+
+/**
+ * Notices by owner.
+ *
+ * @since 0.1.0
+ */
+export class PendingNotices {
+  private readonly byOwner = new Map<string | undefined, Array<{ readonly taskId: string; readonly text: string }>>()
+
+  add(notice: TaskNotice): void {
+    const queue = this.byOwner.get(notice.owner) ?? []
+    queue.push({ taskId: notice.task.id, text: renderTaskNotice(notice) })
+    if (queue.length > maxPerOwner) queue.shift()
+    this.byOwner.set(notice.owner, queue)
+  }
+
+  /** The owner has seen this task's final status: its notice would tell it nothing. */
+  seen(taskId: string): void {
+    for (const [owner, queue] of this.byOwner) {
+      const rest = queue.filter((notice) => notice.taskId !== taskId)
+      if (rest.length === 0) this.byOwner.delete(owner)
+      else this.byOwner.set(owner, rest)
+    }
+  }
+
+  take(owner: string | undefined): ReadonlyArray<string> {
+    const queue = this.byOwner.get(owner) ?? []
+    this.byOwner.delete(owner)
+    return queue.map((notice) => notice.text)
+  }
+}
