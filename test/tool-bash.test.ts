@@ -262,6 +262,12 @@ describe("foreground results", () => {
       executor: scripted({ runs: [bashRunResult({ stdout: { text: "failing\n", truncated: false }, exitCode: 3 })] })
     }))))
 
+  it.effect("a defect inside a tool is an error result, never a failure of call", () =>
+    Effect.gen(function*() {
+      const result = yield* callTool("bash", ok)
+      expect(result).toEqual({ isError: true, message: "internal error in bash: boom", text: "Error: internal error in bash: boom" })
+    }).pipe(Effect.provide(compose({ executor: scripted({ runs: [() => Effect.die(new Error("boom"))] }) }))))
+
   it.effect("an infrastructure fault is an error result with its message", () =>
     Effect.gen(function*() {
       const result = yield* callTool("bash", ok)

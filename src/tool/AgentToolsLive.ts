@@ -30,6 +30,14 @@ export interface AgentToolsLiveConfig {
   readonly enableRunInBackground?: boolean
 }
 
+// A bug in one tool must not end an agent's turn: the model gets an error result, the log the defect.
+const internalError = (name: string) => (defect: unknown) =>
+  Effect.logError(`tool ${name} failed unexpectedly`, defect).pipe(
+    Effect.zipRight(
+      Effect.fail(new ToolError({ message: `internal error in ${name}: ${defect instanceof Error ? defect.message : String(defect)}` }))
+    )
+  )
+
 const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], never, BashExecutor | BashEnvRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const executor = yield* BashExecutor
@@ -80,7 +88,7 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
       const entry = byName.get(name)
       const outcome = entry === undefined
         ? Either.left(new ToolError({ message: `unknown tool "${name}"` }))
-        : yield* Effect.either(entry.run(args, context))
+        : yield* Effect.either(entry.run(args, context).pipe(Effect.catchAllDefect(internalError(name))))
       const result: ToolCallResult = Either.match(outcome, {
         onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
         onRight: (value) => ({ isError: false, value, text: entry?.descriptor.render(value) ?? "" })
