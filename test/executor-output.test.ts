@@ -36,6 +36,17 @@ const withExecutor = <A, E>(
     return yield* body(bash).pipe(Effect.ensuring(Scope.close(scope, Exit.void)))
   })
 
+/** Runs `command` with a 10-byte budget on an executor whose spill files go through `fileSystem`. */
+const runOver = (fileSystem: Layer.Layer<FileSystem.FileSystem>, command: string) =>
+  withExecutor(
+    { maxOutputBytes: 10 },
+    (bash) => Effect.flatMap(bash.resolve({ command }), bash.run),
+    (config) =>
+      LocalBashExecutor.layerWith(config).pipe(
+        Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, fileSystem, NodePath.layer))
+      )
+  )
+
 describe("output budgets", () => {
   it.live("output exactly at the budget is not truncated; one byte over is", () =>
     Effect.gen(function*() {
@@ -127,27 +138,13 @@ describe("output budgets", () => {
 
   it.live("a spill file whose close fails is not advertised; the tail is still returned", () =>
     Effect.gen(function*() {
-      const result = yield* withExecutor(
-        { maxOutputBytes: 10 },
-        (bash) => Effect.flatMap(bash.resolve({ command: "seq 1 100" }), bash.run),
-        (config) =>
-          LocalBashExecutor.layerWith(config).pipe(
-            Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, failingSyncFileSystem, NodePath.layer))
-          )
-      )
+      const result = yield* runOver(failingSyncFileSystem, "seq 1 100")
       expect(result.stdout).toEqual({ text: "98\n99\n100\n", truncated: true })
     }))
 
   it.live("a spill write failure (disk full) drops the spill file; the tail is still returned", () =>
     Effect.gen(function*() {
-      const result = yield* withExecutor(
-        { maxOutputBytes: 10 },
-        (bash) => Effect.flatMap(bash.resolve({ command: "seq 1 100000" }), bash.run),
-        (config) =>
-          LocalBashExecutor.layerWith(config).pipe(
-            Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, diskFullFileSystem, NodePath.layer))
-          )
-      )
+      const result = yield* runOver(diskFullFileSystem, "seq 1 100000")
       expect(result.exitCode).toBe(0)
       expect(result.stdout).toEqual({ text: "\n99999\n100000\n".slice(-10), truncated: true })
     }))
