@@ -14,7 +14,7 @@ export * from "./services/ToolExecution.js"
 
 // Layers
 export { ApprovalCallback } from "./layers/ApprovalCallback.js"
-export type { ApprovalAsk } from "./layers/ApprovalCallback.js"
+export type { ApprovalAsk, ApprovalCallbackOptions } from "./layers/ApprovalCallback.js"
 export { ApprovalNone } from "./layers/ApprovalNone.js"
 export { BashEnvRegistryLive } from "./layers/BashEnvRegistryLive.js"
 export { BashStack } from "./layers/BashStack.js"

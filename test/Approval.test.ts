@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import type { ApprovalAsk } from "../src/layers/ApprovalCallback.js"
 import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
 import { ApprovalNone } from "../src/layers/ApprovalNone.js"
@@ -61,6 +61,22 @@ describe("ApprovalCallback", () => {
     Effect.gen(function*() {
       const sloppy = (() => Promise.resolve("yes")) as unknown as ApprovalAsk
       expect(yield* answerWith(ApprovalCallback.layer(sloppy))).toBe("cancelled")
+    }))
+
+  it.effect("no answer within timeoutMs (by the Clock) is cancelled, and the host's prompt is withdrawn", () =>
+    Effect.gen(function*() {
+      const asked = yield* Deferred.make<AbortSignal>()
+      const silent: ApprovalAsk = (_request, signal) => {
+        Deferred.unsafeDone(asked, Effect.succeed(signal))
+        return new Promise<ApprovalOutcome>(() => {})
+      }
+      const fiber = yield* Effect.fork(answerWith(ApprovalCallback.layer(silent, { timeoutMs: 60_000 })))
+      const signal = yield* Deferred.await(asked)
+      yield* TestClock.adjust(59_999)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1)
+      expect(yield* Fiber.join(fiber)).toBe("cancelled")
+      expect(signal.aborted).toBe(true)
     }))
 
   it.effect("aborts the host's signal when the request is interrupted, and propagates the interruption", () =>

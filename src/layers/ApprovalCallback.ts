@@ -44,6 +44,16 @@ const hostAnswer = (ask: ApprovalAsk, request: ApprovalRequest) =>
   })
 
 /**
+ * Settings of {@link ApprovalCallback.layer}.
+ *
+ * @since 0.1.0
+ */
+export interface ApprovalCallbackOptions {
+  /** How long a human may take (by the Clock); no answer by then counts as `cancelled`. Default: no limit. */
+  readonly timeoutMs?: number
+}
+
+/**
  * Approval answered by a host callback.
  *
  * @since 0.1.0
@@ -51,16 +61,21 @@ const hostAnswer = (ask: ApprovalAsk, request: ApprovalRequest) =>
 export const ApprovalCallback = {
   /**
    * Asks `ask` for every request. A throw, a rejection, a failure or a self-interruption of the ask,
-   * or an answer that is not an {@link ApprovalOutcome}, counts as `cancelled`; interrupting the
-   * request itself is not swallowed (it aborts the signal and propagates).
+   * an answer that is not an {@link ApprovalOutcome}, or no answer within `timeoutMs` (the ask's
+   * signal is then aborted so the host can withdraw its prompt) counts as `cancelled`; interrupting
+   * the request itself is not swallowed (it aborts the signal and propagates).
    */
-  layer: (ask: ApprovalAsk): Layer.Layer<Approval> =>
+  layer: (ask: ApprovalAsk, options: ApprovalCallbackOptions = {}): Layer.Layer<Approval> =>
     Layer.succeed(
       Approval,
       Approval.of({
         request: Effect.fn("Approval.request")(function*(request: ApprovalRequest) {
-          return yield* hostAnswer(ask, request).pipe(
-            Effect.map((answer): ApprovalOutcome => (isOutcome(answer) ? answer : "cancelled")),
+          const answer = hostAnswer(ask, request)
+          const bounded = options.timeoutMs === undefined
+            ? answer
+            : Effect.timeoutFail(answer, { duration: options.timeoutMs, onTimeout: () => "no answer in time" })
+          return yield* bounded.pipe(
+            Effect.map((reply): ApprovalOutcome => (isOutcome(reply) ? reply : "cancelled")),
             Effect.catchAllCause(() => Effect.succeed<ApprovalOutcome>("cancelled"))
           )
         })
