@@ -62,11 +62,6 @@ export class StreamCollector {
     private readonly store: SpillStore
   ) {}
 
-  /** Bytes seen so far. */
-  get totalBytes(): number {
-    return this.total
-  }
-
   /** Adds a chunk; opens, feeds or abandons the spill file as the totals require. */
   append(chunk: Uint8Array): Effect.Effect<void> {
     if (chunk.length === 0) return Effect.void
@@ -102,7 +97,7 @@ export class StreamCollector {
       }
       case "Open": {
         const { file } = this.spill
-        if (after > this.maxSpillBytes) return this.abandon("spill cap reached")
+        if (after > this.maxSpillBytes) return this.abandon()
         return file.write(chunk).pipe(Effect.catchAll((error) => this.abandon(error)))
       }
       default:
@@ -110,15 +105,16 @@ export class StreamCollector {
     }
   }
 
-  private abandon(reason: unknown): Effect.Effect<void> {
+  /** Drops the spill file: past the cap (no `failure`), or because writing it failed. */
+  private abandon(failure?: unknown): Effect.Effect<void> {
     const previous = this.spill
     this.spill = { _tag: "Abandoned" }
     const discard = previous._tag === "Open" ? previous.file.discard : Effect.void
     return discard.pipe(
       Effect.zipRight(
-        reason === "spill cap reached"
+        failure === undefined
           ? Effect.void
-          : Effect.logWarning("spill file abandoned", reason).pipe(Effect.annotateLogs("stream", this.stream))
+          : Effect.logWarning("spill file abandoned", failure).pipe(Effect.annotateLogs("stream", this.stream))
       )
     )
   }
