@@ -34,8 +34,6 @@ export interface SpillFile {
  */
 export interface SpillStore {
   readonly open: (stream: "stdout" | "stderr") => Effect.Effect<SpillFile, PlatformError>
-  /** The directory, once a spill file has been opened. */
-  readonly directory: Effect.Effect<string | undefined>
 }
 
 /**
@@ -88,5 +86,5 @@ export const makeSpillStore = (options: { readonly keep: boolean; readonly paren
         return spill
       })
 
-    return { open, directory: Ref.get(created) } satisfies SpillStore
+    return { open } satisfies SpillStore
   })

@@ -40,7 +40,7 @@ export const settledState = (supervised: Supervised): BashProcessState => ({
  *
  * @since 0.1.0
  */
-export const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashOutputRead => {
+const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashOutputRead => {
   const out = stdout.read()
   const err = stderr.read()
   const separator = out.text !== "" && !out.text.endsWith("\n") ? "\n" : ""

@@ -12,14 +12,14 @@ import { BashRequestError } from "../../services/BashExecutor.js"
  *
  * @since 0.1.0
  */
-export const defaultDenyPattern = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i
+const defaultDenyPattern = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i
 
 /**
  * Output and pager settings that keep results readable for a model.
  *
  * @since 0.1.0
  */
-export const displayVariables: Readonly<Record<string, string>> = {
+const displayVariables: Readonly<Record<string, string>> = {
   NO_COLOR: "1",
   TERM: "dumb",
   PAGER: "cat",
@@ -31,7 +31,7 @@ export const displayVariables: Readonly<Record<string, string>> = {
  *
  * @since 0.1.0
  */
-export const nonInteractiveVariables: Readonly<Record<string, string>> = {
+const nonInteractiveVariables: Readonly<Record<string, string>> = {
   GIT_TERMINAL_PROMPT: "0",
   GCM_INTERACTIVE: "never",
   GIT_EDITOR: "true",

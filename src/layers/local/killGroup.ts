@@ -15,7 +15,7 @@ const maxPollMs = 50
  *
  * @since 0.1.0
  */
-export const awaitGroupDeath = (process: SpawnedProcess): Effect.Effect<void> =>
+const awaitGroupDeath = (process: SpawnedProcess): Effect.Effect<void> =>
   Effect.gen(function*() {
     let delay = firstPollMs
     while (yield* process.groupAlive) {

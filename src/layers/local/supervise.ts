@@ -53,7 +53,7 @@ export interface SuperviseOptions {
  *
  * @since 0.1.0
  */
-export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
+const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     if (signal.aborted) return resume(Effect.void)
     const onAbort = () => resume(Effect.void)
