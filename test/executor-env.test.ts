@@ -97,9 +97,9 @@ describe("LocalBashExecutor environment and validation", () => {
       expect(process.env).toEqual(before)
     }).pipe(Effect.provide(LocalBashExecutor.layer())))
 
-  it.live("no rc file is read, even when stdin is a socket (which makes bash source ~/.bashrc)", () =>
-    Effect.gen(function*() {
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-home-"))
+  it.live("no rc file is read, even when stdin is a socket (which makes bash source ~/.bashrc)", () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-home-"))
+    return Effect.gen(function*() {
       fs.writeFileSync(path.join(home, ".bashrc"), "echo bashrc-was-read\n")
       fs.writeFileSync(path.join(home, ".bash_profile"), "echo profile-was-read\n")
       const bash = yield* BashExecutor
@@ -109,8 +109,11 @@ describe("LocalBashExecutor environment and validation", () => {
       const withoutStdin = yield* bash.run(yield* bash.resolve({ command: "echo plain", env }))
       expect(withStdin.stdout.text).toBe("input\n")
       expect(withoutStdin.stdout.text).toBe("plain\n")
-      fs.rmSync(home, { recursive: true })
-    }).pipe(Effect.provide(LocalBashExecutor.layer())))
+    }).pipe(
+      Effect.provide(LocalBashExecutor.layer()),
+      Effect.ensuring(Effect.sync(() => fs.rmSync(home, { recursive: true, force: true })))
+    )
+  })
 
   it.effect("env may not set DSH_* and dshEnv may set only DSH_*", () =>
     Effect.gen(function*() {

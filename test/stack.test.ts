@@ -37,6 +37,9 @@ describe("BashStack", () => {
       )
       expect(stored).toHaveLength(1)
       expect(stored[0]).toMatchObject({ callId: "c1", toolName: "bash", isError: false, result: { kind: "foreground", exitCode: 0 } })
-    }).pipe(Effect.provide(BashStack.layer({ dshHome, sessionJsonlDir: sessions })))
+    }).pipe(
+      Effect.provide(BashStack.layer({ dshHome, sessionJsonlDir: sessions })),
+      Effect.ensuring(Effect.sync(() => fs.rmSync(sessions, { recursive: true, force: true })))
+    )
   })
 })
