@@ -17,7 +17,7 @@ import type {
   SandboxFacts,
   SandboxMode
 } from "../services/BashExecutor.js"
-import { AbortedBeforeSpawnError, BashExecutor, BashRequestError } from "../services/BashExecutor.js"
+import { AbortedBeforeSpawnError, BashExecutor, BashRequestError, mergeStreams } from "../services/BashExecutor.js"
 
 /**
  * One call the double was asked to make, with the spec exactly as it received it.
@@ -195,13 +195,6 @@ interface ProcessBuffers {
   readonly kills: number
 }
 
-/** CONTRACT §1 merge: `stdout + [sep] + "[stderr]\n" + stderr`, sep only after a non-empty unterminated stdout. */
-const mergeDelta = (stdout: string, stderr: string): string => {
-  if (stderr === "") return stdout
-  const sep = stdout !== "" && !stdout.endsWith("\n") ? "\n" : ""
-  return `${stdout}${sep}[stderr]\n${stderr}`
-}
-
 /**
  * A hand-driven background process: running until `finish` or `kill` (which settles it as killed by
  * SIGTERM at once).
@@ -226,7 +219,7 @@ export const makeScriptedProcess = (id: string, spec: BashExecSpec): Effect.Effe
 
     const readOutput = Ref.modify(buffers, (current): [BashOutputRead, ProcessBuffers] => [
       {
-        delta: mergeDelta(current.stdout, current.stderr),
+        delta: mergeStreams(current.stdout, current.stderr),
         lossy: current.lossy,
         ...(current.lossy && current.stdoutSpillPath !== undefined ? { stdoutSpillPath: current.stdoutSpillPath } : {}),
         ...(current.lossy && current.stderrSpillPath !== undefined ? { stderrSpillPath: current.stderrSpillPath } : {})

@@ -126,6 +126,19 @@ export interface BashProcessState {
 }
 
 /**
+ * The CONTRACT §1 merge of two streams' text: `stdout`, then — when `stderr` is non-empty — a newline
+ * if `stdout` is non-empty and unterminated, `[stderr]\n` and `stderr`. Background reads, rendered
+ * results and UI cards all present output this way.
+ *
+ * @since 0.1.0
+ */
+export const mergeStreams = (stdout: string, stderr: string): string => {
+  if (stderr === "") return stdout
+  const separator = stdout !== "" && !stdout.endsWith("\n") ? "\n" : ""
+  return `${stdout}${separator}[stderr]\n${stderr}`
+}
+
+/**
  * One consuming read of a background process's output.
  *
  * @since 0.1.0

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { mergeStreams } from "../services/BashExecutor.js"
 import type { ToolPresentation } from "./AgentTools.js"
 import { isBashToolValue } from "./BashToolValue.js"
 
@@ -45,14 +46,12 @@ export const presentBashResult = (args: unknown, value: unknown): ToolPresentati
   if (value.kind === "background") {
     return { kind: "execute", title: call.title, ...optional("description", call.description), detail: `task ${value.taskId}` }
   }
-  const stderr = value.stderr.text === "" ? "" : `[stderr]\n${value.stderr.text}`
-  const separator = value.stdout.text === "" || value.stdout.text.endsWith("\n") || stderr === "" ? "" : "\n"
   return {
     kind: "terminal",
     title: call.title,
     ...optional("description", call.description),
     ...optional("cwd", stringField(args, "workdir")),
-    output: `${value.stdout.text}${separator}${stderr}`,
+    output: mergeStreams(value.stdout.text, value.stderr.text),
     exitCode: value.exitCode,
     signal: value.signal,
     timedOut: value.timedOut

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type { BashRunResult, CollectedOutput } from "../services/BashExecutor.js"
+import { mergeStreams } from "../services/BashExecutor.js"
 import type { BashToolValue } from "./BashToolValue.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"
@@ -27,7 +28,7 @@ const withLines = (body: string, lines: ReadonlyArray<string>): string =>
 export const renderForeground = (result: BashRunResult, escalationOffered: boolean): string => {
   const stdout = streamText(result.stdout)
   const stderr = streamText(result.stderr)
-  const joined = stderr === "" ? stdout : `${withLines(stdout, ["[stderr]"])}\n${stderr}`
+  const joined = mergeStreams(stdout, stderr)
   const body = joined === "" ? "(no output)" : joined
   const markers = [
     ...sandboxNotices(result.sandbox, escalationOffered),

@@ -6,6 +6,7 @@
  */
 import { Deferred, Effect, Option } from "effect"
 import type { BashOutputRead, BashProcess, BashProcessState } from "../../services/BashExecutor.js"
+import { mergeStreams } from "../../services/BashExecutor.js"
 import type { StreamCollector } from "./StreamCollector.js"
 import type { Supervised } from "./supervise.js"
 
@@ -36,15 +37,14 @@ export const settledState = (supervised: Supervised): BashProcessState => ({
 })
 
 /**
- * Merges new output per CONTRACT §1: `stdout + [sep] + "[stderr]\n" + stderr`.
+ * New output of both streams, merged per CONTRACT §1.
  *
  * @since 0.1.0
  */
 const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashOutputRead => {
   const out = stdout.read()
   const err = stderr.read()
-  const separator = out.text !== "" && !out.text.endsWith("\n") ? "\n" : ""
-  const delta = out.text + (err.text !== "" ? `${separator}[stderr]\n${err.text}` : "")
+  const delta = mergeStreams(out.text, err.text)
   const stdoutSpillPath = stdout.spillPath
   const stderrSpillPath = stderr.spillPath
   return {
