@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type { BashOutputRead } from "../services/BashExecutor.js"
+import { appendLines } from "./appendLines.js"
 import { modelText } from "./modelText.js"
 
 /**
@@ -24,7 +25,5 @@ export const lossyNotice = (read: BashOutputRead): string => {
  */
 export const renderBackgroundRead = (read: BashOutputRead, notices: ReadonlyArray<string> = []): string => {
   const lines = [...(read.lossy ? [lossyNotice(read)] : []), ...notices]
-  const delta = modelText(read.delta, read.lossy)
-  if (lines.length === 0) return delta
-  return `${delta}${delta === "" || delta.endsWith("\n") ? "" : "\n"}${lines.join("\n")}`
+  return appendLines(modelText(read.delta, read.lossy), lines)
 }

@@ -5,6 +5,7 @@
  */
 import type { BashRunResult, CollectedOutput } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/BashExecutor.js"
+import { appendLines } from "./appendLines.js"
 import type { BashToolValue } from "./BashToolValue.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"
@@ -14,10 +15,6 @@ const streamText = (output: CollectedOutput): string => {
   const text = modelText(output.text, output.truncated)
   return output.truncated ? `${text}\n[output truncated; full output: ${output.spillPath ?? "(unavailable)"}]` : text
 }
-
-/** Appends lines after a body, starting a new line first when the body does not end in one. */
-const withLines = (body: string, lines: ReadonlyArray<string>): string =>
-  lines.length === 0 ? body : `${body}${body === "" || body.endsWith("\n") ? "" : "\n"}${lines.join("\n")}`
 
 /**
  * The text of a completed foreground run: stdout, an optional `[stderr]` section, `(no output)` when
@@ -39,7 +36,7 @@ export const renderForeground = (result: BashRunResult, escalationOffered: boole
       ? [`[exit code: ${result.exitCode}]`]
       : [])
   ]
-  return withLines(body, markers)
+  return appendLines(body, markers)
 }
 
 /**

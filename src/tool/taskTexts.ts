@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type { TaskNotice, TaskSnapshot } from "../services/Tasks.js"
+import { appendLines } from "./appendLines.js"
 
 /**
  * `[status: <s>]` or `[status: <s>, <detail>]`.
@@ -18,10 +19,8 @@ export const statusLine = (task: TaskSnapshot): string =>
  *
  * @since 0.1.0
  */
-export const renderTaskOutput = (output: string, task: TaskSnapshot): string => {
-  const body = output === "" ? "(no new output)" : output
-  return `${body}${body.endsWith("\n") ? "" : "\n"}${statusLine(task)}`
-}
+export const renderTaskOutput = (output: string, task: TaskSnapshot): string =>
+  appendLines(output === "" ? "(no new output)" : output, [statusLine(task)])
 
 /**
  * `task_list`: `(no background tasks)` or one `<id> [<kind>] <status> — <label>` line per task.
