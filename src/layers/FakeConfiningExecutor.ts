@@ -9,9 +9,11 @@
 import * as path from "node:path"
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import type { BashExecSpec, SandboxFacts, SandboxMode } from "../services/BashExecutor.js"
-import { AbortedBeforeSpawnError, BashExecutor } from "../services/BashExecutor.js"
+import { BashExecutor } from "../services/BashExecutor.js"
+import type { ResolveDefaults } from "./local/resolveSpec.js"
+import { refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
 import type { RecordedBashCall, ScriptedProcess } from "./ScriptedBashExecutor.js"
-import { bashRunResult, makeScriptedProcess, resolveAgainst } from "./ScriptedBashExecutor.js"
+import { bashRunResult, makeScriptedProcess } from "./ScriptedBashExecutor.js"
 
 /**
  * Settings of {@link FakeConfiningExecutor.layer}.
@@ -80,12 +82,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
     const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
     const defaultMode = config.sandboxMode ?? "workspace-write"
-    const defaults = {
-      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
-      timeoutMs: 120_000,
-      maxTimeoutMs: 600_000,
-      maxOutputBytes: 64_000
-    }
+    const defaults: ResolveDefaults = { cwd: config.cwd, timeoutMs: 120_000, maxTimeoutMs: 600_000, maxOutputBytes: 64_000 }
 
     /** What the sandbox would have reported, and the stderr a denied write leaves. */
     const judge = (spec: BashExecSpec): { readonly sandbox: SandboxFacts; readonly stderr: string } => {
@@ -99,17 +96,11 @@ const make = (config: FakeConfiningExecutorConfig) =>
     }
 
     const begin = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
-      Ref.update(calls, (current) => [...current, { op, spec }]).pipe(
-        Effect.zipRight(
-          spec.signal?.aborted === true
-            ? Effect.fail(new AbortedBeforeSpawnError({ reason: String(spec.signal.reason ?? "aborted") }))
-            : Effect.void
-        )
-      )
+      Ref.update(calls, (current) => [...current, { op, spec }]).pipe(Effect.zipRight(refuseIfAborted(spec)))
 
     const executor: BashExecutor["Type"] = {
       sandboxMode: defaultMode,
-      resolve: (request) => resolveAgainst(defaults, request),
+      resolve: (request) => resolveSpec(defaults, request),
       run: (spec) =>
         Effect.gen(function*() {
           yield* begin("run", spec)

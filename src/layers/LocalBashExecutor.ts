@@ -11,12 +11,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import type { ConfigError } from "effect"
 import { Deferred, Effect, FiberSet, Layer } from "effect"
 import type { BashExecRequest, BashExecSpec, BashProcessState, BashRunResult } from "../services/BashExecutor.js"
-import {
-  AbortedBeforeSpawnError,
-  BackgroundLimitError,
-  BashExecutor,
-  BashRequestError
-} from "../services/BashExecutor.js"
+import { BackgroundLimitError, BashExecutor } from "../services/BashExecutor.js"
 import type { SpawnedProcess, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./local/background.js"
@@ -25,6 +20,7 @@ import type { LocalBashExecutorConfig } from "./local/config.js"
 import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./local/config.js"
 import { buildEnv, validateEnv } from "./local/environment.js"
 import { killGroup } from "./local/killGroup.js"
+import { positive, refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
 import { makeSpillStore } from "./local/SpillStore.js"
 import { StreamCollector } from "./local/StreamCollector.js"
 import { supervise } from "./local/supervise.js"
@@ -32,18 +28,6 @@ import { NodeProcessSpawner } from "./NodeProcessSpawner.js"
 
 export type { LocalBashExecutorConfig } from "./local/config.js"
 export { LocalBashExecutorConfigError } from "./local/config.js"
-
-const describe = (value: unknown): string => (typeof value === "number" ? String(value) : JSON.stringify(value))
-
-const positive = (field: string, value: unknown): Effect.Effect<number, BashRequestError> =>
-  typeof value === "number" && Number.isFinite(value) && value > 0 ?
-    Effect.succeed(value) :
-    Effect.fail(
-      new BashRequestError({ field, message: `invalid ${field}: expected a positive finite number, got ${describe(value)}` })
-    )
-
-const abortReason = (signal: AbortSignal): string =>
-  signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted")
 
 const encoder = new TextEncoder()
 
@@ -83,7 +67,7 @@ const make = (partial: Partial<LocalBashExecutorConfig>) =>
         yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
         const envError = validateEnv(spec.env, spec.dshEnv)
         if (envError) return yield* envError
-        if (spec.signal?.aborted) return yield* new AbortedBeforeSpawnError({ reason: abortReason(spec.signal) })
+        yield* refuseIfAborted(spec)
       })
 
     const spawnOptions = (spec: BashExecSpec): SpawnOptions => ({
@@ -99,20 +83,9 @@ const make = (partial: Partial<LocalBashExecutorConfig>) =>
     })
 
     const resolve = Effect.fn("BashExecutor.resolve")(function*(request: BashExecRequest) {
-      const requested = request.timeoutMs === undefined ?
-        config.timeoutMs :
-        yield* positive("timeoutMs", request.timeoutMs)
-      const stdoutMaxBytes = request.stdoutMaxBytes === undefined ?
-        config.maxOutputBytes :
-        yield* positive("stdoutMaxBytes", request.stdoutMaxBytes)
+      const spec = yield* resolveSpec(config, request)
       const envError = validateEnv(request.env, request.dshEnv)
       if (envError) return yield* envError
-      const spec: BashExecSpec = {
-        ...request,
-        workdir: request.workdir ?? config.cwd ?? process.cwd(),
-        timeoutMs: Math.min(requested, config.maxTimeoutMs),
-        stdoutMaxBytes
-      }
       return spec
     })
 

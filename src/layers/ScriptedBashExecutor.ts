@@ -7,7 +7,6 @@
  */
 import { Context, Deferred, Effect, Layer, Option, Ref } from "effect"
 import type {
-  BashExecRequest,
   BashExecSpec,
   BashOutputRead,
   BashProcess,
@@ -17,7 +16,9 @@ import type {
   SandboxFacts,
   SandboxMode
 } from "../services/BashExecutor.js"
-import { AbortedBeforeSpawnError, BashExecutor, BashRequestError, mergeStreams } from "../services/BashExecutor.js"
+import { BashExecutor, mergeStreams } from "../services/BashExecutor.js"
+import type { ResolveDefaults } from "./local/resolveSpec.js"
+import { refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
 
 /**
  * One call the double was asked to make, with the spec exactly as it received it.
@@ -146,45 +147,6 @@ export const untilAborted: ScriptedRun = (spec) =>
     return Effect.sync(() => signal.removeEventListener("abort", settle))
   })
 
-/**
- * The CONTRACT §1 defaults a double resolves against.
- *
- * @since 0.1.0
- */
-export interface ScriptedDefaults {
-  readonly cwd?: string
-  readonly timeoutMs: number
-  readonly maxTimeoutMs: number
-  readonly maxOutputBytes: number
-}
-
-/**
- * CONTRACT §1 `resolve` for doubles: fills `workdir`, `timeoutMs` (capped) and `stdoutMaxBytes`,
- * copies every other given field, and names the field of a non-positive or non-finite number.
- *
- * @since 0.1.0
- */
-export const resolveAgainst = (
-  defaults: ScriptedDefaults,
-  request: BashExecRequest
-): Effect.Effect<BashExecSpec, BashRequestError> => {
-  const positive = (field: string, value: number) =>
-    Number.isFinite(value) && value > 0
-      ? Effect.succeed(value)
-      : Effect.fail(new BashRequestError({ field, message: `${field} must be a positive finite number` }))
-  return Effect.all({
-    timeoutMs: positive("timeoutMs", request.timeoutMs ?? defaults.timeoutMs),
-    stdoutMaxBytes: positive("stdoutMaxBytes", request.stdoutMaxBytes ?? defaults.maxOutputBytes)
-  }).pipe(
-    Effect.map(({ stdoutMaxBytes, timeoutMs }) => ({
-      ...request,
-      workdir: request.workdir ?? defaults.cwd ?? process.cwd(),
-      timeoutMs: Math.min(timeoutMs, defaults.maxTimeoutMs),
-      stdoutMaxBytes
-    }))
-  )
-}
-
 interface ProcessBuffers {
   readonly state: BashProcessState
   readonly stdout: string
@@ -267,8 +229,8 @@ const make = (config: ScriptedBashExecutorConfig) =>
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
     const queue = yield* Ref.make<ReadonlyArray<ScriptedRun>>(config.runs ?? [])
     const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
-    const defaults: ScriptedDefaults = {
-      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+    const defaults: ResolveDefaults = {
+      cwd: config.cwd,
       timeoutMs: config.timeoutMs ?? 120_000,
       maxTimeoutMs: config.maxTimeoutMs ?? 600_000,
       maxOutputBytes: config.maxOutputBytes ?? 64_000
@@ -277,18 +239,13 @@ const make = (config: ScriptedBashExecutorConfig) =>
     const record = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
       Ref.update(calls, (current) => [...current, { op, spec }])
 
-    const refuseIfAborted = (spec: BashExecSpec) =>
-      spec.signal?.aborted === true
-        ? Effect.fail(new AbortedBeforeSpawnError({ reason: String(spec.signal.reason ?? "aborted") }))
-        : Effect.void
-
     const nextRun = Ref.modify(queue, (current): [Option.Option<ScriptedRun>, ReadonlyArray<ScriptedRun>] =>
       current.length === 0 ? [Option.none(), current] : [Option.fromNullable(current[0]), current.slice(1)]
     )
 
     const executor: BashExecutor["Type"] = {
       sandboxMode: config.sandboxMode,
-      resolve: (request) => resolveAgainst(defaults, request),
+      resolve: (request) => resolveSpec(defaults, request),
       run: (spec) =>
         Effect.gen(function*() {
           yield* record("run", spec)
