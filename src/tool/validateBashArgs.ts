@@ -6,6 +6,7 @@
  */
 import { Either } from "effect"
 import type { SandboxMode } from "../services/BashExecutor.js"
+import { argumentRecord, isNonBlank, isPositiveNumber, quoted } from "./argChecks.js"
 
 /**
  * The modes a call may escalate to.
@@ -58,10 +59,6 @@ export interface BashArgsPolicy {
 export const backgroundDisabledMessage =
   "run_in_background is disabled for this deployment: run the command in the foreground"
 
-const isNonBlank = (value: unknown): value is string => typeof value === "string" && value.trim().length > 0
-
-const json = (value: unknown): string => JSON.stringify(value) ?? String(value)
-
 const isEscalationTarget = (value: unknown): value is EscalationRequest["mode"] =>
   (escalationTargets as ReadonlyArray<unknown>).includes(value)
 
@@ -84,7 +81,7 @@ const validateEscalation = (
   if (!isNonBlank(justification)) return Either.left("invalid justification: expected a non-empty sentence")
   if (!isEscalationTarget(mode)) {
     return Either.left(
-      `invalid sandbox_permissions: expected one of ${escalationTargets.map(json).join(", ")}, got ${json(mode)}`
+      `invalid sandbox_permissions: expected one of ${escalationTargets.map(quoted).join(", ")}, got ${quoted(mode)}`
     )
   }
   return Either.right({ mode, justification })
@@ -97,19 +94,19 @@ const validateEscalation = (
  * @since 0.1.0
  */
 export const validateBashArgs = (raw: unknown, policy: BashArgsPolicy): Either.Either<BashArgs, string> => {
-  const input: Readonly<Record<string, unknown>> = typeof raw === "object" && raw !== null ? raw as never : {}
+  const input = argumentRecord(raw)
   const { command, description, timeoutMs, workdir } = input
   const background = input["run_in_background"]
   if (!isNonBlank(command)) return Either.left("invalid command: expected a non-empty string")
   if (!isNonBlank(description)) return Either.left("invalid description: expected a non-empty string")
-  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    return Either.left(`invalid timeoutMs: expected a positive number, got ${json(timeoutMs)}`)
+  if (timeoutMs !== undefined && !isPositiveNumber(timeoutMs)) {
+    return Either.left(`invalid timeoutMs: expected a positive number, got ${quoted(timeoutMs)}`)
   }
   if (workdir !== undefined && !isNonBlank(workdir)) {
-    return Either.left(`invalid workdir: expected a non-empty string, got ${json(workdir)}`)
+    return Either.left(`invalid workdir: expected a non-empty string, got ${quoted(workdir)}`)
   }
   if (policy.background && background !== undefined && typeof background !== "boolean") {
-    return Either.left(`invalid run_in_background: expected a boolean, got ${json(background)}`)
+    return Either.left(`invalid run_in_background: expected a boolean, got ${quoted(background)}`)
   }
   if (!policy.background && background === true) return Either.left(backgroundDisabledMessage)
   return Either.map(validateEscalation(input, policy), (escalation) => ({

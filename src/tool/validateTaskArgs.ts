@@ -5,6 +5,7 @@
  */
 import { Either } from "effect"
 import { InvalidWaitTimeoutError } from "../services/Tasks.js"
+import { argumentRecord, isNonBlank, isPositiveNumber, quoted } from "./argChecks.js"
 
 /**
  * Default `task_output` wait, in milliseconds.
@@ -31,16 +32,11 @@ export interface TaskOutputArgs {
   readonly waitMs: number | undefined
 }
 
-const json = (value: unknown): string => JSON.stringify(value) ?? String(value)
-
-const record = (raw: unknown): Readonly<Record<string, unknown>> =>
-  typeof raw === "object" && raw !== null ? raw as never : {}
-
 const taskIdOf = (input: Readonly<Record<string, unknown>>): Either.Either<string, string> => {
   const id = input["task_id"]
-  return typeof id === "string" && id.trim().length > 0
+  return isNonBlank(id)
     ? Either.right(id)
-    : Either.left(`invalid task_id: expected a non-empty string, got ${json(id)}`)
+    : Either.left(`invalid task_id: expected a non-empty string, got ${quoted(id)}`)
 }
 
 /**
@@ -50,14 +46,14 @@ const taskIdOf = (input: Readonly<Record<string, unknown>>): Either.Either<strin
  * @since 0.1.0
  */
 export const validateTaskOutputArgs = (raw: unknown): Either.Either<TaskOutputArgs, string> => {
-  const input = record(raw)
+  const input = argumentRecord(raw)
   const wait = input["wait"]
   const timeout = input["timeout_ms"]
   return Either.flatMap(taskIdOf(input), (taskId) => {
     if (wait !== undefined && typeof wait !== "boolean") {
-      return Either.left(`invalid wait: expected a boolean, got ${json(wait)}`)
+      return Either.left(`invalid wait: expected a boolean, got ${quoted(wait)}`)
     }
-    if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0)) {
+    if (timeout !== undefined && !isPositiveNumber(timeout)) {
       return Either.left(new InvalidWaitTimeoutError({ value: timeout }).message)
     }
     const waitMs = wait === false ? undefined : Math.min(timeout ?? defaultWaitMs, maxWaitMs)
@@ -71,10 +67,10 @@ export const validateTaskOutputArgs = (raw: unknown): Either.Either<TaskOutputAr
  * @since 0.1.0
  */
 export const validateTaskKillArgs = (raw: unknown): Either.Either<string, string> => {
-  const input = record(raw)
+  const input = argumentRecord(raw)
   const reason = input["reason"]
   return Either.flatMap(taskIdOf(input), (taskId) =>
     reason === undefined || typeof reason === "string"
       ? Either.right(taskId)
-      : Either.left(`invalid reason: expected a string, got ${json(reason)}`))
+      : Either.left(`invalid reason: expected a string, got ${quoted(reason)}`))
 }
