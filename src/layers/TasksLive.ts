@@ -18,7 +18,13 @@
 import type { Scope } from "effect"
 import { Cause, ConfigError, Deferred, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
 import type { TaskMeta, TaskNotice, TaskOutcome, TaskSnapshot, TaskStatus, TaskWork } from "../services/Tasks.js"
-import { InvalidWaitTimeoutError, TaskAccessError, Tasks, TasksUnavailableError } from "../services/Tasks.js"
+import {
+  InvalidWaitTimeoutError,
+  isTerminalStatus,
+  TaskAccessError,
+  Tasks,
+  TasksUnavailableError
+} from "../services/Tasks.js"
 
 /**
  * Settings of {@link TasksLive.layer}.
@@ -59,8 +65,6 @@ interface TasksState {
   /** Ids of retained finished tasks in finish order: eviction drops from the front. */
   readonly finished: ReadonlyArray<string>
 }
-
-const isTerminal = (status: TaskStatus): boolean => status !== "running" && status !== "stopping"
 
 const snapshotOf = (entry: TaskEntry): TaskSnapshot => ({
   id: entry.id,
@@ -142,7 +146,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
     const markEntryReported = (id: string) =>
       Ref.update(state, (current) => {
         const entry = current.tasks.get(id)
-        return entry === undefined || !isTerminal(entry.status) || entry.reported
+        return entry === undefined || !isTerminalStatus(entry.status) || entry.reported
           ? current
           : withEntry(current, { ...entry, reported: true })
       })
@@ -162,7 +166,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
       Effect.gen(function*() {
         const finished = yield* Ref.modify(state, (current): [TaskEntry | undefined, TasksState] => {
           const entry = current.tasks.get(id)
-          if (entry === undefined || isTerminal(entry.status)) return [undefined, current]
+          if (entry === undefined || isTerminalStatus(entry.status)) return [undefined, current]
           const done: TaskEntry = { ...entry, status: outcome.status, detail: outcome.detail }
           const tasks = new Map(current.tasks).set(id, done)
           const retained = [...current.finished, id]
@@ -224,10 +228,10 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
       const before = yield* access(id, caller)
       const first = yield* before.work.read
       const task = yield* latest(before)
-      if (!isTerminal(task.status)) return { output: first, task }
+      if (!isTerminalStatus(task.status)) return { output: first, task }
       // It settled during the first read, so output may have arrived after it; the work is complete
       // now, so one more read drains it before the owner is shown the final status.
-      const rest = isTerminal(before.status) ? "" : yield* before.work.read
+      const rest = isTerminalStatus(before.status) ? "" : yield* before.work.read
       yield* markEntryReported(id)
       return { output: first + rest, task }
     })
@@ -253,7 +257,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
       return yield* Effect.uninterruptible(Effect.gen(function*() {
         const decision = yield* Ref.modify(state, (current): ["cancel" | "requested" | "already-finished", TasksState] => {
           const now = current.tasks.get(id)
-          if (now === undefined || isTerminal(now.status)) return ["already-finished", current]
+          if (now === undefined || isTerminalStatus(now.status)) return ["already-finished", current]
           if (now.status === "stopping") return ["requested", current]
           return ["cancel", withEntry(current, { ...now, status: "stopping" })]
         })
@@ -271,7 +275,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
     const claimNotice = (id: string) =>
       Ref.modify(state, (current): [Option.Option<TaskNotice>, TasksState] => {
         const entry = current.tasks.get(id)
-        if (entry === undefined || !isTerminal(entry.status) || entry.reported) return [Option.none(), current]
+        if (entry === undefined || !isTerminalStatus(entry.status) || entry.reported) return [Option.none(), current]
         return [
           Option.some({ owner: entry.meta.owner, task: snapshotOf(entry) }),
           withEntry(current, { ...entry, reported: true })
@@ -303,7 +307,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
         const unfinished = yield* Ref.modify(
           state,
           (current): [ReadonlyArray<readonly [TaskEntry, boolean]>, TasksState] => {
-            const pending = [...current.tasks.values()].filter((entry) => !isTerminal(entry.status))
+            const pending = [...current.tasks.values()].filter((entry) => !isTerminalStatus(entry.status))
             const tasks = new Map(current.tasks)
             for (const entry of pending) tasks.set(entry.id, { ...entry, status: "stopping" })
             return [pending.map((entry) => [entry, entry.status === "running"] as const), { ...current, open: false, tasks }]

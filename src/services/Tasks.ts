@@ -16,6 +16,13 @@ import { Context, Data } from "effect"
 export type TaskStatus = "running" | "stopping" | "completed" | "killed" | "failed"
 
 /**
+ * Whether a task has ended (`completed`, `killed` or `failed`).
+ *
+ * @since 0.1.0
+ */
+export const isTerminalStatus = (status: TaskStatus): boolean => status !== "running" && status !== "stopping"
+
+/**
  * How a piece of work ended, with a producer-supplied detail (`exit code: 0`, `signal: SIGTERM`).
  *
  * @since 0.1.0

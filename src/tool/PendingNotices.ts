@@ -3,16 +3,16 @@
  *
  * @since 0.1.0
  */
-import type { TaskNotice } from "../services/Tasks.js"
+import type { TaskNotice, TaskStatus } from "../services/Tasks.js"
+import { isTerminalStatus } from "../services/Tasks.js"
 import { renderTaskNotice } from "./taskTexts.js"
 
 // Far above any real backlog; only a host that never takes notices reaches it (oldest dropped).
 const maxPerOwner = 256
 
-const terminalStatuses = new Set(["completed", "killed", "failed"])
-
 /**
- * The id of a task whose final status a tool value shows (`task_output`, `task_kill`), if any.
+ * The id of a task whose final status a tool value shows (`task_output`, `task_kill`, whose values
+ * carry a `TaskSnapshot` as `task`), if any.
  *
  * @since 0.1.0
  */
@@ -20,7 +20,7 @@ export const finalTaskShown = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null || !("task" in value)) return undefined
   const task: unknown = value.task
   return typeof task === "object" && task !== null && "id" in task && "status" in task &&
-      typeof task.id === "string" && terminalStatuses.has(String(task.status))
+      typeof task.id === "string" && typeof task.status === "string" && isTerminalStatus(task.status as TaskStatus)
     ? task.id
     : undefined
 }
