@@ -16,7 +16,7 @@ import type {
   SandboxFacts,
   SandboxMode
 } from "../services/BashExecutor.js"
-import { BashExecutor, mergeStreams } from "../services/BashExecutor.js"
+import { awaitAbort, BashExecutor, mergeStreams } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "./local/resolveSpec.js"
 import { refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
 
@@ -137,15 +137,9 @@ export const echoResult = (spec: BashExecSpec): BashRunResult =>
  * @since 0.1.0
  */
 export const untilAborted: ScriptedRun = (spec) =>
-  Effect.async<BashRunResult>((resume) => {
-    const signal = spec.signal
-    if (signal === undefined) return
-    const settle = () =>
-      resume(Effect.succeed(bashRunResult({ aborted: true, signal: "SIGTERM", exitCode: null, timeoutMs: spec.timeoutMs })))
-    if (signal.aborted) return settle()
-    signal.addEventListener("abort", settle, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", settle))
-  })
+  (spec.signal === undefined ? Effect.never : awaitAbort(spec.signal)).pipe(
+    Effect.as(bashRunResult({ aborted: true, signal: "SIGTERM", exitCode: null, timeoutMs: spec.timeoutMs }))
+  )
 
 interface ProcessBuffers {
   readonly state: BashProcessState

@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import type { Effect, Option } from "effect"
-import { Context, Data } from "effect"
+import type { Option } from "effect"
+import { Context, Data, Effect } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
 
 /**
@@ -63,6 +63,19 @@ export interface BashExecRequest {
   /** An opaque owner token stored with a background process (see `ownerOf`). */
   readonly owner?: string
 }
+
+/**
+ * Completes when a request's abort trigger fires (at once if it already has).
+ *
+ * @since 0.1.0
+ */
+export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (signal.aborted) return resume(Effect.void)
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
 
 /**
  * A request with every default filled in.

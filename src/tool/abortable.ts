@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import { awaitAbort } from "../services/BashExecutor.js"
 import { ToolError } from "./AgentTools.js"
 
 /**
@@ -14,12 +15,7 @@ import { ToolError } from "./AgentTools.js"
 export const commandAborted = (): ToolError => new ToolError({ message: "command aborted" })
 
 const whenAborted = (signal: AbortSignal): Effect.Effect<never, ToolError> =>
-  Effect.async<never, ToolError>((resume) => {
-    const abort = () => resume(Effect.fail(commandAborted()))
-    if (signal.aborted) return abort()
-    signal.addEventListener("abort", abort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", abort))
-  })
+  Effect.zipRight(awaitAbort(signal), Effect.fail(commandAborted()))
 
 /**
  * Runs `effect` unless `signal` fires first, in which case it is interrupted and the call fails with

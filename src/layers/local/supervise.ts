@@ -8,6 +8,7 @@
 import { Effect, Fiber, Option, Stream } from "effect"
 import type { Scope } from "effect"
 import type { CollectedOutput } from "../../services/BashExecutor.js"
+import { awaitAbort } from "../../services/BashExecutor.js"
 import type { ProcessExit, SpawnedProcess } from "../../services/ProcessSpawner.js"
 import { killGroup } from "./killGroup.js"
 import type { StreamCollector } from "./StreamCollector.js"
@@ -47,19 +48,6 @@ export interface SuperviseOptions {
   /** Completes when someone asks to kill the process. */
   readonly killRequest?: Effect.Effect<void>
 }
-
-/**
- * Completes when `signal` aborts.
- *
- * @since 0.1.0
- */
-const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    if (signal.aborted) return resume(Effect.void)
-    const onAbort = () => resume(Effect.void)
-    signal.addEventListener("abort", onAbort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
-  })
 
 const pump = (stream: Stream.Stream<Uint8Array>, collector: StreamCollector) =>
   Stream.runForEach(stream, (chunk) => collector.append(chunk))
