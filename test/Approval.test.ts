@@ -20,6 +20,15 @@ const ask = (request: ApprovalRequest) => Effect.flatMap(Approval, (approval) =>
 
 const answerWith = (layer: Layer.Layer<Approval>) => Effect.provide(ask(escalation("call-1")), layer)
 
+/** A host that never answers; `asked` completes with the signal it was handed. */
+const hostThatNeverAnswers = Effect.map(Deferred.make<AbortSignal>(), (asked) => {
+  const ask: ApprovalAsk = (_request, signal) => {
+    Deferred.unsafeDone(asked, Effect.succeed(signal))
+    return new Promise<ApprovalOutcome>(() => {})
+  }
+  return { ask, asked }
+})
+
 describe("ApprovalNone", () => {
   it.effect("answers every request unavailable", () =>
     Effect.gen(function*() {
@@ -65,11 +74,7 @@ describe("ApprovalCallback", () => {
 
   it.effect("no answer within timeoutMs (by the Clock) is cancelled, and the host's prompt is withdrawn", () =>
     Effect.gen(function*() {
-      const asked = yield* Deferred.make<AbortSignal>()
-      const silent: ApprovalAsk = (_request, signal) => {
-        Deferred.unsafeDone(asked, Effect.succeed(signal))
-        return new Promise<ApprovalOutcome>(() => {})
-      }
+      const { ask: silent, asked } = yield* hostThatNeverAnswers
       const fiber = yield* Effect.fork(answerWith(ApprovalCallback.layer(silent, { timeoutMs: 60_000 })))
       const signal = yield* Deferred.await(asked)
       yield* TestClock.adjust(59_999)
@@ -81,11 +86,7 @@ describe("ApprovalCallback", () => {
 
   it.effect("aborts the host's signal when the request is interrupted, and propagates the interruption", () =>
     Effect.gen(function*() {
-      const asked = yield* Deferred.make<AbortSignal>()
-      const pending: ApprovalAsk = (_request, signal) => {
-        Deferred.unsafeDone(asked, Effect.succeed(signal))
-        return new Promise<ApprovalOutcome>(() => {})
-      }
+      const { ask: pending, asked } = yield* hostThatNeverAnswers
       const fiber = yield* Effect.fork(answerWith(ApprovalCallback.layer(pending)))
       const signal = yield* Deferred.await(asked)
       expect(signal.aborted).toBe(false)
