@@ -9,168 +9,19 @@ import { FileSystem, Path } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type { ConfigError } from "effect"
-import { Deferred, Effect, FiberSet, Layer } from "effect"
-import type { BashExecRequest, BashExecSpec, BashProcessState, BashRunResult } from "../services/BashExecutor.js"
-import { BackgroundLimitError, BashExecutor } from "../services/BashExecutor.js"
-import type { SpawnedProcess, SpawnOptions } from "../services/ProcessSpawner.js"
+import { Effect, Layer } from "effect"
+import { BashExecutor } from "../services/BashExecutor.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
-import type { BackgroundEntry } from "./local/background.js"
-import { BackgroundRegistry, settledState, toHandle } from "./local/background.js"
 import type { LocalBashExecutorConfig } from "./local/config.js"
 import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./local/config.js"
-import { buildEnv, validateEnv } from "./local/environment.js"
-import { killGroup } from "./local/killGroup.js"
-import { positive, refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
-import { makeSpillStore } from "./local/SpillStore.js"
-import { StreamCollector } from "./local/StreamCollector.js"
-import { supervise } from "./local/supervise.js"
+import { makeExecutorCore } from "./local/executorCore.js"
 import { NodeProcessSpawner } from "./NodeProcessSpawner.js"
 
 export type { LocalBashExecutorConfig } from "./local/config.js"
 export { LocalBashExecutorConfigError } from "./local/config.js"
 
-const encoder = new TextEncoder()
-
 const make = (partial: Partial<LocalBashExecutorConfig>) =>
-  Effect.gen(function*() {
-    const config = yield* resolveConfig(partial)
-    const spawner = yield* ProcessSpawner
-    const spills = yield* makeSpillStore({
-      keep: config.keepSpillFiles,
-      ...(config.spillParent === undefined ? {} : { parent: config.spillParent })
-    })
-    const scrub = { allow: config.envAllow, deny: config.envDeny.map((pattern) => new RegExp(pattern, "i")) }
-    const foreground = new Set<SpawnedProcess>()
-    const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
-    const backgroundFibers = yield* FiberSet.make()
-
-    // Disposal: kill every live group (foreground and background) through the kill path, in
-    // parallel, and wait for the background lifecycles to settle — each step bounded.
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        const running = registry.running
-        yield* Effect.forEach(running, (entry) => Deferred.succeed(entry.killRequest, undefined), { discard: true })
-        yield* Effect.forEach([...foreground], (process) => killGroup(process, config.graceMs), {
-          concurrency: "unbounded",
-          discard: true
-        })
-        yield* Effect.forEach(running, (entry) => Deferred.await(entry.done), { concurrency: "unbounded" }).pipe(
-          Effect.interruptible,
-          Effect.timeoutOption(config.graceMs * 3)
-        )
-      })
-    )
-
-    const checkSpec = (spec: BashExecSpec) =>
-      Effect.gen(function*() {
-        yield* positive("timeoutMs", spec.timeoutMs)
-        yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
-        const envError = validateEnv(spec.env, spec.dshEnv)
-        if (envError) return yield* envError
-        yield* refuseIfAborted(spec)
-      })
-
-    const spawnOptions = (spec: BashExecSpec): SpawnOptions => ({
-      command: spec.command,
-      cwd: spec.workdir,
-      env: buildEnv(process.env, scrub, spec.env, spec.dshEnv),
-      ...(spec.stdin === undefined ? {} : { stdin: spec.stdin })
-    })
-
-    const collectors = (spec: BashExecSpec) => ({
-      stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills),
-      stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills)
-    })
-
-    const resolve = Effect.fn("BashExecutor.resolve")(function*(request: BashExecRequest) {
-      const spec = yield* resolveSpec(config, request)
-      const envError = validateEnv(request.env, request.dshEnv)
-      if (envError) return yield* envError
-      return spec
-    })
-
-    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
-      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
-      yield* checkSpec(spec)
-      return yield* Effect.scoped(
-        Effect.gen(function*() {
-          const process = yield* spawner.spawn(spawnOptions(spec))
-          foreground.add(process)
-          yield* Effect.addFinalizer(() => Effect.sync(() => foreground.delete(process)))
-          const supervised = yield* supervise({
-            process,
-            ...collectors(spec),
-            graceMs: config.graceMs,
-            timeoutMs: spec.timeoutMs,
-            ...(spec.signal === undefined ? {} : { signal: spec.signal })
-          })
-          const result: BashRunResult = {
-            exitCode: supervised.exit.exitCode,
-            signal: supervised.exit.signal,
-            timedOut: supervised.cause === "timeout",
-            aborted: supervised.cause === "abort",
-            timeoutMs: spec.timeoutMs,
-            stdout: supervised.stdout,
-            stderr: supervised.stderr
-          }
-          return result
-        })
-      )
-    })
-
-    const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
-      yield* checkSpec(spec)
-      if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
-      const output = collectors(spec)
-      const entry: BackgroundEntry = {
-        id: registry.nextId(),
-        owner: spec.owner,
-        state: { status: "running", exitCode: null, signal: null },
-        killRequest: yield* Deferred.make<void>(),
-        done: yield* Deferred.make<BashProcessState>(),
-        ...output
-      }
-      registry.add(entry)
-      const killed: BashProcessState = { status: "killed", exitCode: null, signal: null }
-      const settle = (state: BashProcessState) =>
-        Effect.suspend(() => {
-          entry.state = state
-          registry.finish(entry.id)
-          return Deferred.succeed(entry.done, state)
-        })
-      const lifecycle = Effect.scoped(
-        Effect.gen(function*() {
-          const process = yield* spawner.spawn(spawnOptions(spec))
-          const supervised = yield* supervise({
-            process,
-            ...output,
-            graceMs: config.graceMs,
-            killRequest: Deferred.await(entry.killRequest),
-            ...(spec.signal === undefined ? {} : { signal: spec.signal })
-          })
-          return settledState(supervised)
-        })
-      ).pipe(
-        Effect.catchTag("SpawnError", (error) =>
-          output.stderr.append(encoder.encode(`spawn failed: ${error.message}\n`)).pipe(
-            Effect.zipRight(Effect.all([output.stdout.finish, output.stderr.finish])),
-            Effect.as(killed)
-          )),
-        Effect.flatMap(settle),
-        Effect.onInterrupt(() => settle(killed))
-      )
-      yield* FiberSet.run(backgroundFibers, lifecycle)
-      return toHandle(entry)
-    })
-
-    return BashExecutor.of({
-      sandboxMode: undefined,
-      resolve,
-      run,
-      start,
-      ownerOf: (id) => Effect.sync(() => registry.ownerOf(id))
-    })
-  })
+  Effect.flatMap(resolveConfig(partial), makeExecutorCore)
 
 /**
  * Layers of the local executor.
