@@ -20,7 +20,7 @@ import type { LocalBashExecutorConfig } from "./local/config.js"
 import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./local/config.js"
 import { buildEnv, validateEnv } from "./local/environment.js"
 import { killGroup } from "./local/killGroup.js"
-import { positive, refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
+import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
 import { makeSpillStore } from "./local/SpillStore.js"
 import { StreamCollector } from "./local/StreamCollector.js"
 import { supervise } from "./local/supervise.js"
@@ -65,6 +65,7 @@ const make = (partial: Partial<LocalBashExecutorConfig>) =>
       Effect.gen(function*() {
         yield* positive("timeoutMs", spec.timeoutMs)
         yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
+        yield* checkCommandAndWorkdir(spec)
         const envError = validateEnv(spec.env, spec.dshEnv)
         if (envError) return yield* envError
         yield* refuseIfAborted(spec)
