@@ -74,12 +74,100 @@ describe("buildEnv", () => {
     expect(env).toMatchObject({ OPENAI_API_KEY: "mine", TERM: "vt100", DSH_SESSION_ID: "s2" })
   })
 
+  it("drops inherited shell state (options and exported functions), even when allow-listed", () => {
+    const shellState = {
+      SHELLOPTS: "xtrace:errexit",
+      BASHOPTS: "extglob:nullglob",
+      "BASH_FUNC_ls%%": "() {  echo hijacked\n}",
+      "BASH_FUNC_module%%": "() {  eval $(/usr/bin/modulecmd bash $*)\n}",
+      BASH_VERSION_PIN: "5"
+    }
+    const env = buildEnv(shellState, { allow: Object.keys(shellState), deny: [] }, undefined, undefined)
+    for (const name of ["SHELLOPTS", "BASHOPTS", "BASH_FUNC_ls%%", "BASH_FUNC_module%%"]) {
+      expect(env).not.toHaveProperty(name)
+    }
+    expect(env.BASH_VERSION_PIN).toBe("5")
+  })
+
+  const secrets = {
+    DATABASE_URL: "postgres://app:secret@db/x",
+    REDIS_URL: "redis://:hunter2@cache:6379/0",
+    MONGODB_URI: "mongodb+srv://admin:pw@cluster0.example.net/?retryWrites=true",
+    HTTPS_PROXY: "http://user:pass@proxy.corp:3128",
+    https_proxy: "http://user:pass@proxy.corp:3128",
+    PIP_EXTRA_INDEX_URL: "https://pypi.org/simple https://deploy:tok3n@pkgs.corp/simple",
+    MYSQL_PWD: "p",
+    SMTP_PASS: "p",
+    GITLAB_PAT: "glpat-1",
+    CI_JOB_JWT: "eyJ",
+    SENTRY_DSN: "https://abc@o1.ingest.sentry.io/1",
+    DOCKER_AUTH_CONFIG: "{}",
+    NPM_AUTH: "x",
+    STRIPE_SK: "sk_live_1",
+    SSH_AUTH_SOCK: "/tmp/ssh-agent.sock"
+  }
+
+  it("drops URLs with a password and credential-shaped names (_PWD, _PASS, _PAT, _JWT, _DSN, AUTH)", () => {
+    const env = buildEnv(secrets, noScrubExtras, undefined, undefined)
+    // STRIPE_SK matches no rule: a secret in an innocently named variable needs envDeny (README).
+    expect(Object.keys(env).filter((name) => name in secrets)).toEqual(["STRIPE_SK"])
+    expect(buildEnv(secrets, { allow: [], deny: [/_SK$/i] }, undefined, undefined)).not.toHaveProperty("STRIPE_SK")
+  })
+
+  it("keeps ordinary variables that merely look close to a credential", () => {
+    const ordinary = {
+      PATH: "/usr/local/bin:/usr/bin",
+      HOME: "/home/me",
+      LANG: "en_US.UTF-8",
+      PWD: "/work",
+      OLDPWD: "/",
+      XAUTHORITY: "/home/me/.Xauthority",
+      GIT_AUTHOR_NAME: "Me",
+      GIT_AUTHOR_EMAIL: "me@example.com",
+      npm_config_registry: "https://registry.npmjs.org/",
+      npm_config_cache: "/home/me/.npm",
+      npm_config_user_agent: "npm/10.8.2 node/v20.20.2 linux x64",
+      LD_LIBRARY_PATH: "/opt/lib",
+      HTTP_PROXY: "http://proxy.corp:3128",
+      NO_PROXY: "localhost,127.0.0.1",
+      REPO_URL: "https://git@github.com/me/repo.git",
+      BYPASS: "1",
+      DOCS_URL: "https://example.com/a:b@c",
+      IPV6_URL: "http://[::1]:8080/x@y",
+      EMAIL: "me:x@example.com"
+    }
+    expect(buildEnv(ordinary, noScrubExtras, undefined, undefined)).toMatchObject(ordinary)
+  })
+
+  it("envAllow keeps any credential-shaped name, SSH_AUTH_SOCK and URL-valued ones included", () => {
+    const allow = Object.keys(secrets)
+    expect(buildEnv(secrets, { allow, deny: [] }, undefined, undefined)).toMatchObject(secrets)
+  })
+
   it("never modifies its input", () => {
     const copy = { ...inherited }
     buildEnv(copy, noScrubExtras, { A: "1" }, { DSH_X: "2" })
     expect(copy).toEqual(inherited)
   })
 })
+
+/** Sets host environment variables for the duration of `effect` (the executor reads process.env per spawn). */
+const withHostEnv = (variables: Record<string, string>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const saved = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]))
+      Object.assign(process.env, variables)
+      return saved
+    }),
+    () => effect,
+    (saved) =>
+      Effect.sync(() => {
+        for (const [name, value] of Object.entries(saved)) {
+          if (value === undefined) delete process.env[name]
+          else process.env[name] = value
+        }
+      })
+  )
 
 const resolve = (request: BashExecRequest) => Effect.flatMap(BashExecutor, (bash) => bash.resolve(request))
 
@@ -96,6 +184,21 @@ describe("LocalBashExecutor environment and validation", () => {
       expect(result.stdout.text).toBe("1 dumb 0 mine s9\n")
       expect(process.env).toEqual(before)
     }).pipe(Effect.provide(LocalBashExecutor.layer())))
+
+  it.live("inherited SHELLOPTS and exported functions do not reach the command", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const result = yield* bash.run(yield* bash.resolve({ command: "ls -d /; false; echo \"after $-\"" }))
+      expect(result).toMatchObject({ exitCode: 0, stdout: { text: "/\nafter hBc\n" }, stderr: { text: "" } })
+    }).pipe(
+      Effect.provide(LocalBashExecutor.layer()),
+      withHostEnv({
+        SHELLOPTS: "xtrace:errexit",
+        BASHOPTS: "failglob",
+        "BASH_FUNC_ls%%": "() {  echo hijacked\n}",
+        "BASH_FUNC_echo%%": "() {  builtin echo hijacked\n}"
+      })
+    ))
 
   it.live("no rc file is read, even when stdin is a socket (which makes bash source ~/.bashrc)", () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-home-"))

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Logger, Option } from "effect"
 import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
 import { bashRunResult, ScriptedBashExecutor, untilAborted } from "../src/layers/ScriptedBashExecutor.js"
 import { SessionPersistenceJsonl } from "../src/layers/SessionPersistenceJsonl.js"
@@ -37,6 +37,18 @@ describe("bash validation: exact messages, nothing runs", () => {
     ["string timeout", { ...ok, timeoutMs: "100" }, "invalid timeoutMs: expected a positive number, got \"100\""],
     ["null timeout", { ...ok, timeoutMs: null }, "invalid timeoutMs: expected a positive number, got null"],
     ["blank workdir", { ...ok, workdir: "" }, "invalid workdir: expected a non-empty string, got \"\""],
+    ["NUL byte in command", { ...ok, command: "echo a\0b" }, "invalid command: expected a string without NUL bytes"],
+    ["NUL byte in workdir", { ...ok, workdir: "src\0" }, "invalid workdir: expected a path without NUL bytes, got \"src\\u0000\""],
+    [
+      "over-long workdir",
+      { ...ok, workdir: "d".repeat(300) },
+      `invalid workdir: longer than the OS allows (4095 bytes, 255 per name), got "${"d".repeat(199)}…`
+    ],
+    [
+      "huge timeout value, echoed capped",
+      { ...ok, timeoutMs: "1".repeat(1_000_000) },
+      `invalid timeoutMs: expected a positive number, got "${"1".repeat(199)}…`
+    ],
     ["non-boolean background", { ...ok, run_in_background: "yes" }, "invalid run_in_background: expected a boolean, got \"yes\""],
     [
       "escalation without a sandboxing executor",
@@ -267,6 +279,25 @@ describe("foreground results", () => {
       const result = yield* callTool("bash", ok)
       expect(result).toEqual({ isError: true, message: "internal error in bash: boom", text: "Error: internal error in bash: boom" })
     }).pipe(Effect.provide(compose({ executor: scripted({ runs: [() => Effect.die(new Error("boom"))] }) }))))
+
+  it.effect("a defect's ERROR log line carries its message, not message={}", () => {
+    const lines: Array<string> = []
+    const capture = Logger.replace(
+      Logger.defaultLogger,
+      Logger.map(Logger.logfmtLogger, (line) => void lines.push(line))
+    )
+    return Effect.gen(function*() {
+      yield* callTool("bash", ok)
+      const errors = lines.filter((line) => line.includes("level=ERROR"))
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toContain("message=\"internal error in bash: boom\"")
+      expect(errors[0]).toContain("cause=\"Error: boom")
+      expect(errors[0]).not.toContain("message={}")
+    }).pipe(
+      Effect.provide(compose({ executor: scripted({ runs: [() => Effect.die(new Error("boom"))] }) })),
+      Effect.provide(capture)
+    )
+  })
 
   it.effect("an infrastructure fault is an error result with its message", () =>
     Effect.gen(function*() {

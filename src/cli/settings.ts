@@ -11,6 +11,7 @@ import { ConfigError, Data, Effect, Option } from "effect"
 import * as path from "node:path"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
 import { fromEnvironment, numericSettings } from "../layers/local/config.js"
+import { echoValue } from "../services/requestChecks.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
@@ -113,21 +114,21 @@ const checkNumber = (field: string, value: unknown): Effect.Effect<number, Setti
   const parsed = typeof value === "string" && value.trim() !== "" ? Number(value) : value
   return typeof parsed === "number" && Number.isFinite(parsed) && parsed > 0
     ? Effect.succeed(parsed)
-    : Effect.fail(invalid(field, `expected a positive finite number, got ${JSON.stringify(value)}`))
+    : Effect.fail(invalid(field, `expected a positive finite number, got ${echoValue(value)}`))
 }
 
 const checkPatterns = (field: string, patterns: ReadonlyArray<string>) =>
   Effect.forEach(patterns, (pattern) =>
     Effect.try({
       try: () => (new RegExp(pattern, "i"), pattern),
-      catch: () => invalid(field, `${JSON.stringify(pattern)} is not a valid regular expression`)
+      catch: () => invalid(field, `${echoValue(pattern)} is not a valid regular expression`)
     }))
 
 const checkNames = (field: string, variables: ReadonlyArray<string>) =>
   Effect.forEach(variables, (name) =>
     /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)
       ? Effect.succeed(name)
-      : Effect.fail(invalid(field, `${JSON.stringify(name)} is not an environment variable name`)))
+      : Effect.fail(invalid(field, `${echoValue(name)} is not an environment variable name`)))
 
 /** `EFFECT_BASH.TIMEOUT_MS` → `EFFECT_BASH_TIMEOUT_MS`: name the variable the user actually set. */
 const describeConfigError = (error: ConfigError.ConfigError): SettingsError => {
@@ -192,7 +193,7 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   const fs = yield* FileSystem.FileSystem
   const info = yield* Effect.option(fs.stat(workdir))
   if (Option.isNone(info) || info.value.type !== "Directory") {
-    return yield* invalid(source, `${JSON.stringify(workdir)} is not a directory`)
+    return yield* invalid(source, `${echoValue(workdir)} is not a directory`)
   }
   return { workdir, executor: { ...executor, cwd: workdir } } satisfies CliSettings
 })

@@ -1,7 +1,7 @@
 /**
  * The `ProcessSpawner` port over `node:child_process`: `bash -c` as the leader of a new session and
- * process group, zombie-aware liveness from `/proc`, and a host `exit` hook that SIGKILLs every
- * group still tracked.
+ * process group (a command too long for argv goes over fd 3), zombie-aware liveness from `/proc`,
+ * and a host `exit` hook that SIGKILLs every group still tracked.
  *
  * @since 0.1.0
  */
@@ -9,9 +9,10 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Deferred, Effect, Layer, Stream } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
-import type { Readable } from "node:stream"
+import type { Readable, Writable } from "node:stream"
 import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
+import { capEchoed } from "../services/requestChecks.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -70,10 +71,33 @@ const spawnFailure = (error: unknown, options: SpawnOptions): SpawnError => {
   const code = errnoCode(error)
   // Node reports a missing cwd as `spawn bash ENOENT`, blaming bash; say what is really missing.
   const message = code === "ENOENT" && !NodeFs.existsSync(options.cwd)
-    ? `workdir does not exist: ${options.cwd} (ENOENT)`
+    ? `workdir does not exist: ${capEchoed(options.cwd)} (ENOENT)`
     : error instanceof Error ? error.message : String(error)
   return new SpawnError({ code, message, cause: error })
 }
+
+/**
+ * Commands up to this many bytes go to bash as its `-c` argument; longer ones would hit the kernel's
+ * per-argument limit (`MAX_ARG_STRLEN`, 128 KiB: `spawn E2BIG`) and are passed over fd 3 instead.
+ */
+const longScriptBytes = 64 * 1024
+
+/**
+ * Reads the whole script from fd 3 with builtins only (`PATH` is the caller's), closes fd 3 so the
+ * command's children never inherit it, and runs the script in the same shell, so `$0`, `exit` and
+ * traps behave as under `-c` (a syntax error is reported as `eval` rather than `-c`).
+ */
+const readScriptFromFd3 = "IFS= read -r -d '' -u 3 __effect_bash_script; exec 3<&-; " +
+  "eval \"unset __effect_bash_script; $__effect_bash_script\""
+
+/**
+ * bash's argv for `command`, and the script to write to fd 3 when it is too long for argv. `--`
+ * ends bash's options, so a command starting with `-` (`--version`, `-O extglob`) is a command.
+ */
+const shellInvocation = (command: string): { readonly args: ReadonlyArray<string>; readonly script?: string } =>
+  Buffer.byteLength(command) <= longScriptBytes
+    ? { args: ["--norc", "--noprofile", "-c", "--", command] }
+    : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
 // A pipe read error ends the stream: the bytes read so far are kept and the settle logic goes on.
 const readPipe = (readable: Readable): Stream.Stream<Uint8Array> =>
@@ -104,20 +128,41 @@ const make = Effect.gen(function*() {
   const spawn = (options: SpawnOptions) =>
     Effect.acquireRelease(
       Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
+        // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
+        if (options.command.includes("\0")) {
+          return resume(Effect.fail(new SpawnError({ code: undefined, message: "command contains a NUL byte" })))
+        }
         // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
-        const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", options.command], {
-          cwd: options.cwd,
-          env: options.env,
-          detached: true,
-          stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"]
-        })
+        const shell = shellInvocation(options.command)
+        let child: ChildProcess.ChildProcess
+        try {
+          child = ChildProcess.spawn("bash", shell.args, {
+            cwd: options.cwd,
+            env: options.env,
+            detached: true,
+            stdio: [
+              options.stdin === undefined ? "ignore" : "pipe",
+              "pipe",
+              "pipe",
+              ...(shell.script === undefined ? [] : ["pipe" as const])
+            ]
+          })
+        } catch (error) {
+          // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
+          return resume(Effect.fail(spawnFailure(error, options)))
+        }
         child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
         child.once("spawn", () => {
           if (child.pid !== undefined) tracked.add(child.pid)
+          // The command may exit without reading its input: EPIPE is expected, not a fault.
           if (options.stdin !== undefined && child.stdin) {
-            // The command may exit without reading its input: EPIPE is expected, not a fault.
             child.stdin.on("error", () => {})
             child.stdin.end(options.stdin)
+          }
+          const scriptPipe = child.stdio[3] as Writable | null | undefined
+          if (shell.script !== undefined && scriptPipe) {
+            scriptPipe.on("error", () => {})
+            scriptPipe.end(shell.script)
           }
           resume(Effect.succeed(child))
         })
@@ -125,9 +170,7 @@ const make = Effect.gen(function*() {
       (child) =>
         Effect.sync(() => {
           if (child.pid !== undefined) tracked.delete(child.pid)
-          child.stdout?.destroy()
-          child.stderr?.destroy()
-          child.stdin?.destroy()
+          for (const stream of child.stdio) stream?.destroy()
         })
     ).pipe(
       Effect.flatMap((child) =>

@@ -17,7 +17,8 @@ import { Context, Data } from "effect"
 export type GroupSignal = "SIGTERM" | "SIGKILL"
 
 /**
- * What to start: `bash -c <command>` in `cwd` with exactly `env`.
+ * What to start: `bash -c <command>` in `cwd` with exactly `env`. The command is never read as
+ * bash's options (`--version` is a command), and may be longer than the OS allows an argument.
  *
  * @since 0.1.0
  */

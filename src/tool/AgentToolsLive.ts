@@ -6,10 +6,11 @@
  * @since 0.1.0
  */
 import type { Scope } from "effect"
-import { Effect, Either, Layer, Option, Stream } from "effect"
+import { Cause, Effect, Either, Layer, Option, Stream } from "effect"
 import { Approval } from "../services/Approval.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
+import { capEchoed } from "../services/requestChecks.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolCallResult } from "./AgentTools.js"
@@ -31,12 +32,11 @@ export interface AgentToolsLiveConfig {
 }
 
 // A bug in one tool must not end an agent's turn: the model gets an error result, the log the defect.
-const internalError = (name: string) => (defect: unknown) =>
-  Effect.logError(`tool ${name} failed unexpectedly`, defect).pipe(
-    Effect.zipRight(
-      Effect.fail(new ToolError({ message: `internal error in ${name}: ${defect instanceof Error ? defect.message : String(defect)}` }))
-    )
-  )
+// The message is in the log line's text and the defect is its cause (logged as `{}`, an Error has no JSON).
+const internalError = (name: string) => (defect: unknown) => {
+  const message = `internal error in ${name}: ${capEchoed(defect instanceof Error ? defect.message : String(defect))}`
+  return Effect.logError(message, Cause.die(defect)).pipe(Effect.zipRight(Effect.fail(new ToolError({ message }))))
+}
 
 const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], never, BashExecutor | BashEnvRegistry | Scope.Scope> =>
   Effect.gen(function*() {

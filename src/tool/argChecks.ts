@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import { echoValue } from "../services/requestChecks.js"
 
 /**
  * The model's arguments as a record; anything that is not an object counts as no arguments.
@@ -13,11 +14,12 @@ export const argumentRecord = (raw: unknown): Readonly<Record<string, unknown>> 
   typeof raw === "object" && raw !== null ? raw as never : {}
 
 /**
- * A value as the messages quote it: its JSON, or its string form when it has none (`undefined`).
+ * A value as the messages quote it: its JSON, or its string form when it has none (`undefined`),
+ * capped at 200 characters plus `…`.
  *
  * @since 0.1.0
  */
-export const quoted = (value: unknown): string => JSON.stringify(value) ?? String(value)
+export const quoted = (value: unknown): string => echoValue(value)
 
 /**
  * A string with something other than white space in it.

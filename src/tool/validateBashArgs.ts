@@ -6,6 +6,7 @@
  */
 import { Either } from "effect"
 import type { SandboxMode } from "../services/BashExecutor.js"
+import { commandNulProblem, workdirProblem } from "../services/requestChecks.js"
 import { argumentRecord, isNonBlank, isPositiveNumber, quoted } from "./argChecks.js"
 
 /**
@@ -98,6 +99,8 @@ export const validateBashArgs = (raw: unknown, policy: BashArgsPolicy): Either.E
   const { command, description, timeoutMs, workdir } = input
   const background = input["run_in_background"]
   if (!isNonBlank(command)) return Either.left("invalid command: expected a non-empty string")
+  const commandProblem = commandNulProblem(command)
+  if (commandProblem !== undefined) return Either.left(commandProblem)
   if (!isNonBlank(description)) return Either.left("invalid description: expected a non-empty string")
   if (timeoutMs !== undefined && !isPositiveNumber(timeoutMs)) {
     return Either.left(`invalid timeoutMs: expected a positive number, got ${quoted(timeoutMs)}`)
@@ -105,6 +108,8 @@ export const validateBashArgs = (raw: unknown, policy: BashArgsPolicy): Either.E
   if (workdir !== undefined && !isNonBlank(workdir)) {
     return Either.left(`invalid workdir: expected a non-empty string, got ${quoted(workdir)}`)
   }
+  const pathProblem = workdir === undefined ? undefined : workdirProblem(workdir)
+  if (pathProblem !== undefined) return Either.left(pathProblem)
   if (policy.background && background !== undefined && typeof background !== "boolean") {
     return Either.left(`invalid run_in_background: expected a boolean, got ${quoted(background)}`)
   }

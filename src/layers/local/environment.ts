@@ -1,6 +1,6 @@
 /**
- * The child's environment: the host's minus credentials, stale managed names and startup-file
- * variables, then fixed non-interactive settings, then the caller's ordinary variables, then the
+ * The child's environment: the host's minus credentials, stale managed names and inherited shell
+ * state, then fixed non-interactive settings, then the caller's ordinary variables, then the
  * managed `DSH_*` ones.
  *
  * @since 0.1.0
@@ -8,11 +8,18 @@
 import { BashRequestError } from "../../services/BashExecutor.js"
 
 /**
- * Names dropped from the inherited environment unless allow-listed.
- *
- * @since 0.1.0
+ * Names dropped from the inherited environment unless allow-listed: credential words anywhere
+ * (`AUTH` except as part of `AUTHOR`, so `GIT_AUTHOR_NAME` and `XAUTHORITY` — a path, not a secret —
+ * survive, while `SSH_AUTH_SOCK`, the user's SSH agent, does not), and credential suffixes
+ * (`MYSQL_PWD`, `SMTP_PASS`, `GITLAB_PAT`, `CI_JOB_JWT`, `SENTRY_DSN`).
  */
-const defaultDenyPattern = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL/i
+const defaultDenyPattern = /KEY|SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIAL|AUTH(?!OR)|_(?:PWD|PASS|PAT|JWT|DSN)$/i
+
+/**
+ * A URL with a password in its userinfo (`postgres://app:secret@db/x`, `http://u:p@proxy:3128`),
+ * anywhere in a value. Each attempt stops at the end of one authority, so the scan stays linear.
+ */
+const urlWithPassword = /:\/\/[^/?#\s:@]*:[^/?#\s]+@/
 
 /**
  * Output and pager settings that keep results readable for a model.
@@ -44,8 +51,14 @@ const nonInteractiveVariables: Readonly<Record<string, string>> = {
 
 const managedName = /^DSH_/
 
-// Files a non-interactive bash (or sh) would source before the command: no rc files, ever.
-const startupFileVariables = new Set(["BASH_ENV", "ENV"])
+/**
+ * Inherited shell state a "no rc files" shell must not import: files a non-interactive bash (or sh)
+ * would source, options (`SHELLOPTS=xtrace:errexit` would change every command) and exported
+ * functions (`BASH_FUNC_ls%%` would replace `ls`; Environment Modules exports `BASH_FUNC_module%%`).
+ * Dropped even when allow-listed; a caller's explicit `env` can still set them.
+ */
+const isInheritedShellState = (name: string): boolean =>
+  name === "BASH_ENV" || name === "ENV" || name === "SHELLOPTS" || name === "BASHOPTS" || name.startsWith("BASH_FUNC_")
 
 /**
  * The scrub: what is kept from the inherited environment.
@@ -101,8 +114,9 @@ export const buildEnv = (
   const allowed = new Set(scrub.allow)
   const result: Record<string, string> = {}
   for (const [name, value] of Object.entries(inherited)) {
-    if (value === undefined || managedName.test(name) || startupFileVariables.has(name)) continue
-    const denied = defaultDenyPattern.test(name) || scrub.deny.some((pattern) => pattern.test(name))
+    if (value === undefined || managedName.test(name) || isInheritedShellState(name)) continue
+    const denied = defaultDenyPattern.test(name) || urlWithPassword.test(value) ||
+      scrub.deny.some((pattern) => pattern.test(name))
     if (denied && !allowed.has(name)) continue
     result[name] = value
   }

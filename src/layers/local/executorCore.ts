@@ -16,7 +16,7 @@ import { BackgroundRegistry, settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "./config.js"
 import { buildEnv, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
-import { positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
+import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
@@ -61,6 +61,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
       Effect.gen(function*() {
         yield* positive("timeoutMs", spec.timeoutMs)
         yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
+        yield* checkCommandAndWorkdir(spec)
         const envError = validateEnv(spec.env, spec.dshEnv)
         if (envError) return yield* envError
         yield* refuseIfAborted(spec)

@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import type { BashExecRequest, BashExecSpec } from "../../services/BashExecutor.js"
 import { AbortedBeforeSpawnError, BashRequestError } from "../../services/BashExecutor.js"
+import { commandNulProblem, echoValue, workdirProblem } from "../../services/requestChecks.js"
 import type { LocalBashExecutorConfig } from "./config.js"
 
 /**
@@ -16,7 +17,7 @@ import type { LocalBashExecutorConfig } from "./config.js"
  */
 export type ResolveDefaults = Pick<LocalBashExecutorConfig, "cwd" | "timeoutMs" | "maxTimeoutMs" | "maxOutputBytes">
 
-const describe = (value: unknown): string => (typeof value === "number" ? String(value) : JSON.stringify(value))
+const describe = (value: unknown): string => (typeof value === "number" ? String(value) : echoValue(value))
 
 /**
  * `value` when it is a positive finite number, else an error naming `field`.
@@ -31,8 +32,25 @@ export const positive = (field: string, value: unknown): Effect.Effect<number, B
     )
 
 /**
+ * Fails naming `command` or `workdir` when the OS could not take it: a NUL byte, or a workdir longer
+ * than the OS allows (so neither surfaces as a raw spawn error).
+ *
+ * @since 0.1.0
+ */
+export const checkCommandAndWorkdir = (
+  spec: Pick<BashExecSpec, "command" | "workdir">
+): Effect.Effect<void, BashRequestError> => {
+  const command = typeof spec.command === "string" ? commandNulProblem(spec.command) : undefined
+  if (command !== undefined) return Effect.fail(new BashRequestError({ field: "command", message: command }))
+  const workdir = typeof spec.workdir === "string" ? workdirProblem(spec.workdir) : undefined
+  if (workdir !== undefined) return Effect.fail(new BashRequestError({ field: "workdir", message: workdir }))
+  return Effect.void
+}
+
+/**
  * Fills `workdir`, `timeoutMs` (capped at `maxTimeoutMs`) and `stdoutMaxBytes`, copies every other
- * given field, and names the field of a given non-positive or non-finite number.
+ * given field, and names the field of a given non-positive or non-finite number, or of a command or
+ * workdir the OS could not take.
  *
  * @since 0.1.0
  */
@@ -53,6 +71,7 @@ export const resolveSpec = (
       timeoutMs: Math.min(requested, defaults.maxTimeoutMs),
       stdoutMaxBytes
     }
+    yield* checkCommandAndWorkdir(spec)
     return spec
   })
 
