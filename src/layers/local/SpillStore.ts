@@ -21,7 +21,7 @@ import { makeSpillWriter } from "./SpillWriter.js"
 export interface SpillFile {
   readonly path: string
   readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError>
-  /** Flushes and closes; `false` when either failed, so the file must not be advertised. */
+  /** Flushes and closes; `false` when either failed: the file is then removed, never advertised. */
   readonly finish: Effect.Effect<boolean>
   /** Closes and removes the file (errors ignored). */
   readonly discard: Effect.Effect<void>
@@ -79,7 +79,9 @@ export const makeSpillStore = (options: { readonly keep: boolean; readonly paren
           write: writer.write,
           // fsync surfaces delayed write-back errors that a plain close would swallow.
           finish: Effect.all([writer.drain, Effect.exit(handle.sync), close]).pipe(
-            Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed))
+            Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed)),
+            // A partial file is no use to anyone and still takes disk space.
+            Effect.tap((complete) => complete ? Effect.void : fs.remove(file).pipe(Effect.ignore))
           ),
           discard: writer.drain.pipe(Effect.zipRight(close), Effect.zipRight(fs.remove(file).pipe(Effect.ignore)))
         }
