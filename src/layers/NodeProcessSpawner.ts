@@ -1,7 +1,8 @@
 /**
  * The `ProcessSpawner` port over `node:child_process`: `bash -c` as the leader of a new session and
- * process group, zombie-aware liveness from `/proc`, and a host `exit` hook that SIGKILLs every
- * group still tracked.
+ * process group, zombie-aware liveness from `/proc`, a host `exit` hook that SIGKILLs every
+ * group still tracked, and a {@link HostReaper} that does the same if the host dies without
+ * running any code.
  *
  * @since 0.1.0
  */
@@ -12,6 +13,7 @@ import * as NodeFs from "node:fs"
 import type { Readable } from "node:stream"
 import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
+import { HostReaper, HostReaperLive } from "./HostReaper.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -84,6 +86,7 @@ const readPipe = (readable: Readable): Stream.Stream<Uint8Array> =>
   )
 
 const make = Effect.gen(function*() {
+  const reaper = yield* HostReaper
   const tracked = new Set<number>()
   const killTracked = () => {
     for (const pgid of tracked) {
@@ -121,14 +124,14 @@ const make = Effect.gen(function*() {
           }
           resume(Effect.succeed(child))
         })
-      }),
+      }).pipe(Effect.tap((child) => reaper.track(child.pid!))),
       (child) =>
         Effect.sync(() => {
           if (child.pid !== undefined) tracked.delete(child.pid)
           child.stdout?.destroy()
           child.stderr?.destroy()
           child.stdin?.destroy()
-        })
+        }).pipe(Effect.zipRight(reaper.forget(child.pid!)))
     ).pipe(
       Effect.flatMap((child) =>
         Effect.gen(function*() {
@@ -159,6 +162,9 @@ const make = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const NodeProcessSpawner = {
-  /** Needs nothing but Node; the `exit` hook lives as long as the layer. */
-  layer: Layer.scoped(ProcessSpawner, make)
+  /**
+   * Needs nothing but Node; the `exit` hook and the host-death reaper live as long as the layer
+   * (the reaper is also provided, so the executor can hand it its spill directory).
+   */
+  layer: Layer.scoped(ProcessSpawner, make).pipe(Layer.provideMerge(HostReaperLive))
 } as const
