@@ -36,11 +36,23 @@ const withExecutor = <A, E>(
     return yield* body(bash).pipe(Effect.ensuring(Scope.close(scope, Exit.void)))
   })
 
-/** Runs `command` with a 10-byte budget on an executor whose spill files go through `fileSystem`. */
-const runOver = (fileSystem: Layer.Layer<FileSystem.FileSystem>, command: string) =>
+/** Every file under `dir`, recursively (relative paths). */
+const filesUnder = (dir: string): ReadonlyArray<string> =>
+  (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as Array<fs.Dirent>)
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+
+/**
+ * Runs `command` with a 10-byte budget on an executor whose spill files go through `fileSystem`, and
+ * reports the files left in the spill parent while the layer is still open.
+ */
+const runOver = (fileSystem: Layer.Layer<FileSystem.FileSystem>, command: string, spillParent: string) =>
   withExecutor(
-    { maxOutputBytes: 10 },
-    (bash) => Effect.flatMap(bash.resolve({ command }), bash.run),
+    { maxOutputBytes: 10, spillParent, keepSpillFiles: true },
+    (bash) =>
+      Effect.flatMap(bash.resolve({ command }), bash.run).pipe(
+        Effect.map((result) => ({ result, leftFiles: filesUnder(spillParent) }))
+      ),
     (config) =>
       LocalBashExecutor.layerWith(config).pipe(
         Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, fileSystem, NodePath.layer))
@@ -136,17 +148,23 @@ describe("output budgets", () => {
       fs.rmSync(parent, { recursive: true })
     }))
 
-  it.live("a spill file whose close fails is not advertised; the tail is still returned", () =>
+  it.live("a spill file whose close fails is not advertised and is removed; the tail is still returned", () =>
     Effect.gen(function*() {
-      const result = yield* runOver(failingSyncFileSystem, "seq 1 100")
+      const parent = privateParent()
+      const { leftFiles, result } = yield* runOver(failingSyncFileSystem, "seq 1 100", parent)
       expect(result.stdout).toEqual({ text: "98\n99\n100\n", truncated: true })
+      expect(leftFiles).toEqual([])
+      fs.rmSync(parent, { recursive: true })
     }))
 
   it.live("a spill write failure (disk full) drops the spill file; the tail is still returned", () =>
     Effect.gen(function*() {
-      const result = yield* runOver(diskFullFileSystem, "seq 1 100000")
+      const parent = privateParent()
+      const { leftFiles, result } = yield* runOver(diskFullFileSystem, "seq 1 100000", parent)
       expect(result.exitCode).toBe(0)
       expect(result.stdout).toEqual({ text: "\n99999\n100000\n".slice(-10), truncated: true })
+      expect(leftFiles).toEqual([])
+      fs.rmSync(parent, { recursive: true })
     }))
 
   it.live("background reads are consuming and report loss once output outran memory", () =>

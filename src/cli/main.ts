@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `effect-bash` executable. `NodeRuntime.runMain` turns SIGINT/SIGTERM into an interrupt, so
- * every scope closes and every process group we started dies before the process exits.
+ * The `effect-bash` executable. `NodeRuntime.runMain` turns SIGINT/SIGTERM (and here SIGHUP) into an
+ * interrupt, so every scope closes and every process group we started dies before the process exits.
  *
  * @since 0.1.0
  */
@@ -17,6 +17,11 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     interruptedBy ??= signal
   })
 }
+// A closed terminal (SIGHUP) would kill node outright, skipping every finalizer: treat it as SIGTERM.
+process.on("SIGHUP", () => {
+  interruptedBy ??= "SIGHUP"
+  process.emit("SIGTERM", "SIGTERM")
+})
 
 NodeRuntime.runMain(main(process.argv), {
   disableErrorReporting: true,

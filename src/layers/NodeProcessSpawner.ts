@@ -1,7 +1,8 @@
 /**
  * The `ProcessSpawner` port over `node:child_process`: `bash -c` as the leader of a new session and
  * process group (a command too long for argv goes over fd 3), zombie-aware liveness from `/proc`,
- * and a host `exit` hook that SIGKILLs every group still tracked.
+ * a host `exit` hook that SIGKILLs every group still tracked, and a {@link HostReaper} that does
+ * the same if the host dies without running any code.
  *
  * @since 0.1.0
  */
@@ -13,6 +14,7 @@ import type { Readable, Writable } from "node:stream"
 import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
+import { HostReaper, HostReaperLive } from "./HostReaper.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -108,6 +110,7 @@ const readPipe = (readable: Readable): Stream.Stream<Uint8Array> =>
   )
 
 const make = Effect.gen(function*() {
+  const reaper = yield* HostReaper
   const tracked = new Set<number>()
   const killTracked = () => {
     for (const pgid of tracked) {
@@ -166,12 +169,12 @@ const make = Effect.gen(function*() {
           }
           resume(Effect.succeed(child))
         })
-      }),
+      }).pipe(Effect.tap((child) => reaper.track(child.pid!))),
       (child) =>
         Effect.sync(() => {
           if (child.pid !== undefined) tracked.delete(child.pid)
           for (const stream of child.stdio) stream?.destroy()
-        })
+        }).pipe(Effect.zipRight(reaper.forget(child.pid!)))
     ).pipe(
       Effect.flatMap((child) =>
         Effect.gen(function*() {
@@ -202,6 +205,9 @@ const make = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const NodeProcessSpawner = {
-  /** Needs nothing but Node; the `exit` hook lives as long as the layer. */
-  layer: Layer.scoped(ProcessSpawner, make)
+  /**
+   * Needs nothing but Node; the `exit` hook and the host-death reaper live as long as the layer
+   * (the reaper is also provided, so the executor can hand it its spill directory).
+   */
+  layer: Layer.scoped(ProcessSpawner, make).pipe(Layer.provideMerge(HostReaperLive))
 } as const

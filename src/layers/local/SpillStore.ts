@@ -3,14 +3,18 @@
  *
  * Files are created owner-only with exclusive create and unguessable names, inside one private
  * directory per executor layer; the directory is created on first use and removed with the layer's
- * scope unless `keep` is set.
+ * scope unless `keep` is set. The directory is named after its host and handed to the host-death
+ * reaper when there is one; on start, the directories of dead hosts are swept.
  *
  * @since 0.1.0
  */
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Exit, Ref, Scope } from "effect"
+import { Effect, Exit, Option, Ref, Scope } from "effect"
 import { randomUUID } from "node:crypto"
+import * as NodeOs from "node:os"
+import { HostReaper } from "../HostReaper.js"
+import { ownedPrefix, ownerIsDead } from "./spillOwner.js"
 import { makeSpillWriter } from "./SpillWriter.js"
 
 /**
@@ -21,7 +25,7 @@ import { makeSpillWriter } from "./SpillWriter.js"
 export interface SpillFile {
   readonly path: string
   readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError>
-  /** Flushes and closes; `false` when either failed, so the file must not be advertised. */
+  /** Flushes and closes; `false` when either failed: the file is then removed, never advertised. */
   readonly finish: Effect.Effect<boolean>
   /** Closes and removes the file (errors ignored). */
   readonly discard: Effect.Effect<void>
@@ -36,6 +40,19 @@ export interface SpillStore {
   readonly open: (stream: "stdout" | "stderr") => Effect.Effect<SpillFile, PlatformError>
 }
 
+// Directories of hosts that died without cleaning up; failures only cost disk space, so they are ignored.
+const sweepDeadHosts = (fs: FileSystem.FileSystem, path: Path.Path, parent: string) =>
+  fs.readDirectory(parent).pipe(
+    Effect.flatMap((names) =>
+      Effect.forEach(names.filter(ownerIsDead), (name) =>
+        fs.remove(path.join(parent, name), { recursive: true }).pipe(
+          Effect.zipRight(Effect.logDebug("removed the spill directory of a dead host", name)),
+          Effect.ignore
+        ), { discard: true })
+    ),
+    Effect.ignore
+  )
+
 /**
  * Builds a spill store whose directory lives as long as the current scope (unless `keep`).
  *
@@ -46,11 +63,15 @@ export const makeSpillStore = (options: { readonly keep: boolean; readonly paren
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const created = yield* Ref.make<string | undefined>(undefined)
+    const reaper = yield* Effect.serviceOption(HostReaper)
+    const parent = options.parent ?? NodeOs.tmpdir()
 
+    yield* sweepDeadHosts(fs, path, parent)
     const ensureDirectory = yield* Effect.cached(
-      // mkdtemp creates the directory 0700.
-      fs.makeTempDirectory({ prefix: "effect-bash-", ...(options.parent ? { directory: options.parent } : {}) }).pipe(
-        Effect.tap((dir) => Ref.set(created, dir))
+      // mkdtemp creates the directory 0700. A kept directory carries no owner: no sweep touches it.
+      fs.makeTempDirectory({ prefix: options.keep ? "effect-bash-" : ownedPrefix(), directory: parent }).pipe(
+        Effect.tap((dir) => Ref.set(created, dir)),
+        Effect.tap((dir) => options.keep || Option.isNone(reaper) ? Effect.void : reaper.value.removeOnDeath(dir))
       )
     )
     if (!options.keep) {
@@ -79,7 +100,9 @@ export const makeSpillStore = (options: { readonly keep: boolean; readonly paren
           write: writer.write,
           // fsync surfaces delayed write-back errors that a plain close would swallow.
           finish: Effect.all([writer.drain, Effect.exit(handle.sync), close]).pipe(
-            Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed))
+            Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed)),
+            // A partial file is no use to anyone and still takes disk space.
+            Effect.tap((complete) => complete ? Effect.void : fs.remove(file).pipe(Effect.ignore))
           ),
           discard: writer.drain.pipe(Effect.zipRight(close), Effect.zipRight(fs.remove(file).pipe(Effect.ignore)))
         }

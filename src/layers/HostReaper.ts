@@ -1,0 +1,126 @@
+/**
+ * A watchdog for hosts that die without running finalizers (SIGKILL, the OOM killer, SIGHUP of a
+ * host that does not handle it): a tiny `bash` process, in its own session, that reads one line per
+ * event from a pipe held by the host. It learns each process group as it starts and forgets it
+ * once it is gone; when the pipe closes without a goodbye — the host died — it SIGKILLs every group
+ * it still knows and removes the directories it was given.
+ *
+ * One small write per spawn and per settle, no round trip. If the watchdog cannot start or dies,
+ * the layer keeps working without it (a warning says so).
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option, Runtime } from "effect"
+import * as ChildProcess from "node:child_process"
+
+/**
+ * What a watchdog is told.
+ *
+ * @since 0.1.0
+ */
+export interface HostReaperService {
+  /** A group started: kill it if the host dies. */
+  readonly track: (pgid: number) => Effect.Effect<void>
+  /** A group is gone: forget it, so a reused id is never killed. */
+  readonly forget: (pgid: number) => Effect.Effect<void>
+  /** Remove `directory` (recursively) if the host dies. */
+  readonly removeOnDeath: (directory: string) => Effect.Effect<void>
+}
+
+/**
+ * The watchdog of the current `ProcessSpawner` layer. Optional for consumers: a layer built over a
+ * fake spawner has none.
+ *
+ * @since 0.1.0
+ */
+export class HostReaper extends Context.Tag("effect-bash/HostReaper")<HostReaper, HostReaperService>() {}
+
+// Lines: `+<pgid>` track, `-<pgid>` forget, `d<path>` remove on death, `q` clean exit. EOF without
+// `q` means the host is gone. Signals are ignored: only the pipe decides.
+const script = `trap '' INT QUIT TERM HUP
+declare -A groups=()
+dirs=()
+while IFS= read -r line; do
+  case $line in
+    +[0-9]*) groups[\${line:1}]=1 ;;
+    -[0-9]*) unset "groups[\${line:1}]" ;;
+    d?*) dirs+=("\${line:1}") ;;
+    q) exit 0 ;;
+  esac
+done
+for pgid in "\${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
+for dir in "\${dirs[@]}"; do rm -rf -- "$dir"; done
+`
+
+// How long a clean close waits for the watchdog to read its goodbye and exit.
+const exitBoundMs = 1_000
+
+const make = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
+  const log = (message: string, detail?: unknown) =>
+    Runtime.runFork(runtime)(Effect.logWarning(message, ...(detail === undefined ? [] : [detail])))
+  let closing = false
+  let alive = true
+  // Own session (no controlling terminal), stdio not inherited (Node opens every other fd
+  // close-on-exec), `/` as cwd so it pins no mount, and no secrets in its environment.
+  const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", script], {
+    cwd: "/",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"]
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  child.once("error", (error) => {
+    alive = false
+    log("host-death reaper failed to start; commands will outlive a host killed by SIGKILL", error)
+  })
+  child.once("exit", (code, signal) => {
+    alive = false
+    if (!closing) {
+      log(`host-death reaper exited (${signal ?? `code ${code}`}); commands will outlive a host killed by SIGKILL`)
+    }
+  })
+  const pipe = child.stdin!
+  pipe.on("error", () => {
+    alive = false
+  })
+  // Neither the watchdog nor its pipe keeps the host's event loop alive.
+  child.unref()
+  ;(pipe as unknown as { unref?: () => void }).unref?.()
+
+  const send = (line: string) =>
+    Effect.sync(() => {
+      if (alive && !closing) pipe.write(`${line}\n`)
+    })
+
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      if (!alive) return Effect.void
+      closing = true
+      pipe.end("q\n")
+      return Effect.promise(() => exited).pipe(Effect.interruptible, Effect.timeoutOption(exitBoundMs))
+    })
+  )
+
+  return HostReaper.of({
+    track: (pgid) => send(`+${pgid}`),
+    forget: (pgid) => send(`-${pgid}`),
+    // A path with a newline cannot travel as a line; such a directory is only removed by the layer.
+    removeOnDeath: (directory) =>
+      directory.includes("\n") ? Effect.logWarning("spill directory not guarded: newline in path") : send(`d${directory}`)
+  })
+})
+
+/**
+ * The watchdog as a layer: it starts with the layer and is told goodbye when the layer closes.
+ *
+ * @since 0.1.0
+ */
+export const HostReaperLive: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)
+
+/**
+ * The current watchdog, if the layer graph has one.
+ *
+ * @since 0.1.0
+ */
+export const currentHostReaper: Effect.Effect<Option.Option<HostReaperService>> = Effect.serviceOption(HostReaper)

@@ -1,0 +1,59 @@
+/**
+ * Spill directories name their owner, so a host that starts can sweep those of hosts that died
+ * without cleaning up (SIGKILL with no reaper left, power loss) and never touch a live host's.
+ *
+ * The name is `effect-bash-<pid namespace>-<pid>-<start time>-XXXXXX`: the pid alone could be reused
+ * by another process, its start time (clock ticks since boot, from `/proc/<pid>/stat`) cannot match
+ * as well; a directory from another pid namespace (another container sharing the parent) is never
+ * judged. Off Linux, and for directories kept on purpose (`keepSpillFiles`), the name carries no
+ * owner and nothing sweeps it.
+ *
+ * @since 0.1.0
+ */
+import * as NodeFs from "node:fs"
+
+const ownedName = /^effect-bash-(\d+)-(\d+)-(\d+)-[A-Za-z0-9]{6}$/
+
+// `/proc/<pid>/stat` is `pid (comm) state ppid ...`; start time is field 22 (comm may hold spaces).
+const startTimeOf = (pid: string): string | undefined => {
+  try {
+    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19]
+  } catch {
+    return undefined
+  }
+}
+
+const pidNamespace = (): string | undefined => {
+  try {
+    return /^pid:\[(\d+)\]$/.exec(NodeFs.readlinkSync("/proc/self/ns/pid"))?.[1]
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The spill-directory prefix naming this host, or `effect-bash-` when the host cannot be named.
+ *
+ * @since 0.1.0
+ */
+export const ownedPrefix = (): string => {
+  const namespace = pidNamespace()
+  const startTime = startTimeOf("self")
+  return namespace !== undefined && startTime !== undefined
+    ? `effect-bash-${namespace}-${process.pid}-${startTime}-`
+    : "effect-bash-"
+}
+
+/**
+ * Whether `name` is the spill directory of a host of our pid namespace that is no longer running
+ * (gone, a zombie, or its pid now belongs to a process started at another time).
+ *
+ * @since 0.1.0
+ */
+export const ownerIsDead = (name: string): boolean => {
+  const match = ownedName.exec(name)
+  if (match === null || match[1] !== pidNamespace()) return false
+  return startTimeOf(match[2]!) !== match[3]
+}

@@ -1,0 +1,135 @@
+/**
+ * A host that dies without running any code of ours — SIGKILL (the OOM killer, an MCP client's
+ * last resort), or SIGHUP of the CLI — leaves no member of any of its groups alive and no spill
+ * directory behind; and a new layer sweeps the spill directories of hosts that died before.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFileSync, spawn } from "node:child_process"
+import { once } from "node:events"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import { ownedPrefix } from "../src/layers/local/spillOwner.js"
+import { BashExecutor } from "../src/services/BashExecutor.js"
+import { cleanEnv, startCli } from "./cli-support.js"
+import { liveMembers } from "./support/processes.js"
+
+const fixture = path.join(import.meta.dirname, "fixtures", "host.mjs")
+
+const tempDir = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `effect-bash-test-${name}-`))
+
+/** Process groups of the direct children of `pid` (by `ps`, not by the code under test). */
+const childGroups = (pid: number): ReadonlyArray<number> =>
+  [
+    ...new Set(
+      execFileSync("ps", ["-e", "-o", "ppid=,pgid="], { encoding: "utf8" })
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/).map(Number))
+        .filter(([ppid]) => ppid === pid)
+        .map(([, pgid]) => pgid!)
+    )
+  ]
+
+/** Polls (bounded: about 3 s) until `done` holds; returns its last answer. */
+const eventually = <A>(probe: () => A, done: (value: A) => boolean) =>
+  Effect.gen(function*() {
+    let value = probe()
+    for (let attempt = 0; attempt < 300 && !done(value); attempt++) {
+      yield* Effect.sleep(10)
+      value = probe()
+    }
+    return value
+  })
+
+const survivors = (groups: ReadonlyArray<number>) => groups.flatMap((pgid) => liveMembers(pgid))
+
+const readPids = (pidDir: string) =>
+  fs.readdirSync(pidDir).map((name) => Number(fs.readFileSync(path.join(pidDir, name), "utf8")))
+
+describe("host death", () => {
+  it.live("SIGKILL of the host kills every group it started and removes its spill directory", () =>
+    Effect.gen(function*() {
+      const spillParent = tempDir("spill")
+      const pidDir = tempDir("pids")
+      const host = spawn(process.execPath, [fixture, "doomed", spillParent, pidDir], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      const [ready] = (yield* Effect.promise(() => once(host.stdout, "data")).pipe(
+        Effect.timeout(20_000)
+      )) as [Buffer]
+      expect(ready.toString()).toBe("ready\n")
+      const commandGroups = readPids(pidDir)
+      expect(commandGroups).toHaveLength(3)
+      // Every group the host started (the commands and whatever else it runs), each alive now.
+      const groups = [...new Set([...commandGroups, ...childGroups(host.pid!)])]
+      for (const pgid of commandGroups) expect(liveMembers(pgid).length).toBeGreaterThan(0)
+      expect(fs.readdirSync(spillParent)).toHaveLength(1)
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      expect(yield* eventually(() => survivors(groups), (left) => left.length === 0)).toEqual([])
+      expect(yield* eventually(() => fs.readdirSync(spillParent), (left) => left.length === 0)).toEqual([])
+      fs.rmSync(spillParent, { recursive: true })
+      fs.rmSync(pidDir, { recursive: true })
+    }), { timeout: 30_000 })
+
+  it.live("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>
+    Effect.gen(function*() {
+      const spillParent = tempDir("spill")
+      const pidDir = tempDir("pids")
+      const command = `echo $$ > ${pidDir}/run; sleep 100 & trap '' TERM; seq 1 5000; sleep 100`
+      const { child, done } = startCli(
+        ["run", "--spill-dir", spillParent, "--max-output-bytes", "100", "--grace-ms", "200", "--", command],
+        { env: cleanEnv() }
+      )
+      const started = yield* eventually(
+        () => fs.existsSync(path.join(pidDir, "run")) && fs.readdirSync(spillParent).length > 0,
+        (ok) => ok
+      )
+      expect(started).toBe(true)
+      const [pgid] = readPids(pidDir)
+      expect(liveMembers(pgid!).length).toBeGreaterThan(0)
+
+      child.kill("SIGHUP")
+      const outcome = yield* Effect.promise(() => done)
+      // 128 + 1: the CLI interrupted itself and ran its finalizers, as it does for SIGTERM (143).
+      expect({ code: outcome.code, signal: outcome.signal }).toEqual({ code: 129, signal: null })
+      expect(liveMembers(pgid!)).toEqual([])
+      expect(fs.readdirSync(spillParent)).toEqual([])
+      fs.rmSync(spillParent, { recursive: true })
+      fs.rmSync(pidDir, { recursive: true })
+    }), { timeout: 30_000 })
+})
+
+describe("stale spill directories", () => {
+  it.live("a new layer removes the spill directories of dead hosts and never a live host's", () =>
+    Effect.gen(function*() {
+      const parent = tempDir("sweep")
+      // A host that ran and is gone: its prefix names a pid that no longer exists (or was reused).
+      const dead = spawn("true")
+      yield* Effect.promise(() => once(dead, "exit"))
+      const ours = ownedPrefix()
+      expect(ours).toMatch(/^effect-bash-\d+-\d+-\d+-$/)
+      const [namespace] = ours.split("-").slice(2)
+      const deadDir = path.join(parent, `effect-bash-${namespace}-${dead.pid}-12345-AbC123`)
+      // The live host: this test process itself; a directory kept on purpose; someone else's file.
+      const liveDir = fs.mkdtempSync(path.join(parent, ours))
+      const keptDir = fs.mkdtempSync(path.join(parent, "effect-bash-"))
+      const otherNamespace = path.join(parent, `effect-bash-1${namespace}-${dead.pid}-12345-AbC123`)
+      for (const dir of [deadDir, otherNamespace]) fs.mkdirSync(dir)
+      fs.writeFileSync(path.join(deadDir, "stdout-x.log"), "left behind")
+
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const bash = yield* BashExecutor
+          yield* bash.run(yield* bash.resolve({ command: "true" }))
+        }).pipe(Effect.provide(LocalBashExecutor.layer({ spillParent: parent })))
+      )
+      expect(fs.readdirSync(parent).sort()).toEqual(
+        [liveDir, keptDir, otherNamespace].map((dir) => path.basename(dir)).sort()
+      )
+      fs.rmSync(parent, { recursive: true })
+    }))
+})
