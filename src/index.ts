@@ -28,13 +28,6 @@ export { SessionPersistenceNone } from "./layers/SessionPersistenceNone.js"
 export { TasksLive } from "./layers/TasksLive.js"
 export type { TasksLiveConfig } from "./layers/TasksLive.js"
 
-// Test doubles
-export { ApprovalScripted } from "./layers/ApprovalScripted.js"
-export { FakeConfiningExecutor } from "./layers/FakeConfiningExecutor.js"
-export { FakeProcessSpawner, FakeSpawnerControl } from "./layers/FakeProcessSpawner.js"
-export type { FakeProcess, FakeScript, FakeTermBehaviour, SentSignal } from "./layers/FakeProcessSpawner.js"
-export { bashRunResult, ScriptedBashExecutor, untilAborted } from "./layers/ScriptedBashExecutor.js"
-
 // Tools
 export * from "./tool/AgentTools.js"
 export { AgentToolsLive } from "./tool/AgentToolsLive.js"
