@@ -3,7 +3,7 @@ import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import type { ApprovalAsk } from "../src/layers/ApprovalCallback.js"
 import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
 import { ApprovalNone } from "../src/layers/ApprovalNone.js"
-import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
+import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import type { ApprovalOutcome, ApprovalRequest } from "../src/services/Approval.js"
 import { Approval } from "../src/services/Approval.js"
 

@@ -13,7 +13,7 @@ import { toHarnessTool } from "../src/cordis/harnessTools.js"
 import type { HostApproval } from "../src/cordis/host.js"
 import { hostApprovalLayer, hostLookup } from "../src/cordis/hostLayers.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
-import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
+import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { AgentTools } from "../src/tool/AgentTools.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { BashOutputRead, BashRunResult } from "../src/services/BashExecutor.js"
 import type { TaskSnapshot } from "../src/services/Tasks.js"
-import { bashRunResult } from "../src/layers/ScriptedBashExecutor.js"
+import { bashRunResult } from "../src/testing/ScriptedBashExecutor.js"
 import { foldCarriageReturns, modelText, stripAnsi } from "../src/tool/modelText.js"
 import { renderBackgroundRead } from "../src/tool/renderBackgroundRead.js"
 import { renderBackgroundStart, renderBashValue, renderForeground } from "../src/tool/renderBashResult.js"

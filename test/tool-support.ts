@@ -4,7 +4,7 @@
  */
 import { Effect, Layer } from "effect"
 import type { Approval, ApprovalOutcome } from "../src/services/Approval.js"
-import { ApprovalScripted } from "../src/layers/ApprovalScripted.js"
+import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import type { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
 import { SessionJsonlEnvContributor } from "../src/layers/SessionJsonlEnvContributor.js"

@@ -1,8 +1,8 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
-import { ScriptedBashExecutor } from "../src/layers/ScriptedBashExecutor.js"
+import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
+import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools, ToolError } from "../src/tool/AgentTools.js"
@@ -121,7 +121,28 @@ describe("BashToolkit", () => {
         yield* Effect.yieldNow()
         next = yield* toolkit.handle("bash", ok).pipe(inSession)
       }
-      expect(next.result).toBe(`echo hi\n\n\n${notice}`)
+      // The result ends in a newline: one more makes exactly one blank line before the notice.
+      expect(next.result).toBe(`echo hi\n\n${notice}`)
       expect((yield* toolkit.handle("bash", ok).pipe(inSession)).result).toBe("echo hi\n")
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+
+  it.effect("a notice after a result without a final newline is also separated by exactly one blank line", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit
+      const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
+      const background = { ...ok, run_in_background: true } as never
+      yield* toolkit.handle("bash", background).pipe(inSession)
+      const [process] = yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.processes)
+      yield* process!.finish({ exitCode: 0 })
+      yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
+      const notice =
+        "background task bash-1 (bash: echo hi) finished [status: completed, exit code: 0]. Read its output with task_output."
+      let next = yield* toolkit.handle("bash", background).pipe(inSession)
+      // The notice consumer is a fiber of its own: give it the turns it needs (bounded).
+      for (let turn = 0; turn < 100 && !String(next.result).includes("bash-1 ("); turn++) {
+        yield* Effect.yieldNow()
+        next = yield* toolkit.handle("bash", background).pipe(inSession)
+      }
+      expect(String(next.result).replace(/^started background task bash-\d+/, "")).toBe(`\n\n${notice}`)
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
 })

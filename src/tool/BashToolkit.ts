@@ -60,6 +60,11 @@ const toAiTool = (descriptor: ToolDescriptor): BashAiTool => {
   }).setParameters(parameters)
 }
 
+// Each notice is a paragraph of its own: exactly one blank line before it, whether or not the
+// result already ends in a newline.
+const withNotices = (text: string, notices: ReadonlyArray<string>): string =>
+  notices.length === 0 ? text : `${text}${text.endsWith("\n") ? "\n" : "\n\n"}${notices.join("\n\n")}`
+
 /**
  * The composed tools as a ready `@effect/ai` toolkit. `yield* BashToolkit` gives the toolkit; as an
  * Effect it can also be passed directly: `generateText({ prompt, toolkit: BashToolkit })`.
@@ -89,8 +94,7 @@ export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashTool
           })
           if (result.isError) return yield* new ToolError({ message: result.message })
           // Completion notices of the session's finished background tasks follow the text.
-          const notices = yield* tools.takeNotices(Option.getOrUndefined(session)?.id)
-          return [result.text, ...notices].join("\n\n")
+          return withNotices(result.text, yield* tools.takeNotices(Option.getOrUndefined(session)?.id))
         })
       const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
       const context = yield* toolkit.toContext(handlers)

@@ -17,8 +17,8 @@ import type {
   SandboxMode
 } from "../services/BashExecutor.js"
 import { awaitAbort, BashExecutor, mergeStreams } from "../services/BashExecutor.js"
-import type { ResolveDefaults } from "./local/resolveSpec.js"
-import { refuseIfAborted, resolveSpec } from "./local/resolveSpec.js"
+import type { ResolveDefaults } from "../index.js"
+import { refuseIfAborted, resolveSpec } from "../index.js"
 
 /**
  * One call the double was asked to make, with the spec exactly as it received it.

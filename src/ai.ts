@@ -1,0 +1,8 @@
+/**
+ * effect-bash/ai: the tools as an `@effect/ai` toolkit. A separate entry point so that `@effect/ai` (an
+ * optional peer) is loaded only by those who use it.
+ *
+ * @since 0.1.0
+ */
+export { BashToolkit, CurrentToolSession } from "./tool/BashToolkit.js"
+export type { BashAiTool, BashToolkitWithHandler } from "./tool/BashToolkit.js"
