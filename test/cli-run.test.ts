@@ -100,6 +100,34 @@ describe("effect-bash run (real processes)", () => {
       expect(membersOfGroups([shell])).toEqual([])
     }))
 
+  it.live("a command starting with - runs as a command, not as bash's options", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--", "--version"])
+      expect(outcome.code).toBe(127)
+      expect(outcome.stdout).toContain("--version: command not found")
+      expect(outcome.stdout).not.toContain("GNU bash")
+    }))
+
+  it.live("an unknown or misspelled flag is an error (exit 2) and nothing runs", () =>
+    Effect.gen(function*() {
+      const marker = join(workdir, "ran-anyway")
+      const outcome = yield* run(["--workdir", workdir, "--timeout", "5000", "--", `touch ${marker}`])
+      expect(outcome).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: "effect-bash: --timeout: unknown flag (did you mean --timeout-ms?); a command starting with - goes after --\n"
+      })
+      expect(existsSync(marker)).toBe(false)
+      const missingValue = yield* run(["--workdir"])
+      expect(missingValue).toMatchObject({ code: 2, stdout: "", stderr: "effect-bash: --workdir: expected a value\n" })
+    }))
+
+  it.live("flags end at the first command word: later words belong to the command", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--workdir", workdir, "echo", "hi", "--json", "--workdir", "/"])
+      expect(outcome).toMatchObject({ code: 0, stdout: "hi --json --workdir /\n", stderr: "" })
+    }))
+
   it.live("an invalid setting names its flag or variable and exits 2", () =>
     Effect.gen(function*() {
       const flag = yield* run(["--grace-ms", "soon", "--", "true"])

@@ -11,7 +11,8 @@ import { AgentTools } from "../tool/AgentTools.js"
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"
 import { RunValueJson } from "./runValue.js"
-import { resolveSettings, settingsOptions } from "./settings.js"
+import type { FlagNames } from "./runArgv.js"
+import { resolveSettings, settingsFlagNames, settingsOptions } from "./settings.js"
 import { cliStack } from "./stack.js"
 
 const json = Options.boolean("json").pipe(
@@ -27,6 +28,16 @@ const command = Args.text({ name: "command" }).pipe(
   Args.atLeast(1),
   Args.withDescription("The command; its words are joined with spaces and run by `bash -c`")
 )
+
+/**
+ * The flags `run` accepts (see `runArgv.ts`).
+ *
+ * @since 0.1.0
+ */
+export const runFlagNames: FlagNames = {
+  valued: ["description", ...settingsFlagNames.valued],
+  boolean: ["json", ...settingsFlagNames.boolean]
+}
 
 /**
  * Runs one command through the `bash` tool (no session, no background) and prints its result.
