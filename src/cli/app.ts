@@ -8,6 +8,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect } from "effect"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
+import { withTidyCliConsole } from "./helpText.js"
 import { stderrLogger } from "./logger.js"
 import { mcpCommand } from "./mcpCommand.js"
 import { writeStderr } from "./output.js"
@@ -45,6 +46,7 @@ const report = (message: string, code: number) =>
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
   Effect.suspend(() => Effect.flatMap(checkRunArgv(argv, runFlagNames), cli)).pipe(
+    withTidyCliConsole,
     Effect.catchAll((error) => {
       if (error instanceof ExitCode) return Effect.fail(error)
       if (ValidationError.isValidationError(error)) return Effect.fail(new ExitCode({ code: usageExitCode }))
