@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: raw child_process, execa, @effect/platform Command and our LocalBashExecutor side by
- * side on the same work, then RSS and settle-time checks of ours. Prints a Markdown table and writes
- * `bench/results.json` and `bench/results.md`. `--quick` shrinks every item for a smoke run (results
- * are then printed but not written).
+ * side on the same work, then RSS and settle-time checks of ours, then model-text cleaning. Prints a
+ * Markdown table and writes `bench/results.json` and `bench/results.md`. `--quick` shrinks every item
+ * for a smoke run, and `--only=model-text` runs item (f) alone (results are then printed but not written).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
@@ -11,7 +11,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
 import { renderMarkdown } from "./lib/markdown.js"
-import type { BenchResults, Comparison, RssReport, Settle, Target } from "./lib/results.js"
+import type { BenchResults, Comparison, ModelTextTiming, RssReport, Settle, Target } from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
 import { execaRunner } from "./runners/execa.js"
@@ -24,9 +24,11 @@ import type { Samples } from "./sections/rounds.js"
 import { measureRss } from "./sections/rss.js"
 import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
+import { measureModelText } from "./sections/modelText.js"
 import { outputToFile } from "./sections/throughput.js"
 
 const quick = process.argv.includes("--quick")
+const onlyModelText = process.argv.includes("--only=model-text")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -43,7 +45,10 @@ const settings = {
   settleGraceMs: 500,
   settleRounds: 3,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
-  rssSameWithinBytes: 16 * MiB
+  rssSameWithinBytes: 16 * MiB,
+  modelTextSmallBytes: 256 * 1024,
+  modelTextLargeBytes: 1024 * 1024,
+  modelTextRounds: 5
 } as const
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -145,6 +150,25 @@ const runSettle = async (): Promise<Array<Settle>> => {
   }
 }
 
+const runModelText = (): Array<ModelTextTiming> => {
+  const { modelTextSmallBytes, modelTextLargeBytes, modelTextRounds } = settings
+  log(`(f) model-text cleaning of ${modelTextSmallBytes / 1024} and ${modelTextLargeBytes / 1024} KiB × ${modelTextRounds}`)
+  const timings = measureModelText([modelTextSmallBytes, modelTextLargeBytes], modelTextRounds)
+  for (const t of timings) log(`  ${t.input}, ${t.kib} KiB: ${round(t.medianMs, 1)} ms`)
+  return timings
+}
+
+const judgeModelText = (timings: ReadonlyArray<ModelTextTiming>): Array<Target> => {
+  const c1 = (kib: number) => timings.find((t) => t.input.startsWith("C1") && t.kib === kib)!.medianMs
+  const small = c1(settings.modelTextSmallBytes / 1024)
+  const large = c1(settings.modelTextLargeBytes / 1024)
+  return [
+    judge("f", "cleaning 256 KiB of C1 controls (was 13 s when quadratic)", small, "<=", 100, "ms"),
+    // Linear: 4× the input takes about 4× the time; quadratic would take 16×.
+    judge("f", "cleaning 1 MiB / 256 KiB of C1 controls, time ratio", large / small, "<=", 6, "×")
+  ]
+}
+
 const judgeAll = (comparisons: ReadonlyArray<Comparison>, rss: ReadonlyArray<RssReport>, settle: ReadonlyArray<Settle>): Array<Target> => {
   const ratio = (id: string) => comparisons.find((c) => c.id === id)!.contenders["ours"]!.ratioToRaw
   const targets: Array<Target> = [
@@ -170,7 +194,15 @@ const judgeAll = (comparisons: ReadonlyArray<Comparison>, rss: ReadonlyArray<Rss
   return targets
 }
 
+/** `--only=model-text`: item (f) alone, printed, nothing written. */
+const mainModelText = () => {
+  const timings = runModelText()
+  const targets = judgeModelText(timings)
+  for (const t of targets) log(`${t.pass ? "PASS" : "MISS"} (f) ${t.description}: ${round(t.measured)} ${t.unit}`)
+}
+
 const main = async () => {
+  if (onlyModelText) return mainModelText()
   const started = performance.now()
   const loadAtStart = loadavg()[0]!
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
@@ -185,6 +217,7 @@ const main = async () => {
   }
   const rss = await runRss()
   const settle = await runSettle()
+  const modelText = runModelText()
   const results: BenchResults = {
     machine: describeMachine(),
     loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
@@ -195,7 +228,8 @@ const main = async () => {
     comparisons,
     rss,
     settle,
-    targets: judgeAll(comparisons, rss, settle)
+    modelText,
+    targets: [...judgeAll(comparisons, rss, settle), ...judgeModelText(modelText)]
   }
   const markdown = renderMarkdown(results)
   process.stdout.write(markdown)

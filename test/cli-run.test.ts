@@ -23,7 +23,7 @@ describe("effect-bash run (real processes)", () => {
   it.live("a failing command prints its exit marker and exits with its code", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--", "echo failing; echo oops >&2; exit 3"])
-      expect(outcome).toMatchObject({ code: 3, stdout: "failing\n[stderr]\noops\n[exit code: 3]", stderr: "" })
+      expect(outcome).toMatchObject({ code: 3, stdout: "failing\n[stderr]\noops\n[exit code: 3]\n", stderr: "" })
     }))
 
   it.live("a timeout escalates TERM→KILL for a command ignoring TERM, and exits 124", () =>
@@ -31,7 +31,7 @@ describe("effect-bash run (real processes)", () => {
       const outcome = yield* run(["--timeout-ms", "300", "--grace-ms", "200", "--", "trap '' TERM; sleep 30"])
       expect(outcome).toMatchObject({
         code: 124,
-        stdout: "(no output)\n[timed out after 300ms]\n[killed by signal: SIGKILL]"
+        stdout: "(no output)\n[timed out after 300ms]\n[killed by signal: SIGKILL]\n"
       })
       // Far below the 30 s the command would take unkilled, with room for a slow node start.
       expect(outcome.elapsedMs).toBeLessThan(10_000)
@@ -42,14 +42,14 @@ describe("effect-bash run (real processes)", () => {
       const outcome = yield* run(["--", "sleep", "5"], { EFFECT_BASH_TIMEOUT_MS: "200" })
       expect(outcome).toMatchObject({
         code: 124,
-        stdout: "(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]"
+        stdout: "(no output)\n[timed out after 200ms]\n[killed by signal: SIGTERM]\n"
       })
     }))
 
   it.live("a command killed by a signal exits 128+n", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--", "kill -KILL $$"])
-      expect(outcome).toMatchObject({ code: 137, stdout: "(no output)\n[killed by signal: SIGKILL]" })
+      expect(outcome).toMatchObject({ code: 137, stdout: "(no output)\n[killed by signal: SIGKILL]\n" })
     }))
 
   it.live("runs in --workdir", () =>
@@ -98,6 +98,76 @@ describe("effect-bash run (real processes)", () => {
       const outcome = yield* Effect.promise(() => done)
       expect(outcome).toMatchObject({ code: 130, stdout: "" })
       expect(membersOfGroups([shell])).toEqual([])
+    }))
+
+  it.live("a command starting with - runs as a command, not as bash's options", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--", "--version"])
+      expect(outcome.code).toBe(127)
+      expect(outcome.stdout).toContain("--version: command not found")
+      expect(outcome.stdout).not.toContain("GNU bash")
+    }))
+
+  it.live("an unknown or misspelled flag is an error (exit 2) and nothing runs", () =>
+    Effect.gen(function*() {
+      const marker = join(workdir, "ran-anyway")
+      const outcome = yield* run(["--workdir", workdir, "--timeout", "5000", "--", `touch ${marker}`])
+      expect(outcome).toMatchObject({
+        code: 2,
+        stdout: "",
+        stderr: "effect-bash: --timeout: unknown flag (did you mean --timeout-ms?); a command starting with - goes after --\n"
+      })
+      expect(existsSync(marker)).toBe(false)
+      const missingValue = yield* run(["--workdir"])
+      expect(missingValue).toMatchObject({ code: 2, stdout: "", stderr: "effect-bash: --workdir: expected a value\n" })
+    }))
+
+  it.live("flags end at the first command word: later words belong to the command", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--workdir", workdir, "echo", "hi", "--json", "--workdir", "/"])
+      expect(outcome).toMatchObject({ code: 0, stdout: "hi --json --workdir /\n", stderr: "" })
+    }))
+
+  it.live("the text always ends with a newline, even when the command's output does not", () =>
+    Effect.gen(function*() {
+      expect(yield* run(["--", "printf done"])).toMatchObject({ code: 0, stdout: "done\n" })
+      expect(yield* run(["--", "exit 4"])).toMatchObject({ code: 4, stdout: "(no output)\n[exit code: 4]\n" })
+    }))
+
+  it.live("says on stderr when a spill file it printed was removed as it exited", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--max-output-bytes", "10", "--", "seq 1 100"])
+      const path = /full output: (\S+)\]/.exec(outcome.stdout)?.[1]
+      expect(outcome.code).toBe(0)
+      expect(path).toMatch(/stdout-.*\.log$/)
+      expect(outcome.stderr).toBe(`effect-bash: spill file removed on exit: ${path} (--keep-spill-files keeps it)\n`)
+      expect(existsSync(path!)).toBe(false)
+    }))
+
+  it.live("--keep-spill-files keeps the spill file and says nothing", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--keep-spill-files", "--spill-dir", workdir, "--max-output-bytes", "10", "--", "seq 1 100"])
+      const path = /full output: (\S+)\]/.exec(outcome.stdout)?.[1]
+      expect(outcome).toMatchObject({ code: 0, stderr: "" })
+      expect(readFileSync(path!, "utf8")).toBe(Array.from({ length: 100 }, (_, i) => `${i + 1}\n`).join(""))
+    }))
+
+  it.live("--help shows `effect-bash run`, a real description for every option, and no colour in a pipe", () =>
+    Effect.gen(function*() {
+      const help = yield* run(["--help"])
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain("\neffect-bash run [--workdir DIR]")
+      expect(help.stdout).not.toMatch(/^\$ /m)
+      expect(help.stdout).not.toContain("A user-defined piece of text")
+      expect(help.stdout).not.toContain("A true or false value")
+      expect(help.stdout).not.toContain("\x1b")
+      // Every option heading is followed by its own description.
+      for (const flag of ["--workdir DIR", "--timeout-ms N", "--keep-spill-files", "--json", "--description TEXT"]) {
+        expect(help.stdout).toMatch(new RegExp(`\\n${flag}\\n\\n  [A-Z][^\\n]+\\n`))
+      }
+      const usage = yield* run(["--json"], { NO_COLOR: "1" })
+      expect(usage.code).toBe(2)
+      expect(usage.stderr).not.toContain("\x1b")
     }))
 
   it.live("an invalid setting names its flag or variable and exits 2", () =>

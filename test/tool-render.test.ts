@@ -145,6 +145,34 @@ describe("model text (Beyond): escapes, progress, cut sequences", () => {
     expect(modelText("[1] 12345\n\x1b[0m", true)).toBe("[1] 12345\n")
     expect(modelText("[INFO] ok\n\x1b[0m", true)).toBe("[INFO] ok\n")
   })
+
+  // A quadratic cleaner took ~13 s on 256 KiB of U+009D (each byte restarted a scan to the end of the
+  // text), past this test's time limit; a linear one takes milliseconds (see bench item f).
+  it("cleans 256 KiB of never-terminated string introducers (U+009D, ESC ], DCS) exactly", () => {
+    const size = 256 * 1024
+    const c1 = "\u009d".repeat(size)
+    expect(modelText(c1, true)).toBe(c1) // no terminator: not a sequence, kept as it came
+    expect(modelText(`${c1}\x07after\n`, true)).toBe("after\n") // one sequence, ended by BEL
+    expect(modelText(`${"\u009d".repeat(size / 2)}\x1b\\mid${"\u0090x".repeat(size / 4)}\x1b\\end`, false)).toBe("midend")
+    expect(modelText("\x1b]".repeat(size / 2), true)).toBe("]".repeat(size / 2 - 1))
+    const mixed = `\u009b31m${"\u009d\u0090".repeat(size / 4)}\x1b[0m`
+    expect(modelText(mixed, false)).toBe("\u009d\u0090".repeat(size / 4))
+  })
+
+  it("agrees with the regular-expression definition of the sequences on 100,000 random short texts", () => {
+    // The definition the scanner implements (and the cleaner used before it was made linear).
+    const escapeSequence =
+      /(?:\x1b[P\]X^_]|[\u0090\u009d\u0098\u009e\u009f])[^\x07\x1b]*(?:\x07|\x1b\\)|(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]|\x1b[ -/]+[0-~]|\x1b[0-OQ-WYZ\\`-~]/g
+    const unfinished = /(?:\x1b[P\]X^_][^\x07\x1b]*|(?:\x1b\[|\u009b)[0-?]*[ -/]*|\x1b[ -/]*)$/
+    const reference = (text: string) => text.replace(escapeSequence, "").replace(unfinished, "").replace(/\x1b/g, "")
+    const alphabet = [..."\x1b\x07\u009b\u009d\u0090\u0098\u009e\u009f\u0091[]\\PX^_01;? /!mAa@~`\r\n(B\x7f"]
+    let seed = 42
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % alphabet.length
+    for (let round = 0; round < 100_000; round++) {
+      const text = Array.from({ length: next() % 16 }, () => alphabet[next()]).join("")
+      if (stripAnsi(text) !== reference(text)) expect(stripAnsi(text)).toBe(reference(text))
+    }
+  })
 })
 
 describe("background reads", () => {

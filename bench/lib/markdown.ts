@@ -61,6 +61,10 @@ export const renderMarkdown = (r: BenchResults): string => {
       ])
     ),
     table(
+      ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
+      r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])
+    ),
+    table(
       ["Target", "measured", "target", "result"],
       r.targets.map((t) => [
         `(${t.id}) ${t.description}`,

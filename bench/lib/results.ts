@@ -51,6 +51,13 @@ export interface Settle {
   readonly raw: { readonly median: number; readonly max: number; readonly samples: ReadonlyArray<number> }
 }
 
+/** One model-text cleaning measurement (work item f). */
+export interface ModelTextTiming {
+  readonly input: string
+  readonly kib: number
+  readonly medianMs: number
+}
+
 /** One target, judged. */
 export interface Target {
   readonly id: string
@@ -75,6 +82,7 @@ export interface BenchResults {
   readonly comparisons: ReadonlyArray<Comparison>
   readonly rss: ReadonlyArray<RssReport>
   readonly settle: ReadonlyArray<Settle>
+  readonly modelText: ReadonlyArray<ModelTextTiming>
   readonly targets: ReadonlyArray<Target>
 }
 

@@ -8,10 +8,12 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect } from "effect"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
+import { withTidyCliConsole } from "./helpText.js"
 import { stderrLogger } from "./logger.js"
 import { mcpCommand } from "./mcpCommand.js"
 import { writeStderr } from "./output.js"
-import { runCommand } from "./runCommand.js"
+import { checkRunArgv } from "./runArgv.js"
+import { runCommand, runFlagNames } from "./runCommand.js"
 import { SettingsError } from "./settings.js"
 import { packageVersion } from "./version.js"
 
@@ -43,7 +45,8 @@ const report = (message: string, code: number) =>
  * @since 0.1.0
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
-  Effect.suspend(() => cli(argv)).pipe(
+  Effect.suspend(() => Effect.flatMap(checkRunArgv(argv, runFlagNames), cli)).pipe(
+    withTidyCliConsole,
     Effect.catchAll((error) => {
       if (error instanceof ExitCode) return Effect.fail(error)
       if (ValidationError.isValidationError(error)) return Effect.fail(new ExitCode({ code: usageExitCode }))

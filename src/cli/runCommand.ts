@@ -1,17 +1,19 @@
 /**
- * `effect-bash run [flags] -- <command...>`: one command through the whole tool stack, printing
- * exactly what a model would read (or the canonical JSON value with `--json`), exiting with a code
- * that mirrors the command's (see `exit.ts`).
+ * `effect-bash run [flags] [--] <command...>`: one command through the whole tool stack, printing
+ * exactly what a model would read (or the canonical JSON value with `--json`) and a final newline,
+ * exiting with a code that mirrors the command's (see `exit.ts`).
  *
  * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { AgentTools } from "../tool/AgentTools.js"
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"
 import { RunValueJson } from "./runValue.js"
-import { resolveSettings, settingsOptions } from "./settings.js"
+import type { FlagNames } from "./runArgv.js"
+import { resolveSettings, settingsFlagNames, settingsOptions } from "./settings.js"
 import { cliStack } from "./stack.js"
 
 const json = Options.boolean("json").pipe(
@@ -19,6 +21,7 @@ const json = Options.boolean("json").pipe(
 )
 
 const description = Options.text("description").pipe(
+  Options.withPseudoName("TEXT"),
   Options.withDescription("The bash tool's description field (what a UI shows)"),
   Options.withDefault("Run a command from the effect-bash CLI")
 )
@@ -29,7 +32,28 @@ const command = Args.text({ name: "command" }).pipe(
 )
 
 /**
- * Runs one command through the `bash` tool (no session, no background) and prints its result.
+ * The flags `run` accepts (see `runArgv.ts`).
+ *
+ * @since 0.1.0
+ */
+export const runFlagNames: FlagNames = {
+  valued: ["description", ...settingsFlagNames.valued],
+  boolean: ["json", ...settingsFlagNames.boolean]
+}
+
+/**
+ * How one `run` ended: the exit code to leave with and the spill files its output pointed at.
+ *
+ * @since 0.1.0
+ */
+export interface RunOutcome {
+  readonly code: number
+  readonly spillPaths: ReadonlyArray<string>
+}
+
+/**
+ * Runs one command through the `bash` tool (no session, no background) and prints its result, ending
+ * with a newline.
  *
  * @since 0.1.0
  */
@@ -44,15 +68,27 @@ export const runOnce = Effect.fn("Cli.run")(function*(input: {
   })
   if (result.isError) {
     yield* writeStderr(`${result.text}\n`)
-    return yield* new ExitCode({ code: toolErrorExitCode })
+    return { code: toolErrorExitCode, spillPaths: [] } satisfies RunOutcome
   }
   const value = yield* Schema.decodeUnknown(RunValueJson)(result.value).pipe(Effect.orDie)
-  // A terminal gets a final newline for a tidy prompt; a pipe gets the text byte for byte.
-  const text = input.json ? `${JSON.stringify(result.value)}\n` : result.text
-  yield* writeStdout(process.stdout.isTTY && !text.endsWith("\n") ? `${text}\n` : text)
-  const code = runExitCode(value)
-  if (code !== 0) return yield* new ExitCode({ code })
+  const text = input.json ? JSON.stringify(result.value) : result.text
+  yield* writeStdout(text.endsWith("\n") ? text : `${text}\n`)
+  const spillPaths = [value.stdout.spillPath, value.stderr.spillPath].filter((path) => path !== undefined)
+  return { code: runExitCode(value), spillPaths } satisfies RunOutcome
 })
+
+/**
+ * After the stack has closed: a spill file the output pointed at is gone unless spill files are kept,
+ * so say so rather than leave a dead path on the screen.
+ */
+const reportRemovedSpillFiles = (spillPaths: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    for (const path of spillPaths) {
+      if (yield* fs.exists(path).pipe(Effect.orElseSucceed(() => false))) continue
+      yield* writeStderr(`effect-bash: spill file removed on exit: ${path} (--keep-spill-files keeps it)\n`)
+    }
+  })
 
 /**
  * The `run` subcommand.
@@ -65,8 +101,9 @@ export const runCommand = Command.make(
   (input) =>
     Effect.gen(function*() {
       const settings = yield* resolveSettings(input.settings)
-      yield* runOnce({ command: input.command.join(" "), description: input.description, json: input.json }).pipe(
-        Effect.provide(cliStack(settings, { background: false }))
-      )
+      const outcome = yield* runOnce({ command: input.command.join(" "), description: input.description, json: input.json })
+        .pipe(Effect.provide(cliStack(settings, { background: false })))
+      yield* reportRemovedSpillFiles(outcome.spillPaths)
+      if (outcome.code !== 0) return yield* new ExitCode({ code: outcome.code })
     })
 ).pipe(Command.withDescription("Run one command through the bash tool and print what a model would read"))

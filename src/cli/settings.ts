@@ -55,6 +55,16 @@ const names = {
 
 const numericFields: ReadonlyArray<NumericField> = numericSettings
 
+/**
+ * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`).
+ *
+ * @since 0.1.0
+ */
+export const settingsFlagNames = {
+  valued: Object.values(names).map((name) => name.flag).filter((flag) => flag !== names.keepSpillFiles.flag),
+  boolean: [names.keepSpillFiles.flag]
+} as const
+
 const numberFlag = (field: NumericField, description: string) =>
   Options.text(names[field].flag).pipe(
     Options.withPseudoName("N"),

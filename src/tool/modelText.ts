@@ -6,13 +6,86 @@
  * @since 0.1.0
  */
 
+const ESC = 0x1b
+const BEL = 0x07
+
+/** Whether `code` lies in `[low, high]`; `NaN` (past the end of the text) never does. */
+const within = (code: number, low: number, high: number): boolean => code >= low && code <= high
+
+/** The string sequences (OSC, DCS, SOS, PM, APC): ESC + `] P X ^ _`, or their C1 bytes. */
+const isStringIntroducer = (code: number): boolean =>
+  code === 0x5d || code === 0x50 || code === 0x58 || code === 0x5e || code === 0x5f
+const isC1StringIntroducer = (code: number): boolean =>
+  code === 0x9d || code === 0x90 || code === 0x98 || code === 0x9e || code === 0x9f
+
+/** Two-byte finals: every final but the introducers `P X [ ] ^ _`. */
+const isTwoByteFinal = (code: number): boolean =>
+  within(code, 0x30, 0x7e) && code !== 0x50 && code !== 0x58 && code !== 0x5b && code !== 0x5d && code !== 0x5e &&
+  code !== 0x5f
+
 /**
- * Complete escape sequences, longest forms first: string sequences (OSC, DCS, SOS, PM, APC) ended by
- * BEL or ST, CSI (ESC `[` or the C1 byte), `ESC` + intermediates + final (charset designation), and
- * the two-byte forms (every final but the introducers `P X [ ] ^ _`).
+ * Removes every complete escape sequence in one left-to-right pass, trying at each ESC or C1 byte,
+ * in order: a string sequence ended by BEL or ST, CSI (ESC `[` or the C1 byte) with parameters,
+ * intermediates and a final, `ESC` + intermediates + final (charset designation), and the two-byte
+ * forms. A string sequence's body runs to the first BEL or ESC; that position is remembered, so a
+ * run of introducers with no terminator (256 KB of U+009D) is scanned once, not once per byte.
  */
-const escapeSequence =
-  /(?:\x1b[P\]X^_]|[\u0090\u009d\u0098\u009e\u009f])[^\x07\x1b]*(?:\x07|\x1b\\)|(?:\x1b\[|\u009b)[0-?]*[ -/]*[@-~]|\x1b[ -/]+[0-~]|\x1b[0-OQ-WYZ\\`-~]/g
+const removeCompleteSequences = (text: string): string => {
+  const length = text.length
+  let stopFrom = 0
+  let stop = -1
+  /** The first BEL or ESC at or after `from` (`length` when none). */
+  const firstStop = (from: number): number => {
+    if (from >= stopFrom && from <= stop) return stop
+    let index = from
+    while (index < length) {
+      const code = text.charCodeAt(index)
+      if (code === BEL || code === ESC) break
+      index++
+    }
+    stopFrom = from
+    stop = index
+    return index
+  }
+  const stringEnd = (from: number): number => {
+    const at = firstStop(from)
+    if (at >= length) return -1
+    if (text.charCodeAt(at) === BEL) return at + 1
+    return text.charCodeAt(at + 1) === 0x5c ? at + 2 : -1
+  }
+  const csiEnd = (from: number): number => {
+    let index = from
+    while (within(text.charCodeAt(index), 0x30, 0x3f)) index++
+    while (within(text.charCodeAt(index), 0x20, 0x2f)) index++
+    return within(text.charCodeAt(index), 0x40, 0x7e) ? index + 1 : -1
+  }
+  /** The end of the complete sequence starting at `start`, or -1. */
+  const sequenceEnd = (start: number, code: number): number => {
+    if (code === 0x9b) return csiEnd(start + 1)
+    if (code !== ESC) return isC1StringIntroducer(code) ? stringEnd(start + 1) : -1
+    const next = text.charCodeAt(start + 1)
+    if (isStringIntroducer(next)) return stringEnd(start + 2)
+    if (next === 0x5b) return csiEnd(start + 2)
+    if (within(next, 0x20, 0x2f)) {
+      let index = start + 2
+      while (within(text.charCodeAt(index), 0x20, 0x2f)) index++
+      return within(text.charCodeAt(index), 0x30, 0x7e) ? index + 1 : -1
+    }
+    return isTwoByteFinal(next) ? start + 2 : -1
+  }
+  let result = ""
+  let kept = 0
+  for (let index = 0; index < length; index++) {
+    const code = text.charCodeAt(index)
+    if (code !== ESC && !within(code, 0x90, 0x9f)) continue
+    const end = sequenceEnd(index, code)
+    if (end === -1) continue
+    result += text.slice(kept, index)
+    kept = end
+    index = end - 1
+  }
+  return kept === 0 ? text : result + text.slice(kept)
+}
 
 /** A sequence the text ends in the middle of (nothing will complete it). */
 const unfinishedSequence = /(?:\x1b[P\]X^_][^\x07\x1b]*|(?:\x1b\[|\u009b)[0-?]*[ -/]*|\x1b[ -/]*)$/
@@ -38,12 +111,12 @@ const dropCutHead = (text: string): string => {
 
 /**
  * Removes ANSI escape sequences (complete ones anywhere, an unfinished one at the end, stray ESC
- * bytes).
+ * bytes), in time linear in the text's length.
  *
  * @since 0.1.0
  */
 export const stripAnsi = (text: string): string =>
-  text.replace(escapeSequence, "").replace(unfinishedSequence, "").replace(strayEscape, "")
+  removeCompleteSequences(text).replace(unfinishedSequence, "").replace(strayEscape, "")
 
 /**
  * Folds carriage-return progress: within a line, a `\r` not followed by `\n` means "overwrite", so
