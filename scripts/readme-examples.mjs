@@ -68,9 +68,12 @@ const run = (command, args, options) => {
 /**
  * Writes the examples into `dir`, type-checks and runs them. Returns one line per check and whether all passed.
  *
- * @param {{ dir: string, readme?: string, bin: (name: string) => string, skip?: RegExp, log?: (line: string) => void }} options
+ * `extraFiles` (name → TypeScript source) are checked and run alongside.
+ *
+ * @param {{ dir: string, readme?: string, bin: (name: string) => string, skip?: RegExp,
+ *   extraFiles?: Record<string, string>, log?: (line: string) => void }} options
  */
-export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip, log = console.log }) => {
+export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip, extraFiles = {}, log = console.log }) => {
   const blocks = codeBlocks(readFileSync(readme, "utf8"))
   let ok = true
   const fail = (line) => {
@@ -94,14 +97,18 @@ export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip
     writeFileSync(join(dir, "src", `${name}.ts`), block.code)
     examples.push({ ...block, name, isTest })
   }
+  for (const [file, code] of Object.entries(extraFiles)) {
+    writeFileSync(join(dir, "src", file), code)
+    examples.push({ lang: "ts", line: 0, code, name: file.replace(/\.ts$/, ""), isTest: false, label: file })
+  }
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["src"] }, null, 2) + "\n")
 
   const tsc = run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 120_000 })
   if (tsc.status !== 0) {
-    fail(`type-check of ${examples.length} README examples (${tsc.ms} ms):\n${tsc.stdout}${tsc.stderr}`)
+    fail(`type-check of ${examples.length} examples (${tsc.ms} ms):\n${tsc.stdout}${tsc.stderr}`)
     return ok
   }
-  log(`ok   type-check of ${examples.length} README examples (strict, NodeNext, skipLibCheck false; ${tsc.ms} ms)`)
+  log(`ok   type-check of ${examples.length} examples (strict, NodeNext, skipLibCheck false; ${tsc.ms} ms)`)
 
   // A config of its own, so vitest does not pick up this repository's.
   const vitestConfig = join(dir, "out", "vitest.config.mjs")
@@ -113,7 +120,7 @@ export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip
       run(process.execPath, [file], { cwd: dir })
     const printed = result.stdout ?? ""
     const missing = expectedPrints(example.code).filter((text) => !printed.includes(text))
-    const where = `README.md:${example.line} (${example.isTest ? "vitest" : "node"}, ${result.ms} ms)`
+    const where = `${example.label ?? `README.md:${example.line}`} (${example.isTest ? "vitest" : "node"}, ${result.ms} ms)`
     if (result.status !== 0) fail(`${where} exited ${result.status ?? result.signal}:\n${printed}${result.stderr}`)
     else if (missing.length > 0) fail(`${where} did not print ${missing.map((text) => JSON.stringify(text)).join(", ")}:\n${printed}`)
     else log(`ok   ${where}`)
