@@ -81,6 +81,17 @@ describe("package entry points", () => {
     expect(imported).toContain("@standard-schema/spec")
   })
 
+  it("the README's install command names the peers with exactly the ranges package.json declares", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8")
+    const install = /## Install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? ""
+    const named = Object.fromEntries(
+      [...install.matchAll(/(?:^|\s)((?:@[\w-]+\/)?[\w-]+)@(\S+)/g)].map((match) => [match[1]!, match[2]!])
+    )
+    const needed = ["effect", "@effect/platform", "@effect/platform-node", "@effect/ai", "@effect/rpc", "@effect/experimental"]
+    expect(Object.keys(named).sort()).toEqual([...needed].sort())
+    for (const name of needed) expect(named[name], name).toBe(packageJson.peerDependencies[name])
+  })
+
   it("the test doubles are exported from effect-bash/testing only", async () => {
     const main = await import("../src/index.js")
     const testing = await import("../src/testing/index.js")

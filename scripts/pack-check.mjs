@@ -1,0 +1,134 @@
+/**
+ * The package as a user gets it (issue 11's "done when"): `npm pack`, then a fresh app that pins
+ * another 3.x patch of `effect` installs the tarball from the registry's point of view, and
+ *   - the tarball has a LICENSE, no `dist/bench`, and every source map's sources;
+ *   - the app's node_modules holds exactly one `effect`, the app's own;
+ *   - a strict NodeNext consumer (`skipLibCheck: false`) importing every entry point type-checks,
+ *     and the README's examples type-check and run from the installed package;
+ *   - the `effect-bash` bin runs.
+ * Hooks: every `scripts/pack-check.d/*.mjs` exports `default async ({ app, log }) => boolean`, run
+ * last against the installed app (e.g. a Cordis plugin written the reference's way).
+ *
+ * Prints `PASS pack check` or `FAIL pack check` and exits 0 or 1. Needs the npm registry.
+ *
+ *   node scripts/pack-check.mjs [--keep]
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join, posix } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { checkExamples } from "./readme-examples.mjs"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+/** A 3.x patch other than the one this repository's lockfile pins, so a second copy would show. */
+const effectPin = "3.22.3"
+
+let ok = true
+const log = (line) => console.log(line)
+const check = (passed, what, detail = "") => {
+  if (!passed) ok = false
+  log(`${passed ? "ok  " : "FAIL"} ${what}${!passed && detail !== "" ? `\n${detail}` : ""}`)
+  return passed
+}
+const sh = (command, args, cwd, timeout = 180_000) => {
+  const started = Date.now()
+  const result = spawnSync(command, args, { cwd, encoding: "utf8", timeout, killSignal: "SIGKILL" })
+  return { ...result, ms: Date.now() - started, output: `${result.stdout ?? ""}${result.stderr ?? ""}` }
+}
+
+const work = mkdtempSync(join(tmpdir(), "effect-bash-pack-"))
+try {
+  // 1. The tarball (prepack builds dist/).
+  const pack = sh("npm", ["pack", "--json", "--pack-destination", work], root)
+  if (!check(pack.status === 0, `npm pack (${pack.ms} ms)`, pack.output)) throw new Error("no tarball")
+  const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf("[")))
+  const tarball = join(work, packed.filename)
+  const files = new Set(packed.files.map((file) => file.path))
+  check(files.has("LICENSE"), "the tarball has LICENSE")
+  const bench = [...files].filter((file) => file.startsWith("dist/bench") || file.startsWith("bench/"))
+  check(bench.length === 0, "the tarball has no bench", bench.join("\n"))
+  const unmapped = [...files].filter((file) => file.endsWith(".map")).flatMap((map) => {
+    const { sources } = JSON.parse(sh("tar", ["-xzOf", tarball, `package/${map}`], work).stdout)
+    return sources.map((source) => posix.join(posix.dirname(map), source)).filter((source) => !files.has(source))
+  })
+  check(unmapped.length === 0, "every source map's sources are in the tarball", unmapped.slice(0, 10).join("\n"))
+
+  // 2. A fresh app on another patch of effect.
+  const app = join(work, "app")
+  const devPin = (name) => manifest.devDependencies[name]
+  const peers = Object.fromEntries(
+    Object.entries(manifest.peerDependencies).map(([name, range]) => [name, name === "effect" ? effectPin : range])
+  )
+  sh("mkdir", ["-p", app], work)
+  writeFileSync(join(app, "package.json"), JSON.stringify({
+    name: "effect-bash-consumer",
+    private: true,
+    type: "module",
+    dependencies: { ...peers, "effect-bash": `file:${tarball}` },
+    devDependencies: Object.fromEntries(
+      ["typescript", "@types/node", "vitest", "@effect/vitest"].map((name) => [name, devPin(name)])
+    )
+  }, null, 2))
+  const install = sh("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], app, 300_000)
+  if (!check(install.status === 0, `npm install of the tarball with effect@${effectPin} (${install.ms} ms)`, install.output)) {
+    throw new Error("install failed")
+  }
+
+  // 3. Exactly one effect: the app's.
+  const copies = []
+  const findEffect = (nodeModules) => {
+    for (const entry of readdirSync(nodeModules).filter((name) => !name.startsWith("."))) {
+      const names = entry.startsWith("@") ? readdirSync(join(nodeModules, entry)).map((name) => `${entry}/${name}`) : [entry]
+      for (const name of names) {
+        if (name === "effect") copies.push(join(nodeModules, name))
+        if (existsSync(join(nodeModules, name, "node_modules"))) findEffect(join(nodeModules, name, "node_modules"))
+      }
+    }
+  }
+  findEffect(join(app, "node_modules"))
+  const versions = copies.map((path) => `${path}@${JSON.parse(readFileSync(join(path, "package.json"), "utf8")).version}`)
+  check(
+    copies.length === 1 && versions[0].endsWith(`@${effectPin}`),
+    `exactly one copy of effect (${effectPin}) in the app's node_modules`,
+    versions.join("\n")
+  )
+  const ls = sh("npm", ["ls", "effect", "--all"], app)
+  check(ls.status === 0, "npm ls effect is clean", ls.output)
+
+  // 4. A strict NodeNext consumer of every entry point, and the README's examples, from the installed package.
+  const entries = Object.keys(manifest.exports).filter((subpath) => subpath !== "./package.json")
+  const consumer = entries.map((subpath, i) =>
+    `import * as entry${i} from "${posix.join("effect-bash", subpath)}"\nconsole.log(Object.keys(entry${i}).length > 0)\n`
+  ).join("")
+  check(
+    checkExamples({
+      dir: app,
+      bin: (name) => join(app, "node_modules", ".bin", name),
+      // The Cordis example needs a Cordis host and the harness packages, which this app does not install.
+      skip: /from "(@deepseek-ai\/[\w-]+|cordis)"/,
+      extraFiles: { "entry-points.ts": consumer },
+      log: (line) => log(`     ${line}`)
+    }),
+    `a strict NodeNext consumer of ${entries.join(", ")} and the README examples type-check and run`
+  )
+
+  // 5. The bin.
+  const bin = sh(join(app, "node_modules", ".bin", "effect-bash"), ["--version"], app, 60_000)
+  check(bin.status === 0 && bin.stdout.includes(manifest.version), "the effect-bash bin runs", bin.output)
+
+  // 6. Hooks.
+  const hooks = join(root, "scripts", "pack-check.d")
+  for (const hook of existsSync(hooks) ? readdirSync(hooks).filter((name) => name.endsWith(".mjs")).sort() : []) {
+    const run = (await import(pathToFileURL(join(hooks, hook)).href)).default
+    check(await run({ app, log: (line) => log(`     ${line}`) }), `hook ${hook}`)
+  }
+} catch (error) {
+  check(false, "pack check stopped", String(error))
+} finally {
+  if (process.argv.includes("--keep")) log(`kept ${work}`)
+  else rmSync(work, { recursive: true, force: true })
+}
+log(ok ? "PASS pack check" : "FAIL pack check")
+process.exit(ok ? 0 : 1)
