@@ -3,6 +3,7 @@
  * last resort), or SIGHUP of the CLI — leaves no member of any of its groups alive and no spill
  * directory behind; and a new layer sweeps the spill directories of hosts that died before.
  */
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Scope } from "effect"
 import { execFileSync, spawn } from "node:child_process"
@@ -10,6 +11,7 @@ import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { FakeProcessSpawner } from "../src/layers/FakeProcessSpawner.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../src/layers/local/spillOwner.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
@@ -149,6 +151,20 @@ describe("the host-death reaper", () => {
       expect(logs.find((line) => line.includes("host-death reaper exited"))).toContain("SIGKILL")
       const result = yield* bash.run(yield* bash.resolve({ command: "echo still; sleep 0 & wait" }))
       expect(result.stdout.text).toBe("still\n")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.live("an executor over the fake spawner starts no reaper", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        LocalBashExecutor.layerWith().pipe(
+          Layer.provide(Layer.mergeAll(FakeProcessSpawner.layer(), NodeFileSystem.layer, NodePath.layer))
+        ),
+        scope
+      )
+      expect(context.unsafeMap.has(BashExecutor.key)).toBe(true)
+      expect(reaperOf(process.pid)).toEqual([])
       yield* Scope.close(scope, Exit.void)
     }))
 
