@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Runtime } from "effect"
+import { Context, Effect, Layer, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
 
 /**
@@ -120,10 +120,3 @@ const make = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const HostReaperLive: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)
-
-/**
- * The current watchdog, if the layer graph has one.
- *
- * @since 0.1.0
- */
-export const currentHostReaper: Effect.Effect<Option.Option<HostReaperService>> = Effect.serviceOption(HostReaper)
