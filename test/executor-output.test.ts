@@ -202,6 +202,7 @@ describe("output budgets", () => {
           // 692 (being written) + 800 > 1000: this call spills nothing and still answers with its tail.
           const refused = yield* bash.run(yield* bash.resolve({ command: "seq 201 400" }))
           expect(refused.stdout).toEqual({ text: "8\n399\n400\n", truncated: true })
+          expect(filesUnder(parent)).toEqual([path.relative(parent, held!)])
           expect(fs.statSync(held!).size).toBe(692)
           expect((yield* task.readOutput).stdoutSpillPath).toBe(held)
           // Once the task has finished, its file is the oldest finished one: it makes room.
