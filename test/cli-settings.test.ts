@@ -14,6 +14,7 @@ const noFlags: SettingsFlags = {
   maxTimeoutMs: Option.none(),
   maxOutputBytes: Option.none(),
   maxSpillBytes: Option.none(),
+  maxSpillTotalBytes: Option.none(),
   graceMs: Option.none(),
   keepSpillFiles: false,
   spillDir: Option.none(),
@@ -52,7 +53,8 @@ describe("resolveSettings", () => {
         EFFECT_BASH_GRACE_MS: "250",
         EFFECT_BASH_KEEP_SPILL_FILES: "true",
         EFFECT_BASH_ENV_ALLOW: "GITHUB_TOKEN,NPM_TOKEN",
-        EFFECT_BASH_MAX_BACKGROUND: "4"
+        EFFECT_BASH_MAX_BACKGROUND: "4",
+        EFFECT_BASH_MAX_SPILL_TOTAL_BYTES: "1048576"
       })
       expect(settings).toEqual({
         workdir: dir,
@@ -62,7 +64,8 @@ describe("resolveSettings", () => {
           graceMs: 250,
           keepSpillFiles: true,
           envAllow: ["GITHUB_TOKEN", "NPM_TOKEN"],
-          maxBackground: 4
+          maxBackground: 4,
+          maxSpillTotalBytes: 1_048_576
         }
       })
     }))
@@ -97,6 +100,9 @@ describe("resolveSettings", () => {
       expect(yield* failureOf({ graceMs: Option.some("soon") })).toMatchObject({
         field: "--grace-ms",
         message: "--grace-ms: expected a positive finite number, got \"soon\""
+      })
+      expect(yield* failureOf({ maxSpillTotalBytes: Option.some("-1") })).toMatchObject({
+        message: "--max-spill-total-bytes: expected a positive finite number, got \"-1\""
       })
       expect(yield* failureOf({ maxBackground: Option.some("0") })).toMatchObject({
         message: "--max-background: expected a positive finite number, got \"0\""

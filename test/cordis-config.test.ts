@@ -27,6 +27,7 @@ describe("Config", () => {
       maxTimeoutMs: 2_000,
       maxOutputBytes: 100,
       maxSpillBytes: 1_000,
+      maxSpillTotalBytes: 10_000,
       graceMs: 50,
       keepSpillFiles: true,
       spillParent: "/tmp",

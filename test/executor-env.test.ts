@@ -249,7 +249,7 @@ describe("LocalBashExecutor environment and validation", () => {
 
   it.effect("an invalid number fails the layer with the contract message", () =>
     Effect.gen(function*() {
-      for (const field of ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "graceMs"] as const) {
+      for (const field of ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"] as const) {
         for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
           const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ [field]: value })).pipe(Effect.scoped))
           expect(error.message).toBe(`bash-local: ${field} must be a positive finite number`)

@@ -167,6 +167,56 @@ describe("output budgets", () => {
       fs.rmSync(parent, { recursive: true })
     }))
 
+  it.live("maxSpillTotalBytes: the oldest finished spill files make room for newer ones", () =>
+    Effect.gen(function*() {
+      const parent = privateParent()
+      yield* withExecutor({ spillParent: parent, maxOutputBytes: 10, maxSpillTotalBytes: 1000 }, (bash) =>
+        Effect.gen(function*() {
+          const spill = (command: string) =>
+            Effect.map(Effect.flatMap(bash.resolve({ command }), bash.run), (result) => result.stdout.spillPath!)
+          const first = yield* spill("seq 1 200") // 692 bytes
+          expect(fs.statSync(first).size).toBe(692)
+          const second = yield* spill("seq 201 400") // 800 bytes: 692 + 800 > 1000, the first goes
+          const third = yield* spill("seq 1 50") // 141 bytes: 800 + 141 fits, nothing goes
+          expect([first, second, third].map((file) => fs.existsSync(file))).toEqual([false, true, true])
+          expect(fs.readFileSync(second, "utf8")).toBe(Array.from({ length: 200 }, (_, i) => `${i + 201}\n`).join(""))
+          expect(filesUnder(parent).length).toBe(2)
+        }))
+      fs.rmSync(parent, { recursive: true })
+    }))
+
+  it.live("maxSpillTotalBytes never removes a file still being written; a stream that cannot fit keeps its tail", () =>
+    Effect.gen(function*() {
+      const parent = privateParent()
+      yield* withExecutor({ spillParent: parent, maxOutputBytes: 10, maxSpillTotalBytes: 1000 }, (bash) =>
+        Effect.gen(function*() {
+          // A background task holds a 692-byte spill file open while it runs.
+          const task = yield* bash.start(yield* bash.resolve({ command: "seq 1 200; exec sleep 30" }))
+          let held: string | undefined
+          for (let attempt = 0; attempt < 500; attempt++) {
+            held = (yield* task.readOutput).stdoutSpillPath
+            if (held !== undefined && fs.statSync(held).size === 692) break
+            yield* Effect.sleep(10)
+          }
+          expect(fs.statSync(held!).size).toBe(692)
+          // 692 (being written) + 800 > 1000: this call spills nothing and still answers with its tail.
+          const refused = yield* bash.run(yield* bash.resolve({ command: "seq 201 400" }))
+          expect(refused.stdout).toEqual({ text: "8\n399\n400\n", truncated: true })
+          expect(filesUnder(parent)).toEqual([path.relative(parent, held!)])
+          expect(fs.statSync(held!).size).toBe(692)
+          expect((yield* task.readOutput).stdoutSpillPath).toBe(held)
+          // Once the task has finished, its file is the oldest finished one: it makes room.
+          yield* task.kill
+          yield* task.done
+          expect((yield* task.readOutput).stdoutSpillPath).toBe(held)
+          const admitted = yield* bash.run(yield* bash.resolve({ command: "seq 201 400" }))
+          expect(fs.statSync(admitted.stdout.spillPath!).size).toBe(800)
+          expect(fs.existsSync(held!)).toBe(false)
+          expect((yield* task.readOutput).stdoutSpillPath).toBeUndefined()
+        }))
+      fs.rmSync(parent, { recursive: true })
+    }))
+
   it.live("background reads are consuming and report loss once output outran memory", () =>
     Effect.gen(function*() {
       const bash = yield* BashExecutor

@@ -3,13 +3,15 @@
  * last resort), or SIGHUP of the CLI — leaves no member of any of its groups alive and no spill
  * directory behind; and a new layer sweeps the spill directories of hosts that died before.
  */
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Exit, Layer, Logger, Scope } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { FakeProcessSpawner } from "../src/testing/FakeProcessSpawner.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../src/layers/local/spillOwner.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
@@ -56,10 +58,12 @@ describe("host death", () => {
       const host = spawn(process.execPath, [fixture, "doomed", spillParent, pidDir], {
         stdio: ["ignore", "pipe", "inherit"]
       })
-      const [ready] = (yield* Effect.promise(() => once(host.stdout, "data")).pipe(
-        Effect.timeout(20_000)
-      )) as [Buffer]
-      expect(ready.toString()).toBe("ready\n")
+      let output = ""
+      host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+      const ready = yield* eventually(() => output.includes("ready\n"), (ok) => ok).pipe(
+        Effect.repeat({ until: (ok) => ok, times: 6 })
+      )
+      expect(ready).toBe(true)
       const commandGroups = readPids(pidDir)
       expect(commandGroups).toHaveLength(3)
       // Every group the host started (the commands and whatever else it runs), each alive now.
@@ -100,6 +104,86 @@ describe("host death", () => {
       expect(fs.readdirSync(spillParent)).toEqual([])
       fs.rmSync(spillParent, { recursive: true })
       fs.rmSync(pidDir, { recursive: true })
+    }), { timeout: 30_000 })
+})
+
+/** The reaper started by this process, if any (by `ps`): pid, session and controlling terminal. */
+const reaperOf = (pid: number) =>
+  execFileSync("ps", ["-e", "-o", "pid=,ppid=,sid=,tty=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => Number(fields[1]) === pid && fields.slice(4).join(" ").startsWith("bash --norc --noprofile -c trap"))
+    .map((fields) => ({ pid: Number(fields[0]), sid: Number(fields[2]), tty: fields[3] }))
+
+/** Builds the executor in a scope of its own, logging into `logs`. */
+const openExecutor = (logs: Array<string> = []) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message))))
+    const context = yield* Layer.buildWithScope(LocalBashExecutor.layer(), scope).pipe(
+      Effect.provide(logger)
+    )
+    return { bash: context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"], scope }
+  })
+
+describe("the host-death reaper", () => {
+  it.live("runs in its own session with no terminal and only its pipe, and exits when the layer closes", () =>
+    Effect.gen(function*() {
+      const { bash, scope } = yield* openExecutor()
+      const [reaper] = reaperOf(process.pid)
+      expect(reaper).toBeDefined()
+      expect(reaper!.sid).toBe(reaper!.pid)
+      expect(reaper!.tty).toBe("?")
+      const fds = fs.readdirSync(`/proc/${reaper!.pid}/fd`).sort()
+      expect(fds).toEqual(["0", "1", "2"])
+      expect([1, 2].map((fd) => fs.readlinkSync(`/proc/${reaper!.pid}/fd/${fd}`))).toEqual(["/dev/null", "/dev/null"])
+      expect((yield* bash.run(yield* bash.resolve({ command: "echo hi" }))).stdout.text).toBe("hi\n")
+      yield* Scope.close(scope, Exit.void)
+      expect(reaperOf(process.pid)).toEqual([])
+    }))
+
+  it.live("a reaper that dies is reported and the layer keeps working", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const { bash, scope } = yield* openExecutor(logs)
+      const [reaper] = reaperOf(process.pid)
+      process.kill(reaper!.pid, "SIGKILL")
+      const reported = yield* eventually(() => logs.some((line) => line.includes("host-death reaper exited")), (ok) => ok)
+      expect(reported).toBe(true)
+      expect(logs.find((line) => line.includes("host-death reaper exited"))).toContain("SIGKILL")
+      const result = yield* bash.run(yield* bash.resolve({ command: "echo still; sleep 0 & wait" }))
+      expect(result.stdout.text).toBe("still\n")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.live("an executor over the fake spawner starts no reaper", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(
+        LocalBashExecutor.layerWith().pipe(
+          Layer.provide(Layer.mergeAll(FakeProcessSpawner.layer(), NodeFileSystem.layer, NodePath.layer))
+        ),
+        scope
+      )
+      expect(context.unsafeMap.has(BashExecutor.key)).toBe(true)
+      expect(reaperOf(process.pid)).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.live("a host whose program ends without closing the layer is not kept alive by the reaper", () =>
+    Effect.gen(function*() {
+      const script = [
+        `import { Effect, Layer, Scope } from "effect"`,
+        `const { LocalBashExecutor } = await import(${JSON.stringify(path.join(import.meta.dirname, "..", "dist", "src", "index.js"))})`,
+        `const scope = Effect.runSync(Scope.make())`,
+        `await Effect.runPromise(Layer.buildWithScope(LocalBashExecutor.layer(), scope))`
+      ].join("\n")
+      const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: path.join(import.meta.dirname, ".."),
+        stdio: "ignore"
+      })
+      const exit = yield* Effect.promise(() => once(host, "exit")).pipe(Effect.timeout(20_000))
+      expect(exit).toEqual([0, null])
     }), { timeout: 30_000 })
 })
 

@@ -44,6 +44,7 @@ const names = {
   maxTimeoutMs: { flag: "max-timeout-ms", env: "EFFECT_BASH_MAX_TIMEOUT_MS" },
   maxOutputBytes: { flag: "max-output-bytes", env: "EFFECT_BASH_MAX_OUTPUT_BYTES" },
   maxSpillBytes: { flag: "max-spill-bytes", env: "EFFECT_BASH_MAX_SPILL_BYTES" },
+  maxSpillTotalBytes: { flag: "max-spill-total-bytes", env: "EFFECT_BASH_MAX_SPILL_TOTAL_BYTES" },
   graceMs: { flag: "grace-ms", env: "EFFECT_BASH_GRACE_MS" },
   keepSpillFiles: { flag: "keep-spill-files", env: "EFFECT_BASH_KEEP_SPILL_FILES" },
   spillParent: { flag: "spill-dir", env: "EFFECT_BASH_SPILL_DIR" },
@@ -88,6 +89,7 @@ export const settingsOptions = Options.all({
   maxTimeoutMs: numberFlag("maxTimeoutMs", "Cap on any per-call timeout in ms"),
   maxOutputBytes: numberFlag("maxOutputBytes", "Bytes of each stream kept in memory (the tail)"),
   maxSpillBytes: numberFlag("maxSpillBytes", "Largest spill file holding a truncated stream's full output"),
+  maxSpillTotalBytes: numberFlag("maxSpillTotalBytes", "Bound on all spill files together; the oldest finished go first"),
   graceMs: numberFlag("graceMs", "Time between SIGTERM and SIGKILL in ms"),
   keepSpillFiles: Options.boolean(names.keepSpillFiles.flag).pipe(
     Options.withDescription(`Keep spill files after exit (env ${names.keepSpillFiles.env})`)

@@ -28,6 +28,8 @@ export const EffectBashConfigFields = Schema.Struct({
   maxOutputBytes: optional(positive("maxOutputBytes")),
   /** Largest spill file (default 64 MiB). */
   maxSpillBytes: optional(positive("maxSpillBytes")),
+  /** Bound on all spill files together; the oldest finished go first (default 1 GiB). */
+  maxSpillTotalBytes: optional(positive("maxSpillTotalBytes")),
   /** SIGTERM → SIGKILL grace, and the bound on draining pipes (default 3000). */
   graceMs: optional(positive("graceMs")),
   /** Keep spill files after the plugin unloads (default false). */

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option, Runtime } from "effect"
+import { Context, Effect, Layer, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
 
 /**
@@ -36,8 +36,11 @@ export interface HostReaperService {
 export class HostReaper extends Context.Tag("effect-bash/HostReaper")<HostReaper, HostReaperService>() {}
 
 // Lines: `+<pgid>` track, `-<pgid>` forget, `d<path>` remove on death, `q` clean exit. EOF without
-// `q` means the host is gone. Signals are ignored: only the pipe decides.
+// `q` means the host is gone. Signals are ignored: only the pipe decides. Descriptors the host
+// itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
 const script = `trap '' INT QUIT TERM HUP
+shopt -s nullglob
+for fd in /proc/$$/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
 declare -A groups=()
 dirs=()
 while IFS= read -r line; do
@@ -117,10 +120,3 @@ const make = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const HostReaperLive: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)
-
-/**
- * The current watchdog, if the layer graph has one.
- *
- * @since 0.1.0
- */
-export const currentHostReaper: Effect.Effect<Option.Option<HostReaperService>> = Effect.serviceOption(HostReaper)

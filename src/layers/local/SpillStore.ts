@@ -4,7 +4,8 @@
  * Files are created owner-only with exclusive create and unguessable names, inside one private
  * directory per executor layer; the directory is created on first use and removed with the layer's
  * scope unless `keep` is set. The directory is named after its host and handed to the host-death
- * reaper when there is one; on start, the directories of dead hosts are swept.
+ * reaper when there is one; on start, the directories of dead hosts are swept. Their total size is
+ * bounded by a {@link SpillBudget}.
  *
  * @since 0.1.0
  */
@@ -14,6 +15,7 @@ import { Effect, Exit, Option, Ref, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import * as NodeOs from "node:os"
 import { HostReaper } from "../HostReaper.js"
+import { SpillBudget, SpillBudgetExceeded } from "./SpillBudget.js"
 import { ownedPrefix, ownerIsDead } from "./spillOwner.js"
 import { makeSpillWriter } from "./SpillWriter.js"
 
@@ -24,11 +26,14 @@ import { makeSpillWriter } from "./SpillWriter.js"
  */
 export interface SpillFile {
   readonly path: string
-  readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError>
+  /** Fails with `SpillBudgetExceeded` when files still being written fill the layer's budget. */
+  readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError | SpillBudgetExceeded>
   /** Flushes and closes; `false` when either failed: the file is then removed, never advertised. */
   readonly finish: Effect.Effect<boolean>
   /** Closes and removes the file (errors ignored). */
   readonly discard: Effect.Effect<void>
+  /** The finished file was removed to make room for newer ones: its path must no longer be reported. */
+  readonly removed: boolean
 }
 
 /**
@@ -58,13 +63,18 @@ const sweepDeadHosts = (fs: FileSystem.FileSystem, path: Path.Path, parent: stri
  *
  * @since 0.1.0
  */
-export const makeSpillStore = (options: { readonly keep: boolean; readonly parent?: string }) =>
+export const makeSpillStore = (
+  options: { readonly keep: boolean; readonly parent?: string; readonly maxTotalBytes: number }
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const created = yield* Ref.make<string | undefined>(undefined)
     const reaper = yield* Effect.serviceOption(HostReaper)
     const parent = options.parent ?? NodeOs.tmpdir()
+    const budget = new SpillBudget(options.maxTotalBytes)
+    const removeAll = (paths: ReadonlyArray<string>) =>
+      Effect.forEach(paths, (evicted) => fs.remove(evicted).pipe(Effect.ignore), { discard: true })
 
     yield* sweepDeadHosts(fs, path, parent)
     const ensureDirectory = yield* Effect.cached(
@@ -95,16 +105,26 @@ export const makeSpillStore = (options: { readonly keep: boolean; readonly paren
         )
         const writer = makeSpillWriter(handle)
         const close = Effect.exit(Scope.close(scope, Exit.void))
+        const share = budget.open(file)
+        const remove = Effect.sync(() => budget.release(share)).pipe(Effect.zipRight(fs.remove(file)), Effect.ignore)
         const spill: SpillFile = {
           path: file,
-          write: writer.write,
+          write: (bytes) =>
+            Effect.suspend((): Effect.Effect<void, PlatformError | SpillBudgetExceeded> => {
+              const evicted = budget.reserve(share, bytes.length)
+              if (evicted === undefined) return Effect.fail(new SpillBudgetExceeded({ limit: budget.limit }))
+              return removeAll(evicted).pipe(Effect.zipRight(writer.write(bytes)))
+            }),
           // fsync surfaces delayed write-back errors that a plain close would swallow.
           finish: Effect.all([writer.drain, Effect.exit(handle.sync), close]).pipe(
             Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed)),
             // A partial file is no use to anyone and still takes disk space.
-            Effect.tap((complete) => complete ? Effect.void : fs.remove(file).pipe(Effect.ignore))
+            Effect.tap((complete) => complete ? Effect.sync(() => budget.finish(share)) : remove)
           ),
-          discard: writer.drain.pipe(Effect.zipRight(close), Effect.zipRight(fs.remove(file).pipe(Effect.ignore)))
+          discard: writer.drain.pipe(Effect.zipRight(close), Effect.zipRight(remove)),
+          get removed() {
+            return share.state === "removed"
+          }
         }
         return spill
       })

@@ -25,7 +25,7 @@ export interface CollectorRead {
 type SpillState =
   | { readonly _tag: "None" }
   | { readonly _tag: "Open"; readonly file: SpillFile }
-  | { readonly _tag: "Finished"; readonly path: string | undefined }
+  | { readonly _tag: "Finished"; readonly file: SpillFile | undefined }
   | { readonly _tag: "Abandoned" }
 
 // No copy for a single chunk.
@@ -119,13 +119,13 @@ export class StreamCollector {
     )
   }
 
-  /** The spill file's path while it is (or was successfully) complete so far. */
+  /** The spill file's path while it is (or was successfully) complete so far and still on disk. */
   get spillPath(): string | undefined {
     switch (this.spill._tag) {
       case "Open":
         return this.spill.file.path
       case "Finished":
-        return this.spill.path
+        return this.spill.file === undefined || this.spill.file.removed ? undefined : this.spill.file.path
       default:
         return undefined
     }
@@ -157,12 +157,12 @@ export class StreamCollector {
       this.ended = true
       const spill = this.spill
       const close = spill._tag === "Open"
-        ? spill.file.finish.pipe(Effect.map((ok) => (ok ? spill.file.path : undefined)))
-        : Effect.succeed(spill._tag === "Finished" ? spill.path : undefined)
+        ? spill.file.finish.pipe(Effect.map((ok) => (ok ? spill.file : undefined)))
+        : Effect.succeed(spill._tag === "Finished" ? spill.file : undefined)
       return close.pipe(
-        Effect.map((path) => {
-          this.spill = { _tag: "Finished", path }
-          return this.collected(path)
+        Effect.map((file) => {
+          this.spill = { _tag: "Finished", file }
+          return this.collected(this.spillPath)
         })
       )
     })

@@ -21,6 +21,11 @@ export interface LocalBashExecutorConfig {
   readonly maxOutputBytes: number
   /** Largest spill file; a stream beyond it keeps only its tail. */
   readonly maxSpillBytes: number
+  /**
+   * Bound on the total size of the layer's spill files: the oldest finished files are removed first;
+   * a file still being written never is.
+   */
+  readonly maxSpillTotalBytes: number
   /** Time between SIGTERM and SIGKILL, and the bound on draining pipes after exit. */
   readonly graceMs: number
   /** Keep the spill directory when the layer closes. */
@@ -48,6 +53,7 @@ export const defaults: LocalBashExecutorConfig = {
   maxTimeoutMs: 600_000,
   maxOutputBytes: 64_000,
   maxSpillBytes: 67_108_864,
+  maxSpillTotalBytes: 1_073_741_824,
   graceMs: 3_000,
   keepSpillFiles: false,
   spillParent: undefined,
@@ -77,6 +83,7 @@ export const numericSettings = [
   "maxTimeoutMs",
   "maxOutputBytes",
   "maxSpillBytes",
+  "maxSpillTotalBytes",
   "graceMs",
   "maxBackground",
   "maxFinishedBackground"
@@ -131,6 +138,7 @@ export const fromEnvironment: Config.Config<Partial<LocalBashExecutorConfig>> = 
   maxTimeoutMs: optionalNumber("MAX_TIMEOUT_MS"),
   maxOutputBytes: optionalNumber("MAX_OUTPUT_BYTES"),
   maxSpillBytes: optionalNumber("MAX_SPILL_BYTES"),
+  maxSpillTotalBytes: optionalNumber("MAX_SPILL_TOTAL_BYTES"),
   graceMs: optionalNumber("GRACE_MS"),
   keepSpillFiles: Config.option(Config.boolean("KEEP_SPILL_FILES")),
   spillParent: Config.option(Config.string("SPILL_DIR")),

@@ -33,6 +33,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
     const spawner = yield* ProcessSpawner
     const spills = yield* makeSpillStore({
       keep: config.keepSpillFiles,
+      maxTotalBytes: config.maxSpillTotalBytes,
       ...(config.spillParent === undefined ? {} : { parent: config.spillParent })
     })
     const scrub = { allow: config.envAllow, deny: config.envDeny.map((pattern) => new RegExp(pattern, "i")) }
