@@ -212,16 +212,21 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       send({ jsonrpc: "2.0", method: "notifications/initialized" })
       send({ jsonrpc: "2.0", id: 2, method: "no/such/method" })
       send({ jsonrpc: "2.0", id: "call-3", method: "tools/call", params: { name: "bash", arguments: { command: "echo raw", description } } })
-      expect(await eventually(() => lines.length >= 3)).toBe(true)
+      expect(await eventually(() => lines.length >= 4)).toBe(true)
       server.stdin.end()
       expect(await exited).toBe(0)
       // Answers may come in any order: match them by id.
       const answer = (id: unknown) => lines.find((line) => line.id === id)
-      expect(lines).toHaveLength(3)
+      expect(lines).toHaveLength(4)
+      expect(answer(null)).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: "Parse error: the line is not valid JSON" }
+      })
       expect(answer("init-1")).toMatchObject({ result: { serverInfo: { name: "effect-bash" } } })
       expect(answer(2)).toMatchObject({ error: { code: -32601 } })
       expect(answer("call-3")).toMatchObject({ result: { content: [{ type: "text", text: "raw\n" }] } })
-      // The malformed line is logged on stderr (stdout carried only the three JSON answers above).
+      // The malformed line is logged on stderr (stdout carried only the four JSON answers above).
       expect(stderr).toMatch(/^timestamp=\S+ level=WARN .*message="mcp: /m)
     }))
 })
