@@ -13,11 +13,18 @@ export const argumentRecord = (raw: unknown): Readonly<Record<string, unknown>> 
   typeof raw === "object" && raw !== null ? raw as never : {}
 
 /**
- * A value as the messages quote it: its JSON, or its string form when it has none (`undefined`).
+ * A value as the messages quote it: its JSON, or its string form when it has none (`undefined`), or
+ * its type tag when it cannot be serialized (JSON nested too deep for the stack, a cycle).
  *
  * @since 0.1.0
  */
-export const quoted = (value: unknown): string => JSON.stringify(value) ?? String(value)
+export const quoted = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
+  }
+}
 
 /**
  * A string with something other than white space in it.
