@@ -13,7 +13,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { Readable, Writable } from "node:stream"
-import type { LineVerdict } from "./jsonRpcLine.js"
+import type { ErrorReply, LineVerdict } from "./jsonRpcLine.js"
 import { judgeLine, judgeOversizeLine } from "./jsonRpcLine.js"
 
 /**
@@ -59,7 +59,7 @@ export class LineTransport implements Transport {
     if (this.input.readableEnded || this.input.destroyed) this.onEnd()
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
+  send(message: JSONRPCMessage | ErrorReply): Promise<void> {
     return this.write(JSON.stringify(message))
   }
 
@@ -134,7 +134,7 @@ export class LineTransport implements Transport {
         return
       case "Reply":
         this.onerror?.(new Error(verdict.problem))
-        this.write(verdict.reply).catch((error: unknown) => this.onStreamError(error))
+        this.send(verdict.reply).catch((error: unknown) => this.onStreamError(error))
         return
       case "Ignore":
         this.onerror?.(new Error(verdict.problem))

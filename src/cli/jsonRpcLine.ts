@@ -1,6 +1,6 @@
 /**
- * One line of the MCP stdio protocol, judged: a JSON-RPC message for the server, or the error answer
- * a malformed line gets. JSON-RPC 2.0 answers every request it cannot take (-32700 for text that is
+ * One line of the MCP stdio protocol (or one message of another transport), judged: a JSON-RPC
+ * message for the server, or the error answer a malformed one gets. JSON-RPC 2.0 answers every request it cannot take (-32700 for text that is
  * not JSON, -32600 for JSON that is not a valid message), with the request's id when it can be read
  * and `null` otherwise; the SDK's own stdio transport only logs such lines, leaving a client that
  * sent an id waiting forever.
@@ -17,15 +17,25 @@ import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types
  */
 export type LineVerdict =
   | { readonly _tag: "Message"; readonly message: JSONRPCMessage }
-  /** Answer `reply` (one line of JSON) and report `problem`. */
-  | { readonly _tag: "Reply"; readonly reply: string; readonly problem: string }
+  /** Answer `reply` and report `problem`. */
+  | { readonly _tag: "Reply"; readonly reply: ErrorReply; readonly problem: string }
   /** A malformed response (no one waits for an answer to it): report `problem` only. */
   | { readonly _tag: "Ignore"; readonly problem: string }
 
 type Id = string | number | null
 
-const errorReply = (id: Id, code: number, message: string): string =>
-  JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })
+/**
+ * A JSON-RPC error answer; its id is `null` when the request's id could not be read.
+ *
+ * @since 0.1.0
+ */
+export interface ErrorReply {
+  readonly jsonrpc: "2.0"
+  readonly id: Id
+  readonly error: { readonly code: number; readonly message: string }
+}
+
+const errorReply = (id: Id, code: number, message: string): ErrorReply => ({ jsonrpc: "2.0", id, error: { code, message } })
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -48,7 +58,12 @@ const invalidRequest = (id: Id, reason: string): LineVerdict => ({
   problem: `invalid JSON-RPC message (id ${JSON.stringify(id)}): ${reason}`
 })
 
-const judgeValue = (value: unknown): ReadonlyArray<LineVerdict> => {
+/**
+ * Judges one decoded message (a line's JSON, or what a transport delivered).
+ *
+ * @since 0.1.0
+ */
+export const judgeMessage = (value: unknown): ReadonlyArray<LineVerdict> => {
   if (Array.isArray(value)) {
     // MCP (2025-06-18) has no batches: every request in one is answered as invalid.
     const ids = value.flatMap((item) => (isRecord(item) && "id" in item && !("result" in item || "error" in item) ? [readableId(item.id)] : []))
@@ -82,7 +97,7 @@ export const judgeLine = (line: string): ReadonlyArray<LineVerdict> => {
       problem: `unparsable line: ${detail.slice(0, 200)}`
     }]
   }
-  return judgeValue(value)
+  return judgeMessage(value)
 }
 
 // The id of a well-formed message is either among its first keys (`{"jsonrpc":"2.0","id":1,...`, as

@@ -21,6 +21,7 @@ import type { ToolCallResult, ToolDescriptor } from "../tool/AgentTools.js"
 import { AgentTools } from "../tool/AgentTools.js"
 import { quoted } from "../tool/argChecks.js"
 import type { ToolSession } from "../services/ToolExecution.js"
+import { judgeMessage } from "./jsonRpcLine.js"
 import { packageVersion } from "./version.js"
 
 /**
@@ -128,6 +129,13 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   }
   server.onerror = (error) =>
     Runtime.runFork(runtime)(Effect.logWarning(`mcp: ${error.message}`))
+  // Seen before the SDK's dispatch, which only logs a message that is no valid request: answer it,
+  // so a request with an id never waits forever. (The stdio transport answers such lines itself.)
+  transport.onmessage = (message) => {
+    for (const verdict of judgeMessage(message)) {
+      if (verdict._tag === "Reply") transport.send(verdict.reply as never).catch(server.onerror)
+    }
+  }
   const closed = yield* Deferred.make<void>()
   server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
 
