@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Exit, Layer, Scope } from "effect"
+import { CallToolResultSchema, EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { serveMcp } from "../src/cli/mcpServer.js"
 import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../src/tool/AgentTools.js"
 import { AgentTools, ToolError } from "../src/tool/AgentTools.js"
@@ -81,13 +81,13 @@ const connect = (scope: Scope.Scope, events: Array<string> = [], drainTimeout = 
   Effect.gen(function*() {
     const aborted = yield* Deferred.make<void>()
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-    yield* serveMcp(serverSide, { session, drainTimeout }).pipe(
+    const connection = yield* serveMcp(serverSide, { session, drainTimeout }).pipe(
       Effect.provide(fakeTools(events, aborted)),
       Scope.extend(scope)
     )
     const client = new Client({ name: "test", version: "0.0.0" })
     yield* Effect.promise(() => client.connect(clientSide))
-    return { client, aborted }
+    return { client, aborted, connection }
   })
 
 describe("serveMcp (fake AgentTools, in-memory transport)", () => {
@@ -157,6 +157,44 @@ describe("serveMcp (fake AgentTools, in-memory transport)", () => {
         Effect.tryPromise(() => client.request({ method: "no/such/method" }, EmptyResultSchema))
       )
       expect(error.cause).toMatchObject({ code: -32601 })
+    }))
+
+  it.scopedLive("answers a tools/call with invalid params with -32602 and our message, and keeps serving", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect(yield* Effect.scope)
+      // The client's McpError prefixes the wire message with "MCP error <code>: ".
+      const rejected = (params: Record<string, unknown>) =>
+        Effect.flip(Effect.tryPromise(() => client.request({ method: "tools/call", params }, CallToolResultSchema))).pipe(
+          Effect.map((error) => error.cause)
+        )
+      expect(yield* rejected({ name: "echo", arguments: "text" })).toMatchObject({
+        code: -32602,
+        message: "MCP error -32602: invalid arguments: expected an object, got \"text\""
+      })
+      expect(yield* rejected({ name: "echo", arguments: [1] })).toMatchObject({
+        code: -32602,
+        message: "MCP error -32602: invalid arguments: expected an object, got [1]"
+      })
+      expect(yield* rejected({ arguments: {} })).toMatchObject({
+        code: -32602,
+        message: "MCP error -32602: invalid name: expected a non-empty string, got undefined"
+      })
+      expect(yield* rejected({ name: 42 })).toMatchObject({
+        code: -32602,
+        message: "MCP error -32602: invalid name: expected a non-empty string, got 42"
+      })
+      const echoed = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "still here" } }))
+      expect(echoed).toEqual({ content: [{ type: "text", text: "still here" }] })
+    }))
+
+  it.live("the connection reports when its transport has closed", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const { client, connection } = yield* connect(scope)
+      const closed = yield* Effect.fork(connection.closed)
+      yield* Effect.promise(() => client.close())
+      yield* Fiber.join(closed).pipe(Effect.timeout(5000))
+      yield* Scope.close(scope, Exit.void)
     }))
 
   it.live("closing answers calls that finish within the drain timeout, then interrupts the rest", () =>

@@ -15,11 +15,13 @@ afterAll(() => rmSync(workdir, { recursive: true, force: true }))
 const description = "A test command for the MCP server"
 
 /** Starts `effect-bash mcp` as a real stdio subprocess and connects the official SDK client. */
-const connectWith = (...flags: Array<string>) => Effect.promise(async () => {
+const connectWith = (
+  options: { readonly flags?: ReadonlyArray<string>; readonly env?: Record<string, string> } = {}
+) => Effect.promise(async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [cliPath, "mcp", "--workdir", workdir, ...flags],
-    env: cleanEnv({ EFFECT_BASH_GRACE_MS: "300" }),
+    args: [cliPath, "mcp", "--workdir", workdir, ...(options.flags ?? [])],
+    env: options.env ?? cleanEnv({ EFFECT_BASH_GRACE_MS: "300" }),
     stderr: "pipe"
   })
   const client = new Client({ name: "mcp-stdio-test", version: "0.0.0" })
@@ -57,6 +59,49 @@ const pidFrom = (name: string) =>
 const groupHas = (pgid: number, count: number) =>
   Effect.promise(() => eventually(() => membersOfGroups([pgid]).length === count))
 
+/** The server as a raw process: lines in on stdin, the JSON answers collected from stdout. */
+const startRaw = (env: Record<string, string> = {}) => {
+  const server = spawn(process.execPath, [cliPath, "mcp", "--workdir", workdir], {
+    env: cleanEnv(env),
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const lines: Array<Record<string, unknown>> = []
+  let buffer = ""
+  const raw = { stderr: "" }
+  server.stderr.setEncoding("utf8").on("data", (chunk: string) => (raw.stderr += chunk))
+  server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    buffer += chunk
+    const complete = buffer.split("\n")
+    buffer = complete.pop() ?? ""
+    for (const line of complete) lines.push(JSON.parse(line) as Record<string, unknown>)
+  })
+  server.stdin.on("error", () => undefined)
+  const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
+  return {
+    pid: server.pid!,
+    lines,
+    get stderr() {
+      return raw.stderr
+    },
+    write: (text: string) => server.stdin.write(text),
+    send: (message: unknown) => server.stdin.write(`${JSON.stringify(message)}\n`),
+    /** Ends stdin; the exit code, or "still running" after `limitMs` (then the server is SIGKILLed). */
+    end: async (limitMs = 5000): Promise<number | null | "still running"> => {
+      server.stdin.end()
+      const outcome = await Promise.race([exited, new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), limitMs))])
+      if (outcome === "still running") server.kill("SIGKILL")
+      return outcome
+    }
+  }
+}
+
+const initialize = (id: string | number) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } }
+})
+
 describe("effect-bash mcp over stdio (official SDK client, real processes)", () => {
   it.scopedLive("lists bash, task_output, task_list and task_kill with their JSON Schemas", () =>
     Effect.gen(function*() {
@@ -74,7 +119,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
 
   it.scopedLive("--no-background drops run_in_background from the bash tool", () =>
     Effect.gen(function*() {
-      const { client } = yield* Effect.acquireRelease(connectWith("--no-background"), closeClient)
+      const { client } = yield* Effect.acquireRelease(connectWith({ flags: ["--no-background"] }), closeClient)
       const { tools } = yield* Effect.promise(() => client.listTools())
       expect(Object.keys(tools[0]?.inputSchema.properties ?? {})).not.toContain("run_in_background")
     }))
@@ -186,42 +231,68 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
 
   it.live("survives a malformed line, answers string ids, and -32601 for an unknown method", () =>
     Effect.promise(async () => {
-      const server = spawn(process.execPath, [cliPath, "mcp", "--workdir", workdir], {
-        env: cleanEnv(),
-        stdio: ["pipe", "pipe", "pipe"]
-      })
-      const lines: Array<Record<string, unknown>> = []
-      let buffer = ""
-      let stderr = ""
-      server.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-      server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-        buffer += chunk
-        const complete = buffer.split("\n")
-        buffer = complete.pop() ?? ""
-        for (const line of complete) lines.push(JSON.parse(line) as Record<string, unknown>)
-      })
-      const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
-      const send = (message: unknown) => server.stdin.write(`${JSON.stringify(message)}\n`)
-      server.stdin.write("this is not json\n")
-      send({
-        jsonrpc: "2.0",
-        id: "init-1",
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } }
-      })
-      send({ jsonrpc: "2.0", method: "notifications/initialized" })
-      send({ jsonrpc: "2.0", id: 2, method: "no/such/method" })
-      send({ jsonrpc: "2.0", id: "call-3", method: "tools/call", params: { name: "bash", arguments: { command: "echo raw", description } } })
-      expect(await eventually(() => lines.length >= 3)).toBe(true)
-      server.stdin.end()
-      expect(await exited).toBe(0)
+      const server = startRaw()
+      server.write("this is not json\n")
+      server.send(initialize("init-1"))
+      server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      server.send({ jsonrpc: "2.0", id: 2, method: "no/such/method" })
+      server.send({ jsonrpc: "2.0", id: "call-3", method: "tools/call", params: { name: "bash", arguments: { command: "echo raw", description } } })
+      const { lines } = server
+      expect(await eventually(() => lines.length >= 4, 15_000)).toBe(true)
+      expect(await server.end()).toBe(0)
       // Answers may come in any order: match them by id.
       const answer = (id: unknown) => lines.find((line) => line.id === id)
-      expect(lines).toHaveLength(3)
+      expect(lines).toHaveLength(4)
+      expect(answer(null)).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: "Parse error: the line is not valid JSON" }
+      })
       expect(answer("init-1")).toMatchObject({ result: { serverInfo: { name: "effect-bash" } } })
       expect(answer(2)).toMatchObject({ error: { code: -32601 } })
       expect(answer("call-3")).toMatchObject({ result: { content: [{ type: "text", text: "raw\n" }] } })
-      // The malformed line is logged on stderr (stdout carried only the three JSON answers above).
-      expect(stderr).toMatch(/^timestamp=\S+ level=WARN .*message="mcp: /m)
+      // The malformed line is logged on stderr (stdout carried only the four JSON answers above).
+      expect(server.stderr).toMatch(/^timestamp=\S+ level=WARN .*message="mcp: /m)
+    }))
+
+  it.live("answers a line over the 10 MiB read limit with its id, keeps serving, and exits when stdin ends", () =>
+    Effect.promise(async () => {
+      const server = startRaw()
+      server.send(initialize(1))
+      // Written as the official SDK client writes a request: the id is the last key.
+      const huge = { method: "tools/call", params: { name: "bash", arguments: { command: `echo ${"x".repeat(11 * 1024 * 1024)}`, description } }, jsonrpc: "2.0", id: 2 }
+      server.send(huge)
+      server.send({ jsonrpc: "2.0", id: 3, method: "ping" })
+      const { lines } = server
+      const answered = await eventually(() => lines.some((line) => line.id === 3), 15_000)
+      const exit = await server.end()
+      expect(answered).toBe(true)
+      expect(lines.find((line) => line.id === 2)).toEqual({
+        jsonrpc: "2.0",
+        id: 2,
+        error: { code: -32600, message: "Invalid Request: the message is longer than 10485760 bytes" }
+      })
+      expect(lines.find((line) => line.id === 3)).toEqual({ jsonrpc: "2.0", id: 3, result: {} })
+      expect(exit).toBe(0)
+    }))
+
+  it.live("the official SDK's close sequence with default settings leaves no process alive, TERM-ignoring ones included", () =>
+    Effect.gen(function*() {
+      // Default settings (graceMs 3000): the SDK ends stdin, sends SIGTERM 2 s later and SIGKILL 2 s
+      // after that. A SIGKILLed server kills nothing, so the shutdown must finish inside that window.
+      const { client, pid } = yield* connectWith({ env: cleanEnv() })
+      const stubborn = "trap '' TERM; sleep 30 & wait"
+      const started = yield* bash(client, `echo $$ > stubborn-bg.pid; ${stubborn}`, { run_in_background: true })
+      expect(started.text).toBe("started background task bash-1")
+      const call = yield* Effect.fork(bash(client, `echo $$ > stubborn-fg.pid; ${stubborn}`, { timeoutMs: 60_000 }))
+      const groups = [yield* pidFrom("stubborn-bg.pid"), yield* pidFrom("stubborn-fg.pid")]
+      expect(yield* groupHas(groups[0]!, 2)).toBe(true)
+      expect(yield* groupHas(groups[1]!, 2)).toBe(true)
+      const descendants = descendantsOf(pid)
+      yield* Effect.promise(() => client.close())
+      expect(isAlive(pid)).toBe(false)
+      expect(membersOfGroups(groups)).toEqual([])
+      expect(descendants.filter(isAlive)).toEqual([])
+      yield* Fiber.interrupt(call)
     }))
 })

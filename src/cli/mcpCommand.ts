@@ -1,48 +1,56 @@
 /**
  * `effect-bash mcp [flags]`: the tools as an MCP server on stdio.
  *
- * Shutdown: the SDK's stdio transport ignores stdin EOF, so the server runs until stdin ends or
- * SIGINT/SIGTERM interrupts it (`NodeRuntime.runMain`). Either way the scopes close in order: wait
- * (bounded) for in-flight calls to answer → close the server → interrupt what is left → release the
- * stack, which kills every process group, foreground and background, and awaits their exit.
+ * Shutdown: when the transport closes (stdin ended or failed, stdout failed) or SIGINT/SIGTERM
+ * interrupts the program (`NodeRuntime.runMain`), the scopes close in order: wait (bounded) for
+ * in-flight calls to answer → close the server → interrupt what is left → release the stack, which
+ * kills every process group, foreground and background, and awaits their exit. A signal during that
+ * shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
  *
  * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { Effect } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
+import { LineTransport } from "./LineTransport.js"
 import { serveMcp } from "./mcpServer.js"
 import { resolveSettings, settingsOptions } from "./settings.js"
+import type { Shutdown } from "./shutdown.js"
+import { makeShutdown, processSignals } from "./shutdown.js"
 import { cliStack } from "./stack.js"
 
 /**
  * How long shutdown waits for in-flight calls to answer. Short, because a client that closes our
- * stdin sends SIGTERM 2 s later and SIGKILL 2 s after that (the SDK's `StdioClientTransport`), and
- * the executor still needs its grace period to kill what is left before then.
+ * stdin sends SIGTERM 2 s later and SIGKILL 2 s after that (the SDK's `StdioClientTransport`).
  *
  * @since 0.1.0
  */
 export const mcpDrainTimeoutMs = 500
 
-/** Completes when stdin has ended or closed: the client hung up. */
-const stdinEnded = Effect.async<void>((resume) => {
-  const done = () => resume(Effect.void)
-  if (process.stdin.readableEnded) return done()
-  process.stdin.once("end", done).once("close", done)
-  return Effect.sync(() => process.stdin.off("end", done).off("close", done))
-})
-
 /**
- * Serves the tools on stdio until stdin ends (or the fiber is interrupted), then shuts down.
+ * When shutdown escalates to SIGKILL, counted from its start: the process groups get SIGTERM and up
+ * to this long to exit (less the drain), so the whole shutdown fits well inside the client's 2 s
+ * before its SIGTERM — a SIGKILLed server could kill nothing.
  *
  * @since 0.1.0
  */
-export const serveStdio = Effect.fn("Cli.mcp")(function*(session: ToolSession) {
-  yield* serveMcp(new StdioServerTransport(), { session, drainTimeout: mcpDrainTimeoutMs })
+export const mcpShutdownDeadlineMs = 1000
+
+/**
+ * Serves the tools on stdio until the transport closes (or the fiber is interrupted), then shuts down.
+ *
+ * @since 0.1.0
+ */
+export const serveStdio = Effect.fn("Cli.mcp")(function*(session: ToolSession, shutdown: Shutdown) {
+  const connection = yield* serveMcp(new LineTransport(process.stdin, process.stdout), {
+    session,
+    drainTimeout: mcpDrainTimeoutMs
+  })
+  // Added last, so it runs first when the scope closes, whatever closes it.
+  yield* Effect.addFinalizer(() => shutdown.begin)
   yield* Effect.logDebug("mcp: serving on stdio")
-  yield* stdinEnded
-  yield* Effect.logDebug("mcp: stdin ended, shutting down")
+  yield* connection.closed
+  yield* Effect.logDebug("mcp: the transport closed, shutting down")
 }, Effect.scoped)
 
 const noBackground = Options.boolean("no-background").pipe(
@@ -58,7 +66,11 @@ const noBackground = Options.boolean("no-background").pipe(
 export const mcpCommand = Command.make("mcp", { settings: settingsOptions, noBackground }, (input) =>
   Effect.gen(function*() {
     const settings = yield* resolveSettings(input.settings)
-    yield* serveStdio({ id: "mcp", cwd: settings.workdir }).pipe(
-      Effect.provide(cliStack(settings, { background: !input.noBackground }))
+    // Outlives the stack, so the deadline keeps running while the stack is released.
+    const shutdown = yield* makeShutdown({ signals: processSignals, deadlineMs: mcpShutdownDeadlineMs })
+    yield* serveStdio({ id: "mcp", cwd: settings.workdir }, shutdown).pipe(
+      Effect.provide(cliStack(settings, { background: !input.noBackground, escalation: shutdown.escalation }))
     )
-  })).pipe(Command.withDescription("Serve bash, task_output, task_list and task_kill as an MCP server on stdio"))
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Serve bash, task_output, task_list and task_kill as an MCP server on stdio")
+  )

@@ -5,20 +5,23 @@
  * JSON-stringifies every tool result, returns failures as JSON with `isError: false`, turns defects
  * into JSON-RPC errors with code 0, stops reading stdin after one malformed line and never answers a
  * request with a string id — unfit for a model-facing bash tool. Here a result is the tool's plain
- * text, a tool error is `isError: true` with our exact message, unknown methods get -32601 and a
- * malformed line is logged and skipped (all from the SDK's `Protocol`).
+ * text, a tool error is `isError: true` with our exact message, unknown methods get -32601 (from
+ * the SDK's `Protocol`), and a `tools/call` with invalid params gets -32602 with our message (the
+ * SDK answers those with -32603 and a dump of its schema errors).
  *
  * @since 0.1.0
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, JSONRPCRequest, Tool } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { Duration } from "effect"
-import { Effect, FiberSet, Runtime } from "effect"
+import { Deferred, Effect, FiberSet, Runtime } from "effect"
 import type { ToolCallResult, ToolDescriptor } from "../tool/AgentTools.js"
 import { AgentTools } from "../tool/AgentTools.js"
+import { quoted } from "../tool/argChecks.js"
 import type { ToolSession } from "../services/ToolExecution.js"
+import { judgeMessage } from "./jsonRpcLine.js"
 import { packageVersion } from "./version.js"
 
 /**
@@ -53,11 +56,42 @@ const toMcpResult = (result: ToolCallResult, notices: ReadonlyArray<string>): Ca
 }
 
 /**
+ * A served connection.
+ *
+ * @since 0.1.0
+ */
+export interface McpConnection {
+  readonly server: Server
+  /** Completes when the transport has closed, for any reason (the client hung up, a stream failed). */
+  readonly closed: Effect.Effect<void>
+}
+
+/** A JSON-RPC error the SDK answers with exactly this code and message (its `McpError` prefixes the message). */
+const rpcError = (code: number, message: string) => Object.assign(new Error(message), { code })
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The params of a `tools/call`, or the -32602 error naming what is wrong with them. */
+const callParams = (params: unknown) => {
+  if (!isRecord(params)) throw rpcError(ErrorCode.InvalidParams, `invalid params: expected an object, got ${quoted(params)}`)
+  const { arguments: args, name } = params
+  if (typeof name !== "string" || name === "") {
+    throw rpcError(ErrorCode.InvalidParams, `invalid name: expected a non-empty string, got ${quoted(name)}`)
+  }
+  if (args !== undefined && !isRecord(args)) {
+    throw rpcError(ErrorCode.InvalidParams, `invalid arguments: expected an object, got ${quoted(args)}`)
+  }
+  return { name, args: args ?? {} }
+}
+
+/**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
  * Each call runs as a fiber in the scope with the request's abort signal as its
  * `ToolCallContext.signal` (a cancelled request ends as `command aborted`). Closing the scope waits
  * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
- * (which kills their process groups) — so closing leaves no call running.
+ * (which kills their process groups) — so closing leaves no call running. The scope's owner closes
+ * it when the connection's `closed` completes.
  *
  * @since 0.1.0
  */
@@ -76,20 +110,34 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
     { capabilities: { tools: {} }, ...(instructions ? { instructions } : {}) }
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.tools.map(toMcpTool) }))
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    runCall(
-      tools.call(request.params.name, request.params.arguments ?? {}, {
+  // `tools/call` is served as the fallback, not through `setRequestHandler`: the SDK's handler wrapper
+  // validates params with its own schema first and answers a failure with -32603 and a zod dump.
+  server.fallbackRequestHandler = async (request: JSONRPCRequest, extra) => {
+    if (request.method !== "tools/call") throw rpcError(ErrorCode.MethodNotFound, "Method not found")
+    const { args, name } = callParams(request.params)
+    return runCall(
+      tools.call(name, args, {
         callId: `mcp-${String(extra.requestId)}`,
         session: options.session,
         signal: extra.signal
       }).pipe(
         Effect.zip(tools.takeNotices(options.session.id)),
         Effect.map(([result, notices]) => toMcpResult(result, notices)),
-        Effect.withSpan("McpServer.callTool", { attributes: { tool: request.params.name } })
+        Effect.withSpan("McpServer.callTool", { attributes: { tool: name } })
       )
-    ))
+    )
+  }
   server.onerror = (error) =>
     Runtime.runFork(runtime)(Effect.logWarning(`mcp: ${error.message}`))
+  // Seen before the SDK's dispatch, which only logs a message that is no valid request: answer it,
+  // so a request with an id never waits forever. (The stdio transport answers such lines itself.)
+  transport.onmessage = (message) => {
+    for (const verdict of judgeMessage(message)) {
+      if (verdict._tag === "Reply") transport.send(verdict.reply as never).catch(server.onerror)
+    }
+  }
+  const closed = yield* Deferred.make<void>()
+  server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
 
   yield* Effect.acquireRelease(
     Effect.promise(() => server.connect(transport)),
@@ -102,5 +150,6 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
         Effect.andThen(Effect.promise(() => server.close()))
       )
   )
-  return server
+  const connection: McpConnection = { server, closed: Deferred.await(closed) }
+  return connection
 })

@@ -3,15 +3,24 @@
  *
  * @since 0.1.0
  */
+import type { Effect } from "effect"
 import { BashStack } from "../layers/BashStack.js"
 import type { CliSettings } from "./settings.js"
 
 /**
  * The composed tools over the local executor, the task runtime and the managed environment;
- * `background` offers `run_in_background` on the bash tool. Releasing it kills and awaits every
- * process it started.
+ * `background` offers `run_in_background` on the bash tool; `escalation` (see `shutdown.ts`) makes
+ * every kill SIGKILL at once when it completes. Releasing it kills and awaits every process it started.
  *
  * @since 0.1.0
  */
-export const cliStack = (settings: CliSettings, options: { readonly background: boolean }) =>
-  BashStack.layer({ executor: settings.executor, enableRunInBackground: options.background })
+export const cliStack = (
+  settings: CliSettings,
+  options: { readonly background: boolean; readonly escalation?: Effect.Effect<void> }
+) =>
+  BashStack.layer({
+    executor: options.escalation === undefined
+      ? settings.executor
+      : { ...settings.executor, escalation: options.escalation },
+    enableRunInBackground: options.background
+  })

@@ -118,7 +118,16 @@ export class InvalidWaitTimeoutError extends Data.TaggedError("InvalidWaitTimeou
   readonly value: unknown
 }> {
   override get message(): string {
-    return `invalid wait timeout: expected a positive number of milliseconds, got ${String(this.value)}`
+    return `invalid wait timeout: expected a positive number of milliseconds, got ${displayed(this.value)}`
+  }
+}
+
+// `String` throws for an object whose `toString` is not callable (`{"toString":"x"}` from a model).
+const displayed = (value: unknown): string => {
+  try {
+    return String(value)
+  } catch {
+    return Object.prototype.toString.call(value)
   }
 }
 

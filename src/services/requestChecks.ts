@@ -25,11 +25,21 @@ export const capEchoed = (text: string): string => {
 }
 
 /**
- * A value as messages quote it: its JSON (its string form when it has none, like `undefined`), capped.
+ * A value as messages quote it: its JSON (its string form when it has none, like `undefined`; its type
+ * tag when it cannot be serialized), capped.
  *
  * @since 0.1.0
  */
-export const echoValue = (value: unknown): string => capEchoed(JSON.stringify(value) ?? String(value))
+export const echoValue = (value: unknown): string => {
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? String(value)
+  } catch {
+    // JSON nested too deep for the stack, a cycle, an uncallable `toString`: name the type instead.
+    text = Object.prototype.toString.call(value)
+  }
+  return capEchoed(text)
+}
 
 /**
  * The message for a command with a NUL byte, or `undefined` when it has none.

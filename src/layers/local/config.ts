@@ -36,6 +36,11 @@ export interface LocalBashExecutorConfig {
   readonly envAllow: ReadonlyArray<string>
   /** Extra case-insensitive patterns of inherited names to drop. */
   readonly envDeny: ReadonlyArray<string>
+  /**
+   * Completes when the host escalates its shutdown (a second signal, a shutdown deadline): from then
+   * on every kill sends SIGKILL right after SIGTERM and no pipe drain is waited for. Never, when absent.
+   */
+  readonly escalation: Effect.Effect<void> | undefined
   /** Cap on concurrently running background processes. */
   readonly maxBackground: number
   /** How many finished background processes stay tracked (`ownerOf`). */
@@ -59,6 +64,7 @@ export const defaults: LocalBashExecutorConfig = {
   spillParent: undefined,
   envAllow: [],
   envDeny: [],
+  escalation: undefined,
   maxBackground: 16,
   maxFinishedBackground: 64
 }

@@ -40,6 +40,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
     const foreground = new Set<SpawnedProcess>()
     const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
     const backgroundFibers = yield* FiberSet.make()
+    const escalation = config.escalation ?? Effect.never
 
     // Disposal: kill every live group (foreground and background) through the kill path, in
     // parallel, and wait for the background lifecycles to settle — each step bounded.
@@ -47,7 +48,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
       Effect.gen(function*() {
         const running = registry.running
         yield* Effect.forEach(running, (entry) => Deferred.succeed(entry.killRequest, undefined), { discard: true })
-        yield* Effect.forEach([...foreground], (process) => killGroup(process, config.graceMs), {
+        yield* Effect.forEach([...foreground], (process) => killGroup(process, config.graceMs, escalation), {
           concurrency: "unbounded",
           discard: true
         })
@@ -99,6 +100,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
             process,
             ...collectors(spec),
             graceMs: config.graceMs,
+            escalation,
             timeoutMs: spec.timeoutMs,
             ...(spec.signal === undefined ? {} : { signal: spec.signal })
           })
@@ -143,6 +145,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
             process,
             ...output,
             graceMs: config.graceMs,
+            escalation,
             killRequest: Deferred.await(entry.killRequest),
             ...(spec.signal === undefined ? {} : { signal: spec.signal })
           })

@@ -10,7 +10,7 @@ import type { Scope } from "effect"
 import type { CollectedOutput } from "../../services/BashExecutor.js"
 import { awaitAbort } from "../../services/BashExecutor.js"
 import type { ProcessExit, SpawnedProcess } from "../../services/ProcessSpawner.js"
-import { killGroup } from "./killGroup.js"
+import { killGroup, withinGrace } from "./killGroup.js"
 import type { StreamCollector } from "./StreamCollector.js"
 
 /**
@@ -47,6 +47,8 @@ export interface SuperviseOptions {
   readonly signal?: AbortSignal
   /** Completes when someone asks to kill the process. */
   readonly killRequest?: Effect.Effect<void>
+  /** Completes when the host escalates: kills SIGKILL at once and pipes are not waited for. */
+  readonly escalation?: Effect.Effect<void>
 }
 
 const pump = (stream: Stream.Stream<Uint8Array>, collector: StreamCollector) =>
@@ -62,11 +64,11 @@ const unknownExit: ProcessExit = { exitCode: null, signal: null }
  */
 export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { graceMs, process } = options
+    const { escalation, graceMs, process } = options
     let settled = false
     // Finalizers run in reverse: the group is killed first, then the spill files are closed.
     yield* Effect.addFinalizer(() => Effect.all([options.stdout.finish, options.stderr.finish], { discard: true }))
-    yield* Effect.addFinalizer(() => (settled ? Effect.void : killGroup(process, graceMs)))
+    yield* Effect.addFinalizer(() => (settled ? Effect.void : killGroup(process, graceMs, escalation)))
     const readers = yield* Effect.fork(
       Effect.all([pump(process.stdout, options.stdout), pump(process.stderr, options.stderr)], {
         concurrency: 2,
@@ -82,14 +84,14 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
 
     // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
     if (cause !== "exit" || (yield* process.groupAlive)) {
-      yield* Effect.uninterruptible(killGroup(process, graceMs))
+      yield* Effect.uninterruptible(killGroup(process, graceMs, escalation))
     }
     const exit = cause === "exit"
       ? yield* process.exit
       : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
     settled = true
     // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
-    if (Option.isNone(yield* Fiber.poll(readers))) yield* Effect.timeoutOption(Fiber.join(readers), graceMs)
+    if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
     yield* Fiber.interrupt(readers)
     const [stdout, stderr] = yield* Effect.all([options.stdout.finish, options.stderr.finish])
     return { cause, exit, stdout, stderr }
