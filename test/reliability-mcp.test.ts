@@ -61,7 +61,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** The JSON-RPC error the params deserve when they are not a valid tools/call. */
 const invalidParams = (params: unknown): { code: number; message: string } | undefined => {
-  const shown = (value: unknown) => JSON.stringify(value) ?? String(value)
+  // Messages echo at most 200 characters of a value, then `…`.
+  const shown = (value: unknown) => {
+    const text = JSON.stringify(value) ?? String(value)
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text
+  }
   // JSON-RPC: params, when present, are structured (MCP: an object); else the request itself is invalid.
   if (params !== undefined && !isRecord(params)) return { code: -32600, message: `Invalid Request: "params" must be an object` }
   const error = invalidToolCall(params, shown)
