@@ -59,9 +59,7 @@ try {
   // 2. A fresh app on another patch of effect.
   const app = join(work, "app")
   const devPin = (name) => manifest.devDependencies[name]
-  const peers = Object.fromEntries(
-    Object.entries(manifest.peerDependencies).map(([name, range]) => [name, name === "effect" ? effectPin : range])
-  )
+  const peers = { ...manifest.peerDependencies, effect: effectPin }
   sh("mkdir", ["-p", app], work)
   writeFileSync(join(app, "package.json"), JSON.stringify({
     name: "effect-bash-consumer",
