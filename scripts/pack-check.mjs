@@ -11,7 +11,7 @@
  *
  * Prints `PASS pack check` or `FAIL pack check` and exits 0 or 1. Needs the npm registry.
  *
- *   node scripts/pack-check.mjs [--keep]
+ *   node scripts/pack-check.mjs [--no-build] [--keep]
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -40,8 +40,9 @@ const sh = (command, args, cwd, timeout = 180_000) => {
 
 const work = mkdtempSync(join(tmpdir(), "effect-bash-pack-"))
 try {
-  // 1. The tarball (prepack builds dist/).
-  const pack = sh("npm", ["pack", "--json", "--pack-destination", work], root)
+  // 1. The tarball (prepack builds dist/; --no-build when the caller just built it).
+  const noBuild = process.argv.includes("--no-build") ? ["--ignore-scripts"] : []
+  const pack = sh("npm", ["pack", "--json", ...noBuild, "--pack-destination", work], root)
   if (!check(pack.status === 0, `npm pack (${pack.ms} ms)`, pack.output)) throw new Error("no tarball")
   const [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf("[")))
   const tarball = join(work, packed.filename)
@@ -58,9 +59,7 @@ try {
   // 2. A fresh app on another patch of effect.
   const app = join(work, "app")
   const devPin = (name) => manifest.devDependencies[name]
-  const peers = Object.fromEntries(
-    Object.entries(manifest.peerDependencies).map(([name, range]) => [name, name === "effect" ? effectPin : range])
-  )
+  const peers = { ...manifest.peerDependencies, effect: effectPin }
   sh("mkdir", ["-p", app], work)
   writeFileSync(join(app, "package.json"), JSON.stringify({
     name: "effect-bash-consumer",
