@@ -6,6 +6,7 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Scope } from "effect"
+import type { ChildProcess } from "node:child_process"
 import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
@@ -34,11 +35,11 @@ const childGroups = (pid: number): ReadonlyArray<number> =>
     )
   ]
 
-/** Polls (bounded: about 3 s) until `done` holds; returns its last answer. */
-const eventually = <A>(probe: () => A, done: (value: A) => boolean) =>
+/** Polls every 10 ms (bounded: `attempts`, about 3 s by default) until `done` holds; returns its last answer. */
+const eventually = <A>(probe: () => A, done: (value: A) => boolean, attempts = 300) =>
   Effect.gen(function*() {
     let value = probe()
-    for (let attempt = 0; attempt < 300 && !done(value); attempt++) {
+    for (let attempt = 0; attempt < attempts && !done(value); attempt++) {
       yield* Effect.sleep(10)
       value = probe()
     }
@@ -50,20 +51,44 @@ const survivors = (groups: ReadonlyArray<number>) => groups.flatMap((pgid) => li
 const readPids = (pidDir: string) =>
   fs.readdirSync(pidDir).map((name) => Number(fs.readFileSync(path.join(pidDir, name), "utf8")))
 
+// A host starts in about a second, but give a loaded machine 20 s.
+const startupAttempts = 2_000
+
+/** A temporary directory removed, with anything left in it, when the scope closes. */
+const scopedTempDir = (name: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => tempDir(name)),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+
+/** When the test fails, SIGKILL the host and the groups it reported, so a failure leaves nothing running. */
+const killOnFailure = (host: ChildProcess, pidDir: string) =>
+  Effect.addFinalizer((exit) =>
+    Effect.sync(() => {
+      if (Exit.isSuccess(exit)) return
+      host.kill("SIGKILL")
+      for (const pgid of readPids(pidDir)) {
+        try {
+          process.kill(-pgid, "SIGKILL")
+        } catch {
+          // Already gone.
+        }
+      }
+    })
+  )
+
 describe("host death", () => {
-  it.live("SIGKILL of the host kills every group it started and removes its spill directory", () =>
+  it.scopedLive("SIGKILL of the host kills every group it started and removes its spill directory", () =>
     Effect.gen(function*() {
-      const spillParent = tempDir("spill")
-      const pidDir = tempDir("pids")
+      const spillParent = yield* scopedTempDir("spill")
+      const pidDir = yield* scopedTempDir("pids")
       const host = spawn(process.execPath, [fixture, "doomed", spillParent, pidDir], {
         stdio: ["ignore", "pipe", "inherit"]
       })
+      yield* killOnFailure(host, pidDir)
       let output = ""
       host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-      const ready = yield* eventually(() => output.includes("ready\n"), (ok) => ok).pipe(
-        Effect.repeat({ until: (ok) => ok, times: 6 })
-      )
-      expect(ready).toBe(true)
+      expect(yield* eventually(() => output.includes("ready\n"), (ok) => ok, startupAttempts)).toBe(true)
       const commandGroups = readPids(pidDir)
       expect(commandGroups).toHaveLength(3)
       // Every group the host started (the commands and whatever else it runs), each alive now.
@@ -75,22 +100,22 @@ describe("host death", () => {
       yield* Effect.promise(() => once(host, "exit"))
       expect(yield* eventually(() => survivors(groups), (left) => left.length === 0)).toEqual([])
       expect(yield* eventually(() => fs.readdirSync(spillParent), (left) => left.length === 0)).toEqual([])
-      fs.rmSync(spillParent, { recursive: true })
-      fs.rmSync(pidDir, { recursive: true })
-    }), { timeout: 30_000 })
+    }), { timeout: 40_000 })
 
-  it.live("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>
+  it.scopedLive("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>
     Effect.gen(function*() {
-      const spillParent = tempDir("spill")
-      const pidDir = tempDir("pids")
+      const spillParent = yield* scopedTempDir("spill")
+      const pidDir = yield* scopedTempDir("pids")
       const command = `echo $$ > ${pidDir}/run; sleep 100 & trap '' TERM; seq 1 5000; sleep 100`
       const { child, done } = startCli(
         ["run", "--spill-dir", spillParent, "--max-output-bytes", "100", "--grace-ms", "200", "--", command],
-        { env: cleanEnv() }
+        { env: cleanEnv(), limitMs: 35_000 }
       )
+      yield* killOnFailure(child, pidDir)
       const started = yield* eventually(
         () => fs.existsSync(path.join(pidDir, "run")) && fs.readdirSync(spillParent).length > 0,
-        (ok) => ok
+        (ok) => ok,
+        startupAttempts
       )
       expect(started).toBe(true)
       const [pgid] = readPids(pidDir)
@@ -102,9 +127,7 @@ describe("host death", () => {
       expect({ code: outcome.code, signal: outcome.signal }).toEqual({ code: 129, signal: null })
       expect(liveMembers(pgid!)).toEqual([])
       expect(fs.readdirSync(spillParent)).toEqual([])
-      fs.rmSync(spillParent, { recursive: true })
-      fs.rmSync(pidDir, { recursive: true })
-    }), { timeout: 30_000 })
+    }), { timeout: 40_000 })
 })
 
 /** The reaper started by this process, if any (by `ps`): pid, session and controlling terminal. */
@@ -170,7 +193,7 @@ describe("the host-death reaper", () => {
       yield* Scope.close(scope, Exit.void)
     }))
 
-  it.live("a host whose program ends without closing the layer is not kept alive by the reaper", () =>
+  it.scopedLive("a host whose program ends without closing the layer is not kept alive by the reaper", () =>
     Effect.gen(function*() {
       const script = [
         `import { Effect, Layer, Scope } from "effect"`,
@@ -182,15 +205,16 @@ describe("the host-death reaper", () => {
         cwd: path.join(import.meta.dirname, ".."),
         stdio: "ignore"
       })
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.kill("SIGKILL")))
       const exit = yield* Effect.promise(() => once(host, "exit")).pipe(Effect.timeout(20_000))
       expect(exit).toEqual([0, null])
     }), { timeout: 30_000 })
 })
 
 describe("stale spill directories", () => {
-  it.live("a new layer removes the spill directories of dead hosts and never a live host's", () =>
+  it.scopedLive("a new layer removes the spill directories of dead hosts and never a live host's", () =>
     Effect.gen(function*() {
-      const parent = tempDir("sweep")
+      const parent = yield* scopedTempDir("sweep")
       // A host that ran and is gone: its prefix names a pid that no longer exists (or was reused).
       const dead = spawn("true")
       yield* Effect.promise(() => once(dead, "exit"))
@@ -214,6 +238,5 @@ describe("stale spill directories", () => {
       expect(fs.readdirSync(parent).sort()).toEqual(
         [liveDir, keptDir, otherNamespace].map((dir) => path.basename(dir)).sort()
       )
-      fs.rmSync(parent, { recursive: true })
     }))
 })
