@@ -22,6 +22,8 @@ export type { BashStackConfig, BashStackOverrides, BashStackServices } from "./l
 export { LocalBashExecutor, LocalBashExecutorConfigError } from "./layers/LocalBashExecutor.js"
 export type { LocalBashExecutorConfig } from "./layers/LocalBashExecutor.js"
 export { NodeProcessSpawner } from "./layers/NodeProcessSpawner.js"
+export { SandboxBashExecutor } from "./layers/SandboxBashExecutor.js"
+export type { SandboxBashExecutorConfig } from "./layers/SandboxBashExecutor.js"
 export { SessionJsonlEnvContributor } from "./layers/SessionJsonlEnvContributor.js"
 export { SessionPersistenceJsonl } from "./layers/SessionPersistenceJsonl.js"
 export { SessionPersistenceNone } from "./layers/SessionPersistenceNone.js"

@@ -3,7 +3,8 @@
  * checked with `ps`, never with the code under test.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { once } from "node:events"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -262,5 +263,21 @@ describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
       expect(exit).toMatchObject({ _tag: "Failure" })
       const error = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : ""
       expect(error).toContain("bash-local: contain needs bubblewrap, but \\\"/nonexistent/bwrap\\\" cannot start")
+    }))
+})
+
+describe.skipIf(!bwrapUsable)("a SIGKILLed host", () => {
+  it.live("takes every sandboxed process with it, escapees included", () =>
+    Effect.gen(function*() {
+      const seconds = uniqueSleep()
+      const fixture = path.join(import.meta.dirname, "fixtures", "sandbox-host.mjs")
+      const host = spawn(process.execPath, [fixture, seconds], { stdio: ["ignore", "pipe", "inherit"] })
+      yield* Effect.promise(() => once(host.stdout!, "data"))
+      expect(withMarker(seconds).length).toBeGreaterThanOrEqual(4)
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      // The kernel delivers the parent-death signals asynchronously: poll, bounded.
+      for (let attempt = 0; attempt < 200 && withMarker(seconds).length > 0; attempt++) yield* Effect.sleep(10)
+      expect(withMarker(seconds)).toEqual([])
     }))
 })
