@@ -3,7 +3,7 @@
  * checked with `ps`, never with the code under test.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -17,10 +17,9 @@ import { SandboxBashExecutor } from "../src/layers/SandboxBashExecutor.js"
 import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
+import { bwrapUsable } from "./support/bwrap.js"
 import { compose, textOf } from "./tool-support.js"
 
-/** bubblewrap works here; CI installs it, a developer machine without it skips these tests. */
-const bwrapUsable = spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--", "true"]).status === 0
 
 const graceMs = 1_000
 const tmp = fs.realpathSync(os.tmpdir())

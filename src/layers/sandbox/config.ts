@@ -57,7 +57,8 @@ export const resolveSandboxConfig = (
   partial: Partial<SandboxBashExecutorConfig>
 ): Effect.Effect<SandboxBashExecutorConfig, LocalBashExecutorConfigError> =>
   Effect.gen(function*() {
-    const local = yield* resolveConfig(partial)
+    // Calls without a workdir start in the workspace root when only the root is configured.
+    const local = yield* resolveConfig({ ...partial, cwd: partial.cwd ?? partial.workspaceRoot })
     const given = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined))
     const config: SandboxBashExecutorConfig = { ...sandboxDefaults, ...given, ...local }
     if (!modes.includes(config.sandboxMode)) {
