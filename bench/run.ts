@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
-import { renderMarkdown } from "./lib/markdown.js"
+import { renderMarkdown, renderModes } from "./lib/markdown.js"
 import type { BenchResults, Comparison, RssReport, Settle, Target } from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
@@ -24,6 +24,7 @@ import type { Samples } from "./sections/rounds.js"
 import { measureRss } from "./sections/rss.js"
 import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
+import { measureModes } from "./sections/modes.js"
 import { outputToFile } from "./sections/throughput.js"
 
 const quick = process.argv.includes("--quick")
@@ -42,6 +43,8 @@ const settings = {
   settleTimeoutMs: 200,
   settleGraceMs: 500,
   settleRounds: 3,
+  modesCount: quick ? 20 : 100,
+  modesRounds: quick ? 1 : 5,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
   rssSameWithinBytes: 16 * MiB
 } as const
@@ -170,7 +173,18 @@ const judgeAll = (comparisons: ReadonlyArray<Comparison>, rss: ReadonlyArray<Rss
   return targets
 }
 
+const runModes = async () => {
+  log(`(f) per-call cost of each sandbox mode: ${settings.modesCount} sequential true × ${settings.modesRounds}`)
+  const modes = await measureModes(settings.modesCount, settings.modesRounds)
+  for (const mode of modes) log(`  ${mode.label}: ${mode.msPerCall} ms/call (${mode.addedMs >= 0 ? "+" : ""}${mode.addedMs} ms)`)
+  return modes
+}
+
 const main = async () => {
+  if (process.argv.includes("--modes-only")) {
+    process.stdout.write(renderModes(await runModes()) + "\n")
+    return
+  }
   const started = performance.now()
   const loadAtStart = loadavg()[0]!
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
@@ -185,6 +199,7 @@ const main = async () => {
   }
   const rss = await runRss()
   const settle = await runSettle()
+  const modes = await runModes()
   const results: BenchResults = {
     machine: describeMachine(),
     loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
@@ -195,6 +210,7 @@ const main = async () => {
     comparisons,
     rss,
     settle,
+    modes,
     targets: judgeAll(comparisons, rss, settle)
   }
   const markdown = renderMarkdown(results)

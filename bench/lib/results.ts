@@ -63,6 +63,14 @@ export interface Target {
   readonly pass: boolean
 }
 
+/** (f) One executor's cost per call of `true`, and what it adds to the plain local executor. */
+export interface ModeCost {
+  readonly id: string
+  readonly label: string
+  readonly msPerCall: number
+  readonly addedMs: number
+}
+
 /** Everything one run produced. */
 export interface BenchResults {
   readonly machine: Machine
@@ -75,6 +83,7 @@ export interface BenchResults {
   readonly comparisons: ReadonlyArray<Comparison>
   readonly rss: ReadonlyArray<RssReport>
   readonly settle: ReadonlyArray<Settle>
+  readonly modes?: ReadonlyArray<ModeCost>
   readonly targets: ReadonlyArray<Target>
 }
 
