@@ -81,6 +81,21 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       expect(yield* (yield* FakeSpawnerControl).spawnCount).toBe(3)
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
+  it.effect("a caller interrupted during the probe leaves it running for the next caller", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const control = yield* FakeSpawnerControl
+      const first = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "one" })))
+      const probe = yield* control.next
+      yield* Fiber.interrupt(first)
+      const second = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "two" })))
+      yield* probe.exit({ exitCode: 0, signal: null })
+      const process = yield* control.next
+      expect(process.options.command).toBe("two")
+      yield* process.exit({ exitCode: 0, signal: null })
+      expect((yield* Fiber.join(second)).sandbox).toMatchObject({ mode: "read-only", denied: false })
+    }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
+
   it.effect("a probe that hangs is killed at its bound and the call fails closed", () =>
     Effect.gen(function*() {
       const executor = yield* BashExecutor

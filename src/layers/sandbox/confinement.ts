@@ -8,7 +8,8 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Effect } from "effect"
+import type { Scope } from "effect"
+import { Deferred, Effect } from "effect"
 import type { BashExecSpec } from "../../services/BashExecutor.js"
 import { SandboxUnavailableError } from "../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../services/ProcessSpawner.js"
@@ -57,15 +58,17 @@ const canonical = (dir: string): string => {
 
 /**
  * The sandbox's launch. The runner is probed on the first confined call, once: later calls reuse
- * the answer.
+ * the answer. The probe runs in the layer's scope, so a caller interrupted while it runs (an abort)
+ * leaves it to finish for the next caller.
  *
  * @since 0.1.0
  */
 export const sandboxConfinement = (
   config: SandboxBashExecutorConfig
-): Effect.Effect<Confinement, never, ProcessSpawner> =>
+): Effect.Effect<Confinement, never, ProcessSpawner | Scope.Scope> =>
   Effect.gen(function*() {
     const spawner = yield* ProcessSpawner
+    const layerScope = yield* Effect.scope
     const home = config.home ?? NodeOs.homedir()
     const profileOf = (mode: "read-only" | "workspace-write", workspaceRoot: string) =>
       confinedWrapper({
@@ -75,14 +78,20 @@ export const sandboxConfinement = (
         network: config.network,
         masks: maskArgs(config.hide, home)
       })
-    const usable = yield* probeRunner(profileOf("read-only", "/"), config.probeTimeoutMs, config.graceMs).pipe(
+    const verdict = yield* Deferred.make<boolean>()
+    let probing = false
+    const probe = probeRunner(profileOf("read-only", "/"), config.probeTimeoutMs, config.graceMs).pipe(
       Effect.tap((failure) =>
         failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
       ),
-      Effect.map((failure) => failure === undefined),
-      Effect.provideService(ProcessSpawner, spawner),
-      Effect.cached
+      Effect.flatMap((failure) => Deferred.succeed(verdict, failure === undefined)),
+      Effect.provideService(ProcessSpawner, spawner)
     )
+    const usable = Effect.suspend(() => {
+      if (probing) return Deferred.await(verdict)
+      probing = true
+      return Effect.forkIn(probe, layerScope).pipe(Effect.zipRight(Deferred.await(verdict)))
+    })
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
 
     const launch = (spec: BashExecSpec) =>

@@ -29,6 +29,10 @@ export const probeRunner = (
       env: { PATH: globalThis.process.env.PATH ?? "/usr/bin:/bin" },
       wrapper
     })
+    // Interrupted (the layer closing): the probe's process goes through the kill path too.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
+    )
     const stderr = Stream.runFold(process.stderr, "", (text, chunk) => text + decoder.decode(chunk))
     const outcome = yield* Effect.all([process.exit, stderr, Stream.runDrain(process.stdout)], {
       concurrency: "unbounded"
