@@ -3,6 +3,9 @@
  * starts from it, and the policy text is the reference's.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { serveMcp } from "../src/cli/mcpServer.js"
 import { Effect, Layer, Option } from "effect"
 import { FakeConfiningExecutor } from "../src/layers/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/layers/ScriptedBashExecutor.js"
@@ -74,4 +77,19 @@ describe("SandboxSessions", () => {
       expect(sessions.policyText(a)).toBeUndefined()
       expect(yield* sessions.standingMode(a.id)).toBeUndefined()
     }).pipe(Effect.provide(Layer.provideMerge(SandboxSessionsLive.layer, ScriptedBashExecutor.layer()))))
+})
+
+describe("the MCP server's instructions", () => {
+  it.scopedLive("carry the sandbox policy of the connection's session after the tool sections", () =>
+    Effect.gen(function*() {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      yield* serveMcp(serverSide, { session: { id: "mcp", cwd: workspace }, drainTimeout: 100 }).pipe(Effect.provide(confined))
+      const client = new Client({ name: "test", version: "0.0.0" })
+      yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientSide)), () => Effect.promise(() => client.close()))
+      const instructions = client.getInstructions() ?? ""
+      expect(instructions.split("\n\n").at(-1)).toBe(
+        "Current DSH file policy: read-only. Any available operation enforced by the DSH file sandbox cannot modify files in the standing mode. Do not refuse a required modification from this policy alone: try an available tool normally and follow any denial and escalation guidance it returns."
+      )
+      expect(instructions.startsWith("Every bash result")).toBe(true)
+    }))
 })
