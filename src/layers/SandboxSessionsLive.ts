@@ -29,11 +29,11 @@ const make = Effect.gen(function*() {
   const standing = (session: string | undefined): SandboxMode | undefined =>
     executor.sandboxMode === undefined ? undefined : (session === undefined ? undefined : overrides.get(session)) ?? executor.sandboxMode
   return SandboxSessions.of({
-    setMode: (session, mode) =>
-      Effect.sync(() => {
-        if (mode === undefined) overrides.delete(session)
-        else overrides.set(session, mode)
-      }),
+    setMode: Effect.fn("SandboxSessions.setMode")(function*(session: string, mode: SandboxMode | undefined) {
+      yield* Effect.annotateCurrentSpan({ "sandbox.session": session, "sandbox.mode": mode ?? "default" })
+      if (mode === undefined) overrides.delete(session)
+      else overrides.set(session, mode)
+    }),
     modeOf: (session) => Effect.sync(() => Option.fromNullable(overrides.get(session))),
     standingMode: (session) => Effect.sync(() => standing(session)),
     policyText: (session) => {
