@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
-import { renderMarkdown } from "./lib/markdown.js"
+import { renderMarkdown, renderModes } from "./lib/markdown.js"
 import type { BenchResults, Comparison, ModelTextTiming, RssReport, Settle, Target } from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
@@ -25,6 +25,7 @@ import { measureRss } from "./sections/rss.js"
 import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
 import { measureModelText } from "./sections/modelText.js"
+import { measureModes } from "./sections/modes.js"
 import { outputToFile } from "./sections/throughput.js"
 
 const quick = process.argv.includes("--quick")
@@ -44,6 +45,8 @@ const settings = {
   settleTimeoutMs: 200,
   settleGraceMs: 500,
   settleRounds: 3,
+  modesCount: quick ? 20 : 100,
+  modesRounds: quick ? 1 : 5,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
   rssSameWithinBytes: 16 * MiB,
   modelTextSmallBytes: 256 * 1024,
@@ -201,8 +204,19 @@ const mainModelText = () => {
   for (const t of targets) log(`${t.pass ? "PASS" : "MISS"} (f) ${t.description}: ${round(t.measured)} ${t.unit}`)
 }
 
+const runModes = async () => {
+  log(`(g) per-call cost of each sandbox mode: ${settings.modesCount} sequential true × ${settings.modesRounds}`)
+  const modes = await measureModes(settings.modesCount, settings.modesRounds)
+  for (const mode of modes) log(`  ${mode.label}: ${mode.msPerCall} ms/call (${mode.addedMs >= 0 ? "+" : ""}${mode.addedMs} ms)`)
+  return modes
+}
+
 const main = async () => {
   if (onlyModelText) return mainModelText()
+  if (process.argv.includes("--modes-only")) {
+    process.stdout.write(renderModes(await runModes()) + "\n")
+    return
+  }
   const started = performance.now()
   const loadAtStart = loadavg()[0]!
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
@@ -218,6 +232,7 @@ const main = async () => {
   const rss = await runRss()
   const settle = await runSettle()
   const modelText = runModelText()
+  const modes = await runModes()
   const results: BenchResults = {
     machine: describeMachine(),
     loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
@@ -229,6 +244,7 @@ const main = async () => {
     rss,
     settle,
     modelText,
+    modes,
     targets: [...judgeAll(comparisons, rss, settle), ...judgeModelText(modelText)]
   }
   const markdown = renderMarkdown(results)

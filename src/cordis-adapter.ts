@@ -19,6 +19,7 @@
 import { Effect, ManagedRuntime } from "effect"
 import { BashEnvRegistry } from "./services/BashEnvRegistry.js"
 import { BashExecutor } from "./services/BashExecutor.js"
+import { SandboxSessions, sandboxPolicyContext } from "./services/SandboxSessions.js"
 import { Tasks } from "./services/Tasks.js"
 import type { ToolCallContext } from "./tool/AgentTools.js"
 import { AgentTools } from "./tool/AgentTools.js"
@@ -27,7 +28,7 @@ import { makeBashFacade } from "./cordis/BashFacade.js"
 import { makeCallRunner } from "./cordis/CallRunner.js"
 import type { EffectBashConfig } from "./cordis/config.js"
 import { Config } from "./cordis/config.js"
-import { HarnessCalls } from "./cordis/HarnessCalls.js"
+import { HarnessCalls, sessionOf } from "./cordis/HarnessCalls.js"
 import { toHarnessTool } from "./cordis/harnessTools.js"
 import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./cordis/host.js"
 import { hostLookup } from "./cordis/hostLayers.js"
@@ -79,8 +80,14 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     yield () => shutdown()
     const runner = await makeCallRunner(managed)
     shutdown = runner.shutdown
-    const { executor, registry, tasks, tools } = runner.runSync(
-      Effect.all({ executor: BashExecutor, registry: BashEnvRegistry, tasks: Tasks, tools: AgentTools })
+    const { executor, registry, sessions, tasks, tools } = runner.runSync(
+      Effect.all({
+        executor: BashExecutor,
+        registry: BashEnvRegistry,
+        sessions: SandboxSessions,
+        tasks: Tasks,
+        tools: AgentTools
+      })
     )
 
     yield ctx.provide("bash", makeBashFacade(executor, runner))
@@ -98,6 +105,13 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     const effectBashPrompt = (scoped: CordisContext) => {
       const prompt = scoped.get("systemPrompt") as HarnessSystemPrompt
       for (const section of tools.promptSections) prompt.section(section)
+      // The sandbox policy of the assembling agent's session: its standing mode can change between turns.
+      if (executor.sandboxMode !== undefined && prompt.context !== undefined) {
+        prompt.context({
+          ...sandboxPolicyContext,
+          text: (assembly) => sessions.policyText(sessionOf(assembly.agent)) ?? ""
+        })
+      }
     }
     yield ctx.inject(["tools"], effectBashTools).dispose
     yield ctx.inject(["systemPrompt"], effectBashPrompt).dispose

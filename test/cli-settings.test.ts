@@ -21,7 +21,11 @@ const noFlags: SettingsFlags = {
   envAllow: [],
   envDeny: [],
   maxBackground: Option.none(),
-  maxFinishedBackground: Option.none()
+  maxFinishedBackground: Option.none(),
+  contain: false,
+  sandbox: Option.none(),
+  workspaceRoot: Option.none(),
+  network: Option.none()
 }
 
 const dir = mkdtempSync(join(tmpdir(), "effect-bash-settings-"))
@@ -93,6 +97,24 @@ describe("resolveSettings", () => {
           spillParent: dir
         }
       })
+    }))
+
+  it.effect("sandbox and containment: flags over EFFECT_BASH_SANDBOX / _NETWORK / _CONTAIN", () =>
+    Effect.gen(function*() {
+      const settings = yield* resolve(
+        { sandbox: Option.some("workspace-write"), workspaceRoot: Option.some(".") },
+        { EFFECT_BASH_SANDBOX: "read-only", EFFECT_BASH_NETWORK: "none", EFFECT_BASH_CONTAIN: "true" }
+      )
+      expect(settings).toEqual({
+        workdir: process.cwd(),
+        executor: { cwd: process.cwd(), contain: true },
+        sandbox: { sandboxMode: "workspace-write", workspaceRoot: process.cwd(), network: "none" }
+      })
+      expect(yield* failureOf({ workspaceRoot: Option.some(dir) })).toMatchObject({
+        field: "--workspace-root",
+        message: "--workspace-root: applies only with --sandbox"
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_SANDBOX: "everything" })).toMatchObject({ field: "EFFECT_BASH_SANDBOX" })
     }))
 
   it.effect("a bad flag is named in the error", () =>

@@ -11,6 +11,7 @@ import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash from "../src/cordis-adapter.js"
 import { groupMembers, readPid, tempDir, termIgnoringCommand } from "./cordis-support.js"
+import { bwrapUsable } from "./support/bwrap.js"
 
 interface Outcome {
   readonly isError: boolean
@@ -297,6 +298,40 @@ describe("inside the harness", () => {
     expect(await execute("bash", { command: "echo", description: "nothing is registered now" })).toMatchObject({
       isError: true,
       text: `Error: unknown tool "bash"`
+    })
+  })
+})
+
+describe.skipIf(!bwrapUsable)("the plugin with a sandbox, in the real harness", () => {
+  it("advertises sandbox_permissions and renders the reference's texts for denied and allowed writes", async () => {
+    await loadHarness()
+    await loadPlugin({ sandbox: { mode: "read-only" } })
+    const schema = root.tools.schemas().find((candidate) => candidate.name === "bash")
+    expect(JSON.stringify(schema)).toContain("sandbox_permissions")
+    expect((await bash("echo hi > file.txt")).text).toBe(
+      "[stderr]\nbash: line 1: file.txt: Read-only file system\n" +
+        "[sandbox: file access denied under read-only mode]\n" +
+        "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]\n" +
+        "[exit code: 1]"
+    )
+    expect((await bash("echo hi > file.txt; echo rc=$?")).text).toBe(
+      "rc=1\n[stderr]\nbash: line 1: file.txt: Read-only file system\n"
+    )
+    expect((await bash("echo hi > /dev/null && echo devnull-ok")).text).toBe("devnull-ok\n")
+  })
+
+  it("lets workspace-write write in the session's workspace only, and puts its policy in the prompt context", async () => {
+    await loadHarness()
+    await loadPlugin({ sandbox: { mode: "workspace-write" } })
+    expect((await bash("echo hi > file.txt && cat file.txt")).text).toBe("hi\n")
+    expect(readFileSync(join(dir.path, "file.txt"), "utf8")).toBe("hi\n")
+    expect((await bash("echo hi > /etc/effect-bash-denied")).text).toContain(
+      "[sandbox: file access denied under workspace-write mode]"
+    )
+    const assembly = await root.systemPrompt.assemble({ agent: agentFor("s1") } as never)
+    expect(assembly.contexts).toContainEqual({
+      name: "sandbox:policy",
+      text: `Current DSH file policy: workspace-write. Any available operation enforced by the DSH file sandbox may modify files under the session workspace: ${JSON.stringify(realpathSync(dir.path))}. Some platform temporary areas may also be writable.`
     })
   })
 })

@@ -86,7 +86,7 @@ describe("foreground rendering rules", () => {
   it("a runner failure replaces the denial and the hint, and stays before the exit marker", () =>
     expect(render({ sandbox: { mode: "workspace-write", denied: true, runnerFailed: true }, exitCode: 1 }, true)).toBe(
       "(no output)\n" +
-        "[sandbox: the sandbox runner failed under workspace-write mode; the command did not run — a sandbox problem, not a command failure]\n" +
+        "[sandbox: the sandbox runner itself failed under workspace-write mode — the command did not run; this is a sandbox problem, not a command failure]\n" +
         "[exit code: 1]"
     ))
 

@@ -1,7 +1,7 @@
 /**
  * Renders a run's results as the Markdown tables printed to stdout and saved to `bench/results.md`.
  */
-import type { BenchResults, Comparison, ContenderStat, RssReport } from "./results.js"
+import type { BenchResults, Comparison, ContenderStat, ModeCost, RssReport } from "./results.js"
 import { MiB, round } from "./stats.js"
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
@@ -19,6 +19,13 @@ const relationText = { "<=": "≤", ">=": "≥", "<": "<" } as const
 
 const rssSubject = (x: RssReport) =>
   x.contender === "raw" ? "raw child_process → file" : `effect-bash, maxSpillBytes ${fmt(x.maxSpillBytes / MiB, "MiB")}`
+
+/** (g) The per-call cost of each sandbox mode and of containment. */
+export const renderModes = (modes: ReadonlyArray<ModeCost>): string =>
+  table(
+    ["Per call of `true` (median, sequential)", "wall time per call", "added to LocalBashExecutor"],
+    modes.map((mode) => [mode.label, fmt(mode.msPerCall, "ms"), mode.id === "local" ? "—" : `${mode.addedMs >= 0 ? "+" : ""}${fmt(mode.addedMs, "ms")}`])
+  )
 
 /** The whole report: contenders side by side, then RSS, settle times and the targets. */
 export const renderMarkdown = (r: BenchResults): string => {
@@ -60,6 +67,7 @@ export const renderMarkdown = (r: BenchResults): string => {
         `${fmt(s.raw.median, "ms")}, ${fmt(s.raw.max, "ms")}`
       ])
     ),
+    ...(r.modes === undefined ? [] : [renderModes(r.modes)]),
     table(
       ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
       r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])

@@ -70,6 +70,14 @@ export interface Target {
   readonly pass: boolean
 }
 
+/** (g) One executor's cost per call of `true`, and what it adds to the plain local executor. */
+export interface ModeCost {
+  readonly id: string
+  readonly label: string
+  readonly msPerCall: number
+  readonly addedMs: number
+}
+
 /** Everything one run produced. */
 export interface BenchResults {
   readonly machine: Machine
@@ -83,6 +91,7 @@ export interface BenchResults {
   readonly rss: ReadonlyArray<RssReport>
   readonly settle: ReadonlyArray<Settle>
   readonly modelText: ReadonlyArray<ModelTextTiming>
+  readonly modes?: ReadonlyArray<ModeCost>
   readonly targets: ReadonlyArray<Target>
 }
 

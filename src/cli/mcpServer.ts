@@ -16,12 +16,13 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { CallToolResult, JSONRPCRequest, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { Duration } from "effect"
-import { Deferred, Effect, FiberSet, Runtime } from "effect"
+import { Deferred, Effect, FiberSet, Option, Runtime } from "effect"
 import type { ToolCallResult, ToolDescriptor } from "../tool/AgentTools.js"
 import { AgentTools } from "../tool/AgentTools.js"
 import { quoted } from "../tool/argChecks.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { judgeMessage } from "./jsonRpcLine.js"
+import { SandboxSessions, sandboxPolicyContext } from "../services/SandboxSessions.js"
 import { packageVersion } from "./version.js"
 
 /**
@@ -100,7 +101,13 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   const runtime = yield* Effect.runtime<never>()
   const calls = yield* FiberSet.make<CallToolResult>()
   const runCall = yield* FiberSet.runtimePromise(calls)<never>()
-  const instructions = [...tools.promptSections]
+  // MCP instructions are fixed per connection: the sandbox policy is the one in force when it opens.
+  const sessions = yield* Effect.serviceOption(SandboxSessions)
+  const policy = Option.flatMapNullable(sessions, (live) => live.policyText(options.session))
+  const instructions = [
+    ...tools.promptSections,
+    ...Option.toArray(Option.map(policy, (text) => ({ ...sandboxPolicyContext, text })))
+  ]
     .sort((a, b) => a.order - b.order)
     .map((section) => section.text)
     .join("\n\n")

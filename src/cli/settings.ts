@@ -12,6 +12,9 @@ import * as path from "node:path"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
 import { fromEnvironment, numericSettings } from "../layers/local/config.js"
 import { echoValue } from "../services/requestChecks.js"
+import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
+import { fromEnvironment as sandboxFromEnvironment } from "../layers/sandbox/config.js"
+import type { SandboxMode } from "../services/BashExecutor.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
@@ -33,6 +36,8 @@ export interface CliSettings {
   readonly workdir: string
   /** What the flags and the environment set; the executor fills in the rest. */
   readonly executor: Partial<LocalBashExecutorConfig>
+  /** Present when a sandbox mode is set: commands run under the sandboxing executor. */
+  readonly sandbox?: Pick<Partial<SandboxBashExecutorConfig>, "sandboxMode" | "workspaceRoot" | "network">
 }
 
 type NumericField = (typeof numericSettings)[number]
@@ -51,8 +56,14 @@ const names = {
   envAllow: { flag: "env-allow", env: "EFFECT_BASH_ENV_ALLOW" },
   envDeny: { flag: "env-deny", env: "EFFECT_BASH_ENV_DENY" },
   maxBackground: { flag: "max-background", env: "EFFECT_BASH_MAX_BACKGROUND" },
-  maxFinishedBackground: { flag: "max-finished-background", env: "EFFECT_BASH_MAX_FINISHED_BACKGROUND" }
+  maxFinishedBackground: { flag: "max-finished-background", env: "EFFECT_BASH_MAX_FINISHED_BACKGROUND" },
+  contain: { flag: "contain", env: "EFFECT_BASH_CONTAIN" },
+  sandboxMode: { flag: "sandbox", env: "EFFECT_BASH_SANDBOX" },
+  workspaceRoot: { flag: "workspace-root", env: "EFFECT_BASH_WORKSPACE_ROOT" },
+  network: { flag: "network", env: "EFFECT_BASH_NETWORK" }
 } as const
+
+const sandboxModes: ReadonlyArray<SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
 
 const numericFields: ReadonlyArray<NumericField> = numericSettings
 
@@ -110,7 +121,27 @@ export const settingsOptions = Options.all({
     Options.repeated
   ),
   maxBackground: numberFlag("maxBackground", "Cap on concurrently running background commands"),
-  maxFinishedBackground: numberFlag("maxFinishedBackground", "Finished background commands kept tracked")
+  maxFinishedBackground: numberFlag("maxFinishedBackground", "Finished background commands kept tracked"),
+  contain: Options.boolean(names.contain.flag).pipe(
+    Options.withDescription(
+      `Run each command in its own PID namespace (bubblewrap) so nothing it starts outlives it (env ${names.contain.env})`
+    )
+  ),
+  sandbox: Options.choice(names.sandboxMode.flag, sandboxModes).pipe(
+    Options.withDescription(`Confine commands with bubblewrap in this mode (env ${names.sandboxMode.env})`),
+    Options.optional
+  ),
+  workspaceRoot: Options.text(names.workspaceRoot.flag).pipe(
+    Options.withPseudoName("DIR"),
+    Options.withDescription(
+      `Writable root under --sandbox workspace-write (env ${names.workspaceRoot.env}; default: the working directory)`
+    ),
+    Options.optional
+  ),
+  network: Options.choice(names.network.flag, ["host", "none"] as const).pipe(
+    Options.withDescription(`"none" cuts sandboxed commands off the network (env ${names.network.env})`),
+    Options.optional
+  )
 })
 
 /**
@@ -177,9 +208,22 @@ const fromFlags = (flags: SettingsFlags) =>
       spillParent: Option.getOrUndefined(flags.spillDir),
       envAllow: flags.envAllow.length > 0 ? yield* checkNames(`--${names.envAllow.flag}`, flags.envAllow) : undefined,
       envDeny: flags.envDeny.length > 0 ? yield* checkPatterns(`--${names.envDeny.flag}`, flags.envDeny) : undefined,
-      cwd: Option.getOrUndefined(flags.workdir)
+      cwd: Option.getOrUndefined(flags.workdir),
+      contain: flags.contain ? true : undefined
     })
   })
+
+const sandboxFromFlags = (flags: SettingsFlags) =>
+  defined({
+    sandboxMode: Option.getOrUndefined(flags.sandbox),
+    workspaceRoot: Option.getOrUndefined(flags.workspaceRoot),
+    network: Option.getOrUndefined(flags.network)
+  })
+
+const sandboxFromEnv = Effect.map(
+  Effect.mapError(sandboxFromEnvironment, describeConfigError),
+  (env) => defined({ sandboxMode: env.sandboxMode, workspaceRoot: env.workspaceRoot, network: env.network })
+)
 
 const fromEnv = Effect.gen(function*() {
   const env = yield* Effect.mapError(fromEnvironment, describeConfigError)
@@ -200,6 +244,15 @@ const fromEnv = Effect.gen(function*() {
  */
 export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags: SettingsFlags) {
   const executor: Partial<LocalBashExecutorConfig> = { ...(yield* fromEnv), ...(yield* fromFlags(flags)) }
+  const sandbox = { ...(yield* sandboxFromEnv), ...sandboxFromFlags(flags) }
+  if (sandbox.sandboxMode === undefined) {
+    if (sandbox.workspaceRoot !== undefined) {
+      return yield* invalid(`--${names.workspaceRoot.flag}`, `applies only with --${names.sandboxMode.flag}`)
+    }
+    if (sandbox.network !== undefined) {
+      return yield* invalid(`--${names.network.flag}`, `applies only with --${names.sandboxMode.flag}`)
+    }
+  }
   const source = Option.isSome(flags.workdir) ? `--${names.cwd.flag}` : executor.cwd ? names.cwd.env : "working directory"
   const workdir = path.resolve(executor.cwd ?? process.cwd())
   const fs = yield* FileSystem.FileSystem
@@ -207,5 +260,11 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   if (Option.isNone(info) || info.value.type !== "Directory") {
     return yield* invalid(source, `${echoValue(workdir)} is not a directory`)
   }
-  return { workdir, executor: { ...executor, cwd: workdir } } satisfies CliSettings
+  const confined = sandbox.sandboxMode === undefined ? {} : {
+    sandbox: {
+      ...sandbox,
+      ...(sandbox.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(sandbox.workspaceRoot) })
+    }
+  }
+  return { workdir, executor: { ...executor, cwd: workdir }, ...confined } satisfies CliSettings
 })

@@ -8,9 +8,10 @@ import { BashStack } from "../layers/BashStack.js"
 import type { CliSettings } from "./settings.js"
 
 /**
- * The composed tools over the local executor, the task runtime and the managed environment;
- * `background` offers `run_in_background` on the bash tool; `escalation` (see `shutdown.ts`) makes
- * every kill SIGKILL at once when it completes. Releasing it kills and awaits every process it started.
+ * The composed tools over the local (or, with a sandbox mode, the sandboxing) executor, the task
+ * runtime and the managed environment; `background` offers `run_in_background` on the bash tool;
+ * `escalation` (see `shutdown.ts`) makes every kill SIGKILL at once when it completes. Releasing it
+ * kills and awaits every process it started.
  *
  * @since 0.1.0
  */
@@ -22,5 +23,6 @@ export const cliStack = (
     executor: options.escalation === undefined
       ? settings.executor
       : { ...settings.executor, escalation: options.escalation },
+    ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
     enableRunInBackground: options.background
   })

@@ -51,7 +51,22 @@ export const EffectBashConfigFields = Schema.Struct({
   /** Where session JSONL files live, when the host has no `sessionPersistence` service. */
   sessionJsonlDir: optional(Schema.String),
   /** Register the tools and the prompt section with a host tool registry (default true). */
-  registerTools: optional(Schema.Boolean)
+  registerTools: optional(Schema.Boolean),
+  /** Run each command in its own PID namespace on bubblewrap, without file confinement (default false). */
+  contain: optional(Schema.Boolean),
+  /** Confine commands with the sandboxing executor (present → `sandbox_permissions` is offered). */
+  sandbox: optional(Schema.Struct({
+    /** The default mode. */
+    mode: Schema.Literal("read-only", "workspace-write", "danger-full-access"),
+    /** The writable root for calls without a session (default: `cwd`). */
+    workspaceRoot: optional(Schema.String),
+    /** `none` cuts confined commands off the network (default `host`). */
+    network: optional(Schema.Literal("host", "none")),
+    /** Paths hidden from confined commands (default: the credential stores; `~/` is the home). */
+    hide: optional(Schema.Array(Schema.String)),
+    /** The bubblewrap binary (default `bwrap` from `PATH`). */
+    bwrapPath: optional(Schema.String)
+  }))
 }).annotations({ identifier: "EffectBashConfig" })
 
 /**

@@ -130,6 +130,12 @@ export interface HarnessToolRuntime {
 export interface HarnessSystemPrompt {
   /** Contributes a section for the lifetime of the calling fiber; returns the exact disposer. */
   section(section: { readonly name: string; readonly order: number; readonly text: string }): CordisDisposable
+  /** Contributes a dynamic context, its text evaluated per assembly (for the assembling agent, when any). */
+  context?(context: {
+    readonly name: string
+    readonly order: number
+    readonly text: (assembly: { readonly agent?: HarnessAgent }) => string
+  }): CordisDisposable
 }
 
 /**

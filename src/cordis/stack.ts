@@ -7,6 +7,7 @@
 import { Layer } from "effect"
 import { BashStack } from "../layers/BashStack.js"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
+import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
 import type { EffectBashConfig } from "./config.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import type { HostApproval, HostSessionPersistence } from "./host.js"
@@ -30,9 +31,17 @@ const executorConfigOf = (config: EffectBashConfig): Partial<LocalBashExecutorCo
     enableRunInBackground: _enableRunInBackground,
     registerTools: _registerTools,
     sessionJsonlDir: _sessionJsonlDir,
+    sandbox: _sandbox,
     ...executor
   } = config
   return executor
+}
+
+const sandboxConfigOf = (
+  sandbox: NonNullable<EffectBashConfig["sandbox"]>
+): Partial<SandboxBashExecutorConfig> => {
+  const { mode, ...rest } = sandbox
+  return { sandboxMode: mode, ...rest }
 }
 
 /**
@@ -46,7 +55,8 @@ export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =
       executor: executorConfigOf(config),
       ...(config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }),
       ...(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
-      ...(config.sessionJsonlDir === undefined ? {} : { sessionJsonlDir: config.sessionJsonlDir })
+      ...(config.sessionJsonlDir === undefined ? {} : { sessionJsonlDir: config.sessionJsonlDir }),
+      ...(config.sandbox === undefined ? {} : { sandbox: sandboxConfigOf(config.sandbox) })
     },
     {
       approval: hostApprovalLayer(host.approval, host.calls),

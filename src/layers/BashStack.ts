@@ -1,5 +1,6 @@
 /**
- * The whole graph in one Layer: the local executor, the managed environment (with the session-JSONL
+ * The whole graph in one Layer: the local (or, with `sandbox`, the sandboxing) executor, per-session
+ * sandbox modes, the managed environment (with the session-JSONL
  * contributor), the task runtime, session persistence, approval when given, and the tools with the
  * task tools attached as the runtime's control surface.
  *
@@ -10,6 +11,7 @@ import { Layer } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
+import type { SandboxSessions } from "../services/SandboxSessions.js"
 import type { SessionPersistence } from "../services/SessionPersistence.js"
 import type { Tasks } from "../services/Tasks.js"
 import type { AgentTools } from "../tool/AgentTools.js"
@@ -17,6 +19,9 @@ import { AgentToolsLive } from "../tool/AgentToolsLive.js"
 import { BashEnvRegistryLive } from "./BashEnvRegistryLive.js"
 import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "./LocalBashExecutor.js"
 import { LocalBashExecutor } from "./LocalBashExecutor.js"
+import type { SandboxBashExecutorConfig } from "./SandboxBashExecutor.js"
+import { SandboxBashExecutor } from "./SandboxBashExecutor.js"
+import { SandboxSessionsLive } from "./SandboxSessionsLive.js"
 import { SessionJsonlEnvContributor } from "./SessionJsonlEnvContributor.js"
 import { SessionPersistenceJsonl } from "./SessionPersistenceJsonl.js"
 import { SessionPersistenceNone } from "./SessionPersistenceNone.js"
@@ -30,6 +35,8 @@ import { TasksLive } from "./TasksLive.js"
  */
 export interface BashStackConfig {
   readonly executor?: Partial<LocalBashExecutorConfig>
+  /** Confine commands: the sandboxing executor with `executor`'s settings plus these. */
+  readonly sandbox?: Partial<SandboxBashExecutorConfig>
   readonly tasks?: Partial<TasksLiveConfig>
   /** Offer `run_in_background` (default true). */
   readonly enableRunInBackground?: boolean
@@ -57,7 +64,13 @@ export interface BashStackOverrides {
  *
  * @since 0.1.0
  */
-export type BashStackServices = AgentTools | BashExecutor | BashEnvRegistry | Tasks | SessionPersistence
+export type BashStackServices =
+  | AgentTools
+  | BashExecutor
+  | BashEnvRegistry
+  | Tasks
+  | SessionPersistence
+  | SandboxSessions
 
 /**
  * The graph as one Layer.
@@ -75,8 +88,12 @@ export const BashStack = {
     const configured = config.sessionJsonlDir === undefined
       ? SessionPersistenceNone.layer
       : SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir })
+    const executor = overrides.executor ??
+      (config.sandbox === undefined
+        ? LocalBashExecutor.layer(config.executor)
+        : SandboxBashExecutor.layer({ ...config.executor, ...config.sandbox }))
     const services = Layer.mergeAll(
-      overrides.executor ?? LocalBashExecutor.layer(config.executor),
+      Layer.provideMerge(SandboxSessionsLive.layer, executor),
       TasksLive.layer(config.tasks),
       BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
       overrides.persistence ? overrides.persistence(configured) : configured,

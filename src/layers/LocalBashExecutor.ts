@@ -16,12 +16,16 @@ import type { LocalBashExecutorConfig } from "./local/config.js"
 import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./local/config.js"
 import { makeExecutorCore } from "./local/executorCore.js"
 import { NodeProcessSpawner } from "./NodeProcessSpawner.js"
+import { localConfinement } from "./sandbox/confinement.js"
 
 export type { LocalBashExecutorConfig } from "./local/config.js"
 export { LocalBashExecutorConfigError } from "./local/config.js"
 
 const make = (partial: Partial<LocalBashExecutorConfig>) =>
-  Effect.flatMap(resolveConfig(partial), makeExecutorCore)
+  Effect.gen(function*() {
+    const config = yield* resolveConfig(partial)
+    return yield* makeExecutorCore(config, yield* localConfinement(config))
+  })
 
 /**
  * Layers of the local executor.

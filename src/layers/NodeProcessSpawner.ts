@@ -38,13 +38,38 @@ export const signalGroupSync = (pgid: number, signal: GroupSignal): void => {
 }
 
 // `/proc/<pid>/stat` is `pid (comm) state ppid pgrp ...`; comm may contain spaces and parentheses.
-const statOf = (pid: string): { readonly state: string; readonly pgrp: number } | undefined => {
+const statOf = (pid: string): { readonly state: string; readonly ppid: number; readonly pgrp: number } | undefined => {
   try {
     const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return { state: fields[0] ?? "", pgrp: Number(fields[2]) }
+    return { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) }
   } catch {
     return undefined
+  }
+}
+
+const pidEntries = (): ReadonlyArray<string> =>
+  NodeFs.readdirSync("/proc").filter((entry) => entry.charCodeAt(0) >= 48 && entry.charCodeAt(0) <= 57)
+
+/**
+ * Sends `signal` to the members of group `pgid` except its leader (a PID-namespace runner) and the
+ * leader's direct children (the namespace's init), so the runner keeps the namespace up while the
+ * command inside handles the signal. Vanished members are not an error.
+ *
+ * @since 0.1.0
+ */
+export const signalNamespaceMembersSync = (pgid: number, signal: GroupSignal): void => {
+  for (const entry of pidEntries()) {
+    const pid = Number(entry)
+    if (pid === pgid) continue
+    const stat = statOf(entry)
+    if (stat === undefined || stat.pgrp !== pgid || stat.ppid === pgid) continue
+    try {
+      process.kill(pid, signal)
+    } catch (error) {
+      const code = errnoCode(error)
+      if (code !== "ESRCH" && code !== "EPERM") throw error
+    }
   }
 }
 
@@ -61,8 +86,7 @@ export const groupAliveSync = (pgid: number): boolean => {
     if (errnoCode(error) !== "EPERM") return false
   }
   if (process.platform !== "linux") return true
-  for (const entry of NodeFs.readdirSync("/proc")) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+  for (const entry of pidEntries()) {
     const stat = statOf(entry)
     if (stat !== undefined && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X") return true
   }
@@ -139,7 +163,9 @@ const make = Effect.gen(function*() {
         const shell = shellInvocation(options.command)
         let child: ChildProcess.ChildProcess
         try {
-          child = ChildProcess.spawn("bash", shell.args, {
+          const bash = ["bash", ...shell.args]
+          const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
+          child = ChildProcess.spawn(file!, args, {
             cwd: options.cwd,
             env: options.env,
             detached: true,
@@ -189,7 +215,12 @@ const make = Effect.gen(function*() {
             stdout: readPipe(child.stdout!),
             stderr: readPipe(child.stderr!),
             exit: Deferred.await(exited),
-            signalGroup: (signal: GroupSignal) => Effect.sync(() => signalGroupSync(pid, signal)),
+            signalGroup: (signal: GroupSignal) =>
+              Effect.sync(() =>
+                signal === "SIGTERM" && options.wrapper?.pidNamespace === true
+                  ? signalNamespaceMembersSync(pid, signal)
+                  : signalGroupSync(pid, signal)
+              ),
             groupAlive: Effect.sync(() => groupAliveSync(pid))
           }
         })

@@ -220,18 +220,44 @@ export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError
 }
 
 /**
+ * The exact refusal of a confined mode when no sandbox runner is usable (CONTRACT §7).
+ *
+ * @since 0.1.0
+ */
+export const sandboxUnavailableText = (mode: SandboxMode): string =>
+  `sandbox mode "${mode}" is requested but no sandbox backend is usable on this host; refusing to run the command unconfined. Install bubblewrap or run a Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL restricted-token runner can start (Windows) — otherwise switch the consumer to danger-full-access.`
+
+/**
+ * The sandbox could not confine the command, so it did not run: no usable runner (fail closed), or
+ * the runner itself failed (`runnerFailure`, its stderr line).
+ *
+ * @since 0.1.0
+ */
+export class SandboxUnavailableError extends Data.TaggedError("SandboxUnavailableError")<{
+  readonly mode: SandboxMode
+  readonly runnerFailure?: string
+}> {
+  /** The reference's error code. */
+  readonly code = "SANDBOX_UNAVAILABLE"
+  override get message(): string {
+    const text = sandboxUnavailableText(this.mode)
+    return this.runnerFailure === undefined ? text : `${text} Runner failure: ${this.runnerFailure}`
+  }
+}
+
+/**
  * Why a foreground call failed: only infrastructure faults, never the command's own failure.
  *
  * @since 0.1.0
  */
-export type BashRunError = BashRequestError | AbortedBeforeSpawnError | SpawnError
+export type BashRunError = BashRequestError | AbortedBeforeSpawnError | SpawnError | SandboxUnavailableError
 
 /**
  * Why a background start failed.
  *
  * @since 0.1.0
  */
-export type BashStartError = BashRequestError | AbortedBeforeSpawnError | BackgroundLimitError
+export type BashStartError = BashRequestError | AbortedBeforeSpawnError | BackgroundLimitError | SandboxUnavailableError
 
 /**
  * The executor seam.

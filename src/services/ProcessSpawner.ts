@@ -17,8 +17,27 @@ import { Context, Data } from "effect"
 export type GroupSignal = "SIGTERM" | "SIGKILL"
 
 /**
- * What to start: `bash -c <command>` in `cwd` with exactly `env`. The command is never read as
- * bash's options (`--version` is a command), and may be longer than the OS allows an argument.
+ * A runner the shell is started through (e.g. bubblewrap): `argv` comes first and the usual bash
+ * invocation follows it, so `argv` ends with the runner's own `--`. The runner receives the same
+ * `env`, `cwd` and fds as the shell would.
+ *
+ * @since 0.1.0
+ */
+export interface SpawnWrapper {
+  readonly argv: ReadonlyArray<string>
+  /**
+   * The runner (the group leader) starts a PID namespace whose init is its direct child. SIGTERM then
+   * goes to the group's other members only: a TERM to the runner would tear the namespace down
+   * before the command could handle it. SIGKILL still goes to the whole group, and the namespace
+   * dies with its runner.
+   */
+  readonly pidNamespace: boolean
+}
+
+/**
+ * What to start: `bash -c <command>` in `cwd` with exactly `env`, through `wrapper` when given. The
+ * command is never read as bash's options (`--version` is a command), and may be longer than the OS
+ * allows an argument.
  *
  * @since 0.1.0
  */
@@ -28,6 +47,7 @@ export interface SpawnOptions {
   readonly env: Readonly<Record<string, string>>
   /** Written to fd 0 and then closed; when absent fd 0 is `/dev/null`. */
   readonly stdin?: string | Uint8Array
+  readonly wrapper?: SpawnWrapper
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The live {@link AgentTools}: `bash` over the composed executor, plus the task tools when a task
- * runtime is composed. Approval, Tasks and SessionPersistence are optional; each call is recorded
+ * runtime is composed. Approval, Tasks, SandboxSessions and SessionPersistence are optional; each call is recorded
  * when persistence is composed, so replays never parse text.
  *
  * @since 0.1.0
@@ -11,6 +11,7 @@ import { Approval } from "../services/Approval.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { capEchoed } from "../services/requestChecks.js"
+import { SandboxSessions } from "../services/SandboxSessions.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolCallResult } from "./AgentTools.js"
@@ -45,6 +46,7 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
     const tasks = yield* Effect.serviceOption(Tasks)
     const approval = yield* Effect.serviceOption(Approval)
     const persistence = yield* Effect.serviceOption(SessionPersistence)
+    const sessions = yield* Effect.serviceOption(SandboxSessions)
     const notices = new PendingNotices()
     if (Option.isSome(tasks)) {
       // The task tools are the runtime's control surface for as long as this layer lives, and this
@@ -61,6 +63,7 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
         env,
         tasks,
         approval,
+        sessions,
         enableRunInBackground: config.enableRunInBackground ?? true
       }),
       ...(Option.isSome(tasks) ? makeTaskTools(tasks.value) : [])

@@ -8,6 +8,7 @@ import { Effect, Either, Option } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecRequest, BashExecSpec, BashExecutor, BashRunError, BashStartError } from "../services/BashExecutor.js"
+import type { SandboxSessions } from "../services/SandboxSessions.js"
 import type { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext } from "./AgentTools.js"
 import { ToolError } from "./AgentTools.js"
@@ -43,6 +44,8 @@ export interface BashToolDeps {
   readonly env: BashEnvRegistry["Type"]
   readonly tasks: Option.Option<Tasks["Type"]>
   readonly approval: Option.Option<Approval["Type"]>
+  /** Standing per-session modes; without it every call starts from the executor's default. */
+  readonly sessions: Option.Option<SandboxSessions["Type"]>
   readonly enableRunInBackground: boolean
 }
 
@@ -65,11 +68,15 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
   /** Everything before the process starts: approval, placement, the managed environment, defaults. */
   const prepare = (args: BashArgs, call: ToolCallContext, extra: Partial<BashExecRequest>) =>
     Effect.gen(function*() {
-      const mode = args.escalation === undefined || executor.sandboxMode === undefined
-        ? executor.sandboxMode
+      // Mode order: an approved one-shot escalation, then the session's override, then the default.
+      const standing = Option.isSome(deps.sessions)
+        ? yield* deps.sessions.value.standingMode(call.session?.id)
+        : executor.sandboxMode
+      const mode = args.escalation === undefined || standing === undefined
+        ? standing
         : yield* approveEscalation(deps.approval, {
           escalation: args.escalation,
-          current: executor.sandboxMode,
+          current: standing,
           command: args.command,
           callId: call.callId,
           session: call.session

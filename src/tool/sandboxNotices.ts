@@ -22,7 +22,7 @@ export const escalationHint =
 export const sandboxNotices = (facts: SandboxFacts | undefined, escalationOffered: boolean): ReadonlyArray<string> => {
   if (facts === undefined) return []
   if (facts.runnerFailed === true) {
-    return [`[sandbox: the sandbox runner failed under ${facts.mode} mode; the command did not run — a sandbox problem, not a command failure]`]
+    return [`[sandbox: the sandbox runner itself failed under ${facts.mode} mode — the command did not run; this is a sandbox problem, not a command failure]`]
   }
   if (!facts.denied) return []
   const denial = `[sandbox: file access denied under ${facts.mode} mode]`

@@ -59,12 +59,15 @@ export class StreamCollector {
     readonly stream: "stdout" | "stderr",
     private readonly budget: number,
     private readonly maxSpillBytes: number,
-    private readonly store: SpillStore
+    private readonly store: SpillStore,
+    /** Sees every chunk of the whole stream as it arrives (e.g. a runner's denial watch). */
+    private readonly observer?: { readonly feed: (chunk: Uint8Array) => void }
   ) {}
 
   /** Adds a chunk; opens, feeds or abandons the spill file as the totals require. */
   append(chunk: Uint8Array): Effect.Effect<void> {
     if (chunk.length === 0) return Effect.void
+    this.observer?.feed(chunk)
     const before = this.total
     const spillWork = this.spillFor(chunk, before)
     this.total += chunk.length

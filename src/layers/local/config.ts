@@ -45,6 +45,13 @@ export interface LocalBashExecutorConfig {
   readonly maxBackground: number
   /** How many finished background processes stay tracked (`ownerOf`). */
   readonly maxFinishedBackground: number
+  /**
+   * Run every command in its own PID namespace (bubblewrap, no file confinement), so nothing it
+   * starts outlives the call. Contained commands cannot see or signal the host's other processes.
+   */
+  readonly contain: boolean
+  /** The bubblewrap binary, for `contain` and the sandboxing executor; found on `PATH` by default. */
+  readonly bwrapPath: string
 }
 
 /**
@@ -66,7 +73,9 @@ export const defaults: LocalBashExecutorConfig = {
   envDeny: [],
   escalation: undefined,
   maxBackground: 16,
-  maxFinishedBackground: 64
+  maxFinishedBackground: 64,
+  contain: false,
+  bwrapPath: "bwrap"
 }
 
 /**
@@ -151,7 +160,9 @@ export const fromEnvironment: Config.Config<Partial<LocalBashExecutorConfig>> = 
   envAllow: list("ENV_ALLOW"),
   envDeny: list("ENV_DENY"),
   maxBackground: optionalNumber("MAX_BACKGROUND"),
-  maxFinishedBackground: optionalNumber("MAX_FINISHED_BACKGROUND")
+  maxFinishedBackground: optionalNumber("MAX_FINISHED_BACKGROUND"),
+  contain: Config.option(Config.boolean("CONTAIN")),
+  bwrapPath: Config.option(Config.string("BWRAP_PATH"))
 }).pipe(
   Config.map((options) =>
     Object.fromEntries(

@@ -7,9 +7,16 @@
  * @since 0.1.0
  */
 import { Deferred, Effect, FiberSet } from "effect"
-import type { BashExecRequest, BashExecSpec, BashProcessState, BashRunResult } from "../../services/BashExecutor.js"
-import { BackgroundLimitError, BashExecutor } from "../../services/BashExecutor.js"
-import type { SpawnedProcess, SpawnOptions } from "../../services/ProcessSpawner.js"
+import type {
+  BashExecRequest,
+  BashExecSpec,
+  BashProcessState,
+  BashRunResult,
+  SandboxFacts,
+  SandboxMode
+} from "../../services/BashExecutor.js"
+import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../services/BashExecutor.js"
+import type { ProcessExit, SpawnedProcess, SpawnOptions, SpawnWrapper } from "../../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry, settledState, toHandle } from "./background.js"
@@ -17,6 +24,8 @@ import type { LocalBashExecutorConfig } from "./config.js"
 import { buildEnv, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
 import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
+import type { RunnerDialect } from "./RunnerWatch.js"
+import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
@@ -24,11 +33,63 @@ import { supervise } from "./supervise.js"
 const encoder = new TextEncoder()
 
 /**
- * The executor over a resolved config: everything but the layer wiring.
+ * How one call is launched: the runner its shell is started through, and the sandbox it reports.
  *
  * @since 0.1.0
  */
-export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
+export interface Launch {
+  readonly wrapper?: SpawnWrapper
+  /** Present for a confining executor, even when this call runs unconfined. */
+  readonly sandbox?: {
+    readonly mode: SandboxMode
+    readonly enforcement?: "full" | "partial"
+    /** How the runner reports denials and its own failures; absent when no runner is used. */
+    readonly dialect?: RunnerDialect
+  }
+}
+
+/**
+ * What makes one executor differ from another: only how a spec is launched.
+ *
+ * @since 0.1.0
+ */
+export interface Confinement {
+  /** Reported as the executor's `sandboxMode`. */
+  readonly sandboxMode: SandboxMode | undefined
+  /** Fails closed when the call's mode cannot be enforced here. */
+  readonly launch: (spec: BashExecSpec) => Effect.Effect<Launch, SandboxUnavailableError>
+}
+
+/**
+ * The plain local launch: `bash -c` with no runner and no sandbox.
+ *
+ * @since 0.1.0
+ */
+export const unconfined: Confinement = { sandboxMode: undefined, launch: () => Effect.succeed({}) }
+
+/** The sandbox facts of a settled run, and the runner's failure line if the runner broke. */
+const judge = (
+  sandbox: NonNullable<Launch["sandbox"]>,
+  watch: RunnerWatch | undefined,
+  exit: ProcessExit
+): { readonly facts: SandboxFacts; readonly runnerFailure: string | undefined } => {
+  const failed = exit.exitCode !== 0
+  const runnerFailure = failed ? watch?.runnerFailure : undefined
+  const facts: SandboxFacts = {
+    mode: sandbox.mode,
+    denied: failed && runnerFailure === undefined && watch?.denied === true,
+    ...(sandbox.enforcement === undefined ? {} : { enforcement: sandbox.enforcement }),
+    ...(runnerFailure === undefined ? {} : { runnerFailed: true })
+  }
+  return { facts, runnerFailure }
+}
+
+/**
+ * The executor over a resolved config and a confinement: everything but the layer wiring.
+ *
+ * @since 0.1.0
+ */
+export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: Confinement = unconfined) =>
   Effect.gen(function*() {
     const spawner = yield* ProcessSpawner
     const spills = yield* makeSpillStore({
@@ -69,17 +130,22 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
         yield* refuseIfAborted(spec)
       })
 
-    const spawnOptions = (spec: BashExecSpec): SpawnOptions => ({
+    // The runner gets the scrubbed env too: inside a PID namespace `/proc/1/environ` is the runner's.
+    const spawnOptions = (spec: BashExecSpec, launch: Launch): SpawnOptions => ({
       command: spec.command,
       cwd: spec.workdir,
       env: buildEnv(process.env, scrub, spec.env, spec.dshEnv),
-      ...(spec.stdin === undefined ? {} : { stdin: spec.stdin })
+      ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
+      ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
     })
 
-    const collectors = (spec: BashExecSpec) => ({
+    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined) => ({
       stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills),
-      stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills)
+      stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills, watch)
     })
+
+    const watchFor = (launch: Launch) =>
+      launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
 
     const resolve = Effect.fn("BashExecutor.resolve")(function*(request: BashExecRequest) {
       const spec = yield* resolveSpec(config, request)
@@ -91,37 +157,46 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
     const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
       yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
       yield* checkSpec(spec)
-      return yield* Effect.scoped(
+      const launch = yield* confinement.launch(spec)
+      const watch = watchFor(launch)
+      const supervised = yield* Effect.scoped(
         Effect.gen(function*() {
-          const process = yield* spawner.spawn(spawnOptions(spec))
+          const process = yield* spawner.spawn(spawnOptions(spec, launch))
           foreground.add(process)
           yield* Effect.addFinalizer(() => Effect.sync(() => foreground.delete(process)))
-          const supervised = yield* supervise({
+          return yield* supervise({
             process,
-            ...collectors(spec),
+            ...collectors(spec, watch),
             graceMs: config.graceMs,
             escalation,
             timeoutMs: spec.timeoutMs,
             ...(spec.signal === undefined ? {} : { signal: spec.signal })
           })
-          const result: BashRunResult = {
-            exitCode: supervised.exit.exitCode,
-            signal: supervised.exit.signal,
-            timedOut: supervised.cause === "timeout",
-            aborted: supervised.cause === "abort",
-            timeoutMs: spec.timeoutMs,
-            stdout: supervised.stdout,
-            stderr: supervised.stderr
-          }
-          return result
         })
       )
+      const sandbox = launch.sandbox === undefined ? undefined : judge(launch.sandbox, watch, supervised.exit)
+      if (sandbox?.runnerFailure !== undefined) {
+        return yield* new SandboxUnavailableError({ mode: sandbox.facts.mode, runnerFailure: sandbox.runnerFailure })
+      }
+      const result: BashRunResult = {
+        exitCode: supervised.exit.exitCode,
+        signal: supervised.exit.signal,
+        timedOut: supervised.cause === "timeout",
+        aborted: supervised.cause === "abort",
+        timeoutMs: spec.timeoutMs,
+        stdout: supervised.stdout,
+        stderr: supervised.stderr,
+        ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
+      }
+      return result
     })
 
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
       yield* checkSpec(spec)
       if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
-      const output = collectors(spec)
+      const launch = yield* confinement.launch(spec)
+      const watch = watchFor(launch)
+      const output = collectors(spec, watch)
       const entry: BackgroundEntry = {
         id: registry.nextId(),
         owner: spec.owner,
@@ -140,7 +215,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
         })
       const lifecycle = Effect.scoped(
         Effect.gen(function*() {
-          const process = yield* spawner.spawn(spawnOptions(spec))
+          const process = yield* spawner.spawn(spawnOptions(spec, launch))
           const supervised = yield* supervise({
             process,
             ...output,
@@ -149,7 +224,9 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
             killRequest: Deferred.await(entry.killRequest),
             ...(spec.signal === undefined ? {} : { signal: spec.signal })
           })
-          return settledState(supervised)
+          const state = settledState(supervised)
+          if (launch.sandbox === undefined) return state
+          return { ...state, sandbox: judge(launch.sandbox, watch, supervised.exit).facts }
         })
       ).pipe(
         Effect.catchTag("SpawnError", (error) =>
@@ -165,7 +242,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig) =>
     })
 
     return BashExecutor.of({
-      sandboxMode: undefined,
+      sandboxMode: confinement.sandboxMode,
       resolve,
       run,
       start,

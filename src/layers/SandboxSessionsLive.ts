@@ -1,0 +1,54 @@
+/**
+ * In-memory {@link SandboxSessions}: overrides live as long as the layer.
+ *
+ * @since 0.1.0
+ */
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { Effect, Layer, Option } from "effect"
+import type { SandboxMode } from "../services/BashExecutor.js"
+import { BashExecutor } from "../services/BashExecutor.js"
+import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
+
+// The workspace root as placement computes it: the session's canonical cwd, else the executor's default.
+const canonical = (dir: string): string => {
+  try {
+    return NodeFs.realpathSync(dir)
+  } catch {
+    return NodePath.resolve(dir)
+  }
+}
+
+const make = Effect.gen(function*() {
+  const executor = yield* BashExecutor
+  const overrides = new Map<string, SandboxMode>()
+  const defaultRoot = yield* executor.resolve({ command: ":" }).pipe(
+    Effect.map((spec) => spec.workdir),
+    Effect.orElseSucceed(() => process.cwd())
+  )
+  const standing = (session: string | undefined): SandboxMode | undefined =>
+    executor.sandboxMode === undefined ? undefined : (session === undefined ? undefined : overrides.get(session)) ?? executor.sandboxMode
+  return SandboxSessions.of({
+    setMode: Effect.fn("SandboxSessions.setMode")(function*(session: string, mode: SandboxMode | undefined) {
+      yield* Effect.annotateCurrentSpan({ "sandbox.session": session, "sandbox.mode": mode ?? "default" })
+      if (mode === undefined) overrides.delete(session)
+      else overrides.set(session, mode)
+    }),
+    modeOf: (session) => Effect.sync(() => Option.fromNullable(overrides.get(session))),
+    standingMode: (session) => Effect.sync(() => standing(session)),
+    policyText: (session) => {
+      const mode = standing(session?.id)
+      return mode === undefined ? undefined : sandboxPolicyText(mode, canonical(session?.cwd ?? defaultRoot))
+    }
+  })
+})
+
+/**
+ * The live session modes.
+ *
+ * @since 0.1.0
+ */
+export const SandboxSessionsLive = {
+  /** Needs the executor (its default mode and workdir). */
+  layer: Layer.effect(SandboxSessions, make)
+} as const

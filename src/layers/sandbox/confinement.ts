@@ -1,0 +1,109 @@
+/**
+ * The launches of the two bubblewrap-backed executors: containment for the local executor (a PID
+ * namespace, no file confinement), and the sandbox's per-call confinement (CONTRACT §7), which fails
+ * closed when the runner is not usable.
+ *
+ * @since 0.1.0
+ */
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import type { Scope } from "effect"
+import { Deferred, Effect } from "effect"
+import type { BashExecSpec } from "../../services/BashExecutor.js"
+import { SandboxUnavailableError } from "../../services/BashExecutor.js"
+import { ProcessSpawner } from "../../services/ProcessSpawner.js"
+import type { Confinement, Launch } from "../local/executorCore.js"
+import { unconfined } from "../local/executorCore.js"
+import type { LocalBashExecutorConfig } from "../local/config.js"
+import { LocalBashExecutorConfigError } from "../local/config.js"
+import { bwrapDialect, confinedWrapper, containWrapper, maskArgs } from "./bwrap.js"
+import type { SandboxBashExecutorConfig } from "./config.js"
+import { probeRunner } from "./probe.js"
+
+const defaultProbeTimeoutMs = 5_000
+
+/**
+ * The local executor's launch: unconfined, or contained when `contain` is set — then the runner is
+ * probed now and the layer fails to build if it cannot start (never silently uncontained).
+ *
+ * @since 0.1.0
+ */
+export const localConfinement = (
+  config: LocalBashExecutorConfig
+): Effect.Effect<Confinement, LocalBashExecutorConfigError, ProcessSpawner> =>
+  Effect.gen(function*() {
+    if (!config.contain) return unconfined
+    const wrapper = containWrapper(config.bwrapPath)
+    const failure = yield* probeRunner(wrapper, defaultProbeTimeoutMs, config.graceMs)
+    if (failure !== undefined) {
+      return yield* new LocalBashExecutorConfigError({
+        field: "contain",
+        message:
+          `bash-local: contain needs bubblewrap, but ${JSON.stringify(config.bwrapPath)} cannot start (${failure}); install the bubblewrap package or turn contain off`
+      })
+    }
+    const launch: Launch = { wrapper }
+    return { sandboxMode: undefined, launch: () => Effect.succeed(launch) } satisfies Confinement
+  })
+
+// A path's filesystem identity; one that cannot be resolved stays as given, and the runner reports it.
+const canonical = (dir: string): string => {
+  try {
+    return NodeFs.realpathSync(dir)
+  } catch {
+    return NodePath.resolve(dir)
+  }
+}
+
+/**
+ * The sandbox's launch. The runner is probed on the first confined call, once: later calls reuse
+ * the answer. The probe runs in the layer's scope, so a caller interrupted while it runs (an abort)
+ * leaves it to finish for the next caller.
+ *
+ * @since 0.1.0
+ */
+export const sandboxConfinement = (
+  config: SandboxBashExecutorConfig
+): Effect.Effect<Confinement, never, ProcessSpawner | Scope.Scope> =>
+  Effect.gen(function*() {
+    const spawner = yield* ProcessSpawner
+    const layerScope = yield* Effect.scope
+    const home = config.home ?? NodeOs.homedir()
+    const profileOf = (mode: "read-only" | "workspace-write", workspaceRoot: string) =>
+      confinedWrapper({
+        bwrapPath: config.bwrapPath,
+        mode,
+        workspaceRoot,
+        network: config.network,
+        masks: maskArgs(config.hide, home)
+      })
+    const verdict = yield* Deferred.make<boolean>()
+    let probing = false
+    const probe = probeRunner(profileOf("read-only", "/"), config.probeTimeoutMs, config.graceMs).pipe(
+      Effect.tap((failure) =>
+        failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
+      ),
+      Effect.flatMap((failure) => Deferred.succeed(verdict, failure === undefined)),
+      Effect.provideService(ProcessSpawner, spawner)
+    )
+    const usable = Effect.suspend(() => {
+      if (probing) return Deferred.await(verdict)
+      probing = true
+      return Effect.forkIn(probe, layerScope).pipe(Effect.zipRight(Deferred.await(verdict)))
+    })
+    const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
+
+    const launch = (spec: BashExecSpec) =>
+      Effect.gen(function*() {
+        const mode = spec.sandboxPolicy?.mode ?? config.sandboxMode
+        if (mode === "danger-full-access") return { ...contained, sandbox: { mode } } satisfies Launch
+        if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
+        const root = spec.sandboxPolicy?.workspaceRoot ?? canonical(config.workspaceRoot ?? config.cwd ?? process.cwd())
+        return {
+          wrapper: profileOf(mode, root),
+          sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
+        } satisfies Launch
+      })
+    return { sandboxMode: config.sandboxMode, launch } satisfies Confinement
+  })

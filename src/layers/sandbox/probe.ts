@@ -1,0 +1,52 @@
+/**
+ * The runner's usability probe: `<runner> -- bash -c true` through the `ProcessSpawner`, bounded in
+ * time on the Clock.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Option, Stream } from "effect"
+import type { SpawnWrapper } from "../../services/ProcessSpawner.js"
+import { ProcessSpawner } from "../../services/ProcessSpawner.js"
+import { killGroup } from "../local/killGroup.js"
+
+const decoder = new TextDecoder()
+
+/**
+ * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
+ *
+ * @since 0.1.0
+ */
+export const probeRunner = (
+  wrapper: SpawnWrapper,
+  timeoutMs: number,
+  graceMs: number
+): Effect.Effect<string | undefined, never, ProcessSpawner> =>
+  Effect.gen(function*() {
+    const spawner = yield* ProcessSpawner
+    const process = yield* spawner.spawn({
+      command: "true",
+      cwd: "/",
+      env: { PATH: globalThis.process.env.PATH ?? "/usr/bin:/bin" },
+      wrapper
+    })
+    // Interrupted (the layer closing): the probe's process goes through the kill path too.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
+    )
+    const stderr = Stream.runFold(process.stderr, "", (text, chunk) => text + decoder.decode(chunk))
+    const outcome = yield* Effect.all([process.exit, stderr, Stream.runDrain(process.stdout)], {
+      concurrency: "unbounded"
+    }).pipe(Effect.timeoutOption(timeoutMs))
+    if (Option.isNone(outcome)) {
+      yield* killGroup(process, graceMs)
+      return `it did not finish within ${timeoutMs}ms`
+    }
+    const [exit, text] = outcome.value
+    if (exit.exitCode === 0) return undefined
+    const line = text.split("\n").find((candidate) => candidate.trim() !== "")
+    return line ?? `it exited with ${exit.exitCode ?? exit.signal}`
+  }).pipe(
+    Effect.scoped,
+    Effect.catchTag("SpawnError", (error) => Effect.succeed(error.message)),
+    Effect.withSpan("BashExecutor.probeRunner")
+  )
