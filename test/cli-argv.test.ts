@@ -23,6 +23,12 @@ describe("run's command line", () => {
       expect(yield* checked("--log-level", "debug", "run", "-h")).toEqual(["--log-level", "debug", "run", "-h"])
     }))
 
+  it.effect("--contain takes no value: the word after it is the command", () =>
+    Effect.gen(function*() {
+      expect(yield* checked("run", "--contain", "pwd")).toEqual(["run", "--contain", "--", "pwd"])
+      expect(yield* checked("run", "--contain", "--", "pwd")).toEqual(["run", "--contain", "--", "pwd"])
+    }))
+
   it.effect("leaves an explicit -- and everything after it alone", () =>
     Effect.gen(function*() {
       expect(yield* checked("run", "--json", "--", "--version", "--json")).toEqual(["run", "--json", "--", "--version", "--json"])

@@ -26,7 +26,7 @@ describe.skipIf(!bwrapUsable)("effect-bash run --sandbox / --contain", () => {
         "[stderr]\nbash: line 1: file.txt: Read-only file system\n" +
           "[sandbox: file access denied under read-only mode]\n" +
           "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]\n" +
-          "[exit code: 1]"
+          "[exit code: 1]\n"
       )
       expect(existsSync(join(workdir, "file.txt"))).toBe(false)
     }))
@@ -43,7 +43,7 @@ describe.skipIf(!bwrapUsable)("effect-bash run --sandbox / --contain", () => {
     Effect.gen(function*() {
       const secret = { AWS_SECRET_ACCESS_KEY: "s" }
       expect((yield* run(["--", readSecret], secret)).stdout).toBe("1\n")
-      expect((yield* run(["--contain", "--", readSecret], secret)).stdout).toBe("0\n[exit code: 1]")
+      expect((yield* run(["--contain", "--", readSecret], secret)).stdout).toBe("0\n[exit code: 1]\n")
     }))
 
   it.live("--network none applies only with --sandbox", () =>

@@ -248,14 +248,6 @@ describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
       expect(withMarker(seconds)).toEqual([])
     }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs, contain: true }))))
 
-  it.live("without it, a setsid escapee survives the call (what contain is for)", () =>
-    Effect.gen(function*() {
-      const seconds = uniqueSleep()
-      const result = yield* run({ command: `setsid sleep ${seconds} > /dev/null 2>&1 & echo $!` })
-      expect(withMarker(seconds).length).toBe(1)
-      process.kill(Number(result.stdout.text.trim()), "SIGKILL")
-    }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs }))))
-
   it.live("a missing runner fails the layer's build with a clear message", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Layer.build(LocalBashExecutor.layer({ contain: true, bwrapPath: "/nonexistent/bwrap" })).pipe(Effect.scoped))

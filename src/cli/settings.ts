@@ -67,14 +67,17 @@ const sandboxModes: ReadonlyArray<SandboxMode> = ["read-only", "workspace-write"
 
 const numericFields: ReadonlyArray<NumericField> = numericSettings
 
+const booleanFlags: ReadonlyArray<string> = [names.keepSpillFiles.flag, names.contain.flag]
+
 /**
- * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`).
+ * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`,
+ * `--contain`).
  *
  * @since 0.1.0
  */
 export const settingsFlagNames = {
-  valued: Object.values(names).map((name) => name.flag).filter((flag) => flag !== names.keepSpillFiles.flag),
-  boolean: [names.keepSpillFiles.flag]
+  valued: Object.values(names).map((name) => name.flag).filter((flag) => !booleanFlags.includes(flag)),
+  boolean: booleanFlags
 } as const
 
 const numberFlag = (field: NumericField, description: string) =>
