@@ -4,6 +4,8 @@
  * directory behind; and a new layer sweeps the spill directories of hosts that died before.
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Logger, Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
@@ -16,8 +18,8 @@ import { FakeProcessSpawner } from "../src/testing/FakeProcessSpawner.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../src/layers/local/spillOwner.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
-import { cleanEnv, startCli } from "./cli-support.js"
-import { liveMembers } from "./support/processes.js"
+import { cleanEnv, cliPath, startCli } from "./cli-support.js"
+import { isAlive, liveMembers } from "./support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "fixtures", "host.mjs")
 
@@ -127,6 +129,39 @@ describe("host death", () => {
       expect({ code: outcome.code, signal: outcome.signal }).toEqual({ code: 129, signal: null })
       expect(liveMembers(pgid!)).toEqual([])
       expect(fs.readdirSync(spillParent)).toEqual([])
+    }), { timeout: 40_000 })
+
+  it.scopedLive("SIGHUP of `effect-bash mcp` shuts it down like SIGTERM: its command gets TERM, nothing survives", () =>
+    Effect.gen(function*() {
+      const workdir = yield* scopedTempDir("mcp")
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [cliPath, "mcp", "--workdir", workdir],
+        env: cleanEnv({ EFFECT_BASH_GRACE_MS: "300" }),
+        stderr: "ignore"
+      })
+      const client = new Client({ name: "host-death-test", version: "0.0.0" })
+      yield* Effect.promise(() => client.connect(transport))
+      yield* Effect.addFinalizer(() => Effect.tryPromise(() => client.close()).pipe(Effect.ignore))
+      const server = transport.pid!
+      // The shell notes a SIGTERM (which only an orderly shutdown sends first) and waits on a child.
+      const command = `echo $$ > pid; trap 'echo TERM >> signals' TERM; sleep 100 & wait`
+      yield* Effect.fork(
+        Effect.tryPromise(() =>
+          client.callTool({ name: "bash", arguments: { command, description: "wait for the host", timeoutMs: 60_000 } })
+        ).pipe(Effect.ignore)
+      )
+      const pidFile = path.join(workdir, "pid")
+      expect(yield* eventually(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"), (ok) => ok, startupAttempts))
+        .toBe(true)
+      const pgid = Number(fs.readFileSync(pidFile, "utf8"))
+      expect(yield* eventually(() => liveMembers(pgid).length, (count) => count === 2)).toBe(2)
+      const descendants = childGroups(server)
+
+      process.kill(server, "SIGHUP")
+      expect(yield* eventually(() => isAlive(server), (alive) => !alive, 1_000)).toBe(false)
+      expect(yield* eventually(() => survivors(descendants), (left) => left.length === 0)).toEqual([])
+      expect(fs.readFileSync(path.join(workdir, "signals"), "utf8")).toBe("TERM\n")
     }), { timeout: 40_000 })
 })
 
