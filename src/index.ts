@@ -39,6 +39,7 @@ export { bashRunResult, ScriptedBashExecutor, untilAborted } from "./layers/Scri
 export * from "./tool/AgentTools.js"
 export { AgentToolsLive } from "./tool/AgentToolsLive.js"
 export type { AgentToolsLiveConfig } from "./tool/AgentToolsLive.js"
+export * from "./tool/CompletionNotices.js"
 export { BashToolkit, CurrentToolSession } from "./tool/BashToolkit.js"
 export type { BashAiTool, BashToolkitWithHandler } from "./tool/BashToolkit.js"
 export type { BashToolValue } from "./tool/BashToolValue.js"

@@ -13,6 +13,7 @@ import type { BashExecutor } from "../services/BashExecutor.js"
 import type { SessionPersistence } from "../services/SessionPersistence.js"
 import type { Tasks } from "../services/Tasks.js"
 import type { AgentTools } from "../tool/AgentTools.js"
+import type { CompletionNotices } from "../tool/CompletionNotices.js"
 import { AgentToolsLive } from "../tool/AgentToolsLive.js"
 import { BashEnvRegistryLive } from "./BashEnvRegistryLive.js"
 import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "./LocalBashExecutor.js"
@@ -57,7 +58,13 @@ export interface BashStackOverrides {
  *
  * @since 0.1.0
  */
-export type BashStackServices = AgentTools | BashExecutor | BashEnvRegistry | Tasks | SessionPersistence
+export type BashStackServices =
+  | AgentTools
+  | CompletionNotices
+  | BashExecutor
+  | BashEnvRegistry
+  | Tasks
+  | SessionPersistence
 
 /**
  * The graph as one Layer.
