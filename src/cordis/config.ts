@@ -49,7 +49,18 @@ export const EffectBashConfigFields = Schema.Struct({
   /** Where session JSONL files live, when the host has no `sessionPersistence` service. */
   sessionJsonlDir: optional(Schema.String),
   /** Register the tools and the prompt section with a host tool registry (default true). */
-  registerTools: optional(Schema.Boolean)
+  registerTools: optional(Schema.Boolean),
+  /**
+   * How a completion notice reaches an idle harness agent: `wakeup` opens a turn for it (at most 3 in
+   * a row until the user speaks), `quiet` only injects it into the agent's next step (default `wakeup`).
+   */
+  completionDelivery: optional(
+    Schema.String.pipe(
+      Schema.filter((mode): mode is "wakeup" | "quiet" => mode === "wakeup" || mode === "quiet", {
+        message: (issue) => `completionDelivery must be "wakeup" or "quiet", got ${JSON.stringify(issue.actual)}`
+      })
+    )
+  )
 }).annotations({ identifier: "EffectBashConfig" })
 
 /**
