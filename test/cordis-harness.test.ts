@@ -7,7 +7,6 @@ import { readFileSync, realpathSync } from "node:fs"
 import { join } from "node:path"
 import { Context } from "@deepseek-ai/cordis"
 import { SystemPrompt } from "@deepseek-ai/dsh-system-prompt"
-import { emitAgentEvent } from "@deepseek-ai/dsh-agent"
 import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash from "../src/cordis-adapter.js"
@@ -343,11 +342,13 @@ describe("completion notices through the harness agent", () => {
     return eventually(() => recording.delivered[before])
   }
 
+  /** The harness's `agent/inbox/claimed` event (dsh-agent emits it as an agent claims a message). */
   const claim = (agent: object, kind: "user" | "plugin") =>
-    emitAgentEvent(root as never, agent as never, "agent/inbox/claimed", {
+    (root as unknown as { emit(name: string, payload: unknown): void }).emit("agent/inbox/claimed", {
+      agent,
       message: { id: `m-${kind}`, role: "user", content: [], source: kind === "user" ? { kind } : { kind, plugin: "other" } },
       turn: 1
-    } as never)
+    })
 
   beforeEach(async () => {
     await loadHarness()
