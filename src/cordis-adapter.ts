@@ -1,9 +1,10 @@
 /**
- * effect-bash as a Cordis 4 plugin (`effect-bash/cordis`). It provides `ctx.bash` (the executor
- * seam with Promise methods), `ctx.bashEnv` (the managed environment; registrations belong to the
- * registering plugin) and `ctx.tasks` (background tasks), and — when the host has a harness tool
- * registry — registers `bash`, `task_output`, `task_list`, `task_kill` and the `tool:bash` prompt
- * section, following that registry and prompt service as they come and go.
+ * effect-bash as a Cordis 4 plugin (`effect-bash/cordis`). It provides `ctx.bash` (the reference
+ * executor seam: synchronous `resolve`/`start`/`ownerOf` and process handles, `run` a Promise),
+ * `ctx.bashEnv` (the managed environment; registrations belong to the registering plugin) and
+ * `ctx.tasks` (background tasks), and — when the host has a harness tool registry — registers `bash`,
+ * `task_output`, `task_list`, `task_kill` and the `tool:bash` prompt section, following that registry
+ * and prompt service as they come and go, and delivers completion notices to the owning agent.
  *
  * Nothing is imported from Cordis: the host is typed structurally, so the plugin runs under upstream
  * `cordis` 4 and the harness's fork alike.
@@ -11,7 +12,7 @@
  * ```ts
  * import EffectBash from "effect-bash/cordis"
  * await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
- * const result = await ctx.bash.run(await ctx.bash.resolve({ command: "echo hi" }))
+ * const result = await ctx.bash.run(ctx.bash.resolve({ command: "echo hi" }))
  * ```
  *
  * @since 0.1.0
@@ -60,7 +61,8 @@ export const name = "effect-bash"
 
 /**
  * Required services: none. The harness tool registry (`tools`), prompt service (`systemPrompt`),
- * `approval` and `sessionPersistence` are optional and followed when present.
+ * `approval` and `sessionPersistence` are optional and followed when present; a call's agent
+ * (`exec.agent`) with `inject`/`followup` receives its tasks' completion notices.
  *
  * @since 0.1.0
  */
