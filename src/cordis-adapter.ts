@@ -17,30 +17,23 @@
  *
  * @since 0.1.0
  */
-import { Effect, ManagedRuntime, Stream } from "effect"
+import { Effect, ManagedRuntime } from "effect"
 import { BashEnvRegistry } from "./services/BashEnvRegistry.js"
 import { BashExecutor } from "./services/BashExecutor.js"
 import { Tasks } from "./services/Tasks.js"
 import type { ToolCallContext } from "./tool/AgentTools.js"
 import { AgentTools } from "./tool/AgentTools.js"
 import { CompletionNotices } from "./tool/CompletionNotices.js"
-import { bashPromptText } from "./tool/descriptions.js"
 import { BashEnvFacade } from "./cordis/BashEnvFacade.js"
 import { makeBashFacade } from "./cordis/BashFacade.js"
 import { makeCallRunner } from "./cordis/CallRunner.js"
 import type { EffectBashConfig } from "./cordis/config.js"
 import { Config } from "./cordis/config.js"
-import { HarnessCalls, sessionOf } from "./cordis/HarnessCalls.js"
+import { HarnessCalls } from "./cordis/HarnessCalls.js"
+import { startHarnessNotices } from "./cordis/harnessNotices.js"
 import { toHarnessTool } from "./cordis/harnessTools.js"
-import type {
-  CordisContext,
-  HarnessAgent,
-  HarnessAssembleContext,
-  HarnessSystemPrompt,
-  HarnessToolRuntime
-} from "./cordis/host.js"
+import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./cordis/host.js"
 import { hostLookup } from "./cordis/hostLayers.js"
-import { NoticeDelivery, noticeTargetOf } from "./cordis/NoticeDelivery.js"
 import { cordisStackLayer } from "./cordis/stack.js"
 import { makeTasksFacade } from "./cordis/TasksFacade.js"
 
@@ -107,23 +100,14 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
 
     const invoke = (toolName: string, args: unknown, call: ToolCallContext) =>
       runner.run(tools.execute(toolName, args, call))
-    const delivery = new NoticeDelivery({
-      mode: config.completionDelivery ?? "wakeup",
+    const harnessNotices = startHarnessNotices(ctx, {
       plugin: name,
-      take: (session) => runner.runSync(notices.take(session)),
-      busy: (session) => calls.busy(session),
-      // Never throws: it may run at the end of a call, whose result must stand.
-      report: (error) => runner.readSync(Effect.logWarning("effect-bash: a completion notice was not delivered", error))
+      mode: config.completionDelivery ?? "wakeup",
+      runner,
+      calls,
+      notices,
+      background: config.enableRunInBackground !== false
     })
-    calls.observe({ started: (session, agent) => delivery.track(session, agent), settled: (session) => delivery.flush(session) })
-    // Ends with the runtime (interrupted as a call in flight at unload).
-    runner.run(Stream.runForEach(notices.arrivals, (session) => Effect.sync(() => delivery.flush(session))))
-      .catch(() => undefined)
-    const backgroundTasks = config.enableRunInBackground !== false
-    const promptText = (context: HarnessAssembleContext | undefined) =>
-      bashPromptText({
-        notices: backgroundTasks && noticeTargetOf(context?.agent) !== undefined && sessionOf(context?.agent) !== undefined
-      })
 
     // Child fibers: each (re)registers whenever its host service appears, and is undone with it.
     const effectBashTools = (scoped: CordisContext) => {
@@ -133,25 +117,14 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     const effectBashPrompt = (scoped: CordisContext) => {
       const prompt = scoped.get("systemPrompt") as HarnessSystemPrompt
       for (const section of tools.promptSections) {
-        prompt.section(section.name === "tool:bash" ? { ...section, text: promptText } : section)
+        prompt.section(section.name === "tool:bash" ? { ...section, text: harnessNotices.promptText } : section)
       }
     }
     yield ctx.inject(["tools"], effectBashTools).dispose
     yield ctx.inject(["systemPrompt"], effectBashPrompt).dispose
-    // A user-authored message refills its owner's wake budget; a disposed agent gets nothing more.
-    yield ctx.on("agent/inbox/claimed", (payload: { readonly agent?: HarnessAgent; readonly message?: unknown }) => {
-      const session = sessionOf(payload.agent)
-      if (session !== undefined && isUserAuthored(payload.message)) delivery.userInput(session.id)
-    })
-    yield ctx.on("agent/disposed", (payload: { readonly agent?: unknown }) => delivery.forget(payload.agent))
-    // Disposed first: an unloading plugin delivers nothing.
-    yield () => delivery.close()
+    for (const dispose of harnessNotices.disposers) yield dispose
   }, "effect-bash")
 }
-
-const isUserAuthored = (message: unknown): boolean =>
-  typeof message === "object" && message !== null &&
-  (message as { readonly source?: { readonly kind?: unknown } }).source?.kind === "user"
 
 /**
  * The plugin object: `ctx.plugin(EffectBash, config)`.
