@@ -147,15 +147,17 @@ describe("the augmentation of upstream cordis", () => {
 
   const usage = `
 import { Context } from "cordis"
+import EffectBash from "../src/cordis-adapter.js"
 import type { BashExecSpec } from "../src/services/BashExecutor.js"
 const ctx = new Context()
+await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
 const spec: BashExecSpec = ctx.bash.resolve({ command: "echo hi" })
 const found = ctx.get("bash")?.ownerOf("proc-1")
 const listed = ctx.bashEnv.list().length
 export { spec, found, listed }
 `
 
-  it("types ctx.bash, ctx.bashEnv and ctx.get(\"bash\")", () => {
+  it("types ctx.bash, ctx.bashEnv and ctx.get(\"bash\"), and ctx.plugin(EffectBash) type-checks", () => {
     expect(diagnostics(`import type {} from "../src/cordis/augment-cordis.js"\n${usage}`)).toEqual([])
     // Without it, the same file does not compile.
     expect(diagnostics(usage)).toContainEqual(expect.stringContaining("Property 'bash' does not exist"))

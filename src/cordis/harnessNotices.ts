@@ -11,7 +11,7 @@ import { bashPromptText } from "../tool/descriptions.js"
 import type { CallRunner } from "./CallRunner.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"
-import type { CordisContext, CordisDisposable, HarnessAgent, HarnessAssembleContext } from "./host.js"
+import type { CordisContext, CordisDisposable, CordisEvents, HarnessAgent, HarnessAssembleContext } from "./host.js"
 import type { CompletionDelivery } from "./NoticeDelivery.js"
 import { NoticeDelivery, noticeTargetOf } from "./NoticeDelivery.js"
 
@@ -62,14 +62,15 @@ export const startHarnessNotices = (ctx: CordisContext, options: HarnessNoticesO
   runner.run(Stream.runForEach(notices.arrivals, (session) => Effect.sync(() => delivery.flush(session))))
     .catch(() => undefined)
   // A user-authored message refills its owner's wake budget; a disposed agent gets nothing more.
-  const offClaimed = ctx.on(
+  const events = ctx as unknown as CordisEvents
+  const offClaimed = events.on(
     "agent/inbox/claimed",
     (payload: { readonly agent?: HarnessAgent; readonly message?: unknown }) => {
       const session = sessionOf(payload.agent)
       if (session !== undefined && isUserAuthored(payload.message)) delivery.userInput(session.id)
     }
   )
-  const offDisposed = ctx.on("agent/disposed", (payload: { readonly agent?: unknown }) => delivery.forget(payload.agent))
+  const offDisposed = events.on("agent/disposed", (payload: { readonly agent?: unknown }) => delivery.forget(payload.agent))
   return {
     promptText: (context) =>
       bashPromptText({

@@ -37,8 +37,17 @@ export interface CordisContext {
   get(name: string): unknown
   /** Runs `callback` in a child fiber while every named service is present. */
   inject(deps: Array<string>, callback: (ctx: CordisContext) => unknown): CordisFiber
+}
+
+/**
+ * Event listening, which every Cordis 4 context has. It is kept out of {@link CordisContext}: each
+ * Cordis line types `on` over its own closed set of event names, which no structural type accepts.
+ *
+ * @since 0.1.0
+ */
+export interface CordisEvents {
   /** Listens to an event for the lifetime of the calling fiber; returns the disposer. */
-  on(name: string, listener: (...args: Array<never>) => unknown): CordisDisposable
+  on(name: string, listener: (payload: never) => unknown): CordisDisposable
 }
 
 /**
