@@ -38,7 +38,7 @@ import { cordisStackLayer } from "./cordis/stack.js"
 import { makeTasksFacade } from "./cordis/TasksFacade.js"
 
 export type { CordisBash, CordisBashProcess } from "./cordis/BashFacade.js"
-export { RunnerClosedError } from "./cordis/CallRunner.js"
+export { RunnerClosedError, SynchronousCallError } from "./cordis/CallRunner.js"
 export type { CordisBashEnv, CordisBashEnvContributor } from "./cordis/BashEnvFacade.js"
 export type { EffectBashConfig } from "./cordis/config.js"
 export type { CordisContext } from "./cordis/host.js"

@@ -6,10 +6,12 @@
  */
 import { join } from "node:path"
 import { Context } from "@deepseek-ai/cordis"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import ts from "typescript"
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vitest"
 import type {} from "../src/cordis/augment-deepseek.js"
-import EffectBash, { RunnerClosedError } from "../src/cordis-adapter.js"
+import EffectBash, { RunnerClosedError, SynchronousCallError } from "../src/cordis-adapter.js"
+import { makeCallRunner } from "../src/cordis/CallRunner.js"
 import type { CordisBash, CordisBashEnv, CordisBashProcess, CordisTasks } from "../src/cordis-adapter.js"
 import type { BashExecSpec, BashOutputRead, BashRunResult } from "../src/services/BashExecutor.js"
 import { eventually, groupMembers, readPid, tempDir } from "./cordis-support.js"
@@ -117,6 +119,20 @@ describe("ctx.bash, the reference's way", () => {
     expect(process.status).toBe("killed")
     expect(process.kill()).toBe(false)
     expect(process.readOutput()).toEqual({ delta: "", lossy: false })
+  })
+})
+
+describe("the runner behind the synchronous calls", () => {
+  it("refuses an effect that would wait, and stops it; after shutdown only reads still run", async () => {
+    const runner = await makeCallRunner(ManagedRuntime.make(Layer.empty))
+    let interrupted = false
+    const waits = Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))
+    expect(() => runner.runSync(waits)).toThrow(SynchronousCallError)
+    await eventually(() => (interrupted ? true : undefined))
+    expect(runner.runSync(Effect.succeed(1))).toBe(1)
+    await runner.shutdown()
+    expect(() => runner.runSync(Effect.succeed(1))).toThrow(RunnerClosedError)
+    expect(runner.readSync(Effect.succeed(2))).toBe(2)
   })
 })
 

@@ -119,7 +119,7 @@ const make = (
     return Context.make(AgentTools, agentTools).pipe(
       Context.add(CompletionNotices, {
         arrivals: Stream.fromPubSub(arrivals),
-        take: (session) => Effect.sync(() => notices.take(session))
+        take: (session) => Effect.sync(() => notices.take(session)).pipe(Effect.withSpan("CompletionNotices.take"))
       })
     )
   })
