@@ -1,9 +1,10 @@
 /**
- * effect-bash as a Cordis 4 plugin (`effect-bash/cordis`). It provides `ctx.bash` (the executor
- * seam with Promise methods), `ctx.bashEnv` (the managed environment; registrations belong to the
- * registering plugin) and `ctx.tasks` (background tasks), and — when the host has a harness tool
- * registry — registers `bash`, `task_output`, `task_list`, `task_kill` and the `tool:bash` prompt
- * section, following that registry and prompt service as they come and go.
+ * effect-bash as a Cordis 4 plugin (`effect-bash/cordis`). It provides `ctx.bash` (the reference
+ * executor seam: synchronous `resolve`/`start`/`ownerOf` and process handles, `run` a Promise),
+ * `ctx.bashEnv` (the managed environment; registrations belong to the registering plugin) and
+ * `ctx.tasks` (background tasks), and — when the host has a harness tool registry — registers `bash`,
+ * `task_output`, `task_list`, `task_kill` and the `tool:bash` prompt section, following that registry
+ * and prompt service as they come and go, and delivers completion notices to the owning agent.
  *
  * Nothing is imported from Cordis: the host is typed structurally, so the plugin runs under upstream
  * `cordis` 4 and the harness's fork alike.
@@ -11,7 +12,7 @@
  * ```ts
  * import EffectBash from "effect-bash/cordis"
  * await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
- * const result = await ctx.bash.run(await ctx.bash.resolve({ command: "echo hi" }))
+ * const result = await ctx.bash.run(ctx.bash.resolve({ command: "echo hi" }))
  * ```
  *
  * @since 0.1.0
@@ -23,12 +24,14 @@ import { SandboxSessions, sandboxPolicyContext } from "./services/SandboxSession
 import { Tasks } from "./services/Tasks.js"
 import type { ToolCallContext } from "./tool/AgentTools.js"
 import { AgentTools } from "./tool/AgentTools.js"
+import { CompletionNotices } from "./tool/CompletionNotices.js"
 import { BashEnvFacade } from "./cordis/BashEnvFacade.js"
 import { makeBashFacade } from "./cordis/BashFacade.js"
 import { makeCallRunner } from "./cordis/CallRunner.js"
 import type { EffectBashConfig } from "./cordis/config.js"
 import { Config } from "./cordis/config.js"
 import { HarnessCalls, sessionOf } from "./cordis/HarnessCalls.js"
+import { startHarnessNotices } from "./cordis/harnessNotices.js"
 import { toHarnessTool } from "./cordis/harnessTools.js"
 import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./cordis/host.js"
 import { hostLookup } from "./cordis/hostLayers.js"
@@ -36,7 +39,7 @@ import { cordisStackLayer } from "./cordis/stack.js"
 import { makeTasksFacade } from "./cordis/TasksFacade.js"
 
 export type { CordisBash, CordisBashProcess } from "./cordis/BashFacade.js"
-export { RunnerClosedError } from "./cordis/CallRunner.js"
+export { RunnerClosedError, SynchronousCallError } from "./cordis/CallRunner.js"
 export type { CordisBashEnv, CordisBashEnvContributor } from "./cordis/BashEnvFacade.js"
 export type { EffectBashConfig } from "./cordis/config.js"
 export type { CordisContext } from "./cordis/host.js"
@@ -52,7 +55,8 @@ export const name = "effect-bash"
 
 /**
  * Required services: none. The harness tool registry (`tools`), prompt service (`systemPrompt`),
- * `approval` and `sessionPersistence` are optional and followed when present.
+ * `approval` and `sessionPersistence` are optional and followed when present; a call's agent
+ * (`exec.agent`) with `inject`/`followup` receives its tasks' completion notices.
  *
  * @since 0.1.0
  */
@@ -80,9 +84,10 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     yield () => shutdown()
     const runner = await makeCallRunner(managed)
     shutdown = runner.shutdown
-    const { executor, registry, sessions, tasks, tools } = runner.runSync(
+    const { executor, notices, registry, sessions, tasks, tools } = runner.runSync(
       Effect.all({
         executor: BashExecutor,
+        notices: CompletionNotices,
         registry: BashEnvRegistry,
         sessions: SandboxSessions,
         tasks: Tasks,
@@ -97,6 +102,15 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
 
     const invoke = (toolName: string, args: unknown, call: ToolCallContext) =>
       runner.run(tools.execute(toolName, args, call))
+    const harnessNotices = startHarnessNotices(ctx, {
+      plugin: name,
+      mode: config.completionDelivery ?? "wakeup",
+      runner,
+      calls,
+      notices,
+      background: config.enableRunInBackground !== false
+    })
+
     // Child fibers: each (re)registers whenever its host service appears, and is undone with it.
     const effectBashTools = (scoped: CordisContext) => {
       const toolRuntime = scoped.get("tools") as HarnessToolRuntime
@@ -104,7 +118,9 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     }
     const effectBashPrompt = (scoped: CordisContext) => {
       const prompt = scoped.get("systemPrompt") as HarnessSystemPrompt
-      for (const section of tools.promptSections) prompt.section(section)
+      for (const section of tools.promptSections) {
+        prompt.section(section.name === "tool:bash" ? { ...section, text: harnessNotices.promptText } : section)
+      }
       // The sandbox policy of the assembling agent's session: its standing mode can change between turns.
       if (executor.sandboxMode !== undefined && prompt.context !== undefined) {
         prompt.context({
@@ -115,6 +131,7 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     }
     yield ctx.inject(["tools"], effectBashTools).dispose
     yield ctx.inject(["systemPrompt"], effectBashPrompt).dispose
+    for (const dispose of harnessNotices.disposers) yield dispose
   }, "effect-bash")
 }
 

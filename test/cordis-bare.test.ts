@@ -41,7 +41,7 @@ afterEach(async () => {
 describe("in a bare upstream Cordis", () => {
   it("runs a command through ctx.bash", async () => {
     const fiber = await root.plugin(EffectBash, config())
-    const result = await bash().run(await bash().resolve({ command: "echo hi; echo oops >&2; exit 4" }))
+    const result = await bash().run(bash().resolve({ command: "echo hi; echo oops >&2; exit 4" }))
     expect(result).toMatchObject({
       exitCode: 4,
       signal: null,
@@ -56,7 +56,7 @@ describe("in a bare upstream Cordis", () => {
 
   it("reports a timeout as a result", async () => {
     const fiber = await root.plugin(EffectBash, config())
-    const result = await bash().run(await bash().resolve({ command: "sleep 5", timeoutMs: 150 }))
+    const result = await bash().run(bash().resolve({ command: "sleep 5", timeoutMs: 150 }))
     expect(result).toMatchObject({ timedOut: true, aborted: false, timeoutMs: 150, signal: "SIGTERM" })
     await fiber.dispose()
   })
@@ -65,7 +65,7 @@ describe("in a bare upstream Cordis", () => {
     const fiber = await root.plugin(EffectBash, config())
     const abort = new AbortController()
     const pidFile = join(dir.path, "pid")
-    const running = bash().run(await bash().resolve({ command: `echo $$ > ${pidFile}; sleep 10`, signal: abort.signal }))
+    const running = bash().run(bash().resolve({ command: `echo $$ > ${pidFile}; sleep 10`, signal: abort.signal }))
     const pgid = await readPid(pidFile)
     abort.abort()
     const result = await running
@@ -76,28 +76,27 @@ describe("in a bare upstream Cordis", () => {
 
   it("rejects a pre-aborted spec with the contract message", async () => {
     const fiber = await root.plugin(EffectBash, config())
-    const spec = await bash().resolve({ command: "echo never", signal: AbortSignal.abort("stop") })
+    const spec = bash().resolve({ command: "echo never", signal: AbortSignal.abort("stop") })
     await expect(bash().run(spec)).rejects.toThrow("aborted before spawn: stop")
     await fiber.dispose()
   })
 
   it("starts a background process, reads it incrementally and kills it", async () => {
     const fiber = await root.plugin(EffectBash, config())
-    const process = await bash().start(await bash().resolve({ command: "echo started; sleep 30", owner: "s1" }))
+    const process = bash().start(bash().resolve({ command: "echo started; sleep 30", owner: "s1" }))
     expect(process.status).toBe("running")
     expect(process.owner).toBe("s1")
-    expect(await bash().ownerOf(process.id)).toBe("s1")
-    const first = await eventually(async () => {
-      const read = await process.readOutput()
+    expect(bash().ownerOf(process.id)).toBe("s1")
+    const first = await eventually(() => {
+      const read = process.readOutput()
       return read.delta === "" ? undefined : read
     })
     expect(first).toMatchObject({ delta: "started\n", lossy: false })
-    expect((await process.readOutput()).delta).toBe("")
-    expect(await process.kill()).toBe(true)
-    const final = await process.done
-    expect(final).toMatchObject({ status: "killed", signal: "SIGTERM" })
-    expect(process.status).toBe("killed")
-    expect(await process.kill()).toBe(false)
+    expect(process.readOutput().delta).toBe("")
+    expect(process.kill()).toBe(true)
+    expect(await process.done).toBeUndefined()
+    expect(process).toMatchObject({ status: "killed", exitCode: null, signal: "SIGTERM" })
+    expect(process.kill()).toBe(false)
     await fiber.dispose()
   })
 
@@ -105,9 +104,9 @@ describe("in a bare upstream Cordis", () => {
     const fiber = await root.plugin(EffectBash, config())
     const backgroundPid = join(dir.path, "bg.pid")
     const foregroundPid = join(dir.path, "fg.pid")
-    const background = await bash().start(await bash().resolve({ command: termIgnoringCommand(backgroundPid) }))
+    const background = bash().start(bash().resolve({ command: termIgnoringCommand(backgroundPid) }))
     const foreground = bash().run(
-      await bash().resolve({ command: `head -c 5000 /dev/zero; ${termIgnoringCommand(foregroundPid)}` })
+      bash().resolve({ command: `head -c 5000 /dev/zero; ${termIgnoringCommand(foregroundPid)}` })
     ).then(() => undefined, (error: unknown) => error)
     const pgids = [await readPid(backgroundPid), await readPid(foregroundPid)]
     await eventually(() => (readdirSync(dir.path).some((name) => !name.endsWith(".pid")) ? true : undefined))
@@ -120,7 +119,8 @@ describe("in a bare upstream Cordis", () => {
     expect(Date.now() - disposing).toBeLessThan(10_000)
     expect(pgids.flatMap(groupMembers)).toEqual([])
     expect(readdirSync(dir.path).filter((name) => !name.endsWith(".pid"))).toEqual([])
-    expect((await background.done).status).toBe("killed")
+    await background.done
+    expect(background.status).toBe("killed")
     // The call in flight was cut short by the unload.
     const cutShort = await foreground
     expect(cutShort).toBeInstanceOf(RunnerClosedError)
@@ -133,7 +133,7 @@ describe("in a bare upstream Cordis", () => {
     await expect(second).rejects.toThrow(`service "bash" has been registered at <effect-bash>`)
     await second.dispose()
     // The first instance is untouched.
-    expect((await bash().run(await bash().resolve({ command: "echo still here" }))).stdout.text).toBe("still here\n")
+    expect((await bash().run(bash().resolve({ command: "echo still here" }))).stdout.text).toBe("still here\n")
     await first.dispose()
   })
 
@@ -152,12 +152,12 @@ describe("in a bare upstream Cordis", () => {
       }
     })
     const execution = { callId: "c1", toolName: "bash", session: { id: "s1" } }
-    expect(await bashEnv().list()).toContainEqual({ key: "DSH_GREETING", contributor: "greeter", description: "A greeting" })
+    expect(bashEnv().list()).toContainEqual({ key: "DSH_GREETING", contributor: "greeter", description: "A greeting" })
     expect((await bashEnv().collect(execution))["DSH_GREETING"]).toBe("hello s1")
 
     await child.dispose()
 
-    expect((await bashEnv().list()).map(({ key }) => key)).not.toContain("DSH_GREETING")
+    expect((bashEnv().list()).map(({ key }) => key)).not.toContain("DSH_GREETING")
     expect(await bashEnv().collect(execution)).not.toHaveProperty("DSH_GREETING")
     await fiber.dispose()
   })
@@ -174,11 +174,13 @@ describe("in a bare upstream Cordis", () => {
     const fiber = await root.plugin(EffectBash, config())
     const pidFile = join(dir.path, "task.pid")
     const task = await tasks().start({ kind: "bash", label: "sleeper", owner: "s1" }, async () => {
-      const process = await bash().start(await bash().resolve({ command: termIgnoringCommand(pidFile) }))
+      const process = bash().start(bash().resolve({ command: termIgnoringCommand(pidFile) }))
       return {
-        read: () => process.readOutput().then((read) => read.delta),
-        cancel: () => process.kill().then(() => undefined),
-        done: process.done.then((state) => ({ status: state.status === "completed" ? "completed" : "killed" }))
+        read: () => process.readOutput().delta,
+        cancel: () => {
+          process.kill()
+        },
+        done: process.done.then(() => ({ status: process.status === "completed" ? "completed" : "killed" }))
       }
     })
     expect(task).toMatchObject({ id: "bash-1", status: "running" })
@@ -192,7 +194,7 @@ describe("in a bare upstream Cordis", () => {
     expect(groupMembers(pgid)).toEqual([])
     // A fresh instance: its task ids start over and it runs commands.
     expect(await tasks().list("s1")).toEqual([])
-    expect((await bash().run(await bash().resolve({ command: "echo again" }))).stdout.text).toBe("again\n")
+    expect((await bash().run(bash().resolve({ command: "echo again" }))).stdout.text).toBe("again\n")
     await fiber.dispose()
     expect(existsSync(dir.path)).toBe(true)
   })

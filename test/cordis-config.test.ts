@@ -38,9 +38,16 @@ describe("Config", () => {
       enableRunInBackground: false,
       dshHome: "~/.dsh",
       sessionJsonlDir: "/tmp/sessions",
-      registerTools: false
+      registerTools: false,
+      completionDelivery: "quiet"
     }
     expect(validate(config)).toEqual({ value: config })
+  })
+
+  it("names the field of a bad completionDelivery", () => {
+    expect(validate({ completionDelivery: "loud" })).toEqual({
+      issues: [{ path: ["completionDelivery"], message: `completionDelivery must be "wakeup" or "quiet", got "loud"` }]
+    })
   })
 
   it("names the field of a bad number", () => {

@@ -10,7 +10,9 @@ import { SystemPrompt } from "@deepseek-ai/dsh-system-prompt"
 import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash from "../src/cordis-adapter.js"
-import { groupMembers, readPid, tempDir, termIgnoringCommand } from "./cordis-support.js"
+import type { CordisTasks } from "../src/cordis-adapter.js"
+import { bashDescription, bashNoticePromise, bashPromptSection } from "../src/tool/descriptions.js"
+import { eventually, groupMembers, readPid, tempDir, termIgnoringCommand } from "./cordis-support.js"
 import { bwrapUsable } from "./support/bwrap.js"
 
 interface Outcome {
@@ -30,15 +32,16 @@ const agentFor = (id: string) => ({ session: { header: { id, cwd: dir.path } } }
 const execute = async (
   name: string,
   args: unknown,
-  options: { readonly session?: string; readonly signal?: AbortSignal } = {}
+  options: { readonly session?: string; readonly signal?: AbortSignal; readonly agent?: object } = {}
 ): Promise<Outcome> => {
+  const agent = options.agent ?? (options.session === undefined ? undefined : agentFor(options.session))
   const result = await root.tools.execute({
     callId: `call-${++calls}` as never,
     name,
     arguments: args,
     signal: options.signal ?? new AbortController().signal,
-    // The registry and our tool read only `agent.session.header` of the agent.
-    ...(options.session === undefined ? {} : { agent: agentFor(options.session) as never })
+    // The registry and our tool read only the session header and the notice lanes of the agent.
+    ...(agent === undefined ? {} : { agent: agent as never })
   })
   const [block] = result.content
   return {
@@ -333,5 +336,178 @@ describe.skipIf(!bwrapUsable)("the plugin with a sandbox, in the real harness", 
       name: "sandbox:policy",
       text: `Current DSH file policy: workspace-write. Any available operation enforced by the DSH file sandbox may modify files under the session workspace: ${JSON.stringify(realpathSync(dir.path))}. Some platform temporary areas may also be writable.`
     })
+  })
+})
+
+describe("completion notices through the harness agent", () => {
+  interface Delivery {
+    readonly lane: "inject" | "followup"
+    readonly message: {
+      readonly id: string
+      readonly role: string
+      readonly content: ReadonlyArray<{ readonly type: string; readonly text: string }>
+      readonly source: Record<string, unknown>
+    }
+  }
+
+  /** A harness agent handle (`Agent` of dsh-agent, as far as a tool call carries it) that records its lanes. */
+  const recordingAgent = (id: string, status: "idle" | "running") => {
+    const delivered: Array<Delivery> = []
+    const agent = {
+      id,
+      session: { header: { id, cwd: dir.path } },
+      status,
+      inject: (message: Delivery["message"]) => void delivered.push({ lane: "inject", message }),
+      followup: (message: Delivery["message"]) => void delivered.push({ lane: "followup", message })
+    }
+    return { agent, delivered }
+  }
+
+  const notice = (id: string, label: string) =>
+    `background task ${id} (bash: ${label}) finished [status: completed, exit code: 0]. Read its output with task_output.`
+
+  const startFor = async (agent: object, command: string) =>
+    (await execute("bash", { command, description: "run it in the background", run_in_background: true }, { agent }))
+      .text
+
+  /** Starts a background command and waits until its notice has been delivered (it finishes at once). */
+  const finishFor = async (recording: ReturnType<typeof recordingAgent>, command: string) => {
+    const before = recording.delivered.length
+    await startFor(recording.agent, command)
+    return eventually(() => recording.delivered[before])
+  }
+
+  /** The harness's `agent/inbox/claimed` event (dsh-agent emits it as an agent claims a message). */
+  const claim = (agent: object, kind: "user" | "plugin") =>
+    (root as unknown as { emit(name: string, payload: unknown): void }).emit("agent/inbox/claimed", {
+      agent,
+      message: { id: `m-${kind}`, role: "user", content: [], source: kind === "user" ? { kind } : { kind, plugin: "other" } },
+      turn: 1
+    })
+
+  beforeEach(async () => {
+    await loadHarness()
+  })
+
+  it("injects into a running agent one frozen notice message with the exact text, once", async () => {
+    await loadPlugin()
+    const owner = recordingAgent("s1", "running")
+    expect(await startFor(owner.agent, "echo done")).toBe("started background task bash-1")
+    const { lane, message } = await eventually(() => owner.delivered[0])
+    expect(lane).toBe("inject")
+    expect(message).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      role: "user",
+      content: [{ type: "text", text: notice("bash-1", "echo done") }],
+      source: {
+        kind: "plugin",
+        plugin: "effect-bash",
+        form: "notice",
+        summary: "background task bash-1 finished [status: completed, exit code: 0] — echo done"
+      }
+    })
+    expect([message, message.content, message.content[0], message.source].every(Object.isFrozen)).toBe(true)
+    // Exactly once: later calls of the session deliver nothing more, and the text is the task's own.
+    expect((await execute("task_list", {}, { agent: owner.agent })).text).toBe("bash-1 [bash] completed — echo done")
+    const second = await finishFor(owner, "echo again")
+    expect(second.message.content[0]?.text).toBe(notice("bash-2", "echo again"))
+    expect(second.message.id).not.toBe(message.id)
+    expect(owner.delivered).toHaveLength(2)
+  })
+
+  it("wakes an idle agent with a follow-up, three times in a row at most; a user-authored claim refills the budget", async () => {
+    await loadPlugin()
+    const owner = recordingAgent("s1", "idle")
+    const lanes = []
+    for (const n of [1, 2, 3, 4]) lanes.push((await finishFor(owner, `echo ${n}`)).lane)
+    expect(lanes).toEqual(["followup", "followup", "followup", "inject"])
+    // A claimed notice (plugin-authored) is no user input: the budget stays spent.
+    claim(owner.agent, "plugin")
+    expect((await finishFor(owner, "echo 5")).lane).toBe("inject")
+    claim(owner.agent, "user")
+    expect((await finishFor(owner, "echo 6")).lane).toBe("followup")
+    expect(owner.delivered.map((delivery) => delivery.message.content[0]?.text)).toEqual(
+      [1, 2, 3, 4, 5, 6].map((n) => notice(`bash-${n}`, `echo ${n}`))
+    )
+  })
+
+  it("keeps each owner's budget and notices apart", async () => {
+    await loadPlugin()
+    const first = recordingAgent("s1", "idle")
+    const second = recordingAgent("s2", "idle")
+    for (const n of [1, 2, 3]) await finishFor(first, `echo ${n}`)
+    expect((await finishFor(second, "echo other")).lane).toBe("followup")
+    expect(second.delivered.map((delivery) => delivery.message.content[0]?.text)).toEqual([notice("bash-4", "echo other")])
+    expect(first.delivered).toHaveLength(3)
+  })
+
+  it("only injects under completionDelivery: 'quiet', even into an idle agent", async () => {
+    await loadPlugin({ completionDelivery: "quiet" })
+    const owner = recordingAgent("s1", "idle")
+    expect((await finishFor(owner, "echo quiet")).lane).toBe("inject")
+  })
+
+  it("delivers nothing for a task whose final status task_output already showed", async () => {
+    await loadPlugin()
+    const owner = recordingAgent("s1", "running")
+    await startFor(owner.agent, "sleep 0.2; echo late")
+    expect((await execute("task_output", { task_id: "bash-1", timeout_ms: 5_000 }, { agent: owner.agent })).text).toBe(
+      "late\n[status: completed, exit code: 0]"
+    )
+    // The next task's notice arrives, and it is the only one.
+    expect((await finishFor(owner, "echo next")).message.content[0]?.text).toBe(notice("bash-2", "echo next"))
+    expect(owner.delivered).toHaveLength(1)
+  })
+
+  it("holds a notice while a call of its session runs, and delivers it when the last one ends", async () => {
+    await loadPlugin()
+    const owner = recordingAgent("s1", "running")
+    const busy = execute("bash", { command: "sleep 0.5", description: "keep the session busy" }, { agent: owner.agent })
+    await startFor(owner.agent, "echo quick")
+    await (root.get("tasks") as CordisTasks).wait("bash-1", 5_000, "s1")
+    expect(owner.delivered).toEqual([])
+    await busy
+    expect(owner.delivered.map((delivery) => delivery.message.content[0]?.text)).toEqual([notice("bash-1", "echo quick")])
+  })
+
+  it("delivers nothing once the plugin is unloading", async () => {
+    const plugin = await loadPlugin()
+    const owner = recordingAgent("s1", "running")
+    const busy = execute("bash", { command: "sleep 30", description: "keep the session busy" }, { agent: owner.agent })
+    await startFor(owner.agent, "echo quick")
+    await (root.get("tasks") as CordisTasks).wait("bash-1", 5_000, "s1")
+    expect(owner.delivered).toEqual([])
+    await plugin.dispose()
+    // The busy call was cut short by the unload; its end would otherwise deliver the held notice.
+    expect((await busy).text).toBe("Error: effect-bash: the plugin has been unloaded")
+    expect(owner.delivered).toEqual([])
+  })
+
+  it("leaves an agent without the notice lanes as before", async () => {
+    await loadPlugin()
+    await startFor(agentFor("s1"), "echo plain")
+    const tasks = root.get("tasks") as CordisTasks
+    await tasks.wait("bash-1", 5_000, "s1")
+    expect((await execute("task_output", { task_id: "bash-1", wait: false }, { session: "s1" })).text).toBe(
+      "plain\n[status: completed, exit code: 0]"
+    )
+  })
+
+  it("promises notices in the prompt only to agents it delivers to; the plain text is unchanged", async () => {
+    await loadPlugin()
+    const textFor = async (agent?: object) =>
+      (await root.systemPrompt.assemble(agent === undefined ? {} : { agent } as never)).sections
+        .find((section) => section.name === "tool:bash")?.text
+    const plain = bashPromptSection.text
+    expect(await textFor()).toBe(plain)
+    expect(await textFor(agentFor("s1"))).toBe(plain)
+    expect(await textFor(recordingAgent("s1", "idle").agent)).toBe(`${plain} ${bashNoticePromise}`)
+    expect(root.tools.get("bash")?.description).toBe(bashDescription({ background: true, sandbox: false }))
+  })
+
+  it("promises nothing when background tasks are disabled", async () => {
+    await loadPlugin({ enableRunInBackground: false })
+    const sections = (await root.systemPrompt.assemble({ agent: recordingAgent("s1", "idle").agent } as never)).sections
+    expect(sections.find((section) => section.name === "tool:bash")?.text).toBe(bashPromptSection.text)
   })
 })

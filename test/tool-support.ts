@@ -15,6 +15,7 @@ import type { Tasks } from "../src/services/Tasks.js"
 import type { ToolCallContext } from "../src/tool/AgentTools.js"
 import { AgentTools } from "../src/tool/AgentTools.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
+import type { CompletionNotices } from "../src/tool/CompletionNotices.js"
 
 /** The harness home every composition uses, so `DSH_HOME` is predictable. */
 export const dshHome = "/tmp/effect-bash-test-home"
@@ -40,7 +41,9 @@ export interface Composition<X> {
  */
 export const compose = <X>(
   composition: Composition<X>
-): Layer.Layer<AgentTools | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence> => {
+): Layer.Layer<
+  AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
+> => {
   const base = Layer.mergeAll(
     composition.executor,
     BashEnvRegistryLive.layer({ dshHome }),
@@ -54,7 +57,7 @@ export const compose = <X>(
     ? {}
     : { enableRunInBackground: composition.enableRunInBackground }
   return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie) as Layer.Layer<
-    AgentTools | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
+    AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
   >
 }
 

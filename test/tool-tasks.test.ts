@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
 import { TasksLive } from "../src/layers/TasksLive.js"
 import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools } from "../src/tool/AgentTools.js"
+import { CompletionNotices } from "../src/tool/CompletionNotices.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { callTool, compose, dshHome, textOf } from "./tool-support.js"
 
@@ -294,5 +295,23 @@ describe("completion notices", () => {
       expect(yield* noticesFor("s1", 1)).toEqual([
         "background task bash-2 (bash: make test) finished [status: completed, exit code: 0]. Read its output with task_output."
       ])
+    }).pipe(Effect.provide(layer())))
+  it.effect("CompletionNotices names the owner as a notice arrives and hands out task and text once, sharing the queue", () =>
+    Effect.gen(function*() {
+      const notices = yield* CompletionNotices
+      const tools = yield* AgentTools
+      const proc = yield* startFor("make build")
+      const arrived = yield* Effect.fork(Stream.runCollect(Stream.take(notices.arrivals, 1)))
+      // Let the subscriber subscribe before the task ends.
+      yield* Effect.yieldNow()
+      yield* proc.finish({ exitCode: 0 })
+      expect(Chunk.toReadonlyArray(yield* Fiber.join(arrived))).toEqual(["s1"])
+      expect(yield* notices.take("s2")).toEqual([])
+      expect(yield* notices.take("s1")).toEqual([{
+        task: { id: "bash-1", kind: "bash", label: "make build", owner: "s1", status: "completed", detail: "exit code: 0" },
+        text: "background task bash-1 (bash: make build) finished [status: completed, exit code: 0]. Read its output with task_output."
+      }])
+      expect(yield* notices.take("s1")).toEqual([])
+      expect(yield* tools.takeNotices("s1")).toEqual([])
     }).pipe(Effect.provide(layer())))
 })

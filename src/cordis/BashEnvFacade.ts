@@ -1,8 +1,8 @@
 /**
- * `ctx.bashEnv`: the managed-environment registry with Promise methods. A registration belongs to
- * the plugin that made it: Cordis hands this service the caller's context, the registration lives in
- * a `Scope` opened for it, and that scope closes when the caller's fiber unloads (or when the
- * returned disposer is called).
+ * `ctx.bashEnv`: the managed-environment registry. `register` and `list` answer at once; `collect`,
+ * which runs contributors, is a Promise. A registration belongs to the plugin that made it: Cordis
+ * hands this service the caller's context, the registration lives in a `Scope` opened for it, and
+ * that scope closes when the caller's fiber unloads (or when the returned disposer is called).
  *
  * @since 0.1.0
  */
@@ -37,8 +37,8 @@ export interface CordisBashEnv {
   register(contributor: CordisBashEnvContributor): CordisDisposable
   /** The frozen managed environment of one call. */
   collect(execution: ToolExecution): Promise<Readonly<Record<string, string>>>
-  /** Every declaration sorted by key; runs no contributor. */
-  list(): Promise<ReadonlyArray<BashEnvDeclaration>>
+  /** Every declaration sorted by key; runs no contributor (so it answers at once). */
+  list(): ReadonlyArray<BashEnvDeclaration>
 }
 
 /**
@@ -85,7 +85,7 @@ export class BashEnvFacade implements CordisBashEnv {
     return this.runner.run(this.registry.collect(execution))
   }
 
-  list(): Promise<ReadonlyArray<BashEnvDeclaration>> {
-    return this.runner.run(this.registry.list)
+  list(): ReadonlyArray<BashEnvDeclaration> {
+    return this.runner.runSync(this.registry.list)
   }
 }

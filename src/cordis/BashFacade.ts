@@ -1,5 +1,9 @@
 /**
- * `ctx.bash`: the reference executor seam with Promise methods, over the {@link BashExecutor} service.
+ * `ctx.bash`: the reference executor seam (`dsh-bash`), over the {@link BashExecutor} service.
+ * Everything but `run` is synchronous, as in the reference: `resolve`, `start` and `ownerOf` are
+ * synchronous effects run with `runSync`, and a process handle's status fields, `readOutput()` and
+ * `kill()` read and act at once. `start` returns the handle before the spawn completes; a spawn
+ * failure settles the handle as `killed` with `spawn failed: <error>` in its stderr.
  *
  * @since 0.1.0
  */
@@ -17,60 +21,54 @@ import type {
   SandboxMode
 } from "../services/BashExecutor.js"
 import type { CallRunner } from "./CallRunner.js"
+import { RunnerClosedError } from "./CallRunner.js"
 
 /**
- * A background process handle. The status fields are live: each read reports the current state.
+ * A background process handle (the reference's `BashProcess`). The status fields are live: each
+ * read reports the current state.
  *
  * @since 0.1.0
  */
 export interface CordisBashProcess {
   readonly id: string
+  /** The opaque owner token the spec carried. */
   readonly owner: string | undefined
   readonly status: BashProcessStatus
   readonly exitCode: number | null
   readonly signal: string | null
   readonly sandbox: SandboxFacts | undefined
-  /** Settles once the process has closed; never rejects. */
-  readonly done: Promise<BashProcessState>
-  /** Consuming read of new output. */
-  readOutput(): Promise<BashOutputRead>
-  /** Kills the group (TERM → KILL); `false` once the process has finished. */
-  kill(): Promise<boolean>
+  /** Resolves once the process has closed (the status fields then hold the final state); never rejects. */
+  readonly done: Promise<void>
+  /** Consuming read of new output: never re-delivers a byte. */
+  readOutput(): BashOutputRead
+  /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */
+  kill(): boolean
 }
 
 /**
- * The `ctx.bash` service. Failures reject with the executor's typed errors, whose `message` is the
- * contract text (`aborted before spawn: <reason>`, an error naming the bad field, …); a call cut
- * short by the plugin's unload rejects with `RunnerClosedError`.
+ * The `ctx.bash` service. Synchronous methods throw, and `run` rejects with, the executor's typed
+ * errors, whose `message` is the contract text (`aborted before spawn: <reason>`, an error naming
+ * the bad field, …); a call made after the plugin unloaded (or a `run` cut short by the unload)
+ * fails with `RunnerClosedError`.
  *
  * @since 0.1.0
  */
 export interface CordisBash {
   /** `undefined` for an unconfined executor. */
   readonly sandboxMode: SandboxMode | undefined
-  resolve(request: BashExecRequest): Promise<BashExecSpec>
+  /** Fills the defaults (`workdir`, `timeoutMs` capped at `maxTimeoutMs`, `stdoutMaxBytes`). */
+  resolve(request: BashExecRequest): BashExecSpec
   /** Runs in the foreground; aborting `spec.signal` kills the group and resolves with `aborted: true`. */
   run(spec: BashExecSpec): Promise<BashRunResult>
-  /** Starts in the background; no timeout applies. */
-  start(spec: BashExecSpec): Promise<CordisBashProcess>
+  /** Starts in the background and returns the handle at once; no timeout applies. */
+  start(spec: BashExecSpec): CordisBashProcess
   /** The owner token a tracked background process was started for. */
-  ownerOf(id: string): Promise<string | undefined>
+  ownerOf(id: string): string | undefined
 }
 
 const processHandle = (process: BashProcess, runner: CallRunner<never>): CordisBashProcess => {
-  let last: BashProcessState = { status: "running", exitCode: null, signal: null }
-  const current = (): BashProcessState => {
-    try {
-      last = runner.runSync(process.state)
-    } catch {
-      // The runtime is gone (plugin unloaded): the last state seen stands.
-    }
-    return last
-  }
-  const done = runner.watch(process.done).then(
-    (state) => (last = state),
-    () => current()
-  )
+  // Reads keep working after the plugin unloaded: the final state and output stay in memory.
+  const current = (): BashProcessState => runner.readSync(process.state)
   return {
     id: process.id,
     owner: process.owner,
@@ -86,9 +84,18 @@ const processHandle = (process: BashProcess, runner: CallRunner<never>): CordisB
     get sandbox() {
       return current().sandbox
     },
-    done,
-    readOutput: () => runner.run(process.readOutput),
-    kill: () => runner.run(process.kill)
+    // Interrupted only after the runtime is disposed, when the process has settled.
+    done: runner.watch(process.done).then(() => undefined, () => undefined),
+    readOutput: () => runner.readSync(process.readOutput),
+    kill: () => {
+      try {
+        return runner.runSync(process.kill)
+      } catch (error) {
+        // Unloading kills every process: none is left for this call to kill.
+        if (error instanceof RunnerClosedError) return false
+        throw error
+      }
+    }
   }
 }
 
@@ -99,8 +106,8 @@ const processHandle = (process: BashProcess, runner: CallRunner<never>): CordisB
  */
 export const makeBashFacade = (executor: BashExecutor["Type"], runner: CallRunner<never>): CordisBash => ({
   sandboxMode: executor.sandboxMode,
-  resolve: (request) => runner.run(executor.resolve(request)),
+  resolve: (request) => runner.runSync(executor.resolve(request)),
   run: (spec) => runner.run(executor.run(spec)),
-  start: (spec) => runner.run(executor.start(spec)).then((process) => processHandle(process, runner)),
-  ownerOf: (id) => runner.run(executor.ownerOf(id)).then(Option.getOrUndefined)
+  start: (spec) => processHandle(runner.runSync(executor.start(spec)), runner),
+  ownerOf: (id) => Option.getOrUndefined(runner.runSync(executor.ownerOf(id)))
 })

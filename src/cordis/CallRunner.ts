@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Runtime as EffectRuntime } from "effect"
-import { Cause, Effect, Exit, Fiber, ManagedRuntime, Runtime } from "effect"
+import { Cause, Effect, Exit, Fiber, ManagedRuntime, Option, Runtime } from "effect"
 
 /**
  * The runner's face.
@@ -21,8 +21,14 @@ export interface CallRunner<R> {
    * after the runtime has been disposed, so it settles with the final state.
    */
   readonly watch: <A, E>(effect: Effect.Effect<A, E, R>) => Promise<A>
-  /** Runs a synchronous effect (a `Ref` read) at once; throws its error. */
+  /**
+   * Runs a synchronous effect at once; throws its error, or `RunnerClosedError` once shutdown has
+   * begun. An effect that would wait is a bug of the service behind it: it is interrupted and
+   * reported as a `SynchronousCallError`.
+   */
   readonly runSync: <A, E>(effect: Effect.Effect<A, E, R>) => A
+  /** `runSync` that keeps working after shutdown: for in-memory reads of settled state. */
+  readonly readSync: <A, E>(effect: Effect.Effect<A, E, R>) => A
   /** Interrupts every call in flight, then disposes the runtime. Idempotent. */
   readonly shutdown: () => Promise<void>
 }
@@ -37,6 +43,18 @@ export class RunnerClosedError extends Error {
   constructor() {
     super("effect-bash: the plugin has been unloaded")
     this.name = "RunnerClosedError"
+  }
+}
+
+/**
+ * A call the seam defines as synchronous suspended (its effect would have waited).
+ *
+ * @since 0.1.0
+ */
+export class SynchronousCallError extends Error {
+  constructor() {
+    super("effect-bash: a synchronous call did not complete at once (its effect suspended)")
+    this.name = "SynchronousCallError"
   }
 }
 
@@ -74,10 +92,21 @@ export const makeCallRunner = async <R, ER>(
       )
     }
 
-  const runSync = <A, E>(effect: Effect.Effect<A, E, R>): A => {
+  const readSync = <A, E>(effect: Effect.Effect<A, E, R>): A => {
     const exit = Runtime.runSyncExit(runtime)(effect)
     if (Exit.isSuccess(exit)) return exit.value
+    const suspended = Option.flatMap(Cause.dieOption(exit.cause), (defect) =>
+      Runtime.isAsyncFiberException(defect) ? Option.some(defect.fiber) : Option.none())
+    if (Option.isSome(suspended)) {
+      Effect.runFork(Fiber.interrupt(suspended.value))
+      throw new SynchronousCallError()
+    }
     throw failureOf(exit.cause)
+  }
+
+  const runSync = <A, E>(effect: Effect.Effect<A, E, R>): A => {
+    if (closing) throw new RunnerClosedError()
+    return readSync(effect)
   }
 
   const shutdown = (): Promise<void> =>
@@ -85,5 +114,5 @@ export const makeCallRunner = async <R, ER>(
       .then(() => managed.dispose())
       .then(() => Effect.runPromise(Fiber.interruptAll([...watchers]))))
 
-  return { run: tracked(calls), watch: tracked(watchers), runSync, shutdown }
+  return { run: tracked(calls), watch: tracked(watchers), runSync, readSync, shutdown }
 }

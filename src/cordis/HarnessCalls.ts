@@ -8,6 +8,16 @@ import type { ToolSession } from "../services/ToolExecution.js"
 import type { HarnessAgent } from "./host.js"
 
 /**
+ * Who is told when a session's calls start and when its last call in flight has ended.
+ *
+ * @since 0.1.0
+ */
+export interface SessionCallObserver {
+  readonly started: (session: string, agent: HarnessAgent) => void
+  readonly settled: (session: string) => void
+}
+
+/**
  * Which agent each call in flight runs for.
  *
  * @since 0.1.0
@@ -15,6 +25,7 @@ import type { HarnessAgent } from "./host.js"
 export class HarnessCalls {
   private readonly agents = new Map<string, HarnessAgent>()
   private readonly sessions = new Map<string, { readonly session: unknown; calls: number }>()
+  private observer: SessionCallObserver | undefined
 
   /** Runs `call` with `callId` → `agent` (and its session) known. */
   async during<A>(callId: string, agent: HarnessAgent | undefined, call: () => Promise<A>): Promise<A> {
@@ -24,13 +35,27 @@ export class HarnessCalls {
     const entry = this.sessions.get(session.id) ?? { session: agent.session, calls: 0 }
     entry.calls += 1
     this.sessions.set(session.id, entry)
+    this.observer?.started(session.id, agent)
     try {
       return await call()
     } finally {
       this.agents.delete(callId)
       entry.calls -= 1
-      if (entry.calls === 0) this.sessions.delete(session.id)
+      if (entry.calls === 0) {
+        this.sessions.delete(session.id)
+        this.observer?.settled(session.id)
+      }
     }
+  }
+
+  /** Sets the one observer of sessions' calls. */
+  observe(observer: SessionCallObserver): void {
+    this.observer = observer
+  }
+
+  /** Whether a call of the session is in flight. */
+  busy(sessionId: string): boolean {
+    return this.sessions.has(sessionId)
   }
 
   /** The agent of a call in flight. */

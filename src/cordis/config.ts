@@ -66,7 +66,18 @@ export const EffectBashConfigFields = Schema.Struct({
     hide: optional(Schema.Array(Schema.String)),
     /** The bubblewrap binary (default `bwrap` from `PATH`). */
     bwrapPath: optional(Schema.String)
-  }))
+  })),
+  /**
+   * How a completion notice reaches an idle harness agent: `wakeup` opens a turn for it (at most 3 in
+   * a row until the user speaks), `quiet` only injects it into the agent's next step (default `wakeup`).
+   */
+  completionDelivery: optional(
+    Schema.String.pipe(
+      Schema.filter((mode): mode is "wakeup" | "quiet" => mode === "wakeup" || mode === "quiet", {
+        message: (issue) => `completionDelivery must be "wakeup" or "quiet", got ${JSON.stringify(issue.actual)}`
+      })
+    )
+  )
 }).annotations({ identifier: "EffectBashConfig" })
 
 /**

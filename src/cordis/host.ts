@@ -40,6 +40,17 @@ export interface CordisContext {
 }
 
 /**
+ * Event listening, which every Cordis 4 context has. It is kept out of {@link CordisContext}: each
+ * Cordis line types `on` over its own closed set of event names, which no structural type accepts.
+ *
+ * @since 0.1.0
+ */
+export interface CordisEvents {
+  /** Listens to an event for the lifetime of the calling fiber; returns the disposer. */
+  on(name: string, listener: (payload: never) => unknown): CordisDisposable
+}
+
+/**
  * A content block of a harness tool result.
  *
  * @since 0.1.0
@@ -50,7 +61,27 @@ export interface HarnessTextBlock {
 }
 
 /**
- * The agent a harness tool call runs for (only the session header is read).
+ * A frozen user-role message of the harness (`UserMessage` of `@deepseek-ai/dsh-llm`), as a
+ * plugin's `notice` carries it.
+ *
+ * @since 0.1.0
+ */
+export interface HarnessNoticeMessage {
+  readonly id: string
+  readonly role: "user"
+  readonly content: ReadonlyArray<HarnessTextBlock>
+  readonly source: {
+    readonly kind: "plugin"
+    readonly plugin: string
+    readonly form: "notice"
+    /** One line of at most 120 characters (`CONTEXT_SUMMARY_MAX_CHARS`). */
+    readonly summary: string
+  }
+}
+
+/**
+ * The agent a harness tool call runs for (`Agent` of `@deepseek-ai/dsh-agent`): its session header,
+ * and — in harnesses that have them — its status and the lanes for unprompted messages.
  *
  * @since 0.1.0
  */
@@ -58,6 +89,12 @@ export interface HarnessAgent {
   readonly session?: {
     readonly header?: { readonly id?: unknown; readonly cwd?: unknown }
   }
+  /** `'idle' | 'running'`. */
+  readonly status?: unknown
+  /** Queues model-facing context for the next step without waking the driver. */
+  readonly inject?: (message: HarnessNoticeMessage) => void
+  /** Queues a follow-up turn and wakes the driver. */
+  readonly followup?: (message: HarnessNoticeMessage) => void
 }
 
 /**
@@ -123,13 +160,29 @@ export interface HarnessToolRuntime {
 }
 
 /**
+ * What a harness prompt assembly is for (`AssembleContext`; `agent` when it is an agent's request).
+ *
+ * @since 0.1.0
+ */
+export interface HarnessAssembleContext {
+  readonly agent?: HarnessAgent
+}
+
+/**
  * The harness prompt registry (`ctx.systemPrompt`).
  *
  * @since 0.1.0
  */
 export interface HarnessSystemPrompt {
-  /** Contributes a section for the lifetime of the calling fiber; returns the exact disposer. */
-  section(section: { readonly name: string; readonly order: number; readonly text: string }): CordisDisposable
+  /**
+   * Contributes a section for the lifetime of the calling fiber; returns the exact disposer. A text
+   * provider is evaluated at each assembly.
+   */
+  section(section: {
+    readonly name: string
+    readonly order: number
+    readonly text: string | ((context: HarnessAssembleContext | undefined) => string)
+  }): CordisDisposable
   /** Contributes a dynamic context, its text evaluated per assembly (for the assembling agent, when any). */
   context?(context: {
     readonly name: string

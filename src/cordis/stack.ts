@@ -27,6 +27,7 @@ export interface HostServices {
 
 const executorConfigOf = (config: EffectBashConfig): Partial<LocalBashExecutorConfig> => {
   const {
+    completionDelivery: _completionDelivery,
     dshHome: _dshHome,
     enableRunInBackground: _enableRunInBackground,
     registerTools: _registerTools,

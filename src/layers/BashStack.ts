@@ -15,6 +15,7 @@ import type { SandboxSessions } from "../services/SandboxSessions.js"
 import type { SessionPersistence } from "../services/SessionPersistence.js"
 import type { Tasks } from "../services/Tasks.js"
 import type { AgentTools } from "../tool/AgentTools.js"
+import type { CompletionNotices } from "../tool/CompletionNotices.js"
 import { AgentToolsLive } from "../tool/AgentToolsLive.js"
 import { BashEnvRegistryLive } from "./BashEnvRegistryLive.js"
 import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "./LocalBashExecutor.js"
@@ -66,6 +67,7 @@ export interface BashStackOverrides {
  */
 export type BashStackServices =
   | AgentTools
+  | CompletionNotices
   | BashExecutor
   | BashEnvRegistry
   | Tasks

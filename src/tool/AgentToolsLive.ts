@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Scope } from "effect"
-import { Cause, Effect, Either, Layer, Option, Stream } from "effect"
+import { Cause, Context, Effect, Either, Layer, Option, PubSub, Stream } from "effect"
 import { Approval } from "../services/Approval.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
@@ -17,6 +17,7 @@ import { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolCallResult } from "./AgentTools.js"
 import { AgentTools, ToolError } from "./AgentTools.js"
 import { makeBashTool } from "./bashTool.js"
+import { CompletionNotices } from "./CompletionNotices.js"
 import { finalTaskShown, PendingNotices } from "./PendingNotices.js"
 import { bashPromptSection } from "./descriptions.js"
 import { makeTaskTools } from "./taskTools.js"
@@ -39,7 +40,9 @@ const internalError = (name: string) => (defect: unknown) => {
   return Effect.logError(message, Cause.die(defect)).pipe(Effect.zipRight(Effect.fail(new ToolError({ message }))))
 }
 
-const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], never, BashExecutor | BashEnvRegistry | Scope.Scope> =>
+const make = (
+  config: AgentToolsLiveConfig
+): Effect.Effect<Context.Context<AgentTools | CompletionNotices>, never, BashExecutor | BashEnvRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const executor = yield* BashExecutor
     const env = yield* BashEnvRegistry
@@ -48,12 +51,14 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
     const persistence = yield* Effect.serviceOption(SessionPersistence)
     const sessions = yield* Effect.serviceOption(SandboxSessions)
     const notices = new PendingNotices()
+    const arrivals = yield* Effect.acquireRelease(PubSub.unbounded<string | undefined>(), PubSub.shutdown)
     if (Option.isSome(tasks)) {
       // The task tools are the runtime's control surface for as long as this layer lives, and this
       // layer is the one consumer of its completion notices.
       yield* tasks.value.attachSurface
       yield* Effect.forkScoped(
-        Stream.runForEach(tasks.value.notifications, (notice) => Effect.sync(() => notices.add(notice)))
+        Stream.runForEach(tasks.value.notifications, (notice) =>
+          Effect.sync(() => notices.add(notice)).pipe(Effect.zipRight(PubSub.publish(arrivals, notice.owner))))
       )
     }
 
@@ -107,13 +112,19 @@ const make = (config: AgentToolsLiveConfig): Effect.Effect<AgentTools["Type"], n
       return result.isError ? yield* new ToolError({ message: result.message }) : result.value
     })
 
-    return {
+    const agentTools: AgentTools["Type"] = {
       tools: entries.map((entry) => entry.descriptor),
       promptSections: [bashPromptSection],
       execute,
       call,
-      takeNotices: (session) => Effect.sync(() => notices.take(session))
+      takeNotices: (session) => Effect.sync(() => notices.take(session).map((notice) => notice.text))
     }
+    return Context.make(AgentTools, agentTools).pipe(
+      Context.add(CompletionNotices, {
+        arrivals: Stream.fromPubSub(arrivals),
+        take: (session) => Effect.sync(() => notices.take(session)).pipe(Effect.withSpan("CompletionNotices.take"))
+      })
+    )
   })
 
 /**
@@ -125,8 +136,11 @@ export const AgentToolsLive = {
   /**
    * Needs a {@link BashExecutor} and a {@link BashEnvRegistry}; uses {@link Tasks}, {@link Approval}
    * and {@link SessionPersistence} when they are in the context. With Tasks it attaches the task
-   * tools as the runtime's control surface for the layer's lifetime.
+   * tools as the runtime's control surface for the layer's lifetime. Also provides
+   * {@link CompletionNotices}, the same notices for a host that delivers them unprompted.
    */
-  layer: (config: AgentToolsLiveConfig = {}): Layer.Layer<AgentTools, never, BashExecutor | BashEnvRegistry> =>
-    Layer.scoped(AgentTools, make(config))
+  layer: (
+    config: AgentToolsLiveConfig = {}
+  ): Layer.Layer<AgentTools | CompletionNotices, never, BashExecutor | BashEnvRegistry> =>
+    Layer.scopedContext(make(config))
 } as const

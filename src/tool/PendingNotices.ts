@@ -5,6 +5,7 @@
  */
 import type { TaskNotice, TaskStatus } from "../services/Tasks.js"
 import { isTerminalStatus } from "../services/Tasks.js"
+import type { CompletionNotice } from "./CompletionNotices.js"
 import { renderTaskNotice } from "./taskTexts.js"
 
 // Far above any real backlog; only a host that never takes notices reaches it (oldest dropped).
@@ -31,11 +32,11 @@ export const finalTaskShown = (value: unknown): string | undefined => {
  * @since 0.1.0
  */
 export class PendingNotices {
-  private readonly byOwner = new Map<string | undefined, Array<{ readonly taskId: string; readonly text: string }>>()
+  private readonly byOwner = new Map<string | undefined, Array<CompletionNotice>>()
 
   add(notice: TaskNotice): void {
     const queue = this.byOwner.get(notice.owner) ?? []
-    queue.push({ taskId: notice.task.id, text: renderTaskNotice(notice) })
+    queue.push({ task: notice.task, text: renderTaskNotice(notice) })
     if (queue.length > maxPerOwner) queue.shift()
     this.byOwner.set(notice.owner, queue)
   }
@@ -43,15 +44,15 @@ export class PendingNotices {
   /** The owner has seen this task's final status: its notice would tell it nothing. */
   seen(taskId: string): void {
     for (const [owner, queue] of this.byOwner) {
-      const rest = queue.filter((notice) => notice.taskId !== taskId)
+      const rest = queue.filter((notice) => notice.task.id !== taskId)
       if (rest.length === 0) this.byOwner.delete(owner)
       else this.byOwner.set(owner, rest)
     }
   }
 
-  take(owner: string | undefined): ReadonlyArray<string> {
+  take(owner: string | undefined): ReadonlyArray<CompletionNotice> {
     const queue = this.byOwner.get(owner) ?? []
     this.byOwner.delete(owner)
-    return queue.map((notice) => notice.text)
+    return queue
   }
 }

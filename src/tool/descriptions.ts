@@ -92,3 +92,20 @@ export const bashPromptSection: PromptSection = {
   text: "Every bash result tells you how the command ended. Look for the `[exit code: N]` marker on every " +
     "result, and when a command failed, timed out or was killed, find out why before you build on it."
 }
+
+/**
+ * What the `tool:bash` prompt section adds for an agent that completion notices reach unprompted;
+ * only a host that delivers them may add it.
+ *
+ * @since 0.1.0
+ */
+export const bashNoticePromise = "When a background task you started finishes, you are told without asking: a message " +
+  "`background task <id> (...) finished [status: ...]` arrives, so keep working meanwhile instead of polling task_output."
+
+/**
+ * The `tool:bash` prompt text, with {@link bashNoticePromise} where completion notices are delivered.
+ *
+ * @since 0.1.0
+ */
+export const bashPromptText = (options: { readonly notices: boolean }): string =>
+  options.notices ? `${bashPromptSection.text} ${bashNoticePromise}` : bashPromptSection.text

@@ -1,0 +1,28 @@
+/**
+ * Types the services the plugin provides on upstream Cordis (`cordis` 4): `ctx.bash`, `ctx.bashEnv`,
+ * `ctx.tasks`, and `ctx.get("bash")` & co. (Upstream's own `.d.ts` resolve under
+ * `moduleResolution: "bundler"`, not under `nodenext`.)
+ *
+ * ```ts
+ * import type {} from "effect-bash/cordis/cordis-types"
+ * ```
+ *
+ * @since 0.1.0
+ */
+// Loading the module before augmenting it: an augmentation bound first, through the package's
+// `export *`, would shadow its `Context` instead of merging with it.
+import type {} from "cordis"
+import type { CordisBashEnv } from "./BashEnvFacade.js"
+import type { CordisBash } from "./BashFacade.js"
+import type { CordisTasks } from "./TasksFacade.js"
+
+declare module "cordis" {
+  interface Context {
+    /** The executor seam (provided by effect-bash). */
+    bash: CordisBash
+    /** The managed `DSH_*` environment (provided by effect-bash). */
+    bashEnv: CordisBashEnv
+    /** The background-task runtime (provided by effect-bash). */
+    tasks: CordisTasks
+  }
+}
