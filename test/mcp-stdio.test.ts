@@ -76,7 +76,16 @@ const startRaw = (env: Record<string, string> = {}) => {
     for (const line of complete) lines.push(JSON.parse(line) as Record<string, unknown>)
   })
   server.stdin.on("error", () => undefined)
-  const exited = new Promise<number | null>((resolve) => server.on("close", resolve))
+  const closed = new Promise<number | null>((resolve) => server.on("close", resolve))
+  /** The exit code once the server exits, or "still running" after `limitMs` (then it is SIGKILLed). */
+  const exited = async (limitMs = 5000): Promise<number | null | "still running"> => {
+    const outcome = await Promise.race([
+      closed,
+      new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), limitMs))
+    ])
+    if (outcome === "still running") server.kill("SIGKILL")
+    return outcome
+  }
   return {
     pid: server.pid!,
     lines,
@@ -85,12 +94,13 @@ const startRaw = (env: Record<string, string> = {}) => {
     },
     write: (text: string) => server.stdin.write(text),
     send: (message: unknown) => server.stdin.write(`${JSON.stringify(message)}\n`),
-    /** Ends stdin; the exit code, or "still running" after `limitMs` (then the server is SIGKILLed). */
-    end: async (limitMs = 5000): Promise<number | null | "still running"> => {
+    /** The client stops reading: the server's next write fails with EPIPE. */
+    closeStdout: () => server.stdout.destroy(),
+    exited,
+    /** Ends stdin, then as `exited`. */
+    end: (limitMs = 5000) => {
       server.stdin.end()
-      const outcome = await Promise.race([exited, new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), limitMs))])
-      if (outcome === "still running") server.kill("SIGKILL")
-      return outcome
+      return exited(limitMs)
     }
   }
 }
@@ -294,5 +304,23 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(membersOfGroups(groups)).toEqual([])
       expect(descendants.filter(isAlive)).toEqual([])
       yield* Fiber.interrupt(call)
+    }))
+
+  it.live("a client that stops reading ends the server cleanly: exit 0, no process left", () =>
+    Effect.gen(function*() {
+      const server = startRaw()
+      server.send(initialize(1))
+      server.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "bash", arguments: { command: "echo $$ > reader-gone.pid; sleep 30", description, run_in_background: true } }
+      })
+      const shell = yield* pidFrom("reader-gone.pid")
+      server.closeStdout()
+      // Its answer cannot be written: EPIPE closes the transport, which shuts the server down.
+      server.send({ jsonrpc: "2.0", id: 3, method: "ping" })
+      expect(yield* Effect.promise(() => server.exited(10_000))).toBe(0)
+      expect(membersOfGroups([shell])).toEqual([])
     }))
 })

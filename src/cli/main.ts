@@ -11,7 +11,8 @@ import { processExitCode } from "./exit.js"
 
 let interruptedBy: string | undefined
 // runMain interrupts on the first signal and then stops listening; staying subscribed keeps a
-// second Ctrl-C from killing node mid-cleanup (cleanup is bounded by the executor's grace period).
+// second Ctrl-C from killing node mid-cleanup (that signal escalates every kill to SIGKILL instead,
+// see shutdown.ts).
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
     interruptedBy ??= signal

@@ -3,15 +3,24 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { BashStack } from "../layers/BashStack.js"
 import type { CliSettings } from "./settings.js"
+import { makeShutdown, processSignals } from "./shutdown.js"
+
+const stackWith = (settings: CliSettings, background: boolean, escalation: Effect.Effect<void>) =>
+  BashStack.layer({
+    executor: { ...settings.executor, escalation },
+    ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
+    enableRunInBackground: background
+  })
 
 /**
  * The composed tools over the local (or, with a sandbox mode, the sandboxing) executor, the task
  * runtime and the managed environment; `background` offers `run_in_background` on the bash tool;
- * `escalation` (see `shutdown.ts`) makes every kill SIGKILL at once when it completes. Releasing it
- * kills and awaits every process it started.
+ * `escalation` (see `shutdown.ts`) makes every kill SIGKILL at once when it completes — without one, a
+ * second SIGINT/SIGTERM does (the first interrupts the program, and its kills get their grace).
+ * Releasing it kills and awaits every process it started.
  *
  * @since 0.1.0
  */
@@ -19,10 +28,10 @@ export const cliStack = (
   settings: CliSettings,
   options: { readonly background: boolean; readonly escalation?: Effect.Effect<void> }
 ) =>
-  BashStack.layer({
-    executor: options.escalation === undefined
-      ? settings.executor
-      : { ...settings.executor, escalation: options.escalation },
-    ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
-    enableRunInBackground: options.background
-  })
+  options.escalation === undefined
+    ? Layer.unwrapScoped(
+      // The listener is acquired before the stack, so it outlives the stack's release.
+      Effect.map(makeShutdown({ signals: processSignals }), (shutdown) =>
+        stackWith(settings, options.background, shutdown.escalation))
+    )
+    : stackWith(settings, options.background, options.escalation)
