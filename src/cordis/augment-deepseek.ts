@@ -8,9 +8,10 @@
  *
  * @since 0.1.0
  */
-// Loading the module before augmenting it: an augmentation bound first, through the package's
-// `export *`, would shadow its `Context` instead of merging with it.
-import type {} from "@deepseek-ai/cordis"
+/// <reference types="@deepseek-ai/cordis" preserve="true" />
+// Loads the module before augmenting it (kept in the emitted declarations, unlike an empty type
+// import): an augmentation bound first, through the package's `export *`, does not merge with its
+// `Context`.
 import type { CordisBashEnv } from "./BashEnvFacade.js"
 import type { CordisBash } from "./BashFacade.js"
 import type { CordisTasks } from "./TasksFacade.js"
