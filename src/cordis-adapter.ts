@@ -95,6 +95,8 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
       })
     )
 
+    // The seam's start answers synchronously: let set-up work (the sandbox runner's probe) finish first.
+    if (executor.ready !== undefined) await runner.run(executor.ready)
     yield ctx.provide("bash", makeBashFacade(executor, runner))
     yield ctx.provide("bashEnv", new BashEnvFacade(ctx, registry, runner))
     yield ctx.provide("tasks", makeTasksFacade(tasks, runner))

@@ -15,6 +15,7 @@ import { makeCallRunner } from "../src/cordis/CallRunner.js"
 import type { CordisBash, CordisBashEnv, CordisBashProcess, CordisTasks } from "../src/cordis-adapter.js"
 import type { BashExecSpec, BashOutputRead, BashRunResult } from "../src/services/BashExecutor.js"
 import { eventually, groupMembers, readPid, tempDir } from "./cordis-support.js"
+import { bwrapUsable } from "./support/bwrap.js"
 
 let root: Context
 let dir: ReturnType<typeof tempDir>
@@ -36,6 +37,25 @@ beforeEach(async () => {
 afterEach(async () => {
   await root.fiber.dispose()
   dir.remove()
+})
+
+describe.skipIf(!bwrapUsable)("ctx.bash under a sandbox, the reference's way", () => {
+  it("starts synchronously right after the plugin loaded (the runner's probe is done by then)", async () => {
+    const sandboxed = new Context()
+    const home = tempDir("effect-bash-seam-sandbox-")
+    try {
+      await sandboxed.plugin(EffectBash, { graceMs: 300, spillParent: home.path, sandbox: { mode: "read-only" } })
+      const bash = sandboxed.get("bash")!
+      const process = bash.start(bash.resolve({ command: "echo confined > file.txt", workdir: home.path }))
+      await process.done
+      expect(process.status).toBe("completed")
+      expect(process.exitCode).toBe(1)
+      expect(process.readOutput().delta).toContain("Read-only file system")
+    } finally {
+      await sandboxed.fiber.dispose()
+      home.remove()
+    }
+  })
 })
 
 describe("ctx.bash, the reference's way", () => {

@@ -4,7 +4,7 @@
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import type { FakeScript } from "../src/testing/FakeProcessSpawner.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 import type { SandboxBashExecutorConfig } from "../src/layers/SandboxBashExecutor.js"
@@ -79,6 +79,22 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       yield* second.process.exit({ exitCode: 0, signal: null })
       yield* Fiber.join(second.fiber)
       expect(yield* (yield* FakeSpawnerControl).spawnCount).toBe(3)
+    }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
+
+  it.effect("probes the runner as the layer is built; ready completes with its answer", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const control = yield* FakeSpawnerControl
+      expect(yield* control.spawnCount).toBe(1)
+      const probe = yield* control.next
+      expect(isProbe(probe.options)).toBe(true)
+      const ready = yield* Effect.fork(executor.ready ?? Effect.void)
+      expect(Option.isNone(yield* Fiber.poll(ready))).toBe(true)
+      yield* probe.exit({ exitCode: 0, signal: null })
+      yield* Fiber.join(ready)
+      const started = yield* executor.start(yield* executor.resolve({ command: "work" }))
+      expect((yield* control.next).options.command).toBe("work")
+      expect((yield* started.state).status).toBe("running")
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
   it.effect("a caller interrupted during the probe leaves it running for the next caller", () =>

@@ -273,8 +273,13 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
     readonly resolve: (request: BashExecRequest) => Effect.Effect<BashExecSpec, BashRequestError>
     /** Runs in the foreground. Interrupting it kills the group through the timeout path. */
     readonly run: (spec: BashExecSpec) => Effect.Effect<BashRunResult, BashRunError>
-    /** Starts in the background and returns at once. */
+    /** Starts in the background and returns at once (once {@link ready} has completed). */
     readonly start: (spec: BashExecSpec) => Effect.Effect<BashProcess, BashStartError>
+    /**
+     * Completes when the executor answers without waiting on set-up work it started when it was
+     * built (the sandbox runner's usability probe). Never fails; absent when there is none.
+     */
+    readonly ready?: Effect.Effect<void>
     /** The owner token a tracked background process was started for. */
     readonly ownerOf: (id: string) => Effect.Effect<Option.Option<string>>
   }

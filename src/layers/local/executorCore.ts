@@ -58,6 +58,8 @@ export interface Confinement {
   readonly sandboxMode: SandboxMode | undefined
   /** Fails closed when the call's mode cannot be enforced here. */
   readonly launch: (spec: BashExecSpec) => Effect.Effect<Launch, SandboxUnavailableError>
+  /** Set-up work started with the layer (the executor's `ready`). */
+  readonly ready?: Effect.Effect<void>
 }
 
 /**
@@ -243,6 +245,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
 
     return BashExecutor.of({
       sandboxMode: confinement.sandboxMode,
+      ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       resolve,
       run,
       start,

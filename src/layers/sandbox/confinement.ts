@@ -57,9 +57,10 @@ const canonical = (dir: string): string => {
 }
 
 /**
- * The sandbox's launch. The runner is probed on the first confined call, once: later calls reuse
- * the answer. The probe runs in the layer's scope, so a caller interrupted while it runs (an abort)
- * leaves it to finish for the next caller.
+ * The sandbox's launch. The runner is probed once — as the layer is built when its default mode is
+ * confined (so a host can await `ready` and then start commands without waiting), else on the first
+ * confined call — and later calls reuse the answer. The probe runs in the layer's scope, so a caller
+ * interrupted while it runs (an abort) leaves it to finish for the next caller.
  *
  * @since 0.1.0
  */
@@ -87,11 +88,13 @@ export const sandboxConfinement = (
       Effect.flatMap((failure) => Deferred.succeed(verdict, failure === undefined)),
       Effect.provideService(ProcessSpawner, spawner)
     )
-    const usable = Effect.suspend(() => {
-      if (probing) return Deferred.await(verdict)
+    const startProbe = Effect.suspend(() => {
+      if (probing) return Effect.void
       probing = true
-      return Effect.forkIn(probe, layerScope).pipe(Effect.zipRight(Deferred.await(verdict)))
+      return Effect.asVoid(Effect.forkIn(probe, layerScope))
     })
+    const usable = Effect.zipRight(startProbe, Deferred.await(verdict))
+    if (config.sandboxMode !== "danger-full-access") yield* startProbe
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
 
     const launch = (spec: BashExecSpec) =>
@@ -105,5 +108,6 @@ export const sandboxConfinement = (
           sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
         } satisfies Launch
       })
-    return { sandboxMode: config.sandboxMode, launch } satisfies Confinement
+    const ready = Effect.suspend(() => (probing ? Effect.asVoid(Deferred.await(verdict)) : Effect.void))
+    return { sandboxMode: config.sandboxMode, launch, ready } satisfies Confinement
   })
