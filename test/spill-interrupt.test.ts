@@ -8,6 +8,8 @@ import { SystemError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { makeSpillStore } from "../src/layers/local/SpillStore.js"
+import type { SpillFile, SpillStore } from "../src/layers/local/SpillStore.js"
+import { StreamCollector } from "../src/layers/local/StreamCollector.js"
 import { NodePath } from "@effect/platform-node"
 
 /** Returns `value` with an interrupt of the calling fiber pending, delivered once it may be. */
@@ -49,5 +51,28 @@ describe("interrupted between acquiring and recording a spill resource", () => {
       expect(opened).toHaveLength(1)
       yield* Scope.close(scope, Exit.void)
       expect(removed).toEqual(["/spill/dir-1"])
+    }))
+
+  it.effect("the spill file a collector opened is still closed when the collector finishes", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const file: SpillFile = {
+        path: "/spill/stdout.log",
+        write: () => Effect.sync(() => void events.push("write")),
+        finish: Effect.sync(() => {
+          events.push("finish")
+          return true
+        }),
+        discard: Effect.sync(() => void events.push("discard")),
+        removed: false
+      }
+      const store: SpillStore = { open: () => returnThenInterrupted(file) }
+      const collector = new StreamCollector("stdout", 4, 1 << 20, store)
+      const fiber = yield* Effect.fork(collector.append(new Uint8Array(16)))
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      const output = yield* collector.finish
+      expect(events).toEqual(["finish"])
+      expect(output.spillPath).toBe("/spill/stdout.log")
     }))
 })
