@@ -15,6 +15,7 @@ import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/Process
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
+import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -152,6 +153,17 @@ const make = Effect.gen(function*() {
     () => Effect.sync(() => process.off("exit", killTracked))
   )
 
+  // Inherited descriptors reach no command: each is replaced by /dev/null in the child (a dup2
+  // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before.
+  const inherited = inheritedDescriptorsSync()
+  const masked = inherited.length === 0 ? [] : maskInherited(
+    inherited,
+    yield* Effect.acquireRelease(
+      Effect.sync(() => NodeFs.openSync("/dev/null", "r")),
+      (fd) => Effect.sync(() => NodeFs.closeSync(fd))
+    )
+  )
+
   const spawn = (options: SpawnOptions) =>
     Effect.acquireRelease(
       Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
@@ -173,7 +185,7 @@ const make = Effect.gen(function*() {
               options.stdin === undefined ? "ignore" : "pipe",
               "pipe",
               "pipe",
-              ...(shell.script === undefined ? [] : ["pipe" as const])
+              ...(shell.script === undefined ? masked : ["pipe" as const, ...masked.slice(1)])
             ]
           })
         } catch (error) {
