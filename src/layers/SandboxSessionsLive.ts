@@ -10,7 +10,8 @@ import type { SandboxMode } from "../services/BashExecutor.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
 
-// The workspace root as placement computes it: the session's canonical cwd, else the executor's default.
+// The workspace root as placement computes it: the session's canonical cwd, else the executor's
+// configured root, else its default workdir.
 const canonical = (dir: string): string => {
   try {
     return NodeFs.realpathSync(dir)
@@ -22,10 +23,10 @@ const canonical = (dir: string): string => {
 const make = Effect.gen(function*() {
   const executor = yield* BashExecutor
   const overrides = new Map<string, SandboxMode>()
-  const defaultRoot = yield* executor.resolve({ command: ":" }).pipe(
+  const defaultRoot = executor.workspaceRoot ?? (yield* executor.resolve({ command: ":" }).pipe(
     Effect.map((spec) => spec.workdir),
     Effect.orElseSucceed(() => process.cwd())
-  )
+  ))
   const standing = (session: string | undefined): SandboxMode | undefined =>
     executor.sandboxMode === undefined ? undefined : (session === undefined ? undefined : overrides.get(session)) ?? executor.sandboxMode
   return SandboxSessions.of({

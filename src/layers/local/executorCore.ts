@@ -56,6 +56,8 @@ export interface Launch {
 export interface Confinement {
   /** Reported as the executor's `sandboxMode`. */
   readonly sandboxMode: SandboxMode | undefined
+  /** Reported as the executor's `workspaceRoot`. */
+  readonly workspaceRoot?: string | undefined
   /** Fails closed when the call's mode cannot be enforced here. */
   readonly launch: (spec: BashExecSpec) => Effect.Effect<Launch, SandboxUnavailableError>
 }
@@ -243,6 +245,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
 
     return BashExecutor.of({
       sandboxMode: confinement.sandboxMode,
+      workspaceRoot: confinement.workspaceRoot,
       resolve,
       run,
       start,

@@ -93,17 +93,22 @@ export const sandboxConfinement = (
       return Effect.forkIn(probe, layerScope).pipe(Effect.zipRight(Deferred.await(verdict)))
     })
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
+    const configuredRoot = canonical(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
     const launch = (spec: BashExecSpec) =>
       Effect.gen(function*() {
         const mode = spec.sandboxPolicy?.mode ?? config.sandboxMode
         if (mode === "danger-full-access") return { ...contained, sandbox: { mode } } satisfies Launch
         if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
-        const root = spec.sandboxPolicy?.workspaceRoot ?? canonical(config.workspaceRoot ?? config.cwd ?? process.cwd())
+        const root = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
         return {
           wrapper: profileOf(mode, root),
           sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
         } satisfies Launch
       })
-    return { sandboxMode: config.sandboxMode, launch } satisfies Confinement
+    return {
+      sandboxMode: config.sandboxMode,
+      workspaceRoot: config.workspaceRoot === undefined ? undefined : configuredRoot,
+      launch
+    } satisfies Confinement
   })
