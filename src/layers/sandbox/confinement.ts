@@ -5,9 +5,7 @@
  *
  * @since 0.1.0
  */
-import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
-import * as NodePath from "node:path"
 import type { Scope } from "effect"
 import { Deferred, Effect } from "effect"
 import type { BashExecSpec } from "../../services/BashExecutor.js"
@@ -17,6 +15,7 @@ import type { Confinement, Launch } from "../local/executorCore.js"
 import { unconfined } from "../local/executorCore.js"
 import type { LocalBashExecutorConfig } from "../local/config.js"
 import { LocalBashExecutorConfigError } from "../local/config.js"
+import { canonicalDirSync } from "./canonicalDir.js"
 import { bwrapDialect, confinedWrapper, containWrapper, maskArgs } from "./bwrap.js"
 import type { SandboxBashExecutorConfig } from "./config.js"
 import { probeRunner } from "./probe.js"
@@ -46,15 +45,6 @@ export const localConfinement = (
     const launch: Launch = { wrapper }
     return { sandboxMode: undefined, launch: () => Effect.succeed(launch) } satisfies Confinement
   })
-
-// A path's filesystem identity; one that cannot be resolved stays as given, and the runner reports it.
-const canonical = (dir: string): string => {
-  try {
-    return NodeFs.realpathSync(dir)
-  } catch {
-    return NodePath.resolve(dir)
-  }
-}
 
 /**
  * The sandbox's launch. The runner is probed on the first confined call, once: later calls reuse
@@ -93,7 +83,7 @@ export const sandboxConfinement = (
       return Effect.forkIn(probe, layerScope).pipe(Effect.zipRight(Deferred.await(verdict)))
     })
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
-    const configuredRoot = canonical(config.workspaceRoot ?? config.cwd ?? process.cwd())
+    const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
     const launch = (spec: BashExecSpec) =>
       Effect.gen(function*() {
