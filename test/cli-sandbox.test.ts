@@ -39,6 +39,26 @@ describe.skipIf(!bwrapUsable)("effect-bash run --sandbox / --contain", () => {
       expect(outcome).toMatchObject({ code: 0, stdout: "hi\n" })
     }))
 
+  it.live("--workspace-root is the writable root, not the working directory", () =>
+    Effect.gen(function*() {
+      const root = mkdtempSync(join(tmpdir(), "effect-bash-cli-root-"))
+      const outcome = yield* run([
+        "--workdir",
+        workdir,
+        "--sandbox",
+        "workspace-write",
+        "--workspace-root",
+        root,
+        "--",
+        `echo in > ${root}/in.txt; echo out > ${workdir}/out.txt`
+      ])
+      expect(existsSync(join(root, "in.txt"))).toBe(true)
+      expect(existsSync(join(workdir, "out.txt"))).toBe(false)
+      // Both live under the host's /tmp, which is private to the sandbox outside the root.
+      expect(outcome.stdout).toContain(`${workdir}/out.txt: No such file or directory`)
+      rmSync(root, { recursive: true, force: true })
+    }))
+
   it.live("the host's credentials are not readable from /proc with --contain (they are without)", () =>
     Effect.gen(function*() {
       const secret = { AWS_SECRET_ACCESS_KEY: "s" }

@@ -33,12 +33,17 @@ export const cleanEnv = (extra: Record<string, string> = {}): Record<string, str
 /** A started CLI process and its outcome once it closes (killed after `limitMs`). */
 export const startCli = (
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly limitMs?: number } = {}
+  options: {
+    readonly env?: Record<string, string>
+    readonly limitMs?: number
+    /** Descriptors from fd 3 on that the CLI inherits (as Node's `stdio` entries). */
+    readonly extraFds?: ReadonlyArray<"ignore" | number>
+  } = {}
 ): { readonly child: ChildProcess; readonly done: Promise<CliOutcome> } => {
   const started = Date.now()
   const child = spawn(process.execPath, [cliPath, ...args], {
     env: options.env ?? cleanEnv(),
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe", ...(options.extraFds ?? [])]
   })
   const done = new Promise<CliOutcome>((resolve, reject) => {
     let stdout = ""
@@ -58,7 +63,7 @@ export const startCli = (
 /** Runs `node main.js ...args` to completion (killed after `limitMs`). */
 export const runCli = (
   args: ReadonlyArray<string>,
-  options: { readonly env?: Record<string, string>; readonly limitMs?: number } = {}
+  options: Parameters<typeof startCli>[1] = {}
 ): Promise<CliOutcome> => startCli(args, options).done
 
 interface ProcStat {

@@ -94,6 +94,22 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
       fs.rmSync(other, { recursive: true })
     }).pipe(Effect.provide(sandbox())))
 
+  it.live("workspace-write with `/` as the root: /proc, /dev and the PID namespace stay the sandbox's", () =>
+    Effect.gen(function*() {
+      const workdir = freshDir("ww-slash")
+      const result = yield* run({
+        // One pid level in /proc's view of itself: the namespace's own /proc. The host's shows two
+        // or more (the host's pid first), and lists every host process.
+        command: "grep -c . <(ls /proc | grep -x '[0-9]*'); grep ^NSpid: /proc/self/status; ls /dev | wc -l",
+        workdir,
+        sandboxPolicy: { mode: "workspace-write", workspaceRoot: "/" }
+      })
+      const [processes, nspid, devices] = result.stdout.text.trim().split("\n")
+      expect(nspid).toMatch(/^NSpid:\t\d+$/)
+      expect(Number(processes)).toBeLessThan(10)
+      expect(Number(devices)).toBeLessThan(20)
+    }).pipe(Effect.provide(sandbox())))
+
   it.live("danger-full-access runs unconfined and still reports its mode", () =>
     Effect.gen(function*() {
       const workdir = freshDir("dfa")

@@ -15,6 +15,7 @@ import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/Process
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
+import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -152,6 +153,10 @@ const make = Effect.gen(function*() {
     () => Effect.sync(() => process.off("exit", killTracked))
   )
 
+  // Inherited descriptors reach no command: each is replaced by /dev/null in the child (a dup2
+  // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before.
+  const inherited = inheritedDescriptorsSync()
+
   const spawn = (options: SpawnOptions) =>
     Effect.acquireRelease(
       Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
@@ -162,6 +167,9 @@ const make = Effect.gen(function*() {
         // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
         const shell = shellInvocation(options.command)
         let child: ChildProcess.ChildProcess
+        // Open only across the spawn: Node's spawn returns once the child has exec'd.
+        const devNull = inherited.length === 0 ? undefined : NodeFs.openSync("/dev/null", "r")
+        const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
         try {
           const bash = ["bash", ...shell.args]
           const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
@@ -173,12 +181,14 @@ const make = Effect.gen(function*() {
               options.stdin === undefined ? "ignore" : "pipe",
               "pipe",
               "pipe",
-              ...(shell.script === undefined ? [] : ["pipe" as const])
+              ...(shell.script === undefined ? masked : ["pipe" as const, ...masked.slice(1)])
             ]
           })
         } catch (error) {
           // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
           return resume(Effect.fail(spawnFailure(error, options)))
+        } finally {
+          if (devNull !== undefined) NodeFs.closeSync(devNull)
         }
         child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
         child.once("spawn", () => {

@@ -3,29 +3,21 @@
  *
  * @since 0.1.0
  */
-import * as NodeFs from "node:fs"
-import * as NodePath from "node:path"
 import { Effect, Layer, Option } from "effect"
 import type { SandboxMode } from "../services/BashExecutor.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
-
-// The workspace root as placement computes it: the session's canonical cwd, else the executor's default.
-const canonical = (dir: string): string => {
-  try {
-    return NodeFs.realpathSync(dir)
-  } catch {
-    return NodePath.resolve(dir)
-  }
-}
+import { canonicalDirSync } from "./sandbox/canonicalDir.js"
 
 const make = Effect.gen(function*() {
   const executor = yield* BashExecutor
   const overrides = new Map<string, SandboxMode>()
-  const defaultRoot = yield* executor.resolve({ command: ":" }).pipe(
+  // The workspace root as placement computes it: the session's canonical cwd, else the executor's
+  // configured root, else its default workdir.
+  const defaultRoot = executor.workspaceRoot ?? (yield* executor.resolve({ command: ":" }).pipe(
     Effect.map((spec) => spec.workdir),
     Effect.orElseSucceed(() => process.cwd())
-  )
+  ))
   const standing = (session: string | undefined): SandboxMode | undefined =>
     executor.sandboxMode === undefined ? undefined : (session === undefined ? undefined : overrides.get(session)) ?? executor.sandboxMode
   return SandboxSessions.of({
@@ -38,7 +30,7 @@ const make = Effect.gen(function*() {
     standingMode: (session) => Effect.sync(() => standing(session)),
     policyText: (session) => {
       const mode = standing(session?.id)
-      return mode === undefined ? undefined : sandboxPolicyText(mode, canonical(session?.cwd ?? defaultRoot))
+      return mode === undefined ? undefined : sandboxPolicyText(mode, canonicalDirSync(session?.cwd ?? defaultRoot))
     }
   })
 })

@@ -269,6 +269,11 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
   {
     /** `undefined` for an unconfined executor; the default mode for a confining one. */
     readonly sandboxMode: SandboxMode | undefined
+    /**
+     * A confining executor's configured writable root (canonical): the root of calls without a
+     * session. `undefined` for an unconfined executor, or one whose root is its default workdir.
+     */
+    readonly workspaceRoot?: string | undefined
     /** Fills defaults and validates; fails naming the offending field. */
     readonly resolve: (request: BashExecRequest) => Effect.Effect<BashExecSpec, BashRequestError>
     /** Runs in the foreground. Interrupting it kills the group through the timeout path. */

@@ -1,7 +1,8 @@
 /**
  * Where a `bash` call runs (CONTRACT §2 workdir): a relative workdir is taken from the session's
- * canonical working directory, or from the sandbox workspace root when a policy is in force (then
- * the workdir too is canonical, so confinement and launch agree on it); an absolute workdir wins;
+ * canonical working directory, or from the sandbox workspace root when a policy is in force (the
+ * session's cwd, else the executor's configured root, else its default workdir; then the workdir too
+ * is canonical, so confinement and launch agree on it); an absolute workdir wins;
  * without a session the executor's default applies.
  *
  * @since 0.1.0
@@ -53,7 +54,7 @@ export const placeCall = Effect.fn("bash.placeCall")(function*(
     Effect.mapError((error) => new ToolError({ message: error.message }))
   )
   if (call.mode !== undefined) {
-    const workspaceRoot = sessionDir ?? (yield* Effect.flatMap(executorDefault, canonicalDir))
+    const workspaceRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executorDefault, canonicalDir))
     // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.
     const workdir = call.workdir === undefined
       ? workspaceRoot

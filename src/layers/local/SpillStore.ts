@@ -77,12 +77,21 @@ export const makeSpillStore = (
       Effect.forEach(paths, (evicted) => fs.remove(evicted).pipe(Effect.ignore), { discard: true })
 
     yield* sweepDeadHosts(fs, path, parent)
-    const ensureDirectory = yield* Effect.cached(
-      // mkdtemp creates the directory 0700. A kept directory carries no owner: no sweep touches it.
-      fs.makeTempDirectory({ prefix: options.keep ? "effect-bash-" : ownedPrefix(), directory: parent }).pipe(
-        Effect.tap((dir) => Ref.set(created, dir)),
-        Effect.tap((dir) => options.keep || Option.isNone(reaper) ? Effect.void : reaper.value.removeOnDeath(dir))
-      )
+    const directoryLock = yield* Effect.makeSemaphore(1)
+    // Made on first use. Uninterruptible: a directory made but not yet recorded would outlive the
+    // layer. (Not `Effect.cached`: it would keep an interruption, or a transient failure, forever.)
+    const ensureDirectory = Ref.get(created).pipe(
+      Effect.flatMap((existing) =>
+        existing !== undefined
+          ? Effect.succeed(existing)
+          // mkdtemp creates the directory 0700. A kept directory carries no owner: no sweep touches it.
+          : fs.makeTempDirectory({ prefix: options.keep ? "effect-bash-" : ownedPrefix(), directory: parent }).pipe(
+            Effect.tap((dir) => Ref.set(created, dir)),
+            Effect.tap((dir) => options.keep || Option.isNone(reaper) ? Effect.void : reaper.value.removeOnDeath(dir))
+          )
+      ),
+      directoryLock.withPermits(1),
+      Effect.uninterruptible
     )
     if (!options.keep) {
       yield* Effect.addFinalizer(() =>

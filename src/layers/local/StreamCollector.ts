@@ -90,11 +90,20 @@ export class StreamCollector {
         }
         // Nothing has been evicted yet: the buffer still holds bytes 0..before.
         const head = concatBytes(this.chunks)
-        return this.store.open(this.stream).pipe(
-          Effect.tap((file) => {
-            this.spill = { _tag: "Open", file }
-            return (head.length === 0 ? Effect.void : file.write(head)).pipe(Effect.zipRight(file.write(chunk)))
-          }),
+        // Opened and recorded as one step: an interruption in between would leak the handle, as
+        // `finish` only closes a file it knows.
+        const opened = this.store.open(this.stream).pipe(
+          Effect.tap((file) =>
+            Effect.sync(() => {
+              this.spill = { _tag: "Open", file }
+            })
+          ),
+          Effect.uninterruptible
+        )
+        return opened.pipe(
+          Effect.flatMap((file) =>
+            (head.length === 0 ? Effect.void : file.write(head)).pipe(Effect.zipRight(file.write(chunk)))
+          ),
           Effect.catchAll((error) => this.abandon(error))
         )
       }

@@ -56,6 +56,8 @@ export interface Launch {
 export interface Confinement {
   /** Reported as the executor's `sandboxMode`. */
   readonly sandboxMode: SandboxMode | undefined
+  /** Reported as the executor's `workspaceRoot`. */
+  readonly workspaceRoot?: string | undefined
   /** Fails closed when the call's mode cannot be enforced here. */
   readonly launch: (spec: BashExecSpec) => Effect.Effect<Launch, SandboxUnavailableError>
   /** Set-up work started with the layer (the executor's `ready`). */
@@ -245,6 +247,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
 
     return BashExecutor.of({
       sandboxMode: confinement.sandboxMode,
+      workspaceRoot: confinement.workspaceRoot,
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       resolve,
       run,

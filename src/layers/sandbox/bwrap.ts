@@ -95,10 +95,11 @@ export const confinedWrapper = (profile: ConfinedProfile): SpawnWrapper =>
     "--ro-bind",
     "/",
     "/",
-    ...namespace,
-    ...(profile.network === "none" ? ["--unshare-net"] : []),
     ...(profile.mode === "workspace-write"
       ? ["--tmpfs", "/tmp", "--bind", profile.workspaceRoot, profile.workspaceRoot]
       : []),
+    // After the root: a root of `/` would otherwise bind the host's /proc and /dev back over them.
+    ...namespace,
+    ...(profile.network === "none" ? ["--unshare-net"] : []),
     ...profile.masks
   ])

@@ -5,9 +5,7 @@
  *
  * @since 0.1.0
  */
-import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
-import * as NodePath from "node:path"
 import type { Scope } from "effect"
 import { Deferred, Effect } from "effect"
 import type { BashExecSpec } from "../../services/BashExecutor.js"
@@ -17,6 +15,7 @@ import type { Confinement, Launch } from "../local/executorCore.js"
 import { unconfined } from "../local/executorCore.js"
 import type { LocalBashExecutorConfig } from "../local/config.js"
 import { LocalBashExecutorConfigError } from "../local/config.js"
+import { canonicalDirSync } from "./canonicalDir.js"
 import { bwrapDialect, confinedWrapper, containWrapper, maskArgs } from "./bwrap.js"
 import type { SandboxBashExecutorConfig } from "./config.js"
 import { probeRunner } from "./probe.js"
@@ -46,15 +45,6 @@ export const localConfinement = (
     const launch: Launch = { wrapper }
     return { sandboxMode: undefined, launch: () => Effect.succeed(launch) } satisfies Confinement
   })
-
-// A path's filesystem identity; one that cannot be resolved stays as given, and the runner reports it.
-const canonical = (dir: string): string => {
-  try {
-    return NodeFs.realpathSync(dir)
-  } catch {
-    return NodePath.resolve(dir)
-  }
-}
 
 /**
  * The sandbox's launch. The runner is probed once — as the layer is built when its default mode is
@@ -96,18 +86,24 @@ export const sandboxConfinement = (
     const usable = Effect.zipRight(startProbe, Deferred.await(verdict))
     if (config.sandboxMode !== "danger-full-access") yield* startProbe
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
+    const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
     const launch = (spec: BashExecSpec) =>
       Effect.gen(function*() {
         const mode = spec.sandboxPolicy?.mode ?? config.sandboxMode
         if (mode === "danger-full-access") return { ...contained, sandbox: { mode } } satisfies Launch
         if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
-        const root = spec.sandboxPolicy?.workspaceRoot ?? canonical(config.workspaceRoot ?? config.cwd ?? process.cwd())
+        const root = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
         return {
           wrapper: profileOf(mode, root),
           sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
         } satisfies Launch
       })
     const ready = Effect.suspend(() => (probing ? Effect.asVoid(Deferred.await(verdict)) : Effect.void))
-    return { sandboxMode: config.sandboxMode, launch, ready } satisfies Confinement
+    return {
+      sandboxMode: config.sandboxMode,
+      workspaceRoot: config.workspaceRoot === undefined ? undefined : configuredRoot,
+      launch,
+      ready
+    } satisfies Confinement
   })
