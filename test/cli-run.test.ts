@@ -90,7 +90,8 @@ describe("effect-bash run (real processes)", () => {
     Effect.gen(function*() {
       const pidFile = join(workdir, "sigint.pid")
       const { child, done } = startCli(["run", "--workdir", workdir, "--", "echo $$ > sigint.pid; sleep 30 & wait"])
-      expect(yield* Effect.promise(() => eventually(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")))).toBe(true)
+      // A bound for the CLI's start-up (node, Effect, the reaper), generous for a loaded machine.
+      expect(yield* Effect.promise(() => eventually(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), 20_000))).toBe(true)
       const shell = Number(readFileSync(pidFile, "utf8"))
       // The pid is written before `sleep 30 &` forks: wait for both members.
       expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 2))).toBe(true)
