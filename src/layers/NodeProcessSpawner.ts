@@ -6,15 +6,15 @@
  *
  * @since 0.1.0
  */
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Deferred, Effect, Layer, Stream } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import type { Readable, Writable } from "node:stream"
-import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
+import type { GroupSignal, OutputSinks, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
+import { readPipes } from "./readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -125,14 +125,6 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
-// A pipe read error ends the stream: the bytes read so far are kept and the settle logic goes on.
-const readPipe = (readable: Readable): Stream.Stream<Uint8Array> =>
-  NodeStream.fromReadable<unknown, Uint8Array>(() => readable, (error) => error).pipe(
-    Stream.catchAll((error) =>
-      Stream.fromEffect(Effect.logDebug("pipe read failed", error)).pipe(Stream.drain)
-    )
-  )
-
 const make = Effect.gen(function*() {
   const reaper = yield* HostReaper
   const tracked = new Set<number>()
@@ -212,8 +204,8 @@ const make = Effect.gen(function*() {
           const pid = child.pid!
           return {
             pid,
-            stdout: readPipe(child.stdout!),
-            stderr: readPipe(child.stderr!),
+            readOutput: (sinks: OutputSinks) =>
+              readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
             exit: Deferred.await(exited),
             signalGroup: (signal: GroupSignal) =>
               Effect.sync(() =>

@@ -1,11 +1,11 @@
 /**
- * Watching one spawned group from start to settle: pump both pipes into their collectors, wait for
+ * Watching one spawned group from start to settle: read both pipes into their collectors, wait for
  * the first of exit / timeout / abort / kill request, run the kill path when needed (including for
  * leftovers of a shell that exited), drain the pipes within a bound, and finish the collectors.
  *
  * @since 0.1.0
  */
-import { Effect, Fiber, Option, Stream } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import type { Scope } from "effect"
 import type { CollectedOutput } from "../../services/BashExecutor.js"
 import { awaitAbort } from "../../services/BashExecutor.js"
@@ -51,9 +51,6 @@ export interface SuperviseOptions {
   readonly escalation?: Effect.Effect<void>
 }
 
-const pump = (stream: Stream.Stream<Uint8Array>, collector: StreamCollector) =>
-  Stream.runForEach(stream, (chunk) => collector.append(chunk))
-
 const unknownExit: ProcessExit = { exitCode: null, signal: null }
 
 /**
@@ -69,12 +66,10 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     // Finalizers run in reverse: the group is killed first, then the spill files are closed.
     yield* Effect.addFinalizer(() => Effect.all([options.stdout.finish, options.stderr.finish], { discard: true }))
     yield* Effect.addFinalizer(() => (settled ? Effect.void : killGroup(process, graceMs, escalation)))
-    const readers = yield* Effect.fork(
-      Effect.all([pump(process.stdout, options.stdout), pump(process.stderr, options.stderr)], {
-        concurrency: 2,
-        discard: true
-      })
-    )
+    const readers = yield* Effect.fork(process.readOutput({
+      stdout: (chunk) => options.stdout.append(chunk),
+      stderr: (chunk) => options.stderr.append(chunk)
+    }))
 
     const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(process.exit, "exit" as const)]
     if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
