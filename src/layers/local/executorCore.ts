@@ -21,7 +21,7 @@ import { ProcessSpawner } from "../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry, settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "./config.js"
-import { buildEnv, validateEnv } from "./environment.js"
+import { makeEnvBuilder, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
 import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
 import type { RunnerDialect } from "./RunnerWatch.js"
@@ -97,7 +97,10 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       maxTotalBytes: config.maxSpillTotalBytes,
       ...(config.spillParent === undefined ? {} : { parent: config.spillParent })
     })
-    const scrub = { allow: config.envAllow, deny: config.envDeny.map((pattern) => new RegExp(pattern, "i")) }
+    const buildEnv = makeEnvBuilder({
+      allow: config.envAllow,
+      deny: config.envDeny.map((pattern) => new RegExp(pattern, "i"))
+    })
     const foreground = new Set<SpawnedProcess>()
     const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
     const backgroundFibers = yield* FiberSet.make()
@@ -134,7 +137,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const spawnOptions = (spec: BashExecSpec, launch: Launch): SpawnOptions => ({
       command: spec.command,
       cwd: spec.workdir,
-      env: buildEnv(process.env, scrub, spec.env, spec.dshEnv),
+      env: buildEnv(process.env, spec.env, spec.dshEnv),
       ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
       ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
     })
