@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, FiberSet } from "effect"
+import { Deferred, Effect, FiberSet, Scope } from "effect"
 import type {
   BashExecRequest,
   BashExecSpec,
@@ -166,7 +166,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         Effect.gen(function*() {
           const process = yield* spawner.spawn(spawnOptions(spec, launch))
           foreground.add(process)
-          yield* Effect.addFinalizer(() => Effect.sync(() => foreground.delete(process)))
+          yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
           return yield* supervise({
             process,
             ...collectors(spec, watch),

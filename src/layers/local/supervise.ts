@@ -5,8 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Fiber, Option } from "effect"
-import type { Scope } from "effect"
+import { Effect, Fiber, Option, Scope } from "effect"
 import type { CollectedOutput } from "../../services/BashExecutor.js"
 import { awaitAbort } from "../../services/BashExecutor.js"
 import type { ProcessExit, SpawnedProcess } from "../../services/ProcessSpawner.js"
@@ -63,9 +62,13 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
   Effect.gen(function*() {
     const { escalation, graceMs, process } = options
     let settled = false
-    // Finalizers run in reverse: the group is killed first, then the spill files are closed.
-    yield* Effect.addFinalizer(() => Effect.all([options.stdout.finish, options.stderr.finish], { discard: true }))
-    yield* Effect.addFinalizer(() => (settled ? Effect.void : killGroup(process, graceMs, escalation)))
+    const finishBoth = Effect.all([options.stdout.finish, options.stderr.finish])
+    // The group is killed first, then the spill files are closed. A plain scope finalizer: it needs
+    // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
+      Effect.suspend(() => settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth))
+    )
     const readers = yield* Effect.fork(process.readOutput({
       stdout: (chunk) => options.stdout.append(chunk),
       stderr: (chunk) => options.stderr.append(chunk)
@@ -88,6 +91,6 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
     if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
     yield* Fiber.interrupt(readers)
-    const [stdout, stderr] = yield* Effect.all([options.stdout.finish, options.stderr.finish])
+    const [stdout, stderr] = yield* finishBoth
     return { cause, exit, stdout, stderr }
   })
