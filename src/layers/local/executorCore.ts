@@ -29,6 +29,7 @@ import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
+import { whenTraced } from "./whenTraced.js"
 
 const encoder = new TextEncoder()
 
@@ -150,15 +151,15 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const watchFor = (launch: Launch) =>
       launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
 
-    const resolve = Effect.fn("BashExecutor.resolve")(function*(request: BashExecRequest) {
+    const resolveBody = function*(request: BashExecRequest) {
       const spec = yield* resolveSpec(config, request)
       const envError = validateEnv(request.env, request.dshEnv)
       if (envError) return yield* envError
       return spec
-    })
+    }
+    const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
-    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
-      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+    const runBody = function*(spec: BashExecSpec) {
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -192,7 +193,14 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
       }
       return result
-    })
+    }
+    const run = whenTraced(
+      Effect.fn("BashExecutor.run")(
+        runBody,
+        (effect, spec) => Effect.zipRight(Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs), effect)
+      ),
+      Effect.fnUntraced(runBody)
+    )
 
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
       yield* checkSpec(spec)
