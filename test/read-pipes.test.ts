@@ -17,8 +17,8 @@ describe("readPipes", () => {
       const out: Array<Uint8Array> = []
       const err: Array<Uint8Array> = []
       const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
-        stdout: (chunk) => Effect.sync(() => out.push(chunk)),
-        stderr: (chunk) => Effect.sync(() => err.push(chunk))
+        stdout: (chunk) => void out.push(chunk),
+        stderr: (chunk) => void err.push(chunk)
       }))
       stdout.write("a")
       stderr.write("x")
@@ -36,8 +36,8 @@ describe("readPipes", () => {
       const stderr = new PassThrough()
       const out: Array<Uint8Array> = []
       const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
-        stdout: (chunk) => Effect.sync(() => out.push(chunk)),
-        stderr: () => Effect.void
+        stdout: (chunk) => void out.push(chunk),
+        stderr: () => undefined
       }))
       stdout.write("kept")
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
@@ -55,7 +55,7 @@ describe("readPipes", () => {
       let delivered = 0
       const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
         stdout: (chunk) => Deferred.await(gate).pipe(Effect.zipRight(Effect.sync(() => (delivered += chunk.length)))),
-        stderr: () => Effect.void
+        stderr: () => undefined
       }))
       const chunk = Buffer.alloc(64 * 1024)
       const written = 32 * chunk.length

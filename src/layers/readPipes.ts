@@ -1,21 +1,20 @@
 /**
- * Reading a child's stdout and stderr with plain `'data'` listeners into one queue that a single
- * loop hands to the sinks: no `Stream`, no fiber per pipe, and a chunk reference is dropped as soon
- * as its sink has taken it.
+ * Reading a child's stdout and stderr with plain `'data'` listeners: a chunk goes straight to its
+ * sink from the listener, and only a chunk whose sink returns work (a spill write) wakes the one
+ * reading loop, which runs that work while later chunks queue behind it. No `Stream`, no fiber per
+ * pipe, no per-chunk allocation when no work is needed, and no chunk held once its sink took it.
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import type { Readable } from "node:stream"
-import type { OutputSinks } from "../services/ProcessSpawner.js"
+import type { OutputSink, OutputSinks } from "../services/ProcessSpawner.js"
 
 /**
- * Bytes queued between the pipes and the sinks before both pipes are paused: a sink that waits
- * (a spill file behind the disk) stops the reading instead of growing the queue.
+ * Bytes queued behind pending sink work before both pipes are paused: a sink that waits (a spill
+ * file behind the disk) stops the reading instead of growing the queue.
  */
 const maxQueuedBytes = 256 * 1024
-
-type Sink = (chunk: Uint8Array) => Effect.Effect<void>
 
 /**
  * Reads `stdout` and `stderr` into `sinks` until both have ended, closed or failed (a read error
@@ -29,8 +28,11 @@ export const readPipes = (
   sinks: OutputSinks
 ): Effect.Effect<void> =>
   Effect.suspend(() => {
+    // `busy`: the loop owns delivery (work is pending or chunks are queued); listeners only queue.
+    let busy = false
+    let work: Effect.Effect<void> | undefined
     let chunks: Array<Uint8Array> = []
-    let targets: Array<Sink> = []
+    let targets: Array<OutputSink> = []
     let queued = 0
     let open = 0
     let paused = false
@@ -43,11 +45,17 @@ export const readPipes = (
       wake = undefined
       resume?.()
     }
-    const attach = (readable: Readable, sink: Sink) => {
+    const attach = (readable: Readable, sink: OutputSink) => {
       if (readable.destroyed) return
       open++
       let ended = false
       const onData = (chunk: Uint8Array) => {
+        if (!busy) {
+          work = sink(chunk)
+          if (work === undefined) return
+          busy = true
+          return signal()
+        }
         chunks.push(chunk)
         targets.push(sink)
         queued += chunk.length
@@ -55,7 +63,6 @@ export const readPipes = (
           paused = true
           for (const each of readables) each.pause()
         }
-        signal()
       }
       const onEnd = () => {
         if (ended) return
@@ -73,9 +80,9 @@ export const readPipes = (
     attach(pipes.stdout, sinks.stdout)
     attach(pipes.stderr, sinks.stderr)
 
-    // Registers before anything can arrive unseen: the check and the registration are one step.
+    // The check and the registration are one step, so nothing arrives unseen in between.
     const arrival = Effect.async<void>((resume) => {
-      if (chunks.length > 0 || open === 0) return resume(Effect.void)
+      if (work !== undefined || open === 0) return resume(Effect.void)
       wake = () => resume(Effect.void)
       return Effect.sync(() => {
         wake = undefined
@@ -84,6 +91,11 @@ export const readPipes = (
 
     return Effect.gen(function*() {
       while (true) {
+        if (work !== undefined) {
+          const pending = work
+          work = undefined
+          yield* pending
+        }
         while (chunks.length > 0) {
           const batch = chunks
           const batchTargets = targets
@@ -93,9 +105,11 @@ export const readPipes = (
             const chunk = batch[i]!
             batch[i] = undefined as never
             queued -= chunk.length
-            yield* batchTargets[i]!(chunk)
+            const next = batchTargets[i]!(chunk)
+            if (next !== undefined) yield* next
           }
         }
+        busy = false
         while (failures.length > 0) yield* Effect.logDebug("pipe read failed", failures.shift())
         if (open === 0) return
         if (paused) {

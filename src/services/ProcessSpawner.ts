@@ -61,13 +61,21 @@ export interface ProcessExit {
 }
 
 /**
+ * Takes one chunk of a pipe at once. The effect it may return (e.g. a write to a file) completes
+ * before the pipe's next chunk is delivered: that is the backpressure.
+ *
+ * @since 0.1.0
+ */
+export type OutputSink = (chunk: Uint8Array) => Effect.Effect<void> | undefined
+
+/**
  * Where each of the leader's pipes delivers its chunks.
  *
  * @since 0.1.0
  */
 export interface OutputSinks {
-  readonly stdout: (chunk: Uint8Array) => Effect.Effect<void>
-  readonly stderr: (chunk: Uint8Array) => Effect.Effect<void>
+  readonly stdout: OutputSink
+  readonly stderr: OutputSink
 }
 
 /**
@@ -81,9 +89,9 @@ export interface SpawnedProcess {
   readonly pid: number
   /**
    * Reads the leader's stdout and stderr into their sinks until both have ended (every writer of
-   * each pipe has closed it). A pipe's chunks arrive in order, each after the previous sink effect
-   * has completed (that is the backpressure). A pipe whose read fails ends there, after the bytes
-   * read before the failure. Call it once.
+   * each pipe has closed it). A pipe's chunks arrive in order, each after the effect its sink
+   * returned for the previous one has completed. A pipe whose read fails ends there, after the
+   * bytes read before the failure. Call it once.
    */
   readonly readOutput: (sinks: OutputSinks) => Effect.Effect<void>
   /** Completes when the leader has exited (its pipes may still be open). */

@@ -6,7 +6,14 @@
  * @since 0.1.0
  */
 import { Clock, Context, Deferred, Effect, Layer, Option, Queue, Ref } from "effect"
-import type { GroupSignal, OutputSinks, ProcessExit, SpawnedProcess, SpawnOptions } from "../services/ProcessSpawner.js"
+import type {
+  GroupSignal,
+  OutputSink,
+  OutputSinks,
+  ProcessExit,
+  SpawnedProcess,
+  SpawnOptions
+} from "../services/ProcessSpawner.js"
 import type { SpawnError } from "../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 
@@ -117,12 +124,13 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
       })
 
     // Each pipe delivers in order until its close marker; the two pipes are read concurrently.
-    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: (chunk: Uint8Array) => Effect.Effect<void>) =>
+    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: OutputSink) =>
       Effect.gen(function*() {
         while (true) {
           const next = yield* Queue.take(queue)
           if (Option.isNone(next)) return
-          yield* sink(next.value)
+          const work = sink(next.value)
+          if (work !== undefined) yield* work
         }
       })
 

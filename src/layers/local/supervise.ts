@@ -70,8 +70,8 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       Effect.suspend(() => settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth))
     )
     const readers = yield* Effect.fork(process.readOutput({
-      stdout: (chunk) => options.stdout.append(chunk),
-      stderr: (chunk) => options.stderr.append(chunk)
+      stdout: (chunk) => options.stdout.offer(chunk),
+      stderr: (chunk) => options.stderr.offer(chunk)
     }))
 
     const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(process.exit, "exit" as const)]

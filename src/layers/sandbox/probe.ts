@@ -35,8 +35,11 @@ export const probeRunner = (
     )
     let text = ""
     const output = process.readOutput({
-      stdout: () => Effect.void,
-      stderr: (chunk) => Effect.sync(() => (text += decoder.decode(chunk)))
+      stdout: () => undefined,
+      stderr: (chunk) => {
+        text += decoder.decode(chunk)
+        return undefined
+      }
     })
     const outcome = yield* Effect.all([process.exit, output], { concurrency: "unbounded" }).pipe(
       Effect.timeoutOption(timeoutMs)
