@@ -4,8 +4,9 @@
  * time on a loaded machine.
  */
 import { GCProfiler } from "node:v8"
+import type { PerCall } from "../lib/results.js"
+import { collectGarbage, median, round } from "../lib/stats.js"
 import type { Runner } from "../runners/Runner.js"
-import { collectGarbage } from "../lib/stats.js"
 
 /** One contender's per-call cost over `count` sequential calls. */
 export interface PerCallCost {
@@ -33,4 +34,35 @@ export const perCallCost = (count: number) => async (runner: Runner): Promise<Pe
   const collections = profiler.stop()?.statistics ?? []
   const freed = collections.reduce((sum, gc) => sum + Math.max(0, usedHeap(gc.beforeGC) - usedHeap(gc.afterGC)), 0)
   return { cpuMs: (cpu.user + cpu.system) / 1000 / count, allocatedBytes: (heapAfter - heapBefore + freed) / count }
+}
+
+/** (h) `perCallCost` for every contender, interleaved: `rounds` rounds of `count` calls each. */
+export const measurePerCall = async (
+  runners: ReadonlyArray<Runner>,
+  rounds: number,
+  count: number
+): Promise<Array<PerCall>> => {
+  const samples = new Map(runners.map((runner) => [runner.id, [] as Array<PerCallCost>]))
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < runners.length; i++) {
+      const runner = runners[(round + i) % runners.length]!
+      samples.get(runner.id)!.push(await perCallCost(count)(runner))
+    }
+  }
+  const medians = runners.map((runner) => {
+    const costs = samples.get(runner.id)!
+    return {
+      id: runner.id,
+      cpuMs: median(costs.map((c) => c.cpuMs)),
+      allocatedKiB: median(costs.map((c) => c.allocatedBytes)) / 1024
+    }
+  })
+  const raw = medians.find((m) => m.id === "raw")!
+  return medians.map((m) => ({
+    id: m.id,
+    cpuMs: round(m.cpuMs, 3),
+    cpuRatioToRaw: round(m.cpuMs / raw.cpuMs, 2),
+    allocatedKiB: round(m.allocatedKiB, 1),
+    allocatedRatioToRaw: round(m.allocatedKiB / raw.allocatedKiB, 1)
+  }))
 }
