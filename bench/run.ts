@@ -2,7 +2,8 @@
  * `npm run bench`: raw child_process, execa, @effect/platform Command and our LocalBashExecutor side by
  * side on the same work, then RSS and settle-time checks of ours, then model-text cleaning. Prints a
  * Markdown table and writes `bench/results.json` and `bench/results.md`. `--quick` shrinks every item
- * for a smoke run, and `--only=model-text` runs item (f) alone (results are then printed but not written).
+ * for a smoke run; `--only=model-text` runs item (f) alone and `--only=per-call` item (h) (host CPU and
+ * JS allocation per call) alone — results are then printed but not written.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
@@ -10,8 +11,8 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
-import { renderMarkdown, renderModes } from "./lib/markdown.js"
-import type { BenchResults, Comparison, ModelTextTiming, RssReport, Settle, Target } from "./lib/results.js"
+import { renderMarkdown, renderModes, renderPerCall } from "./lib/markdown.js"
+import type { BenchResults, Comparison, ModelTextTiming, PerCall, RssReport, Settle, Target } from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
 import { execaRunner } from "./runners/execa.js"
@@ -26,10 +27,12 @@ import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
 import { measureModelText } from "./sections/modelText.js"
 import { measureModes } from "./sections/modes.js"
+import { measurePerCall } from "./sections/perCall.js"
 import { outputToFile } from "./sections/throughput.js"
 
 const quick = process.argv.includes("--quick")
 const onlyModelText = process.argv.includes("--only=model-text")
+const onlyPerCall = process.argv.includes("--only=per-call")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -45,6 +48,8 @@ const settings = {
   settleTimeoutMs: 200,
   settleGraceMs: 500,
   settleRounds: 3,
+  perCallCount: quick ? 50 : 200,
+  perCallRounds: quick ? 3 : 5,
   modesCount: quick ? 20 : 100,
   modesRounds: quick ? 1 : 5,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
@@ -106,6 +111,29 @@ const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Prom
     await interleavedRounds(runners, s.outputRounds, outputToFile(s.outputBytes, dir))
   )
   return [a, b, c]
+}
+
+const runPerCall = async (runners: ReadonlyArray<Runner>) => {
+  const { perCallCount: count, perCallRounds: rounds } = settings
+  log(`(h) host CPU and allocation per call: ${count} sequential true × ${rounds}`)
+  for (const runner of runners) for (let i = 0; i < 20; i++) await runner.run("true")
+  const perCall = await measurePerCall(runners, rounds, count)
+  for (const p of perCall) log(`  ${p.id}: ${p.cpuMs} ms CPU (${p.cpuRatioToRaw}×), ${p.allocatedKiB} KiB (${p.allocatedRatioToRaw}×)`)
+  return perCall
+}
+
+/** `--only=per-call`: item (h) alone, printed, nothing written. */
+const mainPerCall = async () => {
+  const ours = await makeOursRunner({})
+  const runners: Array<Runner> = [rawRunner, execaRunner, makePlatformRunner(), ours]
+  try {
+    const perCall = await runPerCall(runners)
+    process.stdout.write(renderPerCall(perCall, Object.fromEntries(runners.map((r) => [r.id, r.label]))) + "\n")
+    const ratio = perCall.find((p) => p.id === "ours")!.cpuRatioToRaw
+    log(`${ratio <= 1.5 ? "PASS" : "MISS"} (h) host CPU per call, effect-bash / raw: ${ratio}× (target ≤ 1.5×)`)
+  } finally {
+    for (const runner of runners) await runner.close()
+  }
 }
 
 const runRss = async (): Promise<Array<RssReport>> => {
@@ -172,12 +200,18 @@ const judgeModelText = (timings: ReadonlyArray<ModelTextTiming>): Array<Target> 
   ]
 }
 
-const judgeAll = (comparisons: ReadonlyArray<Comparison>, rss: ReadonlyArray<RssReport>, settle: ReadonlyArray<Settle>): Array<Target> => {
+const judgeAll = (
+  comparisons: ReadonlyArray<Comparison>,
+  rss: ReadonlyArray<RssReport>,
+  settle: ReadonlyArray<Settle>,
+  perCall: ReadonlyArray<PerCall>
+): Array<Target> => {
   const ratio = (id: string) => comparisons.find((c) => c.id === id)!.contenders["ours"]!.ratioToRaw
   const targets: Array<Target> = [
     judge("a", "sequential spawns, effect-bash / raw time", ratio("a"), "<=", 1.1, "×"),
     judge("b", "concurrent spawns, effect-bash / raw time", ratio("b"), "<=", 1.1, "×"),
-    judge("c", "output to file, effect-bash / raw throughput", ratio("c"), ">=", 0.8, "×")
+    judge("c", "output to file, effect-bash / raw throughput", ratio("c"), ">=", 0.8, "×"),
+    judge("h", "host CPU per call, effect-bash / raw", perCall.find((p) => p.id === "ours")!.cpuRatioToRaw, "<=", 1.5, "×")
   ]
   const ours = rss.filter((r) => r.contender === "ours")
   for (const maxSpill of new Set(ours.map((r) => r.maxSpillBytes))) {
@@ -213,6 +247,7 @@ const runModes = async () => {
 
 const main = async () => {
   if (onlyModelText) return mainModelText()
+  if (onlyPerCall) return mainPerCall()
   if (process.argv.includes("--modes-only")) {
     process.stdout.write(renderModes(await runModes()) + "\n")
     return
@@ -223,8 +258,10 @@ const main = async () => {
   const ours = await makeOursRunner({ maxSpillBytes: settings.oursMaxSpillBytes })
   const runners: Array<Runner> = [rawRunner, execaRunner, makePlatformRunner(), ours]
   let comparisons: Array<Comparison>
+  let perCall: Array<PerCall>
   try {
     comparisons = await runComparisons(runners, dir)
+    perCall = await runPerCall(runners)
   } finally {
     for (const runner of runners) await runner.close()
     await rm(dir, { recursive: true, force: true })
@@ -245,7 +282,8 @@ const main = async () => {
     settle,
     modelText,
     modes,
-    targets: [...judgeAll(comparisons, rss, settle), ...judgeModelText(modelText)]
+    perCall,
+    targets: [...judgeAll(comparisons, rss, settle, perCall), ...judgeModelText(modelText)]
   }
   const markdown = renderMarkdown(results)
   process.stdout.write(markdown)

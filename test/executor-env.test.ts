@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import { buildEnv } from "../src/layers/local/environment.js"
+import { buildEnv, makeEnvBuilder } from "../src/layers/local/environment.js"
 import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
@@ -148,6 +148,32 @@ describe("buildEnv", () => {
     const copy = { ...inherited }
     buildEnv(copy, noScrubExtras, { A: "1" }, { DSH_X: "2" })
     expect(copy).toEqual(inherited)
+  })
+})
+
+describe("makeEnvBuilder", () => {
+  it("equals buildEnv for every call as the inherited names and values change", () => {
+    const build = makeEnvBuilder(noScrubExtras)
+    const host: Record<string, string | undefined> = { PATH: "/bin", HOME: "/root" }
+    const check = (env?: Record<string, string>, dshEnv?: Record<string, string>) =>
+      expect(build(host, env, dshEnv)).toStrictEqual(buildEnv(host, noScrubExtras, env, dshEnv))
+    check()
+    check({ A: "1" }, { DSH_X: "2" })
+    check()
+    host.PATH = "/usr/bin"
+    check()
+    host.GITHUB_TOKEN = "ghp_x"
+    check()
+    host.LANG = "C"
+    delete host.HOME
+    check({ TERM: "vt100" })
+  })
+
+  it("hands out a fresh object each call", () => {
+    const build = makeEnvBuilder(noScrubExtras)
+    const first = build(inherited, undefined, undefined)
+    first.PATH = "changed"
+    expect(build(inherited, undefined, undefined).PATH).toBe(inherited.PATH)
   })
 })
 

@@ -1,7 +1,7 @@
 /**
  * Renders a run's results as the Markdown tables printed to stdout and saved to `bench/results.md`.
  */
-import type { BenchResults, Comparison, ContenderStat, ModeCost, RssReport } from "./results.js"
+import type { BenchResults, Comparison, ContenderStat, ModeCost, PerCall, RssReport } from "./results.js"
 import { MiB, round } from "./stats.js"
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
@@ -27,6 +27,17 @@ export const renderModes = (modes: ReadonlyArray<ModeCost>): string =>
     modes.map((mode) => [mode.label, fmt(mode.msPerCall, "ms"), mode.id === "local" ? "—" : `${mode.addedMs >= 0 ? "+" : ""}${fmt(mode.addedMs, "ms")}`])
   )
 
+/** (h) Host CPU and JS allocation per sequential call of `true`. */
+export const renderPerCall = (perCall: ReadonlyArray<PerCall>, labels: Readonly<Record<string, string>>): string =>
+  table(
+    ["Per call of `true` (sequential, medians)", "CPU of the node process", "JS heap allocated"],
+    perCall.map((p) => [
+      labels[p.id] ?? p.id,
+      p.id === "raw" ? fmt(p.cpuMs, "ms") : `${fmt(p.cpuMs, "ms")} (${round(p.cpuRatioToRaw)}×)`,
+      p.id === "raw" ? fmt(p.allocatedKiB, "KiB") : `${fmt(p.allocatedKiB, "KiB")} (${round(p.allocatedRatioToRaw, 1)}×)`
+    ])
+  )
+
 /** The whole report: contenders side by side, then RSS, settle times and the targets. */
 export const renderMarkdown = (r: BenchResults): string => {
   const ids = Object.keys(r.labels)
@@ -48,6 +59,7 @@ export const renderMarkdown = (r: BenchResults): string => {
         perContender(c, ids, (s, isRaw) => (isRaw ? fmt(s.cpuMs, "ms") : `${fmt(s.cpuMs, "ms")} (${round(s.cpuRatioToRaw)}×)`))
       )
     ),
+    ...(r.perCall === undefined ? [] : [renderPerCall(r.perCall, r.labels)]),
     table(
       ["Output", "through", "peak RSS growth", "time", "whole output on disk"],
       r.rss.map((x) => [

@@ -79,6 +79,17 @@ export interface ModeCost {
 }
 
 /** Everything one run produced. */
+/** (h) One contender's host cost per sequential call of `true`: medians over interleaved rounds. */
+export interface PerCall {
+  readonly id: string
+  /** CPU time of the node process per call (children excluded), in ms. */
+  readonly cpuMs: number
+  readonly cpuRatioToRaw: number
+  /** JS heap allocated per call, in KiB. */
+  readonly allocatedKiB: number
+  readonly allocatedRatioToRaw: number
+}
+
 export interface BenchResults {
   readonly machine: Machine
   /** 1-minute load average when the run started and ended: other work on the machine skews the numbers. */
@@ -92,6 +103,7 @@ export interface BenchResults {
   readonly settle: ReadonlyArray<Settle>
   readonly modelText: ReadonlyArray<ModelTextTiming>
   readonly modes?: ReadonlyArray<ModeCost>
+  readonly perCall?: ReadonlyArray<PerCall>
   readonly targets: ReadonlyArray<Target>
 }
 

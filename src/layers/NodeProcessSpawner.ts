@@ -6,16 +6,16 @@
  *
  * @since 0.1.0
  */
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Deferred, Effect, Layer, Stream } from "effect"
+import { Deferred, Effect, FiberId, Layer, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import type { Readable, Writable } from "node:stream"
-import type { GroupSignal, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
+import type { GroupSignal, OutputSinks, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
+import { readPipes } from "./readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -126,14 +126,6 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
-// A pipe read error ends the stream: the bytes read so far are kept and the settle logic goes on.
-const readPipe = (readable: Readable): Stream.Stream<Uint8Array> =>
-  NodeStream.fromReadable<unknown, Uint8Array>(() => readable, (error) => error).pipe(
-    Stream.catchAll((error) =>
-      Stream.fromEffect(Effect.logDebug("pipe read failed", error)).pipe(Stream.drain)
-    )
-  )
-
 const make = Effect.gen(function*() {
   const reaper = yield* HostReaper
   const tracked = new Set<number>()
@@ -157,84 +149,88 @@ const make = Effect.gen(function*() {
   // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before.
   const inherited = inheritedDescriptorsSync()
 
+  const start = (options: SpawnOptions) =>
+    Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
+      // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
+      if (options.command.includes("\0")) {
+        return resume(Effect.fail(new SpawnError({ code: undefined, message: "command contains a NUL byte" })))
+      }
+      // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
+      const shell = shellInvocation(options.command)
+      let child: ChildProcess.ChildProcess
+      // Open only across the spawn: Node's spawn returns once the child has exec'd.
+      const devNull = inherited.length === 0 ? undefined : NodeFs.openSync("/dev/null", "r")
+      const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
+      try {
+        const bash = ["bash", ...shell.args]
+        const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
+        child = ChildProcess.spawn(file!, args, {
+          cwd: options.cwd,
+          env: options.env,
+          detached: true,
+          stdio: [
+            options.stdin === undefined ? "ignore" : "pipe",
+            "pipe",
+            "pipe",
+            ...(shell.script === undefined ? masked : ["pipe" as const, ...masked.slice(1)])
+          ]
+        })
+      } catch (error) {
+        // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
+        return resume(Effect.fail(spawnFailure(error, options)))
+      } finally {
+        if (devNull !== undefined) NodeFs.closeSync(devNull)
+      }
+      child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
+      child.once("spawn", () => {
+        if (child.pid !== undefined) tracked.add(child.pid)
+        // The command may exit without reading its input: EPIPE is expected, not a fault.
+        if (options.stdin !== undefined && child.stdin) {
+          child.stdin.on("error", () => {})
+          child.stdin.end(options.stdin)
+        }
+        const scriptPipe = child.stdio[3] as Writable | null | undefined
+        if (shell.script !== undefined && scriptPipe) {
+          scriptPipe.on("error", () => {})
+          scriptPipe.end(shell.script)
+        }
+        resume(Effect.succeed(child))
+      })
+    }).pipe(Effect.tap((child) => reaper.track(child.pid!)))
+
+  const release = (child: ChildProcess.ChildProcess) =>
+    Effect.sync(() => {
+      if (child.pid !== undefined) tracked.delete(child.pid)
+      for (const stream of child.stdio) stream?.destroy()
+    }).pipe(Effect.zipRight(reaper.forget(child.pid!)))
+
+  // `acquireRelease` without its fiber-ref bookkeeping: the release needs none of the caller's refs.
   const spawn = (options: SpawnOptions) =>
-    Effect.acquireRelease(
-      Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
-        // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
-        if (options.command.includes("\0")) {
-          return resume(Effect.fail(new SpawnError({ code: undefined, message: "command contains a NUL byte" })))
+    Effect.flatMap(Effect.scope, (scope) =>
+      Effect.uninterruptible(
+        Effect.tap(start(options), (child) => Scope.addFinalizer(scope, release(child)))
+      )).pipe(
+      Effect.map((child) => {
+        const exited = Deferred.unsafeMake<ProcessExit>(FiberId.none)
+        const settle = (exitCode: number | null, signal: NodeJS.Signals | null) =>
+          Deferred.unsafeDone(exited, Effect.succeed({ exitCode, signal }))
+        if (child.exitCode !== null || child.signalCode !== null) settle(child.exitCode, child.signalCode)
+        else child.once("exit", settle)
+        const pid = child.pid!
+        return {
+          pid,
+          readOutput: (sinks: OutputSinks) =>
+            readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
+          exit: Deferred.await(exited),
+          signalGroup: (signal: GroupSignal) =>
+            Effect.sync(() =>
+              signal === "SIGTERM" && options.wrapper?.pidNamespace === true
+                ? signalNamespaceMembersSync(pid, signal)
+                : signalGroupSync(pid, signal)
+            ),
+          groupAlive: Effect.sync(() => groupAliveSync(pid))
         }
-        // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
-        const shell = shellInvocation(options.command)
-        let child: ChildProcess.ChildProcess
-        // Open only across the spawn: Node's spawn returns once the child has exec'd.
-        const devNull = inherited.length === 0 ? undefined : NodeFs.openSync("/dev/null", "r")
-        const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
-        try {
-          const bash = ["bash", ...shell.args]
-          const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
-          child = ChildProcess.spawn(file!, args, {
-            cwd: options.cwd,
-            env: options.env,
-            detached: true,
-            stdio: [
-              options.stdin === undefined ? "ignore" : "pipe",
-              "pipe",
-              "pipe",
-              ...(shell.script === undefined ? masked : ["pipe" as const, ...masked.slice(1)])
-            ]
-          })
-        } catch (error) {
-          // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
-          return resume(Effect.fail(spawnFailure(error, options)))
-        } finally {
-          if (devNull !== undefined) NodeFs.closeSync(devNull)
-        }
-        child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
-        child.once("spawn", () => {
-          if (child.pid !== undefined) tracked.add(child.pid)
-          // The command may exit without reading its input: EPIPE is expected, not a fault.
-          if (options.stdin !== undefined && child.stdin) {
-            child.stdin.on("error", () => {})
-            child.stdin.end(options.stdin)
-          }
-          const scriptPipe = child.stdio[3] as Writable | null | undefined
-          if (shell.script !== undefined && scriptPipe) {
-            scriptPipe.on("error", () => {})
-            scriptPipe.end(shell.script)
-          }
-          resume(Effect.succeed(child))
-        })
-      }).pipe(Effect.tap((child) => reaper.track(child.pid!))),
-      (child) =>
-        Effect.sync(() => {
-          if (child.pid !== undefined) tracked.delete(child.pid)
-          for (const stream of child.stdio) stream?.destroy()
-        }).pipe(Effect.zipRight(reaper.forget(child.pid!)))
-    ).pipe(
-      Effect.flatMap((child) =>
-        Effect.gen(function*() {
-          const exited = yield* Deferred.make<ProcessExit>()
-          const settle = (exitCode: number | null, signal: NodeJS.Signals | null) =>
-            Deferred.unsafeDone(exited, Effect.succeed({ exitCode, signal }))
-          if (child.exitCode !== null || child.signalCode !== null) settle(child.exitCode, child.signalCode)
-          else child.once("exit", settle)
-          const pid = child.pid!
-          return {
-            pid,
-            stdout: readPipe(child.stdout!),
-            stderr: readPipe(child.stderr!),
-            exit: Deferred.await(exited),
-            signalGroup: (signal: GroupSignal) =>
-              Effect.sync(() =>
-                signal === "SIGTERM" && options.wrapper?.pidNamespace === true
-                  ? signalNamespaceMembersSync(pid, signal)
-                  : signalGroupSync(pid, signal)
-              ),
-            groupAlive: Effect.sync(() => groupAliveSync(pid))
-          }
-        })
-      )
+      })
     )
 
   return ProcessSpawner.of({ spawn })

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect, Scope, Stream } from "effect"
+import type { Effect, Scope } from "effect"
 import { Context, Data } from "effect"
 
 /**
@@ -61,6 +61,24 @@ export interface ProcessExit {
 }
 
 /**
+ * Takes one chunk of a pipe at once. The effect it may return (e.g. a write to a file) completes
+ * before the pipe's next chunk is delivered: that is the backpressure.
+ *
+ * @since 0.1.0
+ */
+export type OutputSink = (chunk: Uint8Array) => Effect.Effect<void> | undefined
+
+/**
+ * Where each of the leader's pipes delivers its chunks.
+ *
+ * @since 0.1.0
+ */
+export interface OutputSinks {
+  readonly stdout: OutputSink
+  readonly stderr: OutputSink
+}
+
+/**
  * A started process group. Its lifetime is the `Scope` it was spawned in: closing that scope stops
  * tracking the group and releases its pipes (it does **not** kill it — the executor decides that).
  *
@@ -69,10 +87,13 @@ export interface ProcessExit {
 export interface SpawnedProcess {
   /** The leader's pid, which is also the process-group id. */
   readonly pid: number
-  /** The leader's stdout; ends when every writer of the pipe has closed it. */
-  readonly stdout: Stream.Stream<Uint8Array>
-  /** The leader's stderr; ends when every writer of the pipe has closed it. */
-  readonly stderr: Stream.Stream<Uint8Array>
+  /**
+   * Reads the leader's stdout and stderr into their sinks until both have ended (every writer of
+   * each pipe has closed it). A pipe's chunks arrive in order, each after the effect its sink
+   * returned for the previous one has completed. A pipe whose read fails ends there, after the
+   * bytes read before the failure. Call it once.
+   */
+  readonly readOutput: (sinks: OutputSinks) => Effect.Effect<void>
   /** Completes when the leader has exited (its pipes may still be open). */
   readonly exit: Effect.Effect<ProcessExit>
   /** Sends a signal to every member of the group; a group that is already gone is not an error. */

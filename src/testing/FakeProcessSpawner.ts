@@ -5,8 +5,15 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, Layer, Option, Queue, Ref, Stream } from "effect"
-import type { GroupSignal, ProcessExit, SpawnedProcess, SpawnOptions } from "../services/ProcessSpawner.js"
+import { Clock, Context, Deferred, Effect, Layer, Option, Queue, Ref } from "effect"
+import type {
+  GroupSignal,
+  OutputSink,
+  OutputSinks,
+  ProcessExit,
+  SpawnedProcess,
+  SpawnOptions
+} from "../services/ProcessSpawner.js"
 import type { SpawnError } from "../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 
@@ -116,13 +123,21 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
         if (script.onTerm === "obey") yield* groupDies
       })
 
-    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>): Stream.Stream<Uint8Array> =>
-      Stream.fromQueue(queue).pipe(Stream.takeWhile(Option.isSome), Stream.map((chunk) => chunk.value))
+    // Each pipe delivers in order until its close marker; the two pipes are read concurrently.
+    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: OutputSink) =>
+      Effect.gen(function*() {
+        while (true) {
+          const next = yield* Queue.take(queue)
+          if (Option.isNone(next)) return
+          const work = sink(next.value)
+          if (work !== undefined) yield* work
+        }
+      })
 
     const spawned: SpawnedProcess = {
       pid,
-      stdout: pipe(stdout),
-      stderr: pipe(stderr),
+      readOutput: (sinks: OutputSinks) =>
+        Effect.all([pipe(stdout, sinks.stdout), pipe(stderr, sinks.stderr)], { concurrency: 2, discard: true }),
       exit: Deferred.await(exited),
       signalGroup,
       groupAlive: Ref.get(groupAlive)

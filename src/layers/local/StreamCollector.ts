@@ -2,7 +2,7 @@
  * One output stream's collector: keeps the tail in memory within a byte budget and, on the first
  * overflow, spills the whole stream (from byte 0) to a file, up to a spill cap.
  *
- * A single fiber appends; reads are synchronous snapshots, so they are safe from any fiber.
+ * A single reader appends; reads are synchronous snapshots, so they are safe from any fiber.
  *
  * @since 0.1.0
  */
@@ -66,7 +66,15 @@ export class StreamCollector {
 
   /** Adds a chunk; opens, feeds or abandons the spill file as the totals require. */
   append(chunk: Uint8Array): Effect.Effect<void> {
-    if (chunk.length === 0) return Effect.void
+    return this.offer(chunk) ?? Effect.void
+  }
+
+  /**
+   * {@link append} for a pipe reader: the chunk is taken at once, and the spill work it needs, if
+   * any, is returned (to complete before the next chunk); most chunks need none.
+   */
+  offer(chunk: Uint8Array): Effect.Effect<void> | undefined {
+    if (chunk.length === 0) return undefined
     this.observer?.feed(chunk)
     const before = this.total
     const spillWork = this.spillFor(chunk, before)
@@ -79,14 +87,14 @@ export class StreamCollector {
     return spillWork
   }
 
-  private spillFor(chunk: Uint8Array, before: number): Effect.Effect<void> {
+  private spillFor(chunk: Uint8Array, before: number): Effect.Effect<void> | undefined {
     const after = before + chunk.length
     switch (this.spill._tag) {
       case "None": {
-        if (after <= this.budget) return Effect.void
+        if (after <= this.budget) return undefined
         if (after > this.maxSpillBytes) {
           this.spill = { _tag: "Abandoned" }
-          return Effect.void
+          return undefined
         }
         // Nothing has been evicted yet: the buffer still holds bytes 0..before.
         const head = concatBytes(this.chunks)
@@ -113,7 +121,7 @@ export class StreamCollector {
         return file.write(chunk).pipe(Effect.catchAll((error) => this.abandon(error)))
       }
       default:
-        return Effect.void
+        return undefined
     }
   }
 

@@ -122,3 +122,38 @@ export const buildEnv = (
   }
   return Object.assign(result, displayVariables, nonInteractiveVariables, env, dshEnv)
 }
+
+const sameEntries = (
+  a: ReadonlyArray<readonly [string, string | undefined]>,
+  b: ReadonlyArray<readonly [string, string | undefined]>
+): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]![0] !== b[i]![0] || a[i]![1] !== b[i]![1]) return false
+  }
+  return true
+}
+
+/**
+ * {@link buildEnv} for one scrub, with the scrubbed base (the inherited part and the fixed
+ * settings) computed again only when the inherited names or values have changed since the last
+ * call; the caller's variables are merged onto a copy every time.
+ *
+ * @since 0.1.0
+ */
+export const makeEnvBuilder = (scrub: EnvScrub) => {
+  let source: ReadonlyArray<readonly [string, string | undefined]> = []
+  let base: Readonly<Record<string, string>> | undefined
+  return (
+    inherited: Readonly<Record<string, string | undefined>>,
+    env: Readonly<Record<string, string>> | undefined,
+    dshEnv: Readonly<Record<string, string>> | undefined
+  ): Record<string, string> => {
+    const entries = Object.entries(inherited)
+    if (base === undefined || !sameEntries(entries, source)) {
+      source = entries
+      base = buildEnv(Object.fromEntries(entries), scrub, undefined, undefined)
+    }
+    return Object.assign({}, base, env, dshEnv)
+  }
+}

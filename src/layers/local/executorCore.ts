@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, FiberSet } from "effect"
+import { Deferred, Effect, FiberSet, Scope } from "effect"
 import type {
   BashExecRequest,
   BashExecSpec,
@@ -21,7 +21,7 @@ import { ProcessSpawner } from "../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry, settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "./config.js"
-import { buildEnv, validateEnv } from "./environment.js"
+import { makeEnvBuilder, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
 import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
 import type { RunnerDialect } from "./RunnerWatch.js"
@@ -29,6 +29,7 @@ import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
+import { whenTraced } from "./whenTraced.js"
 
 const encoder = new TextEncoder()
 
@@ -101,7 +102,10 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       maxTotalBytes: config.maxSpillTotalBytes,
       ...(config.spillParent === undefined ? {} : { parent: config.spillParent })
     })
-    const scrub = { allow: config.envAllow, deny: config.envDeny.map((pattern) => new RegExp(pattern, "i")) }
+    const buildEnv = makeEnvBuilder({
+      allow: config.envAllow,
+      deny: config.envDeny.map((pattern) => new RegExp(pattern, "i"))
+    })
     const foreground = new Set<SpawnedProcess>()
     const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
     const backgroundFibers = yield* FiberSet.make()
@@ -138,7 +142,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const spawnOptions = (spec: BashExecSpec, launch: Launch): SpawnOptions => ({
       command: spec.command,
       cwd: spec.workdir,
-      env: buildEnv(process.env, scrub, spec.env, spec.dshEnv),
+      env: buildEnv(process.env, spec.env, spec.dshEnv),
       ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
       ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
     })
@@ -151,15 +155,15 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const watchFor = (launch: Launch) =>
       launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
 
-    const resolve = Effect.fn("BashExecutor.resolve")(function*(request: BashExecRequest) {
+    const resolveBody = function*(request: BashExecRequest) {
       const spec = yield* resolveSpec(config, request)
       const envError = validateEnv(request.env, request.dshEnv)
       if (envError) return yield* envError
       return spec
-    })
+    }
+    const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
-    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
-      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+    const runBody = function*(spec: BashExecSpec) {
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -167,7 +171,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         Effect.gen(function*() {
           const process = yield* spawner.spawn(spawnOptions(spec, launch))
           foreground.add(process)
-          yield* Effect.addFinalizer(() => Effect.sync(() => foreground.delete(process)))
+          yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
           return yield* supervise({
             process,
             ...collectors(spec, watch),
@@ -193,7 +197,14 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
       }
       return result
-    })
+    }
+    const run = whenTraced(
+      Effect.fn("BashExecutor.run")(
+        runBody,
+        (effect, spec) => Effect.zipRight(Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs), effect)
+      ),
+      Effect.fnUntraced(runBody)
+    )
 
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
       yield* checkSpec(spec)

@@ -1,12 +1,11 @@
 /**
- * Watching one spawned group from start to settle: pump both pipes into their collectors, wait for
+ * Watching one spawned group from start to settle: read both pipes into their collectors, wait for
  * the first of exit / timeout / abort / kill request, run the kill path when needed (including for
  * leftovers of a shell that exited), drain the pipes within a bound, and finish the collectors.
  *
  * @since 0.1.0
  */
-import { Effect, Fiber, Option, Stream } from "effect"
-import type { Scope } from "effect"
+import { Effect, Fiber, Option, Scope } from "effect"
 import type { CollectedOutput } from "../../services/BashExecutor.js"
 import { awaitAbort } from "../../services/BashExecutor.js"
 import type { ProcessExit, SpawnedProcess } from "../../services/ProcessSpawner.js"
@@ -51,9 +50,6 @@ export interface SuperviseOptions {
   readonly escalation?: Effect.Effect<void>
 }
 
-const pump = (stream: Stream.Stream<Uint8Array>, collector: StreamCollector) =>
-  Stream.runForEach(stream, (chunk) => collector.append(chunk))
-
 const unknownExit: ProcessExit = { exitCode: null, signal: null }
 
 /**
@@ -66,15 +62,17 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
   Effect.gen(function*() {
     const { escalation, graceMs, process } = options
     let settled = false
-    // Finalizers run in reverse: the group is killed first, then the spill files are closed.
-    yield* Effect.addFinalizer(() => Effect.all([options.stdout.finish, options.stderr.finish], { discard: true }))
-    yield* Effect.addFinalizer(() => (settled ? Effect.void : killGroup(process, graceMs, escalation)))
-    const readers = yield* Effect.fork(
-      Effect.all([pump(process.stdout, options.stdout), pump(process.stderr, options.stderr)], {
-        concurrency: 2,
-        discard: true
-      })
+    const finishBoth = Effect.all([options.stdout.finish, options.stderr.finish])
+    // The group is killed first, then the spill files are closed. A plain scope finalizer: it needs
+    // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
+      Effect.suspend(() => settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth))
     )
+    const readers = yield* Effect.fork(process.readOutput({
+      stdout: (chunk) => options.stdout.offer(chunk),
+      stderr: (chunk) => options.stderr.offer(chunk)
+    }))
 
     const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(process.exit, "exit" as const)]
     if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
@@ -93,6 +91,6 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
     if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
     yield* Fiber.interrupt(readers)
-    const [stdout, stderr] = yield* Effect.all([options.stdout.finish, options.stderr.finish])
+    const [stdout, stderr] = yield* finishBoth
     return { cause, exit, stdout, stderr }
   })

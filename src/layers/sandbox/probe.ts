@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option, Stream } from "effect"
+import { Effect, Option } from "effect"
 import type { SpawnWrapper } from "../../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../../services/ProcessSpawner.js"
 import { killGroup } from "../local/killGroup.js"
@@ -33,15 +33,22 @@ export const probeRunner = (
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
     )
-    const stderr = Stream.runFold(process.stderr, "", (text, chunk) => text + decoder.decode(chunk))
-    const outcome = yield* Effect.all([process.exit, stderr, Stream.runDrain(process.stdout)], {
-      concurrency: "unbounded"
-    }).pipe(Effect.timeoutOption(timeoutMs))
+    let text = ""
+    const output = process.readOutput({
+      stdout: () => undefined,
+      stderr: (chunk) => {
+        text += decoder.decode(chunk)
+        return undefined
+      }
+    })
+    const outcome = yield* Effect.all([process.exit, output], { concurrency: "unbounded" }).pipe(
+      Effect.timeoutOption(timeoutMs)
+    )
     if (Option.isNone(outcome)) {
       yield* killGroup(process, graceMs)
       return `it did not finish within ${timeoutMs}ms`
     }
-    const [exit, text] = outcome.value
+    const [exit] = outcome.value
     if (exit.exitCode === 0) return undefined
     const line = text.split("\n").find((candidate) => candidate.trim() !== "")
     return line ?? `it exited with ${exit.exitCode ?? exit.signal}`
