@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, FiberSet } from "effect"
+import { Deferred, Effect, Fiber, FiberSet } from "effect"
 import type {
   BashExecRequest,
   BashExecSpec,
@@ -23,6 +23,7 @@ import { BackgroundRegistry, settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "./config.js"
 import { buildEnv, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
+import { LiveFeed } from "./LiveFeed.js"
 import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
 import type { RunnerDialect } from "./RunnerWatch.js"
 import { RunnerWatch } from "./RunnerWatch.js"
@@ -139,10 +140,20 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
     })
 
-    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined) => ({
-      stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills),
-      stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills, watch)
-    })
+    // Live output is observed at the collectors, so it sees exactly the bytes they collect.
+    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined, live: LiveFeed) => {
+      const liveStderr = live.observer("stderr")
+      const stderrObserver = watch === undefined ? liveStderr : {
+        feed: (chunk: Uint8Array) => {
+          watch.feed(chunk)
+          liveStderr.feed(chunk)
+        }
+      }
+      return {
+        stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills, live.observer("stdout")),
+        stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills, stderrObserver)
+      }
+    }
 
     const watchFor = (launch: Launch) =>
       launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
@@ -154,8 +165,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       return spec
     })
 
-    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
-      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+    const runWith = (spec: BashExecSpec, live: LiveFeed) =>
+      Effect.gen(function*() {
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -166,7 +177,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
           yield* Effect.addFinalizer(() => Effect.sync(() => foreground.delete(process)))
           return yield* supervise({
             process,
-            ...collectors(spec, watch),
+            ...collectors(spec, watch, live),
             graceMs: config.graceMs,
             escalation,
             timeoutMs: spec.timeoutMs,
@@ -189,6 +200,20 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
       }
       return result
+    }).pipe(Effect.ensuring(live.end))
+
+    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
+      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+      return yield* runWith(spec, new LiveFeed())
+    })
+
+    // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's.
+    const runStreaming = Effect.fn("BashExecutor.runStreaming")(function*(spec: BashExecSpec) {
+      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+      const live = new LiveFeed()
+      const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
+      const fiber = yield* Effect.forkScoped(runWith(spec, live))
+      return { output: subscription.stream, result: Fiber.join(fiber) }
     })
 
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
@@ -196,13 +221,15 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
-      const output = collectors(spec, watch)
+      const live = new LiveFeed()
+      const output = collectors(spec, watch, live)
       const entry: BackgroundEntry = {
         id: registry.nextId(),
         owner: spec.owner,
         state: { status: "running", exitCode: null, signal: null },
         killRequest: yield* Deferred.make<void>(),
         done: yield* Deferred.make<BashProcessState>(),
+        live,
         ...output
       }
       registry.add(entry)
@@ -211,7 +238,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         Effect.suspend(() => {
           entry.state = state
           registry.finish(entry.id)
-          return Deferred.succeed(entry.done, state)
+          return live.end.pipe(Effect.zipRight(Deferred.succeed(entry.done, state)))
         })
       const lifecycle = Effect.scoped(
         Effect.gen(function*() {
@@ -245,6 +272,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       sandboxMode: confinement.sandboxMode,
       resolve,
       run,
+      runStreaming,
       start,
       ownerOf: (id) => Effect.sync(() => registry.ownerOf(id))
     })
