@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import { RunValueJson } from "../src/cli/runValue.js"
-import { cleanEnv, eventually, membersOfGroups, runCli, startCli } from "./cli-support.js"
+import { cleanEnv, cliPath, eventually, membersOfGroups, runCli, startCli } from "./cli-support.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(env) }))
@@ -184,5 +185,36 @@ describe("effect-bash run (real processes)", () => {
         code: 2,
         stderr: "effect-bash: EFFECT_BASH_MAX_OUTPUT_BYTES: expected a positive finite number, got -1\n"
       })
+    }))
+
+  it.scopedLive("on a terminal the output appears while the command runs, then the markers", () =>
+    Effect.gen(function*() {
+      const go = join(workdir, "tty-go")
+      const command = `echo one; while [ ! -e '${go}' ]; do sleep 0.01; done; echo two; exit 3`
+      // `script` gives the CLI a pseudo-terminal as stdout.
+      const cli = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn("script", ["-qec", `'${process.execPath}' '${cliPath}' run -- "${command}"`, "/dev/null"], {
+            env: cleanEnv(),
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+        ),
+        // Whatever the assertions did, the command is let go and the CLI does not outlive the test.
+        (cli) =>
+          Effect.sync(() => {
+            writeFileSync(go, "")
+            if (cli.exitCode === null) cli.kill("SIGKILL")
+          })
+      )
+      let screen = ""
+      cli.stdout.setEncoding("utf8").on("data", (chunk: string) => (screen += chunk))
+      const closed = new Promise<number | null>((resolve) => cli.on("close", resolve))
+      // The command cannot end before `go` exists: "one" on the screen was shown live.
+      const shownLive = yield* Effect.promise(() => eventually(() => screen.includes("one")))
+      expect(shownLive).toBe(true)
+      expect(screen).not.toContain("two")
+      writeFileSync(go, "")
+      expect(yield* Effect.promise(() => closed)).toBe(3)
+      expect(screen.replaceAll("\r\n", "\n")).toBe("one\ntwo\n[exit code: 3]\n")
     }))
 })

@@ -203,6 +203,51 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(yield* bash(client, "echo still here")).toEqual({ isError: false, text: "still here\n" })
     }))
 
+  it.scopedLive("a call with a progress token gets the command's lines as progress before the result", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect
+      const errors: Array<Error> = []
+      // A progress notification without a known token would surface here.
+      client.onerror = (error) => errors.push(error)
+      const updates: Array<{ readonly progress: number; readonly message?: string | undefined }> = []
+      const command = "for i in 1 2 3; do echo line$i; sleep 0.4; done"
+      const result = yield* Effect.promise(() =>
+        client.callTool({ name: "bash", arguments: { command, description } }, undefined, {
+          onprogress: (update) => void updates.push(update)
+        })
+      )
+      const updatesBeforeResult = [...updates]
+      expect(updatesBeforeResult.length).toBeGreaterThanOrEqual(2)
+      expect(updatesBeforeResult.map((update) => update.message).join("")).toBe("line1\nline2\nline3\n")
+      const counts = updatesBeforeResult.map((update) => update.progress)
+      expect(counts).toEqual([...counts].sort((a, b) => a - b))
+      expect(new Set(counts).size).toBe(counts.length)
+      expect(result.content).toEqual([{ type: "text", text: "line1\nline2\nline3\n" }])
+      // Without a token: the same result and no notification at all.
+      expect(yield* bash(client, command)).toEqual({ isError: false, text: "line1\nline2\nline3\n" })
+      expect(updates.length).toBe(updatesBeforeResult.length)
+      expect(errors).toEqual([])
+    }))
+
+  it.scopedLive("a cancelled request with a progress token still kills the command", () =>
+    Effect.gen(function*() {
+      const { client } = yield* connect
+      const controller = new AbortController()
+      let onFirstUpdate: (message: string | undefined) => void = () => undefined
+      const firstUpdate = new Promise<string | undefined>((resolve) => (onFirstUpdate = resolve))
+      const pending = client.callTool(
+        { name: "bash", arguments: { command: "echo $$; sleep 30 & wait", description } },
+        undefined,
+        { signal: controller.signal, onprogress: (update) => onFirstUpdate(update.message) }
+      )
+      pending.catch(() => undefined)
+      // The shell's pid arrives as progress: the command is running.
+      const shell = Number(yield* Effect.promise(() => firstUpdate))
+      expect(yield* groupHas(shell, 2)).toBe(true)
+      controller.abort("stop")
+      expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 0))).toBe(true)
+    }))
+
   it.live("closing the client ends the server and every process it started", () =>
     Effect.gen(function*() {
       const { client, pid } = yield* connectUnmanaged

@@ -24,6 +24,9 @@ export const demoExecutorSettings = { graceMs: 500, maxOutputBytes: 160 } as con
 const SpillPath = Schema.Struct({ stdout: Schema.Struct({ spillPath: Schema.optional(Schema.String) }) })
 const BackgroundStart = Schema.Struct({ kind: Schema.Literal("background"), taskId: Schema.String })
 
+/** Each line of a progress update, marked as live output. */
+const markLines = (text: string) => text.replace(/^(?=.)/gm, "live | ")
+
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 
 /**
@@ -34,13 +37,16 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
   const tools = yield* AgentTools
   let calls = 0
-  const step = (heading: string, tool: string, args: Record<string, unknown>) =>
+  // A live step prints the progress it receives, each line marked, instead of a spinner.
+  const step = (heading: string, tool: string, args: Record<string, unknown>, live = false) =>
     Effect.gen(function*() {
       calls++
       yield* writeStdout(`\n=== ${calls}. ${heading} ===\n`)
-      const result: ToolCallResult = yield* tools.call(tool, args, { callId: `demo-${calls}`, session }).pipe(
-        withProgress(`${tool} running`)
-      )
+      const call = { callId: `demo-${calls}`, session }
+      const result: ToolCallResult = live
+        ? yield* tools.call(tool, args, { ...call, onProgress: (text) => writeStdout(markLines(text)) })
+        : yield* tools.call(tool, args, call).pipe(withProgress(`${tool} running`))
+      if (live) yield* writeStdout("result:\n")
       yield* writeStdout(result.text.endsWith("\n") ? result.text : `${result.text}\n`)
       return result
     })
@@ -54,6 +60,10 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
     command: "echo \"hello from effect-bash\"; echo \"bash $BASH_VERSION\"",
     description: "Greet and show the bash version"
   })
+  yield* step("Live output: progress while it runs, then the result (bash, onProgress)", "bash", {
+    command: "for i in 1 2 3; do echo \"step $i\"; sleep 0.3; done",
+    description: "Print three steps, slowly"
+  }, true)
   yield* step("A failing command: a non-zero exit is a result, not an error (bash)", "bash", {
     command: "echo \"checking the config\"; echo \"config.yml: no such file\" >&2; exit 3",
     description: "Fail on purpose with exit code three"

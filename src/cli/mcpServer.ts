@@ -13,11 +13,11 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { CallToolResult, JSONRPCRequest, Tool } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, JSONRPCRequest, ServerNotification, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { Duration } from "effect"
 import { Deferred, Effect, FiberSet, Option, Runtime } from "effect"
-import type { ToolCallResult, ToolDescriptor } from "../tool/AgentTools.js"
+import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../tool/AgentTools.js"
 import { AgentTools } from "../tool/AgentTools.js"
 import { quoted } from "../tool/argChecks.js"
 import type { ToolSession } from "../services/ToolExecution.js"
@@ -87,9 +87,31 @@ const callParams = (params: unknown) => {
 }
 
 /**
+ * The call's progress reporter when the request asked for progress (`_meta.progressToken`): each
+ * update is a `notifications/progress` with the next `progress` count and the new output as `message`.
+ * A notification that cannot be sent is logged, never fails the call.
+ */
+const progressFor = (
+  token: unknown,
+  send: (notification: ServerNotification) => Promise<void>
+): Partial<Pick<ToolCallContext, "onProgress">> => {
+  if (typeof token !== "string" && typeof token !== "number") return {}
+  const progressToken = token
+  let progress = 0
+  return {
+    onProgress: (message) =>
+      Effect.tryPromise(() =>
+        send({ method: "notifications/progress", params: { progressToken, progress: ++progress, message } })
+      ).pipe(Effect.catchAll((error) => Effect.logWarning("mcp: progress notification not sent", error.cause)))
+  }
+}
+
+/**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
  * Each call runs as a fiber in the scope with the request's abort signal as its
- * `ToolCallContext.signal` (a cancelled request ends as `command aborted`). Closing the scope waits
+ * `ToolCallContext.signal` (a cancelled request ends as `command aborted`); a request with
+ * `_meta.progressToken` gets `notifications/progress` carrying the command's new output while it runs
+ * (see `ToolCallContext.onProgress`). Closing the scope waits
  * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
  * (which kills their process groups) — so closing leaves no call running. The scope's owner closes
  * it when the connection's `closed` completes.
@@ -126,7 +148,8 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
       tools.call(name, args, {
         callId: `mcp-${String(extra.requestId)}`,
         session: options.session,
-        signal: extra.signal
+        signal: extra.signal,
+        ...progressFor(extra._meta?.progressToken, extra.sendNotification)
       }).pipe(
         Effect.zip(tools.takeNotices(options.session.id)),
         Effect.map(([result, notices]) => toMcpResult(result, notices)),

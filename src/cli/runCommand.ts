@@ -9,6 +9,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { AgentTools } from "../tool/AgentTools.js"
+import { renderForegroundOutput, truncationNotices } from "../tool/renderBashResult.js"
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"
 import { RunValueJson } from "./runValue.js"
@@ -52,8 +53,21 @@ export interface RunOutcome {
 }
 
 /**
+ * After output shown live, what the text adds: truncation notices and markers, each on its line. The
+ * whole text when nothing was shown (it is `(no output)` and the markers).
+ */
+const afterLiveOutput = (value: RunValueJson, text: string, lastShown: string): string => {
+  const output = renderForegroundOutput(value)
+  if (lastShown === "" || output === "" || !text.startsWith(output)) return text
+  const markers = text.slice(output.length).split("\n").filter((line) => line !== "")
+  const trailer = [...truncationNotices(value), ...markers].map((line) => `${line}\n`).join("")
+  return lastShown.endsWith("\n") ? trailer : `\n${trailer}`
+}
+
+/**
  * Runs one command through the `bash` tool (no session, no background) and prints its result, ending
- * with a newline.
+ * with a newline. With `live` (stdout is a terminal, no `--json`), the output is printed as the command
+ * produces it (cleaned like model text) and only the truncation notices and markers follow.
  *
  * @since 0.1.0
  */
@@ -61,18 +75,23 @@ export const runOnce = Effect.fn("Cli.run")(function*(input: {
   readonly command: string
   readonly description: string
   readonly json: boolean
+  readonly live?: boolean
 }) {
   const tools = yield* AgentTools
+  let lastShown = ""
+  const live = input.live === true && !input.json
   const result = yield* tools.call("bash", { command: input.command, description: input.description }, {
-    callId: "cli-run"
+    callId: "cli-run",
+    ...(live ? { onProgress: (text: string) => Effect.zipRight(Effect.sync(() => (lastShown = text)), writeStdout(text)) } : {})
   })
   if (result.isError) {
     yield* writeStderr(`${result.text}\n`)
     return { code: toolErrorExitCode, spillPaths: [] } satisfies RunOutcome
   }
   const value = yield* Schema.decodeUnknown(RunValueJson)(result.value).pipe(Effect.orDie)
-  const text = input.json ? JSON.stringify(result.value) : result.text
-  yield* writeStdout(text.endsWith("\n") ? text : `${text}\n`)
+  const full = input.json ? JSON.stringify(result.value) : result.text
+  const text = live ? afterLiveOutput(value, full, lastShown) : full
+  yield* writeStdout(text === "" || text.endsWith("\n") ? text : `${text}\n`)
   const spillPaths = [value.stdout.spillPath, value.stderr.spillPath].filter((path) => path !== undefined)
   return { code: runExitCode(value), spillPaths } satisfies RunOutcome
 })
@@ -101,7 +120,12 @@ export const runCommand = Command.make(
   (input) =>
     Effect.gen(function*() {
       const settings = yield* resolveSettings(input.settings)
-      const outcome = yield* runOnce({ command: input.command.join(" "), description: input.description, json: input.json })
+      const outcome = yield* runOnce({
+        command: input.command.join(" "),
+        description: input.description,
+        json: input.json,
+        live: process.stdout.isTTY === true
+      })
         .pipe(Effect.provide(cliStack(settings, { background: false })))
       yield* reportRemovedSpillFiles(outcome.spillPaths)
       if (outcome.code !== 0) return yield* new ExitCode({ code: outcome.code })

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Option } from "effect"
+import type { Option, Scope, Stream } from "effect"
 import { Context, Data, Effect } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
 
@@ -120,6 +120,60 @@ export interface BashRunResult {
 }
 
 /**
+ * Raw bytes one stream produced, as they were read.
+ *
+ * @since 0.1.0
+ */
+export interface OutputChunk {
+  readonly _tag: "OutputChunk"
+  readonly stream: "stdout" | "stderr"
+  readonly bytes: Uint8Array
+}
+
+/**
+ * The lossy mark of live output: a consumer fell behind and this many bytes of each stream were not
+ * shown to it. They are still in the run's result (within its budget) and in its spill files.
+ *
+ * @since 0.1.0
+ */
+export interface OutputDropped {
+  readonly _tag: "OutputDropped"
+  readonly stdoutBytes: number
+  readonly stderrBytes: number
+}
+
+/**
+ * One element of live output: a chunk, or the mark of chunks dropped for a slow consumer.
+ *
+ * @since 0.1.0
+ */
+export type LiveOutput = OutputChunk | OutputDropped
+
+/**
+ * How many bytes of live output wait for one consumer at most; past it, new chunks are dropped and
+ * counted in an {@link OutputDropped} mark that precedes the next chunk delivered (or ends the stream).
+ *
+ * @since 0.1.0
+ */
+export const liveOutputBufferBytes = 1024 * 1024
+
+/**
+ * A foreground run watched while it runs.
+ *
+ * @since 0.1.0
+ */
+export interface LiveRun {
+  /**
+   * The output in the order it was read (per stream), ending once the run has settled. A consumer
+   * that reads slowly or never loses chunks (marked by {@link OutputDropped}), never the result: at
+   * most {@link liveOutputBufferBytes} wait for it.
+   */
+  readonly output: Stream.Stream<LiveOutput>
+  /** Exactly what `run` returns. */
+  readonly result: Effect.Effect<BashRunResult, BashRunError>
+}
+
+/**
  * Lifecycle of a background process.
  *
  * @since 0.1.0
@@ -179,6 +233,13 @@ export interface BashProcess {
   readonly done: Effect.Effect<BashProcessState>
   /** Consuming: never re-delivers a byte. */
   readonly readOutput: Effect.Effect<BashOutputRead>
+  /**
+   * The output produced from the moment the stream is run, until the process settles (at once if it
+   * has). Does not consume: `readOutput` still returns every byte. Bounded like {@link LiveRun.output}.
+   *
+   * @since 0.1.0
+   */
+  readonly output: Stream.Stream<LiveOutput>
   /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */
   readonly kill: Effect.Effect<boolean>
 }
@@ -278,6 +339,13 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
     readonly resolve: (request: BashExecRequest) => Effect.Effect<BashExecSpec, BashRequestError>
     /** Runs in the foreground. Interrupting it kills the group through the timeout path. */
     readonly run: (spec: BashExecSpec) => Effect.Effect<BashRunResult, BashRunError>
+    /**
+     * `run`, started at once in the scope, with its output observable while it runs. Closing the
+     * scope before the result interrupts the run (which kills the group).
+     *
+     * @since 0.1.0
+     */
+    readonly runStreaming: (spec: BashExecSpec) => Effect.Effect<LiveRun, never, Scope.Scope>
     /** Starts in the background and returns at once (once {@link ready} has completed). */
     readonly start: (spec: BashExecSpec) => Effect.Effect<BashProcess, BashStartError>
     /**

@@ -13,7 +13,7 @@ import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
 import { refuseIfAborted, resolveSpec } from "../index.js"
 import type { RecordedBashCall, ScriptedProcess } from "./ScriptedBashExecutor.js"
-import { bashRunResult, makeScriptedProcess } from "./ScriptedBashExecutor.js"
+import { bashRunResult, makeScriptedProcess, streamingFromRun } from "./ScriptedBashExecutor.js"
 
 /**
  * Settings of {@link FakeConfiningExecutor.layer}.
@@ -98,20 +98,23 @@ const make = (config: FakeConfiningExecutorConfig) =>
     const begin = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
       Ref.update(calls, (current) => [...current, { op, spec }]).pipe(Effect.zipRight(refuseIfAborted(spec)))
 
+    const run: BashExecutor["Type"]["run"] = (spec) =>
+      Effect.gen(function*() {
+        yield* begin("run", spec)
+        const { sandbox, stderr } = judge(spec)
+        return bashRunResult({
+          exitCode: sandbox.denied ? 1 : 0,
+          timeoutMs: spec.timeoutMs,
+          stderr: { text: stderr, truncated: false },
+          sandbox
+        })
+      })
+
     const executor: BashExecutor["Type"] = {
       sandboxMode: defaultMode,
       resolve: (request) => resolveSpec(defaults, request),
-      run: (spec) =>
-        Effect.gen(function*() {
-          yield* begin("run", spec)
-          const { sandbox, stderr } = judge(spec)
-          return bashRunResult({
-            exitCode: sandbox.denied ? 1 : 0,
-            timeoutMs: spec.timeoutMs,
-            stderr: { text: stderr, truncated: false },
-            sandbox
-          })
-        }),
+      run,
+      runStreaming: streamingFromRun(run),
       start: (spec) =>
         Effect.gen(function*() {
           yield* begin("start", spec)

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Effect, Layer, Option, Ref } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import type {
   BashExecSpec,
   BashOutputRead,
@@ -13,6 +13,8 @@ import type {
   BashProcessState,
   BashRunError,
   BashRunResult,
+  LiveOutput,
+  LiveRun,
   SandboxFacts,
   SandboxMode
 } from "../services/BashExecutor.js"
@@ -151,6 +153,29 @@ interface ProcessBuffers {
   readonly kills: number
 }
 
+const encoder = new TextEncoder()
+
+/**
+ * `runStreaming` for a double whose runs produce no live output: the run starts in the scope, and its
+ * output stream carries the result's stdout and stderr once it has settled.
+ *
+ * @since 0.1.0
+ */
+export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: BashExecSpec) =>
+  Effect.map(Effect.forkScoped(run(spec)), (fiber): LiveRun => ({
+    output: Stream.fromEffect(Effect.option(Fiber.join(fiber))).pipe(
+      Stream.flatMap(Option.match({
+        onNone: () => Stream.empty,
+        onSome: (result) =>
+          Stream.fromIterable<LiveOutput>([
+            { _tag: "OutputChunk", stream: "stdout", bytes: encoder.encode(result.stdout.text) },
+            { _tag: "OutputChunk", stream: "stderr", bytes: encoder.encode(result.stderr.text) }
+          ]).pipe(Stream.filter((chunk) => chunk._tag === "OutputChunk" && chunk.bytes.length > 0))
+      }))
+    ),
+    result: Fiber.join(fiber)
+  }))
+
 /**
  * A hand-driven background process: running until `finish` or `kill` (which settles it as killed by
  * SIGTERM at once).
@@ -193,6 +218,8 @@ export const makeScriptedProcess = (id: string, spec: BashExecSpec): Effect.Effe
       state: Effect.map(Ref.get(buffers), (current) => current.state),
       done: Deferred.await(done),
       readOutput,
+      // Hand-driven output is only read, never streamed.
+      output: Stream.empty,
       kill
     }
 
@@ -237,17 +264,20 @@ const make = (config: ScriptedBashExecutorConfig) =>
       current.length === 0 ? [Option.none(), current] : [Option.fromNullable(current[0]), current.slice(1)]
     )
 
+    const run: BashExecutor["Type"]["run"] = (spec) =>
+      Effect.gen(function*() {
+        yield* record("run", spec)
+        yield* refuseIfAborted(spec)
+        const scripted = yield* nextRun
+        if (Option.isNone(scripted)) return echoResult(spec)
+        return typeof scripted.value === "function" ? yield* scripted.value(spec) : scripted.value
+      })
+
     const executor: BashExecutor["Type"] = {
       sandboxMode: config.sandboxMode,
       resolve: (request) => resolveSpec(defaults, request),
-      run: (spec) =>
-        Effect.gen(function*() {
-          yield* record("run", spec)
-          yield* refuseIfAborted(spec)
-          const scripted = yield* nextRun
-          if (Option.isNone(scripted)) return echoResult(spec)
-          return typeof scripted.value === "function" ? yield* scripted.value(spec) : scripted.value
-        }),
+      run,
+      runStreaming: streamingFromRun(run),
       start: (spec) =>
         Effect.gen(function*() {
           yield* record("start", spec)

@@ -7,6 +7,7 @@
 import type { Effect } from "effect"
 import { Context, Schema } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
+import type { ProgressCallback } from "./liveProgress.js"
 
 /**
  * A JSON Schema object describing a tool's parameters (always `{ type: "object", ... }`).
@@ -30,6 +31,13 @@ export interface ToolCallContext {
   readonly session?: ToolSession
   /** Aborting it stops the call; the result is the error `command aborted`. */
   readonly signal?: AbortSignal
+  /**
+   * Receives a foreground `bash` call's output while it runs: new complete lines cleaned like model
+   * text, at most one update per 100 ms (Clock) and a last one at the end. The result is unchanged.
+   *
+   * @since 0.1.0
+   */
+  readonly onProgress?: ProgressCallback
 }
 
 /**

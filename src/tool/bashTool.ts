@@ -13,6 +13,7 @@ import type { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext } from "./AgentTools.js"
 import { ToolError } from "./AgentTools.js"
 import { abortable, commandAborted } from "./abortable.js"
+import { reportProgress } from "./liveProgress.js"
 import { bashTaskWork, taskLabel } from "./backgroundTask.js"
 import type { BashToolValue } from "./BashToolValue.js"
 import { isBashToolValue } from "./BashToolValue.js"
@@ -101,8 +102,18 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       }).pipe(Effect.mapError(failWith))
     })
 
-  const runForeground = (spec: BashExecSpec) =>
-    executor.run(spec).pipe(
+  // With a progress callback the run is watched; the reporter ends when the run has settled.
+  const runWatched = (spec: BashExecSpec, onProgress: NonNullable<ToolCallContext["onProgress"]>) =>
+    Effect.scoped(Effect.gen(function*() {
+      const live = yield* executor.runStreaming(spec)
+      const [, result] = yield* Effect.all([reportProgress(live.output, onProgress), live.result], {
+        concurrency: 2
+      })
+      return result
+    }))
+
+  const runForeground = (spec: BashExecSpec, call: ToolCallContext) =>
+    (call.onProgress === undefined ? executor.run(spec) : runWatched(spec, call.onProgress)).pipe(
       Effect.mapError(executorFault),
       Effect.flatMap((result) =>
         result.aborted ? Effect.fail(commandAborted()) : Effect.succeed<BashToolValue>({ kind: "foreground", ...result })
@@ -132,7 +143,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
         prepare(args, call, call.signal !== undefined ? { signal: call.signal } : {}),
         call.signal
       )
-      return yield* runForeground(spec)
+      return yield* runForeground(spec, call)
     }
     if (Option.isNone(deps.tasks)) return yield* new ToolError({ message: noTaskRuntimeMessage })
     const tasks = deps.tasks.value

@@ -10,11 +10,32 @@ import type { BashToolValue } from "./BashToolValue.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"
 
+const truncationNotice = (output: CollectedOutput): string =>
+  `[output truncated; full output: ${output.spillPath ?? "(unavailable)"}]`
+
 /** A stream's text, with the truncation notice appended when only its tail was kept. */
 const streamText = (output: CollectedOutput): string => {
   const text = modelText(output.text, output.truncated)
-  return output.truncated ? `${text}\n[output truncated; full output: ${output.spillPath ?? "(unavailable)"}]` : text
+  return output.truncated ? `${text}\n${truncationNotice(output)}` : text
 }
+
+/**
+ * The output part of a foreground run's text: both streams merged, with their truncation notices;
+ * empty when the run printed nothing (the text then says `(no output)`).
+ *
+ * @since 0.1.0
+ */
+export const renderForegroundOutput = (result: BashRunResult): string =>
+  mergeStreams(streamText(result.stdout), streamText(result.stderr))
+
+/**
+ * The truncation notices of a foreground run, stdout's first: what a reader who saw the output live
+ * needs to know about it afterwards (with the markers that end the text).
+ *
+ * @since 0.1.0
+ */
+export const truncationNotices = (result: BashRunResult): ReadonlyArray<string> =>
+  [result.stdout, result.stderr].filter((output) => output.truncated).map(truncationNotice)
 
 /**
  * The text of a completed foreground run: stdout, an optional `[stderr]` section, `(no output)` when
@@ -23,9 +44,7 @@ const streamText = (output: CollectedOutput): string => {
  * @since 0.1.0
  */
 export const renderForeground = (result: BashRunResult, escalationOffered: boolean): string => {
-  const stdout = streamText(result.stdout)
-  const stderr = streamText(result.stderr)
-  const joined = mergeStreams(stdout, stderr)
+  const joined = renderForegroundOutput(result)
   const body = joined === "" ? "(no output)" : joined
   const markers = [
     ...sandboxNotices(result.sandbox, escalationOffered),

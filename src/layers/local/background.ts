@@ -7,6 +7,7 @@
 import { Deferred, Effect, Option } from "effect"
 import type { BashOutputRead, BashProcess, BashProcessState } from "../../services/BashExecutor.js"
 import { mergeStreams } from "../../services/BashExecutor.js"
+import type { LiveFeed } from "./LiveFeed.js"
 import type { StreamCollector } from "./StreamCollector.js"
 import type { Supervised } from "./supervise.js"
 
@@ -23,6 +24,7 @@ export interface BackgroundEntry {
   readonly done: Deferred.Deferred<BashProcessState>
   readonly stdout: StreamCollector
   readonly stderr: StreamCollector
+  readonly live: LiveFeed
 }
 
 /**
@@ -66,6 +68,7 @@ export const toHandle = (entry: BackgroundEntry): BashProcess => ({
   state: Effect.sync(() => entry.state),
   done: Deferred.await(entry.done),
   readOutput: Effect.sync(() => readMerged(entry.stdout, entry.stderr)),
+  output: entry.live.stream,
   kill: Effect.suspend(() =>
     entry.state.status === "running" ? Deferred.succeed(entry.killRequest, undefined).pipe(Effect.as(true)) :
       Effect.succeed(false)

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, FiberSet, Scope } from "effect"
+import { Deferred, Effect, Fiber, FiberSet, Scope } from "effect"
 import type {
   BashExecRequest,
   BashExecSpec,
@@ -23,6 +23,7 @@ import { BackgroundRegistry, settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "./config.js"
 import { makeEnvBuilder, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
+import { LiveFeed } from "./LiveFeed.js"
 import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "./resolveSpec.js"
 import type { RunnerDialect } from "./RunnerWatch.js"
 import { RunnerWatch } from "./RunnerWatch.js"
@@ -147,10 +148,20 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
     })
 
-    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined) => ({
-      stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills),
-      stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills, watch)
-    })
+    // Live output is observed at the collectors, so it sees exactly the bytes they collect.
+    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined, live: LiveFeed) => {
+      const liveStderr = live.observer("stderr")
+      const stderrObserver = watch === undefined ? liveStderr : {
+        feed: (chunk: Uint8Array) => {
+          watch.feed(chunk)
+          liveStderr.feed(chunk)
+        }
+      }
+      return {
+        stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills, live.observer("stdout")),
+        stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills, stderrObserver)
+      }
+    }
 
     const watchFor = (launch: Launch) =>
       launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
@@ -163,7 +174,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     }
     const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
-    const runBody = function*(spec: BashExecSpec) {
+    const runWith = (spec: BashExecSpec, live: LiveFeed) =>
+      Effect.gen(function*() {
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -174,7 +186,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
           yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
           return yield* supervise({
             process,
-            ...collectors(spec, watch),
+            ...collectors(spec, watch, live),
             graceMs: config.graceMs,
             escalation,
             timeoutMs: spec.timeoutMs,
@@ -197,6 +209,10 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
       }
       return result
+    }).pipe(Effect.ensuring(live.end))
+
+    const runBody = function*(spec: BashExecSpec) {
+      return yield* runWith(spec, new LiveFeed())
     }
     const run = whenTraced(
       Effect.fn("BashExecutor.run")(
@@ -206,18 +222,29 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       Effect.fnUntraced(runBody)
     )
 
+    // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's.
+    const runStreaming = Effect.fn("BashExecutor.runStreaming")(function*(spec: BashExecSpec) {
+      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+      const live = new LiveFeed()
+      const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
+      const fiber = yield* Effect.forkScoped(runWith(spec, live))
+      return { output: subscription.stream, result: Fiber.join(fiber) }
+    })
+
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
       yield* checkSpec(spec)
       if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
-      const output = collectors(spec, watch)
+      const live = new LiveFeed()
+      const output = collectors(spec, watch, live)
       const entry: BackgroundEntry = {
         id: registry.nextId(),
         owner: spec.owner,
         state: { status: "running", exitCode: null, signal: null },
         killRequest: yield* Deferred.make<void>(),
         done: yield* Deferred.make<BashProcessState>(),
+        live,
         ...output
       }
       registry.add(entry)
@@ -226,7 +253,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         Effect.suspend(() => {
           entry.state = state
           registry.finish(entry.id)
-          return Deferred.succeed(entry.done, state)
+          return live.end.pipe(Effect.zipRight(Deferred.succeed(entry.done, state)))
         })
       const lifecycle = Effect.scoped(
         Effect.gen(function*() {
@@ -262,6 +289,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       resolve,
       run,
+      runStreaming,
       start,
       ownerOf: (id) => Effect.sync(() => registry.ownerOf(id))
     })

@@ -1,0 +1,123 @@
+/**
+ * Progress of a running `bash` call: its live output as complete lines cleaned like model text
+ * (escape sequences removed, carriage-return progress folded), coalesced into at most one update per
+ * interval on the Clock, and a last update when the output ends.
+ *
+ * @since 0.1.0
+ */
+import type { Duration } from "effect"
+import { Effect, Fiber, Queue, Stream } from "effect"
+import type { LiveOutput } from "../services/BashExecutor.js"
+import { modelText } from "./modelText.js"
+
+/**
+ * Receives each progress update: the new output since the previous one.
+ *
+ * @since 0.1.0
+ */
+export type ProgressCallback = (text: string) => Effect.Effect<void>
+
+/**
+ * The default spacing of progress updates.
+ *
+ * @since 0.1.0
+ */
+export const progressInterval: Duration.DurationInput = "100 millis"
+
+/**
+ * Shown where live output was skipped because the reader fell behind (the final result still has it).
+ *
+ * @since 0.1.0
+ */
+export const progressSkippedText = "[live output skipped]\n"
+
+// A line longer than this is shown in pieces; an update longer than this keeps its tail.
+const maxLine = 4096
+const maxPending = 65_536
+
+/** Turns chunks into cleaned complete lines, one partial line held per stream. */
+class ProgressLines {
+  private readonly decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() }
+  private readonly partial = { stdout: "", stderr: "" }
+  // After a skip, a line may begin inside an escape sequence.
+  private cut = false
+
+  push(item: LiveOutput): string {
+    if (item._tag === "OutputDropped") {
+      this.partial.stdout = ""
+      this.partial.stderr = ""
+      this.cut = true
+      return progressSkippedText
+    }
+    const text = this.partial[item.stream] + this.decoders[item.stream].decode(item.bytes, { stream: true })
+    const end = text.lastIndexOf("\n") + 1
+    if (end === 0 && text.length <= maxLine) {
+      this.partial[item.stream] = text
+      return ""
+    }
+    const complete = end === 0 ? text : text.slice(0, end)
+    this.partial[item.stream] = end === 0 ? "" : text.slice(end)
+    return this.clean(complete)
+  }
+
+  /** The lines still being written when the output ended. */
+  flush(): string {
+    const rest = (stream: "stdout" | "stderr") => this.partial[stream] + this.decoders[stream].decode()
+    const text = [rest("stdout"), rest("stderr")].filter((part) => part !== "").map((part) => `${part}\n`).join("")
+    return text === "" ? "" : this.clean(text)
+  }
+
+  private clean(text: string): string {
+    const cleaned = modelText(text, this.cut)
+    this.cut = false
+    return cleaned
+  }
+}
+
+/**
+ * Reports `output` to `onProgress` until the stream ends: an update as soon as there is new text, then
+ * at most one per `interval`, coalescing what arrived meanwhile; a last one with what is left at the
+ * end. Reading never waits for the callback: text that piles up meanwhile keeps its latest part.
+ *
+ * @since 0.1.0
+ */
+export const reportProgress = (
+  output: Stream.Stream<LiveOutput>,
+  onProgress: ProgressCallback,
+  interval: Duration.DurationInput = progressInterval
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const lines = new ProgressLines()
+    const wake = yield* Queue.sliding<void>(1)
+    let pending = ""
+    const add = (text: string) => {
+      if (text === "") return false
+      pending += text
+      if (pending.length > maxPending) {
+        const tail = pending.slice(-maxPending)
+        const lineStart = tail.indexOf("\n") + 1
+        pending = progressSkippedText + (lineStart > 0 ? tail.slice(lineStart) : tail)
+      }
+      return true
+    }
+    const take = () => {
+      const text = pending
+      pending = ""
+      return text
+    }
+    const emitter = yield* Effect.fork(Effect.forever(
+      Queue.take(wake).pipe(
+        Effect.zipRight(Effect.suspend(() => {
+          const text = take()
+          return text === "" ? Effect.void : Effect.uninterruptible(onProgress(text)).pipe(
+            Effect.zipRight(Effect.sleep(interval))
+          )
+        }))
+      )
+    ))
+    yield* Stream.runForEach(output, (item) => add(lines.push(item)) ? Queue.offer(wake, undefined) : Effect.void)
+    yield* Fiber.interrupt(emitter)
+    add(lines.flush())
+    const rest = take()
+    if (rest !== "") yield* onProgress(rest)
+  })
