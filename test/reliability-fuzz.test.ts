@@ -23,10 +23,10 @@ afterAll(() => rmSync(cwd, { recursive: true, force: true }))
 const calls = 5_000
 const seed = fuzzSeed(20_261_130)
 
-/** The contract's quoting of a value in a message (restated here, not imported): JSON, but NaN and ±Infinity as such. */
+/** The contract's quoting of a value in a message (restated here, not imported). */
 const quoted = (value: unknown): string => {
   try {
-    return typeof value === "number" ? String(value) : JSON.stringify(value) ?? String(value)
+    return JSON.stringify(value) ?? String(value)
   } catch {
     return Object.prototype.toString.call(value)
   }
