@@ -156,13 +156,6 @@ const make = Effect.gen(function*() {
   // Inherited descriptors reach no command: each is replaced by /dev/null in the child (a dup2
   // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before.
   const inherited = inheritedDescriptorsSync()
-  const masked = inherited.length === 0 ? [] : maskInherited(
-    inherited,
-    yield* Effect.acquireRelease(
-      Effect.sync(() => NodeFs.openSync("/dev/null", "r")),
-      (fd) => Effect.sync(() => NodeFs.closeSync(fd))
-    )
-  )
 
   const spawn = (options: SpawnOptions) =>
     Effect.acquireRelease(
@@ -174,6 +167,9 @@ const make = Effect.gen(function*() {
         // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
         const shell = shellInvocation(options.command)
         let child: ChildProcess.ChildProcess
+        // Open only across the spawn: Node's spawn returns once the child has exec'd.
+        const devNull = inherited.length === 0 ? undefined : NodeFs.openSync("/dev/null", "r")
+        const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
         try {
           const bash = ["bash", ...shell.args]
           const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
@@ -191,6 +187,8 @@ const make = Effect.gen(function*() {
         } catch (error) {
           // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
           return resume(Effect.fail(spawnFailure(error, options)))
+        } finally {
+          if (devNull !== undefined) NodeFs.closeSync(devNull)
         }
         child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
         child.once("spawn", () => {
