@@ -1,6 +1,7 @@
 /**
  * Building the sandboxing executor: settings from code and from `EFFECT_BASH_*`, validation, and
- * `BashStack`'s `sandbox` setting. Building never runs bubblewrap (the probe waits for the first call).
+ * `BashStack`'s `sandbox` setting. Building a confined executor starts the runner's real probe, so
+ * these tests run on the live clock.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
@@ -13,14 +14,14 @@ const fromEnv = (env: Record<string, string>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
 
 describe("SandboxBashExecutor settings", () => {
-  it.effect("the default mode is read-only; EFFECT_BASH_SANDBOX overrides it", () =>
+  it.live("the default mode is read-only; EFFECT_BASH_SANDBOX overrides it", () =>
     Effect.gen(function*() {
       expect((yield* Effect.provide(BashExecutor, SandboxBashExecutor.layer())).sandboxMode).toBe("read-only")
       const configured = SandboxBashExecutor.layerConfig().pipe(Layer.provide(fromEnv({ EFFECT_BASH_SANDBOX: "workspace-write" })))
       expect((yield* Effect.provide(BashExecutor, configured)).sandboxMode).toBe("workspace-write")
     }))
 
-  it.effect("an invalid setting fails the build naming the field", () =>
+  it.live("an invalid setting fails the build naming the field", () =>
     Effect.gen(function*() {
       const badMode = yield* Effect.flip(Effect.provide(BashExecutor, SandboxBashExecutor.layer({ sandboxMode: "open" as never })))
       expect(badMode).toMatchObject({
@@ -33,13 +34,13 @@ describe("SandboxBashExecutor settings", () => {
       expect(badGrace.message).toBe("bash-local: graceMs must be a positive finite number")
     }))
 
-  it.effect("calls without a workdir start in the configured workspace root", () =>
+  it.live("calls without a workdir start in the configured workspace root", () =>
     Effect.gen(function*() {
       const executor = yield* Effect.provide(BashExecutor, SandboxBashExecutor.layer({ workspaceRoot: "/srv/project" }))
       expect((yield* executor.resolve({ command: "ls" })).workdir).toBe("/srv/project")
     }))
 
-  it.effect("BashStack with `sandbox` offers sandbox_permissions", () =>
+  it.live("BashStack with `sandbox` offers sandbox_permissions", () =>
     Effect.gen(function*() {
       const tools = yield* Effect.provide(AgentTools, BashStack.layer({ sandbox: { sandboxMode: "workspace-write" } }))
       const bash = tools.tools.find((tool) => tool.name === "bash")

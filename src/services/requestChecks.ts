@@ -25,16 +25,15 @@ export const capEchoed = (text: string): string => {
 }
 
 /**
- * A value as messages quote it: its JSON (its string form for a number, a bigint or a value with no
- * JSON like `undefined`; its type tag when it cannot be serialized), capped.
+ * A value as messages quote it: its JSON (its string form when it has none, like `undefined`; its type
+ * tag when it cannot be serialized), capped.
  *
  * @since 0.1.0
  */
 export const echoValue = (value: unknown): string => {
   let text: string
   try {
-    // JSON would spell NaN and ±Infinity `null`; a bigint would throw.
-    text = typeof value === "number" || typeof value === "bigint" ? String(value) : JSON.stringify(value) ?? String(value)
+    text = JSON.stringify(value) ?? String(value)
   } catch {
     // JSON nested too deep for the stack, a cycle, an uncallable `toString`: name the type instead.
     text = Object.prototype.toString.call(value)
