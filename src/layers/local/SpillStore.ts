@@ -28,6 +28,11 @@ export interface SpillFile {
   readonly path: string
   /** Fails with `SpillBudgetExceeded` when files still being written fill the layer's budget. */
   readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError | SpillBudgetExceeded>
+  /**
+   * {@link write} done at once (budget reserved, bytes queued); returns only what is left to wait
+   * for — the failure, an eviction, or the disk catching up — and most writes leave nothing.
+   */
+  readonly offer: (bytes: Uint8Array) => Effect.Effect<void, PlatformError | SpillBudgetExceeded> | undefined
   /** Flushes and closes; `false` when either failed: the file is then removed, never advertised. */
   readonly finish: Effect.Effect<boolean>
   /** Closes and removes the file (errors ignored). */
@@ -116,14 +121,16 @@ export const makeSpillStore = (
         const close = Effect.exit(Scope.close(scope, Exit.void))
         const share = budget.open(file)
         const remove = Effect.sync(() => budget.release(share)).pipe(Effect.zipRight(fs.remove(file)), Effect.ignore)
+        const offer = (bytes: Uint8Array): Effect.Effect<void, PlatformError | SpillBudgetExceeded> | undefined => {
+          const evicted = budget.reserve(share, bytes.length)
+          if (evicted === undefined) return Effect.fail(new SpillBudgetExceeded({ limit: budget.limit }))
+          if (evicted.length === 0) return writer.offer(bytes)
+          return removeAll(evicted).pipe(Effect.zipRight(writer.write(bytes)))
+        }
         const spill: SpillFile = {
           path: file,
-          write: (bytes) =>
-            Effect.suspend((): Effect.Effect<void, PlatformError | SpillBudgetExceeded> => {
-              const evicted = budget.reserve(share, bytes.length)
-              if (evicted === undefined) return Effect.fail(new SpillBudgetExceeded({ limit: budget.limit }))
-              return removeAll(evicted).pipe(Effect.zipRight(writer.write(bytes)))
-            }),
+          write: (bytes) => Effect.suspend(() => offer(bytes) ?? Effect.void),
+          offer,
           // fsync surfaces delayed write-back errors that a plain close would swallow.
           finish: Effect.all([writer.drain, Effect.exit(handle.sync), close]).pipe(
             Effect.map(([written, synced, closed]) => written && Exit.isSuccess(synced) && Exit.isSuccess(closed)),

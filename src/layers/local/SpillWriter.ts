@@ -22,6 +22,8 @@ const highWaterMark = 1024 * 1024
 export interface SpillWriter {
   /** Queues bytes; fails once an earlier write has failed. */
   readonly write: (bytes: Uint8Array) => Effect.Effect<void, PlatformError>
+  /** {@link write} done at once; returns only what is left to wait for (`drain`, or the failure). */
+  readonly offer: (bytes: Uint8Array) => Effect.Effect<void, PlatformError> | undefined
   /** Ends the stream and waits for it: `true` when every queued byte reached the file. */
   readonly drain: Effect.Effect<boolean>
 }
@@ -52,12 +54,13 @@ export const makeSpillWriter = (file: FileSystem.File): SpillWriter => {
       stream.on(event, done).on("error", done)
       return Effect.sync(detach)
     })
+  const offer = (bytes: Uint8Array) => {
+    if (failure !== undefined) return Effect.fail(failure)
+    return stream.write(bytes) ? undefined : settled("drain")
+  }
   return {
-    write: (bytes) =>
-      Effect.suspend(() => {
-        if (failure !== undefined) return Effect.fail(failure)
-        return stream.write(bytes) ? Effect.void : settled("drain")
-      }),
+    write: (bytes) => Effect.suspend(() => offer(bytes) ?? Effect.void),
+    offer,
     drain: Effect.suspend(() => {
       if (failure !== undefined || stream.writableFinished || stream.destroyed) {
         return Effect.succeed(failure === undefined)

@@ -66,7 +66,7 @@ export class StreamCollector {
 
   /** Adds a chunk; opens, feeds or abandons the spill file as the totals require. */
   append(chunk: Uint8Array): Effect.Effect<void> {
-    return this.offer(chunk) ?? Effect.void
+    return this.take(chunk, false) ?? Effect.void
   }
 
   /**
@@ -74,10 +74,15 @@ export class StreamCollector {
    * any, is returned (to complete before the next chunk); most chunks need none.
    */
   offer(chunk: Uint8Array): Effect.Effect<void> | undefined {
+    return this.take(chunk, true)
+  }
+
+  /** `eager`: an open spill file is written now, not when the returned effect runs. */
+  private take(chunk: Uint8Array, eager: boolean): Effect.Effect<void> | undefined {
     if (chunk.length === 0) return undefined
     this.observer?.feed(chunk)
     const before = this.total
-    const spillWork = this.spillFor(chunk, before)
+    const spillWork = this.spillFor(chunk, before, eager)
     this.total += chunk.length
     this.chunks.push(chunk)
     this.buffered += chunk.length
@@ -87,7 +92,7 @@ export class StreamCollector {
     return spillWork
   }
 
-  private spillFor(chunk: Uint8Array, before: number): Effect.Effect<void> | undefined {
+  private spillFor(chunk: Uint8Array, before: number, eager: boolean): Effect.Effect<void> | undefined {
     const after = before + chunk.length
     switch (this.spill._tag) {
       case "None": {
@@ -118,7 +123,8 @@ export class StreamCollector {
       case "Open": {
         const { file } = this.spill
         if (after > this.maxSpillBytes) return this.abandon()
-        return file.write(chunk).pipe(Effect.catchAll((error) => this.abandon(error)))
+        const work = eager ? file.offer(chunk) : file.write(chunk)
+        return work === undefined ? undefined : work.pipe(Effect.catchAll((error) => this.abandon(error)))
       }
       default:
         return undefined
