@@ -59,6 +59,10 @@ describe("interrupted between acquiring and recording a spill resource", () => {
       const file: SpillFile = {
         path: "/spill/stdout.log",
         write: () => Effect.sync(() => void events.push("write")),
+        offer: () => {
+          events.push("write")
+          return undefined
+        },
         finish: Effect.sync(() => {
           events.push("finish")
           return true
