@@ -219,7 +219,7 @@ const make = Effect.gen(function*() {
         const pid = child.pid!
         return {
           pid,
-          readOutput: (sinks: OutputSinks) =>
+          readPipes: (sinks: OutputSinks) =>
             readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           exit: Deferred.await(exited),
           signalGroup: (signal: GroupSignal) =>

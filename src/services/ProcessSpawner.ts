@@ -93,7 +93,7 @@ export interface SpawnedProcess {
    * returned for the previous one has completed. A pipe whose read fails ends there, after the
    * bytes read before the failure. Call it once.
    */
-  readonly readOutput: (sinks: OutputSinks) => Effect.Effect<void>
+  readonly readPipes: (sinks: OutputSinks) => Effect.Effect<void>
   /** Completes when the leader has exited (its pipes may still be open). */
   readonly exit: Effect.Effect<ProcessExit>
   /** Sends a signal to every member of the group; a group that is already gone is not an error. */

@@ -136,7 +136,7 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
 
     const spawned: SpawnedProcess = {
       pid,
-      readOutput: (sinks: OutputSinks) =>
+      readPipes: (sinks: OutputSinks) =>
         Effect.all([pipe(stdout, sinks.stdout), pipe(stderr, sinks.stderr)], { concurrency: 2, discard: true }),
       exit: Deferred.await(exited),
       signalGroup,

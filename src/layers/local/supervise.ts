@@ -69,7 +69,7 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       yield* Effect.scope,
       Effect.suspend(() => settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth))
     )
-    const readers = yield* Effect.fork(process.readOutput({
+    const readers = yield* Effect.fork(process.readPipes({
       stdout: (chunk) => options.stdout.offer(chunk),
       stderr: (chunk) => options.stderr.offer(chunk)
     }))

@@ -34,7 +34,7 @@ export const probeRunner = (
       Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
     )
     let text = ""
-    const output = process.readOutput({
+    const output = process.readPipes({
       stdout: () => undefined,
       stderr: (chunk) => {
         text += decoder.decode(chunk)
