@@ -165,8 +165,9 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       return spec
     })
 
-    const runWith = (spec: BashExecSpec, live: LiveFeed) =>
-      Effect.gen(function*() {
+    // `live` is the feed runStreaming watches; a plain run's has no consumer.
+    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec, live = new LiveFeed()) {
+      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -200,11 +201,6 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
       }
       return result
-    }).pipe(Effect.ensuring(live.end))
-
-    const run = Effect.fn("BashExecutor.run")(function*(spec: BashExecSpec) {
-      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
-      return yield* runWith(spec, new LiveFeed())
     })
 
     // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's.
@@ -212,7 +208,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
       const live = new LiveFeed()
       const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
-      const fiber = yield* Effect.forkScoped(runWith(spec, live))
+      const fiber = yield* Effect.forkScoped(Effect.ensuring(run(spec, live), live.end))
       return { output: subscription.stream, result: Fiber.join(fiber) }
     })
 
@@ -271,7 +267,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     return BashExecutor.of({
       sandboxMode: confinement.sandboxMode,
       resolve,
-      run,
+      run: (spec) => run(spec),
       runStreaming,
       start,
       ownerOf: (id) => Effect.sync(() => registry.ownerOf(id))
