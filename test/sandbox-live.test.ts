@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Chunk, Effect, Exit, Layer, Scope, Stream } from "effect"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import type { SandboxBashExecutorConfig } from "../src/layers/SandboxBashExecutor.js"
@@ -69,6 +69,18 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
       const devNull = yield* run({ command: "echo hi > /dev/null && echo devnull-ok", workdir })
       expect(devNull.stdout.text).toBe("devnull-ok\n")
     }).pipe(Effect.provide(sandbox())))
+
+  it.live("live output through the sandbox: the denial streams and is still judged", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const live = yield* bash.runStreaming(yield* bash.resolve({ command: "echo hi > file.txt", workdir: freshDir("live") }))
+      const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(live.output))
+      const stderr = chunks.map((item) =>
+        item._tag === "OutputChunk" && item.stream === "stderr" ? new TextDecoder().decode(item.bytes) : ""
+      ).join("")
+      expect(stderr).toBe("bash: line 1: file.txt: Read-only file system\n")
+      expect(yield* live.result).toMatchObject({ exitCode: 1, sandbox: { mode: "read-only", denied: true } })
+    })).pipe(Effect.provide(sandbox())))
 
   it.live("workspace-write: the root is writable, elsewhere is not, and /tmp is private", () =>
     Effect.gen(function*() {

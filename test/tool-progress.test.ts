@@ -54,4 +54,23 @@ describe("bash progress (TestClock)", () => {
       expect(result).toEqual(yield* Fiber.join(plain))
       expect(result.text).toContain("one\ntwo\n100%\ntail")
     }).pipe(Effect.provide(tools)))
+
+  it.effect("a callback that never returns holds an aborted call for the grace only", () =>
+    Effect.gen(function*() {
+      const control = yield* FakeSpawnerControl
+      const updates = yield* Queue.unbounded<string>()
+      const controller = new AbortController()
+      const call = yield* Effect.fork(callTool("bash", { command: "work", description: "Work" }, {
+        signal: controller.signal,
+        onProgress: (text) => Queue.offer(updates, text).pipe(Effect.zipRight(Effect.never))
+      }))
+      const fake = yield* control.next
+      yield* fake.writeStdout("one\n")
+      expect(yield* Queue.take(updates)).toBe("one\n")
+      controller.abort("stop")
+      yield* TestClock.adjust(999)
+      expect(yield* Fiber.poll(call)).toEqual(Option.none())
+      yield* TestClock.adjust(1)
+      expect(yield* Fiber.join(call)).toMatchObject({ isError: true, text: "Error: command aborted" })
+    }).pipe(Effect.provide(tools)))
 })

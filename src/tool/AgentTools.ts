@@ -33,7 +33,9 @@ export interface ToolCallContext {
   readonly signal?: AbortSignal
   /**
    * Receives a foreground `bash` call's output while it runs: new complete lines cleaned like model
-   * text, at most one update per 100 ms (Clock) and a last one at the end. The result is unchanged.
+   * text, at most one update per 100 ms (Clock) and a last one at the end. The result is unchanged;
+   * it comes once the last update has been delivered, or 1 s (Clock) after the run has ended when the
+   * callback blocks.
    *
    * @since 0.1.0
    */

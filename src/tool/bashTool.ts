@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Fiber, Option } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecRequest, BashExecSpec, BashExecutor, BashRunError, BashStartError } from "../services/BashExecutor.js"
@@ -49,6 +49,8 @@ export interface BashToolDeps {
   readonly sessions: Option.Option<SandboxSessions["Type"]>
   readonly enableRunInBackground: boolean
 }
+
+const lastUpdateGrace = "1 second"
 
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
 
@@ -102,13 +104,14 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       }).pipe(Effect.mapError(failWith))
     })
 
-  // With a progress callback the run is watched; the reporter ends when the run has settled.
+  // With a progress callback the run is watched. The reporter ends soon after the run has settled;
+  // a callback that blocks gets `lastUpdateGrace` to deliver the last update, never more.
   const runWatched = (spec: BashExecSpec, onProgress: NonNullable<ToolCallContext["onProgress"]>) =>
     Effect.scoped(Effect.gen(function*() {
       const live = yield* executor.runStreaming(spec)
-      const [, result] = yield* Effect.all([reportProgress(live.output, onProgress), live.result], {
-        concurrency: 2
-      })
+      const reporter = yield* Effect.forkScoped(reportProgress(live.output, onProgress))
+      const result = yield* live.result
+      yield* Fiber.join(reporter).pipe(Effect.timeoutOption(lastUpdateGrace))
       return result
     }))
 

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Duration } from "effect"
-import { Effect, Fiber, Queue, Stream } from "effect"
+import { Deferred, Effect, Fiber, Queue, Stream } from "effect"
 import type { LiveOutput } from "../services/BashExecutor.js"
 import { modelText } from "./modelText.js"
 
@@ -77,7 +77,8 @@ class ProgressLines {
 /**
  * Reports `output` to `onProgress` until the stream ends: an update as soon as there is new text, then
  * at most one per `interval`, coalescing what arrived meanwhile; a last one with what is left at the
- * end. Reading never waits for the callback: text that piles up meanwhile keeps its latest part.
+ * end, without waiting for the interval. Reading never waits for the callback: text that piles up
+ * meanwhile keeps its latest part. It completes after the last update has been delivered.
  *
  * @since 0.1.0
  */
@@ -105,19 +106,24 @@ export const reportProgress = (
       pending = ""
       return text
     }
-    const emitter = yield* Effect.fork(Effect.forever(
-      Queue.take(wake).pipe(
-        Effect.zipRight(Effect.suspend(() => {
-          const text = take()
-          return text === "" ? Effect.void : Effect.uninterruptible(onProgress(text)).pipe(
-            Effect.zipRight(Effect.sleep(interval))
-          )
-        }))
-      )
-    ))
+    // The emitter ends once the output has and nothing is left; the wait after an update is cut
+    // short at the end, so the last update never waits for the interval. An update in flight is never
+    // cut short by the end, only by interruption (a cancelled call, a closing host).
+    const finished = yield* Deferred.make<void>()
+    const emitter = yield* Effect.fork(Effect.gen(function*() {
+      while (true) {
+        yield* Queue.take(wake)
+        const text = take()
+        if (text !== "") {
+          yield* onProgress(text)
+          yield* Effect.raceFirst(Effect.sleep(interval), Deferred.await(finished))
+        }
+        if (pending === "" && (yield* Deferred.isDone(finished))) return
+      }
+    }))
     yield* Stream.runForEach(output, (item) => add(lines.push(item)) ? Queue.offer(wake, undefined) : Effect.void)
-    yield* Fiber.interrupt(emitter)
     add(lines.flush())
-    const rest = take()
-    if (rest !== "") yield* onProgress(rest)
+    yield* Deferred.succeed(finished, undefined)
+    yield* Queue.offer(wake, undefined)
+    yield* Fiber.join(emitter)
   })

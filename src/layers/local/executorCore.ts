@@ -174,8 +174,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     }
     const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
-    const runWith = (spec: BashExecSpec, live: LiveFeed) =>
-      Effect.gen(function*() {
+    // `live` is the feed runStreaming watches; a plain run's has no consumer.
+    const runBody = function*(spec: BashExecSpec, live: LiveFeed = new LiveFeed()) {
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -209,10 +209,6 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
       }
       return result
-    }).pipe(Effect.ensuring(live.end))
-
-    const runBody = function*(spec: BashExecSpec) {
-      return yield* runWith(spec, new LiveFeed())
     }
     const run = whenTraced(
       Effect.fn("BashExecutor.run")(
@@ -227,7 +223,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
       const live = new LiveFeed()
       const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
-      const fiber = yield* Effect.forkScoped(runWith(spec, live))
+      const fiber = yield* Effect.forkScoped(Effect.ensuring(run(spec, live), live.end))
       return { output: subscription.stream, result: Fiber.join(fiber) }
     })
 
@@ -288,7 +284,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       workspaceRoot: confinement.workspaceRoot,
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       resolve,
-      run,
+      run: (spec) => run(spec),
       runStreaming,
       start,
       ownerOf: (id) => Effect.sync(() => registry.ownerOf(id))
