@@ -15,6 +15,7 @@ import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
+import { procStatFields } from "./procStat.js"
 import { readPipes } from "./readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
@@ -38,15 +39,9 @@ export const signalGroupSync = (pgid: number, signal: GroupSignal): void => {
   }
 }
 
-// `/proc/<pid>/stat` is `pid (comm) state ppid pgrp ...`; comm may contain spaces and parentheses.
 const statOf = (pid: string): { readonly state: string; readonly ppid: number; readonly pgrp: number } | undefined => {
-  try {
-    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) }
-  } catch {
-    return undefined
-  }
+  const fields = procStatFields(pid)
+  return fields === undefined ? undefined : { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) }
 }
 
 const pidEntries = (): ReadonlyArray<string> =>

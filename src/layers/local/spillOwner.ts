@@ -11,18 +11,14 @@
  * @since 0.1.0
  */
 import * as NodeFs from "node:fs"
+import { procStatFields } from "../procStat.js"
 
 const ownedName = /^effect-bash-(\d+)-(\d+)-(\d+)-[A-Za-z0-9]{6}$/
 
-// `/proc/<pid>/stat` is `pid (comm) state ppid ...`; start time is field 22 (comm may hold spaces).
+// Start time is field 22 of `/proc/<pid>/stat`; a zombie's pid no longer names a running host.
 const startTimeOf = (pid: string): string | undefined => {
-  try {
-    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19]
-  } catch {
-    return undefined
-  }
+  const fields = procStatFields(pid)
+  return fields === undefined || fields[0] === "Z" || fields[0] === "X" ? undefined : fields[19]
 }
 
 const pidNamespace = (): string | undefined => {
