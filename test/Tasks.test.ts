@@ -267,7 +267,8 @@ describe("Tasks.wait", () => {
     withSurface(Effect.gen(function*() {
       const tasks = yield* Tasks
       const task = yield* startFake(bash("sleep 1"))
-      for (const [value, shown] of [[0, "0"], [-5, "-5"], [Number.NaN, "NaN"], [Infinity, "Infinity"], ["100", "100"]] as const) {
+      const huge = "9".repeat(10_000)
+      for (const [value, shown] of [[0, "0"], [-5, "-5"], [Number.NaN, "NaN"], [Infinity, "Infinity"], ["100", "100"], [huge, `${huge.slice(0, 200)}…`]] as const) {
         const error = yield* tasks.wait(task.id, value as number, undefined).pipe(Effect.flip)
         expect(error._tag).toBe("InvalidWaitTimeoutError")
         expect(error.message).toBe(`invalid wait timeout: expected a positive number of milliseconds, got ${shown}`)

@@ -33,7 +33,8 @@ const quoted = (value: unknown): string => {
 }
 const displayed = (value: unknown): string => {
   try {
-    return String(value)
+    const text = String(value)
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text
   } catch {
     return Object.prototype.toString.call(value)
   }

@@ -7,6 +7,7 @@
  */
 import type { Effect, Scope, Stream } from "effect"
 import { Context, Data } from "effect"
+import { capEchoed } from "./requestChecks.js"
 
 /**
  * Lifecycle of a task.
@@ -122,10 +123,11 @@ export class InvalidWaitTimeoutError extends Data.TaggedError("InvalidWaitTimeou
   }
 }
 
-// `String` throws for an object whose `toString` is not callable (`{"toString":"x"}` from a model).
+// `String` throws for an object whose `toString` is not callable (`{"toString":"x"}` from a model);
+// a huge value is capped like every echoed value.
 const displayed = (value: unknown): string => {
   try {
-    return String(value)
+    return capEchoed(String(value))
   } catch {
     return Object.prototype.toString.call(value)
   }
