@@ -14,7 +14,7 @@ import type { HostApproval } from "../src/cordis/host.js"
 import { hostApprovalLayer, hostLookup } from "../src/cordis/hostLayers.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
 
 type Asked = Parameters<HostApproval["request"]>[0]

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest"
 import type { NoticeDeliveryOptions } from "../src/cordis/NoticeDelivery.js"
 import { maxConsecutiveWakes, NoticeDelivery } from "../src/cordis/NoticeDelivery.js"
 import { noticeSummary } from "../src/cordis/noticeMessage.js"
-import type { CompletionNotice } from "../src/tool/CompletionNotices.js"
+import type { CompletionNotice } from "../src/services/CompletionNotices.js"
 
 const noticeOf = (id: string, label = "make build"): CompletionNotice => ({
   task: { id, kind: "bash", label, owner: "s1", status: "completed", detail: "exit code: 0" },

@@ -15,8 +15,8 @@ import { compileHarnessParameters, toHarnessParameterMap, toHarnessParameters } 
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { TasksLive } from "../src/layers/TasksLive.js"
-import type { JsonSchemaObject } from "../src/tool/AgentTools.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import type { JsonSchemaObject } from "../src/services/AgentTools.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
 
 const descriptors = Effect.runPromise(

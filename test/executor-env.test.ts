@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import { buildEnv, makeEnvBuilder } from "../src/layers/local/environment.js"
+import { buildEnv, makeEnvBuilder } from "../src/layers/internal/executor/environment.js"
 import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 

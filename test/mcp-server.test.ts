@@ -4,8 +4,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { CallToolResultSchema, EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { serveMcp } from "../src/cli/mcpServer.js"
-import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../src/tool/AgentTools.js"
-import { AgentTools, ToolError } from "../src/tool/AgentTools.js"
+import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../src/services/AgentTools.js"
+import { AgentTools, ToolError } from "../src/services/AgentTools.js"
 
 const descriptor = (name: string, parameters: ToolDescriptor["parameters"]): ToolDescriptor => ({
   name,

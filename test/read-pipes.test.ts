@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { PassThrough } from "node:stream"
-import { readPipes } from "../src/layers/readPipes.js"
+import { readPipes } from "../src/layers/internal/spawner/readPipes.js"
 
 const text = (chunks: ReadonlyArray<Uint8Array>) => Buffer.concat(chunks).toString("utf8")
 

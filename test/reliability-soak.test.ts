@@ -12,8 +12,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { BashStack } from "../src/layers/BashStack.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import { BashStack } from "../src/BashStack.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 import { eventually } from "./cli-support.js"
 
 const cwd = mkdtempSync(join(tmpdir(), "effect-bash-soak-"))

@@ -2,8 +2,8 @@
  * The runner's dialect read from a whole stream, however it is chunked.
  */
 import { describe, expect, it } from "vitest"
-import { RunnerWatch } from "../src/layers/local/RunnerWatch.js"
-import { bwrapDialect } from "../src/layers/sandbox/bwrap.js"
+import { RunnerWatch } from "../src/layers/internal/executor/RunnerWatch.js"
+import { bwrapDialect } from "../src/layers/internal/sandbox/bwrap.js"
 
 const encoder = new TextEncoder()
 const watching = (...chunks: ReadonlyArray<string>) => {

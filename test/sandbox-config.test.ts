@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import { BashStack } from "../src/layers/BashStack.js"
+import { BashStack } from "../src/BashStack.js"
 import { SandboxBashExecutor } from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 
 const fromEnv = (env: Record<string, string>) =>
   Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))

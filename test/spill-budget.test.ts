@@ -2,7 +2,7 @@
  * The spill budget's rules, without files: what is removed, in which order, and what is refused.
  */
 import { describe, expect, it } from "vitest"
-import { SpillBudget } from "../src/layers/local/SpillBudget.js"
+import { SpillBudget } from "../src/layers/internal/executor/SpillBudget.js"
 
 describe("SpillBudget", () => {
   it("removes finished files oldest-finished first, and only as much as a newer spill needs", () => {

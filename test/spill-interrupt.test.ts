@@ -7,9 +7,9 @@ import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
-import { makeSpillStore } from "../src/layers/local/SpillStore.js"
-import type { SpillFile, SpillStore } from "../src/layers/local/SpillStore.js"
-import { StreamCollector } from "../src/layers/local/StreamCollector.js"
+import { makeSpillStore } from "../src/layers/internal/executor/SpillStore.js"
+import type { SpillFile, SpillStore } from "../src/layers/internal/executor/SpillStore.js"
+import { StreamCollector } from "../src/layers/internal/executor/StreamCollector.js"
 import { NodePath } from "@effect/platform-node"
 
 /** Returns `value` with an interrupt of the calling fiber pending, delivered once it may be. */

@@ -6,8 +6,8 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { BashStack } from "../src/layers/BashStack.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import { BashStack } from "../src/BashStack.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 
 describe("BashStack", () => {
   it.live("runs the bash tool with the managed environment and records the call as JSONL", () => {

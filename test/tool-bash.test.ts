@@ -8,7 +8,7 @@ import { bashRunResult, ScriptedBashExecutor, untilAborted } from "../src/testin
 import { SessionPersistenceJsonl } from "../src/layers/SessionPersistenceJsonl.js"
 import { SpawnError } from "../src/services/ProcessSpawner.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 import { callTool, compose, dshHome, textOf } from "./tool-support.js"
 
 const scripted = (config: Parameters<typeof ScriptedBashExecutor.layer>[0] = {}) => ScriptedBashExecutor.layer(config)

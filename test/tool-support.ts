@@ -12,10 +12,10 @@ import { TasksLive } from "../src/layers/TasksLive.js"
 import type { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { BashExecutor } from "../src/services/BashExecutor.js"
 import type { Tasks } from "../src/services/Tasks.js"
-import type { ToolCallContext } from "../src/tool/AgentTools.js"
-import { AgentTools } from "../src/tool/AgentTools.js"
+import type { ToolCallContext } from "../src/services/AgentTools.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
-import type { CompletionNotices } from "../src/tool/CompletionNotices.js"
+import type { CompletionNotices } from "../src/services/CompletionNotices.js"
 
 /** The harness home every composition uses, so `DSH_HOME` is predictable. */
 export const dshHome = "/tmp/effect-bash-test-home"

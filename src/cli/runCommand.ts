@@ -8,7 +8,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { AgentTools } from "../tool/AgentTools.js"
+import { AgentTools } from "../services/AgentTools.js"
 import { renderForegroundOutput, truncationNotices } from "../tool/renderBashResult.js"
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"

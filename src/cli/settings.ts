@@ -10,10 +10,10 @@ import { FileSystem } from "@effect/platform"
 import { ConfigError, Data, Effect, Option } from "effect"
 import * as path from "node:path"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
-import { fromEnvironment, numericSettings } from "../layers/local/config.js"
+import { fromEnvironment, numericSettings } from "../layers/executorSettings.js"
 import { echoValue } from "../services/requestChecks.js"
 import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
-import { fromEnvironment as sandboxFromEnvironment } from "../layers/sandbox/config.js"
+import { fromEnvironment as sandboxFromEnvironment } from "../layers/sandboxSettings.js"
 import type { SandboxMode } from "../services/BashExecutor.js"
 
 /**

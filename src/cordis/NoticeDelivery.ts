@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import type { CompletionNotice } from "../tool/CompletionNotices.js"
+import type { CompletionNotice } from "../services/CompletionNotices.js"
 import type { HarnessAgent, HarnessNoticeMessage } from "./host.js"
 import { noticeMessage } from "./noticeMessage.js"
 

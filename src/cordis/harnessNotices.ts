@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Effect, Stream } from "effect"
-import type { CompletionNotices } from "../tool/CompletionNotices.js"
+import type { CompletionNotices } from "../services/CompletionNotices.js"
 import { bashPromptText } from "../tool/descriptions.js"
 import type { CallRunner } from "./CallRunner.js"
 import type { HarnessCalls } from "./HarnessCalls.js"

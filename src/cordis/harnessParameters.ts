@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { JsonSchemaObject } from "../tool/AgentTools.js"
+import type { JsonSchemaObject } from "../services/AgentTools.js"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 type Node = Readonly<Record<string, unknown>>

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { ToolCallContext, ToolDescriptor, ToolPresentation } from "../tool/AgentTools.js"
+import type { ToolCallContext, ToolDescriptor, ToolPresentation } from "../services/AgentTools.js"
 import { toHarnessParameters } from "./harnessParameters.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import type { CompletionNotice } from "../tool/CompletionNotices.js"
+import type { CompletionNotice } from "../services/CompletionNotices.js"
 import { statusLine } from "../tool/taskTexts.js"
 import type { HarnessNoticeMessage } from "./host.js"
 

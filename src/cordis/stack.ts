@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Layer } from "effect"
-import { BashStack } from "../layers/BashStack.js"
+import { BashStack } from "../BashStack.js"
 import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
 import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
 import type { EffectBashConfig } from "./config.js"

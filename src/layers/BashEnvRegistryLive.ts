@@ -9,8 +9,8 @@ import { Effect, Either, Layer, Ref } from "effect"
 import type { BashEnvContributor, BashEnvDeclaration } from "../services/BashEnvRegistry.js"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
-import { resolveDshHome } from "./bashEnv/dshHome.js"
-import { registrationProblem } from "./bashEnv/registration.js"
+import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
+import { registrationProblem } from "./internal/bashEnv/registration.js"
 
 /**
  * Configuration of {@link BashEnvRegistryLive}.

@@ -12,14 +12,14 @@ import type { ConfigError } from "effect"
 import { Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
-import type { LocalBashExecutorConfig } from "./local/config.js"
-import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./local/config.js"
-import { makeExecutorCore } from "./local/executorCore.js"
+import type { LocalBashExecutorConfig } from "./executorSettings.js"
+import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./executorSettings.js"
+import { makeExecutorCore } from "./internal/executor/executorCore.js"
 import { NodeProcessSpawner } from "./NodeProcessSpawner.js"
-import { localConfinement } from "./sandbox/confinement.js"
+import { localConfinement } from "./internal/sandbox/confinement.js"
 
-export type { LocalBashExecutorConfig } from "./local/config.js"
-export { LocalBashExecutorConfigError } from "./local/config.js"
+export type { LocalBashExecutorConfig } from "./executorSettings.js"
+export { LocalBashExecutorConfigError } from "./executorSettings.js"
 
 const make = (partial: Partial<LocalBashExecutorConfig>) =>
   Effect.gen(function*() {

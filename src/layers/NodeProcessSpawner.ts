@@ -14,9 +14,9 @@ import type { GroupSignal, OutputSinks, ProcessExit, SpawnOptions } from "../ser
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
-import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
-import { procStatFields } from "./procStat.js"
-import { readPipes } from "./readPipes.js"
+import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
+import { procStatFields } from "./internal/spawner/procStat.js"
+import { readPipes } from "./internal/spawner/readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"

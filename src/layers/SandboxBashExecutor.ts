@@ -13,14 +13,14 @@ import type { ConfigError } from "effect"
 import { Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import type { ProcessSpawner } from "../services/ProcessSpawner.js"
-import type { LocalBashExecutorConfigError } from "./local/config.js"
-import { makeExecutorCore } from "./local/executorCore.js"
+import type { LocalBashExecutorConfigError } from "./executorSettings.js"
+import { makeExecutorCore } from "./internal/executor/executorCore.js"
 import { NodeProcessSpawner } from "./NodeProcessSpawner.js"
-import type { SandboxBashExecutorConfig } from "./sandbox/config.js"
-import { fromEnvironment, resolveSandboxConfig } from "./sandbox/config.js"
-import { sandboxConfinement } from "./sandbox/confinement.js"
+import type { SandboxBashExecutorConfig } from "./sandboxSettings.js"
+import { fromEnvironment, resolveSandboxConfig } from "./sandboxSettings.js"
+import { sandboxConfinement } from "./internal/sandbox/confinement.js"
 
-export type { SandboxBashExecutorConfig } from "./sandbox/config.js"
+export type { SandboxBashExecutorConfig } from "./sandboxSettings.js"
 
 const make = (partial: Partial<SandboxBashExecutorConfig>) =>
   Effect.gen(function*() {

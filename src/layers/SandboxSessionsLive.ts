@@ -7,7 +7,7 @@ import { Effect, Layer, Option } from "effect"
 import type { SandboxMode } from "../services/BashExecutor.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
-import { canonicalDirSync } from "./sandbox/canonicalDir.js"
+import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
 
 const make = Effect.gen(function*() {
   const executor = yield* BashExecutor

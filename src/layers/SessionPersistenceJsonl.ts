@@ -14,8 +14,8 @@ import { Effect, Layer, Option } from "effect"
 import type { SessionLocation, ToolCallRecord } from "../services/SessionPersistence.js"
 import { SessionPersistence, SessionPersistenceError } from "../services/SessionPersistence.js"
 import type { ToolSession } from "../services/ToolExecution.js"
-import { sessionFileName } from "./sessionJsonl/fileName.js"
-import { decodeRecordLine, encodeRecordLine } from "./sessionJsonl/recordLine.js"
+import { sessionFileName } from "./internal/sessionJsonl/fileName.js"
+import { decodeRecordLine, encodeRecordLine } from "./internal/sessionJsonl/recordLine.js"
 
 /**
  * Configuration of {@link SessionPersistenceJsonl}.

@@ -13,8 +13,8 @@ import * as NodeCrypto from "node:crypto"
 import { Tool, Toolkit } from "@effect/ai"
 import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
-import type { ToolDescriptor } from "./AgentTools.js"
-import { AgentTools, ToolError } from "./AgentTools.js"
+import type { ToolDescriptor } from "../services/AgentTools.js"
+import { AgentTools, ToolError } from "../services/AgentTools.js"
 import { argumentKeys } from "./schemas.js"
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { TaskNotice, TaskStatus } from "../services/Tasks.js"
 import { isTerminalStatus } from "../services/Tasks.js"
-import type { CompletionNotice } from "./CompletionNotices.js"
+import type { CompletionNotice } from "../services/CompletionNotices.js"
 import { renderTaskNotice } from "./taskTexts.js"
 
 // Far above any real backlog; only a host that never takes notices reaches it (oldest dropped).

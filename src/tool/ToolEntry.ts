@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
-import type { ToolCallContext, ToolDescriptor, ToolError } from "./AgentTools.js"
+import type { ToolCallContext, ToolDescriptor, ToolError } from "../services/AgentTools.js"
 
 /**
  * A published tool and its handler; `run` validates the raw model arguments itself.

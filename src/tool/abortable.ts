@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { awaitAbort } from "../services/BashExecutor.js"
-import { ToolError } from "./AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
 
 /**
  * The error of an aborted call: `command aborted`.

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { PromptSection } from "./AgentTools.js"
+import type { PromptSection } from "../services/AgentTools.js"
 
 /**
  * The `bash` tool description; `sandbox` adds the escalation paragraph, `background` the paragraph on

@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import type { Approval, ApprovalOutcome } from "../services/Approval.js"
 import type { SandboxMode } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
-import { ToolError } from "./AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
 import type { EscalationRequest } from "./validateBashArgs.js"
 
 const breadth: Readonly<Record<SandboxMode, number>> = {

@@ -7,15 +7,9 @@
  */
 import type { Duration } from "effect"
 import { Deferred, Effect, Fiber, Queue, Stream } from "effect"
+import type { ProgressCallback } from "../services/AgentTools.js"
 import type { LiveOutput } from "../services/BashExecutor.js"
 import { modelText } from "./modelText.js"
-
-/**
- * Receives each progress update: the new output since the previous one.
- *
- * @since 0.1.0
- */
-export type ProgressCallback = (text: string) => Effect.Effect<void>
 
 /**
  * The default spacing of progress updates.

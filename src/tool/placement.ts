@@ -12,7 +12,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import type { BashExecutor, SandboxMode, SandboxPolicy } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
-import { ToolError } from "./AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
 
 /**
  * The request fields that place a call.

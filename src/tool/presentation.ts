@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { mergeStreams } from "../services/BashExecutor.js"
-import type { ToolPresentation } from "./AgentTools.js"
+import type { ToolPresentation } from "../services/AgentTools.js"
 import { isBashToolValue } from "./BashToolValue.js"
 
 const field = (args: unknown, key: string): unknown =>

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { JSONSchema, Schema } from "effect"
-import type { JsonSchemaObject } from "./AgentTools.js"
+import type { JsonSchemaObject } from "../services/AgentTools.js"
 import { bashParameterDescriptions, taskToolDescriptions } from "./descriptions.js"
 import { escalationTargets } from "./validateBashArgs.js"
 

@@ -6,8 +6,8 @@
  */
 import { Effect, Either } from "effect"
 import type { TaskSnapshot, Tasks } from "../services/Tasks.js"
-import type { ToolCallContext, ToolDescriptor } from "./AgentTools.js"
-import { ToolError } from "./AgentTools.js"
+import type { ToolCallContext, ToolDescriptor } from "../services/AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
 import { abortable } from "./abortable.js"
 import { taskToolDescriptions } from "./descriptions.js"
 import { presentTaskCall, presentTaskResult } from "./presentation.js"

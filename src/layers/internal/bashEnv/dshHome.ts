@@ -1,0 +1,38 @@
+/**
+ * Where `DSH_HOME` points: the configured home, else a non-blank `$DSH_HOME`, else `~/.dsh`
+ * (CONTRACT §4), with `~` expanded and the result made absolute.
+ *
+ * @internal
+ */
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import type { ConfigError } from "effect"
+import { Config, Effect, Option } from "effect"
+
+const nonBlank = (value: string | undefined): Option.Option<string> =>
+  value !== undefined && value.trim() !== "" ? Option.some(value) : Option.none()
+
+/**
+ * Expands a leading `~` (alone or before a separator) to `home` and resolves the result against `cwd`.
+ */
+export const absoluteHomePath = (spelling: string, home: string, cwd: string): string => {
+  const expanded = spelling === "~"
+    ? home
+    : spelling.startsWith("~/")
+    ? NodePath.join(home, spelling.slice(2))
+    : spelling
+  return NodePath.resolve(cwd, expanded)
+}
+
+/**
+ * Resolves `DSH_HOME`. The ambient `DSH_HOME` is read through Effect's `Config` (so a test sets it
+ * with a `ConfigProvider`, never by mutating `process.env`), and only when no home is configured.
+ */
+export const resolveDshHome = (configured: string | undefined): Effect.Effect<string, ConfigError.ConfigError> =>
+  Option.match(nonBlank(configured), {
+    onSome: Effect.succeed,
+    onNone: () =>
+      Config.option(Config.string("DSH_HOME")).pipe(
+        Effect.map((ambient) => Option.getOrElse(Option.flatMap(ambient, nonBlank), () => "~/.dsh"))
+      )
+  }).pipe(Effect.map((spelling) => absoluteHomePath(spelling, NodeOs.homedir(), process.cwd())))

@@ -1,0 +1,285 @@
+/**
+ * The process mechanics every executor shares (CONTRACT §1): specs checked and spawned through the
+ * `ProcessSpawner` in their own group, supervised on the Clock, one TERM→KILL kill path, bounded
+ * output with spill files owned by the layer's scope, background processes, and disposal that kills
+ * everything and waits for it.
+ *
+ * @internal
+ */
+import { Deferred, Effect, Fiber, FiberSet, Scope } from "effect"
+import type {
+  BashExecRequest,
+  BashExecSpec,
+  BashProcessState,
+  BashRunResult,
+  SandboxFacts,
+  SandboxMode
+} from "../../../services/BashExecutor.js"
+import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import type { ProcessExit, SpawnedProcess, SpawnOptions, SpawnWrapper } from "../../../services/ProcessSpawner.js"
+import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import type { BackgroundEntry } from "./background.js"
+import { BackgroundRegistry, settledState, toHandle } from "./background.js"
+import type { LocalBashExecutorConfig } from "../../executorSettings.js"
+import { makeEnvBuilder, validateEnv } from "./environment.js"
+import { killGroup } from "./killGroup.js"
+import { LiveFeed } from "./LiveFeed.js"
+import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "../../resolveSpec.js"
+import type { RunnerDialect } from "./RunnerWatch.js"
+import { RunnerWatch } from "./RunnerWatch.js"
+import { makeSpillStore } from "./SpillStore.js"
+import { StreamCollector } from "./StreamCollector.js"
+import { supervise } from "./supervise.js"
+import { whenTraced } from "./whenTraced.js"
+
+const encoder = new TextEncoder()
+
+/**
+ * How one call is launched: the runner its shell is started through, and the sandbox it reports.
+ */
+export interface Launch {
+  readonly wrapper?: SpawnWrapper
+  /** Present for a confining executor, even when this call runs unconfined. */
+  readonly sandbox?: {
+    readonly mode: SandboxMode
+    readonly enforcement?: "full" | "partial"
+    /** How the runner reports denials and its own failures; absent when no runner is used. */
+    readonly dialect?: RunnerDialect
+  }
+}
+
+/**
+ * What makes one executor differ from another: only how a spec is launched.
+ */
+export interface Confinement {
+  /** Reported as the executor's `sandboxMode`. */
+  readonly sandboxMode: SandboxMode | undefined
+  /** Reported as the executor's `workspaceRoot`. */
+  readonly workspaceRoot?: string | undefined
+  /** Fails closed when the call's mode cannot be enforced here. */
+  readonly launch: (spec: BashExecSpec) => Effect.Effect<Launch, SandboxUnavailableError>
+  /** Set-up work started with the layer (the executor's `ready`). */
+  readonly ready?: Effect.Effect<void>
+}
+
+/**
+ * The plain local launch: `bash -c` with no runner and no sandbox.
+ */
+export const unconfined: Confinement = { sandboxMode: undefined, launch: () => Effect.succeed({}) }
+
+/** The sandbox facts of a settled run, and the runner's failure line if the runner broke. */
+const judge = (
+  sandbox: NonNullable<Launch["sandbox"]>,
+  watch: RunnerWatch | undefined,
+  exit: ProcessExit
+): { readonly facts: SandboxFacts; readonly runnerFailure: string | undefined } => {
+  const failed = exit.exitCode !== 0
+  const runnerFailure = failed ? watch?.runnerFailure : undefined
+  const facts: SandboxFacts = {
+    mode: sandbox.mode,
+    denied: failed && runnerFailure === undefined && watch?.denied === true,
+    ...(sandbox.enforcement === undefined ? {} : { enforcement: sandbox.enforcement }),
+    ...(runnerFailure === undefined ? {} : { runnerFailed: true })
+  }
+  return { facts, runnerFailure }
+}
+
+/**
+ * The executor over a resolved config and a confinement: everything but the layer wiring.
+ */
+export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: Confinement = unconfined) =>
+  Effect.gen(function*() {
+    const spawner = yield* ProcessSpawner
+    const spills = yield* makeSpillStore({
+      keep: config.keepSpillFiles,
+      maxTotalBytes: config.maxSpillTotalBytes,
+      ...(config.spillParent === undefined ? {} : { parent: config.spillParent })
+    })
+    const buildEnv = makeEnvBuilder({
+      allow: config.envAllow,
+      deny: config.envDeny.map((pattern) => new RegExp(pattern, "i"))
+    })
+    const foreground = new Set<SpawnedProcess>()
+    const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
+    const backgroundFibers = yield* FiberSet.make()
+    const escalation = config.escalation ?? Effect.never
+
+    // Disposal: kill every live group (foreground and background) through the kill path, in
+    // parallel, and wait for the background lifecycles to settle — each step bounded.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const running = registry.running
+        yield* Effect.forEach(running, (entry) => Deferred.succeed(entry.killRequest, undefined), { discard: true })
+        yield* Effect.forEach([...foreground], (process) => killGroup(process, config.graceMs, escalation), {
+          concurrency: "unbounded",
+          discard: true
+        })
+        yield* Effect.forEach(running, (entry) => Deferred.await(entry.done), { concurrency: "unbounded" }).pipe(
+          Effect.interruptible,
+          Effect.timeoutOption(config.graceMs * 3)
+        )
+      })
+    )
+
+    const checkSpec = (spec: BashExecSpec) =>
+      Effect.gen(function*() {
+        yield* positive("timeoutMs", spec.timeoutMs)
+        yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
+        yield* checkCommandAndWorkdir(spec)
+        const envError = validateEnv(spec.env, spec.dshEnv)
+        if (envError) return yield* envError
+        yield* refuseIfAborted(spec)
+      })
+
+    // The runner gets the scrubbed env too: inside a PID namespace `/proc/1/environ` is the runner's.
+    const spawnOptions = (spec: BashExecSpec, launch: Launch): SpawnOptions => ({
+      command: spec.command,
+      cwd: spec.workdir,
+      env: buildEnv(process.env, spec.env, spec.dshEnv),
+      ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
+      ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
+    })
+
+    // Live output is observed at the collectors, so it sees exactly the bytes they collect.
+    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined, live: LiveFeed) => {
+      const liveStderr = live.observer("stderr")
+      const stderrObserver = watch === undefined ? liveStderr : {
+        feed: (chunk: Uint8Array) => {
+          watch.feed(chunk)
+          liveStderr.feed(chunk)
+        }
+      }
+      return {
+        stdout: new StreamCollector("stdout", spec.stdoutMaxBytes, config.maxSpillBytes, spills, live.observer("stdout")),
+        stderr: new StreamCollector("stderr", config.maxOutputBytes, config.maxSpillBytes, spills, stderrObserver)
+      }
+    }
+
+    const watchFor = (launch: Launch) =>
+      launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
+
+    const resolveBody = function*(request: BashExecRequest) {
+      const spec = yield* resolveSpec(config, request)
+      const envError = validateEnv(request.env, request.dshEnv)
+      if (envError) return yield* envError
+      return spec
+    }
+    const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
+
+    // `live` is the feed runStreaming watches; a plain run's has no consumer.
+    const runBody = function*(spec: BashExecSpec, live: LiveFeed = new LiveFeed()) {
+      yield* checkSpec(spec)
+      const launch = yield* confinement.launch(spec)
+      const watch = watchFor(launch)
+      const supervised = yield* Effect.scoped(
+        Effect.gen(function*() {
+          const process = yield* spawner.spawn(spawnOptions(spec, launch))
+          foreground.add(process)
+          yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
+          return yield* supervise({
+            process,
+            ...collectors(spec, watch, live),
+            graceMs: config.graceMs,
+            escalation,
+            timeoutMs: spec.timeoutMs,
+            ...(spec.signal === undefined ? {} : { signal: spec.signal })
+          })
+        })
+      )
+      const sandbox = launch.sandbox === undefined ? undefined : judge(launch.sandbox, watch, supervised.exit)
+      if (sandbox?.runnerFailure !== undefined) {
+        return yield* new SandboxUnavailableError({ mode: sandbox.facts.mode, runnerFailure: sandbox.runnerFailure })
+      }
+      const result: BashRunResult = {
+        exitCode: supervised.exit.exitCode,
+        signal: supervised.exit.signal,
+        timedOut: supervised.cause === "timeout",
+        aborted: supervised.cause === "abort",
+        timeoutMs: spec.timeoutMs,
+        stdout: supervised.stdout,
+        stderr: supervised.stderr,
+        ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
+      }
+      return result
+    }
+    const run = whenTraced(
+      Effect.fn("BashExecutor.run")(
+        runBody,
+        (effect, spec) => Effect.zipRight(Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs), effect)
+      ),
+      Effect.fnUntraced(runBody)
+    )
+
+    // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's.
+    const runStreaming = Effect.fn("BashExecutor.runStreaming")(function*(spec: BashExecSpec) {
+      yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
+      const live = new LiveFeed()
+      const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
+      const fiber = yield* Effect.forkScoped(Effect.ensuring(run(spec, live), live.end))
+      return { output: subscription.stream, result: Fiber.join(fiber) }
+    })
+
+    const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
+      yield* checkSpec(spec)
+      if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
+      const launch = yield* confinement.launch(spec)
+      const watch = watchFor(launch)
+      const live = new LiveFeed()
+      const output = collectors(spec, watch, live)
+      const entry: BackgroundEntry = {
+        id: registry.nextId(),
+        owner: spec.owner,
+        state: { status: "running", exitCode: null, signal: null },
+        killRequest: yield* Deferred.make<void>(),
+        done: yield* Deferred.make<BashProcessState>(),
+        live,
+        ...output
+      }
+      registry.add(entry)
+      const killed: BashProcessState = { status: "killed", exitCode: null, signal: null }
+      const settle = (state: BashProcessState) =>
+        Effect.suspend(() => {
+          entry.state = state
+          registry.finish(entry.id)
+          return live.end.pipe(Effect.zipRight(Deferred.succeed(entry.done, state)))
+        })
+      const lifecycle = Effect.scoped(
+        Effect.gen(function*() {
+          const process = yield* spawner.spawn(spawnOptions(spec, launch))
+          const supervised = yield* supervise({
+            process,
+            ...output,
+            graceMs: config.graceMs,
+            escalation,
+            killRequest: Deferred.await(entry.killRequest),
+            ...(spec.signal === undefined ? {} : { signal: spec.signal })
+          })
+          const state = settledState(supervised)
+          if (launch.sandbox === undefined) return state
+          return { ...state, sandbox: judge(launch.sandbox, watch, supervised.exit).facts }
+        })
+      ).pipe(
+        Effect.catchTag("SpawnError", (error) =>
+          output.stderr.append(encoder.encode(`spawn failed: ${error.message}\n`)).pipe(
+            Effect.zipRight(Effect.all([output.stdout.finish, output.stderr.finish])),
+            Effect.as(killed)
+          )),
+        Effect.flatMap(settle),
+        Effect.onInterrupt(() => settle(killed))
+      )
+      yield* FiberSet.run(backgroundFibers, lifecycle)
+      return toHandle(entry)
+    })
+
+    return BashExecutor.of({
+      sandboxMode: confinement.sandboxMode,
+      workspaceRoot: confinement.workspaceRoot,
+      ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
+      resolve,
+      run: (spec) => run(spec),
+      runStreaming,
+      start,
+      ownerOf: (id) => Effect.sync(() => registry.ownerOf(id))
+    })
+  })
+

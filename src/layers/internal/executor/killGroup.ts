@@ -1,0 +1,59 @@
+/**
+ * The one kill path — timeout, abort, interruption, `kill()`, leftovers and disposal all use it:
+ * SIGTERM to the group, then SIGKILL `graceMs` later only if a member is still alive — or at once
+ * when the host escalates (`escalation` completes: a second shutdown signal, a shutdown deadline).
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import type { SpawnedProcess } from "../../../services/ProcessSpawner.js"
+
+const firstPollMs = 5
+const maxPollMs = 50
+
+/**
+ * Polls (by the Clock) until no member of the group is alive; unbounded on its own, so callers bound it.
+ */
+const awaitGroupDeath = (process: SpawnedProcess): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    let delay = firstPollMs
+    while (yield* process.groupAlive) {
+      yield* Effect.sleep(delay)
+      delay = Math.min(delay * 2, maxPollMs)
+    }
+  })
+
+/**
+ * Waits for `effect` at most `graceMs`, and not at all once `escalation` has completed: `true` when
+ * `effect` finished in time. Each contender is interruptible, so the losers stop and the bound holds
+ * inside a finalizer too (where fibers are uninterruptible); the wait itself keeps the caller's
+ * interruptibility, so a kill in a finalizer is not cut short by an interrupt.
+ */
+export const withinGrace = (
+  effect: Effect.Effect<unknown>,
+  graceMs: number,
+  escalation: Effect.Effect<void> = Effect.never
+): Effect.Effect<boolean> =>
+  Effect.raceAll([
+    Effect.interruptible(Effect.as(effect, true)),
+    Effect.interruptible(Effect.as(Effect.sleep(graceMs), false)),
+    Effect.interruptible(Effect.as(escalation, false))
+  ])
+
+/**
+ * TERM → wait up to `graceMs` (less once `escalation` completes) → KILL if anything survived →
+ * wait up to `graceMs` more. Returns whether SIGKILL was needed.
+ */
+export const killGroup = (
+  process: SpawnedProcess,
+  graceMs: number,
+  escalation: Effect.Effect<void> = Effect.never
+): Effect.Effect<boolean> =>
+  Effect.gen(function*() {
+    yield* process.signalGroup("SIGTERM")
+    if (yield* withinGrace(awaitGroupDeath(process), graceMs, escalation)) return false
+    yield* process.signalGroup("SIGKILL")
+    // A member in uninterruptible sleep can outlive SIGKILL for a while; never wait without a bound.
+    yield* withinGrace(awaitGroupDeath(process), graceMs)
+    return true
+  }).pipe(Effect.withSpan("BashExecutor.killGroup", { attributes: { pgid: process.pid } }))

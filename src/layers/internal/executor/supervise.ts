@@ -1,0 +1,88 @@
+/**
+ * Watching one spawned group from start to settle: read both pipes into their collectors, wait for
+ * the first of exit / timeout / abort / kill request, run the kill path when needed (including for
+ * leftovers of a shell that exited), drain the pipes within a bound, and finish the collectors.
+ *
+ * @internal
+ */
+import { Effect, Fiber, Option, Scope } from "effect"
+import type { CollectedOutput } from "../../../services/BashExecutor.js"
+import { awaitAbort } from "../../../services/BashExecutor.js"
+import type { ProcessExit, SpawnedProcess } from "../../../services/ProcessSpawner.js"
+import { killGroup, withinGrace } from "./killGroup.js"
+import type { StreamCollector } from "./StreamCollector.js"
+
+/**
+ * Why supervision stopped waiting.
+ */
+export type SettleCause = "exit" | "timeout" | "abort" | "kill"
+
+/**
+ * What one supervision produced.
+ */
+export interface Supervised {
+  readonly cause: SettleCause
+  readonly exit: ProcessExit
+  readonly stdout: CollectedOutput
+  readonly stderr: CollectedOutput
+}
+
+/**
+ * Inputs of one supervision.
+ */
+export interface SuperviseOptions {
+  readonly process: SpawnedProcess
+  readonly stdout: StreamCollector
+  readonly stderr: StreamCollector
+  readonly graceMs: number
+  /** Absent for background processes. */
+  readonly timeoutMs?: number
+  readonly signal?: AbortSignal
+  /** Completes when someone asks to kill the process. */
+  readonly killRequest?: Effect.Effect<void>
+  /** Completes when the host escalates: kills SIGKILL at once and pipes are not waited for. */
+  readonly escalation?: Effect.Effect<void>
+}
+
+const unknownExit: ProcessExit = { exitCode: null, signal: null }
+
+/**
+ * Supervises `options.process` until it has settled. If the calling fiber is interrupted first, the
+ * group is killed through the same path before the scope's other finalizers run.
+ */
+export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { escalation, graceMs, process } = options
+    let settled = false
+    const finishBoth = Effect.all([options.stdout.finish, options.stderr.finish])
+    // The group is killed first, then the spill files are closed. A plain scope finalizer: it needs
+    // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
+    yield* Scope.addFinalizer(
+      yield* Effect.scope,
+      Effect.suspend(() => settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth))
+    )
+    const readers = yield* Effect.fork(process.readPipes({
+      stdout: (chunk) => options.stdout.offer(chunk),
+      stderr: (chunk) => options.stderr.offer(chunk)
+    }))
+
+    const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(process.exit, "exit" as const)]
+    if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
+    if (options.signal !== undefined) triggers.push(Effect.as(awaitAbort(options.signal), "abort" as const))
+    if (options.killRequest !== undefined) triggers.push(Effect.as(options.killRequest, "kill" as const))
+    const cause = yield* Effect.raceAll(triggers)
+
+    // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
+    if (cause !== "exit" || (yield* process.groupAlive)) {
+      yield* Effect.uninterruptible(killGroup(process, graceMs, escalation))
+    }
+    const exit = cause === "exit"
+      ? yield* process.exit
+      : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
+    settled = true
+    // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
+    if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
+    yield* Fiber.interrupt(readers)
+    const [stdout, stderr] = yield* finishBoth
+    return { cause, exit, stdout, stderr }
+  })

@@ -1,0 +1,21 @@
+/**
+ * Spans that cost nothing when nobody reads them: Effect's built-in tracer keeps spans in memory
+ * only, so while it is the current tracer an operation runs untraced, without the span and the
+ * stack capture `Effect.fn` makes on every call.
+ *
+ * @internal
+ */
+import type { Tracer } from "effect"
+import { Effect } from "effect"
+
+let builtIn: Tracer.Tracer | undefined
+
+/**
+ * `traced` when a tracer is installed, else `untraced` (the same operation without its span).
+ */
+export const whenTraced = <Args extends ReadonlyArray<unknown>, A, E, R>(
+  traced: (...args: Args) => Effect.Effect<A, E, R>,
+  untraced: (...args: Args) => Effect.Effect<A, E, R>
+) =>
+(...args: Args): Effect.Effect<A, E, R> =>
+  Effect.tracerWith((tracer) => (tracer === (builtIn ??= Effect.runSync(Effect.tracer)) ? untraced : traced)(...args))

@@ -1,0 +1,105 @@
+/**
+ * The launches of the two bubblewrap-backed executors: containment for the local executor (a PID
+ * namespace, no file confinement), and the sandbox's per-call confinement (CONTRACT §7), which fails
+ * closed when the runner is not usable.
+ *
+ * @internal
+ */
+import * as NodeOs from "node:os"
+import type { Scope } from "effect"
+import { Deferred, Effect } from "effect"
+import type { BashExecSpec } from "../../../services/BashExecutor.js"
+import { SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import type { Confinement, Launch } from "../executor/executorCore.js"
+import { unconfined } from "../executor/executorCore.js"
+import type { LocalBashExecutorConfig } from "../../executorSettings.js"
+import { LocalBashExecutorConfigError } from "../../executorSettings.js"
+import { canonicalDirSync } from "./canonicalDir.js"
+import { bwrapDialect, confinedWrapper, containWrapper, maskArgs } from "./bwrap.js"
+import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
+import { probeRunner } from "./probe.js"
+
+const defaultProbeTimeoutMs = 5_000
+
+/**
+ * The local executor's launch: unconfined, or contained when `contain` is set — then the runner is
+ * probed now and the layer fails to build if it cannot start (never silently uncontained).
+ */
+export const localConfinement = (
+  config: LocalBashExecutorConfig
+): Effect.Effect<Confinement, LocalBashExecutorConfigError, ProcessSpawner> =>
+  Effect.gen(function*() {
+    if (!config.contain) return unconfined
+    const wrapper = containWrapper(config.bwrapPath)
+    const failure = yield* probeRunner(wrapper, defaultProbeTimeoutMs, config.graceMs)
+    if (failure !== undefined) {
+      return yield* new LocalBashExecutorConfigError({
+        field: "contain",
+        message:
+          `bash-local: contain needs bubblewrap, but ${JSON.stringify(config.bwrapPath)} cannot start (${failure}); install the bubblewrap package or turn contain off`
+      })
+    }
+    const launch: Launch = { wrapper }
+    return { sandboxMode: undefined, launch: () => Effect.succeed(launch) } satisfies Confinement
+  })
+
+/**
+ * The sandbox's launch. The runner is probed once — as the layer is built when its default mode is
+ * confined (so a host can await `ready` and then start commands without waiting), else on the first
+ * confined call — and later calls reuse the answer. The probe runs in the layer's scope, so a caller
+ * interrupted while it runs (an abort) leaves it to finish for the next caller.
+ */
+export const sandboxConfinement = (
+  config: SandboxBashExecutorConfig
+): Effect.Effect<Confinement, never, ProcessSpawner | Scope.Scope> =>
+  Effect.gen(function*() {
+    const spawner = yield* ProcessSpawner
+    const layerScope = yield* Effect.scope
+    const home = config.home ?? NodeOs.homedir()
+    const profileOf = (mode: "read-only" | "workspace-write", workspaceRoot: string) =>
+      confinedWrapper({
+        bwrapPath: config.bwrapPath,
+        mode,
+        workspaceRoot,
+        network: config.network,
+        masks: maskArgs(config.hide, home)
+      })
+    const verdict = yield* Deferred.make<boolean>()
+    let probing = false
+    const probe = probeRunner(profileOf("read-only", "/"), config.probeTimeoutMs, config.graceMs).pipe(
+      Effect.tap((failure) =>
+        failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
+      ),
+      Effect.flatMap((failure) => Deferred.succeed(verdict, failure === undefined)),
+      Effect.provideService(ProcessSpawner, spawner)
+    )
+    const startProbe = Effect.suspend(() => {
+      if (probing) return Effect.void
+      probing = true
+      return Effect.asVoid(Effect.forkIn(probe, layerScope))
+    })
+    const usable = Effect.zipRight(startProbe, Deferred.await(verdict))
+    if (config.sandboxMode !== "danger-full-access") yield* startProbe
+    const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
+    const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
+
+    const launch = (spec: BashExecSpec) =>
+      Effect.gen(function*() {
+        const mode = spec.sandboxPolicy?.mode ?? config.sandboxMode
+        if (mode === "danger-full-access") return { ...contained, sandbox: { mode } } satisfies Launch
+        if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
+        const root = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
+        return {
+          wrapper: profileOf(mode, root),
+          sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
+        } satisfies Launch
+      })
+    const ready = Effect.suspend(() => (probing ? Effect.asVoid(Deferred.await(verdict)) : Effect.void))
+    return {
+      sandboxMode: config.sandboxMode,
+      workspaceRoot: config.workspaceRoot === undefined ? undefined : configuredRoot,
+      launch,
+      ready
+    } satisfies Confinement
+  })

@@ -1,0 +1,57 @@
+/**
+ * The runner's usability probe: `<runner> -- bash -c true` through the `ProcessSpawner`, bounded in
+ * time on the Clock.
+ *
+ * @internal
+ */
+import { Effect, Option } from "effect"
+import type { SpawnWrapper } from "../../../services/ProcessSpawner.js"
+import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import { killGroup } from "../executor/killGroup.js"
+
+const decoder = new TextDecoder()
+
+/**
+ * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
+ */
+export const probeRunner = (
+  wrapper: SpawnWrapper,
+  timeoutMs: number,
+  graceMs: number
+): Effect.Effect<string | undefined, never, ProcessSpawner> =>
+  Effect.gen(function*() {
+    const spawner = yield* ProcessSpawner
+    const process = yield* spawner.spawn({
+      command: "true",
+      cwd: "/",
+      env: { PATH: globalThis.process.env.PATH ?? "/usr/bin:/bin" },
+      wrapper
+    })
+    // Interrupted (the layer closing): the probe's process goes through the kill path too.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
+    )
+    let text = ""
+    const output = process.readPipes({
+      stdout: () => undefined,
+      stderr: (chunk) => {
+        text += decoder.decode(chunk)
+        return undefined
+      }
+    })
+    const outcome = yield* Effect.all([process.exit, output], { concurrency: "unbounded" }).pipe(
+      Effect.timeoutOption(timeoutMs)
+    )
+    if (Option.isNone(outcome)) {
+      yield* killGroup(process, graceMs)
+      return `it did not finish within ${timeoutMs}ms`
+    }
+    const [exit] = outcome.value
+    if (exit.exitCode === 0) return undefined
+    const line = text.split("\n").find((candidate) => candidate.trim() !== "")
+    return line ?? `it exited with ${exit.exitCode ?? exit.signal}`
+  }).pipe(
+    Effect.scoped,
+    Effect.catchTag("SpawnError", (error) => Effect.succeed(error.message)),
+    Effect.withSpan("BashExecutor.probeRunner")
+  )

@@ -1,0 +1,122 @@
+/**
+ * Reading a child's stdout and stderr with plain `'data'` listeners: a chunk goes straight to its
+ * sink from the listener, and only a chunk whose sink returns work (a spill write) wakes the one
+ * reading loop, which runs that work while later chunks queue behind it. No `Stream`, no fiber per
+ * pipe, no per-chunk allocation when no work is needed, and no chunk held once its sink took it.
+ *
+ * @internal
+ */
+import { Effect } from "effect"
+import type { Readable } from "node:stream"
+import type { OutputSink, OutputSinks } from "../../../services/ProcessSpawner.js"
+
+/**
+ * Bytes queued behind pending sink work before both pipes are paused: a sink that waits (a spill
+ * file behind the disk) stops the reading instead of growing the queue.
+ */
+const maxQueuedBytes = 256 * 1024
+
+/**
+ * Reads `stdout` and `stderr` into `sinks` until both have ended, closed or failed (a read error
+ * ends its pipe after the bytes read before it). Interruption stops the reading; the pipes
+ * themselves are released by whoever owns them.
+ */
+export const readPipes = (
+  pipes: { readonly stdout: Readable; readonly stderr: Readable },
+  sinks: OutputSinks
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    // `busy`: the loop owns delivery (work is pending or chunks are queued); listeners only queue.
+    let busy = false
+    let work: Effect.Effect<void> | undefined
+    let chunks: Array<Uint8Array> = []
+    let targets: Array<OutputSink> = []
+    let queued = 0
+    let open = 0
+    let paused = false
+    let wake: (() => void) | undefined
+    const failures: Array<unknown> = []
+    const detachers: Array<() => void> = []
+    const readables = [pipes.stdout, pipes.stderr]
+    const signal = () => {
+      const resume = wake
+      wake = undefined
+      resume?.()
+    }
+    const attach = (readable: Readable, sink: OutputSink) => {
+      if (readable.destroyed) return
+      open++
+      let ended = false
+      const onData = (chunk: Uint8Array) => {
+        if (!busy) {
+          work = sink(chunk)
+          if (work === undefined) return
+          busy = true
+          return signal()
+        }
+        chunks.push(chunk)
+        targets.push(sink)
+        queued += chunk.length
+        if (queued >= maxQueuedBytes && !paused) {
+          paused = true
+          for (const each of readables) each.pause()
+        }
+      }
+      const onEnd = () => {
+        if (ended) return
+        ended = true
+        open--
+        signal()
+      }
+      const onError = (error: unknown) => {
+        failures.push(error)
+        onEnd()
+      }
+      readable.on("data", onData).once("end", onEnd).once("close", onEnd).once("error", onError)
+      detachers.push(() => readable.off("data", onData).off("end", onEnd).off("close", onEnd).off("error", onError))
+    }
+    attach(pipes.stdout, sinks.stdout)
+    attach(pipes.stderr, sinks.stderr)
+
+    // The check and the registration are one step, so nothing arrives unseen in between.
+    const arrival = Effect.async<void>((resume) => {
+      if (work !== undefined || open === 0) return resume(Effect.void)
+      wake = () => resume(Effect.void)
+      return Effect.sync(() => {
+        wake = undefined
+      })
+    })
+
+    return Effect.gen(function*() {
+      while (true) {
+        if (work !== undefined) {
+          const pending = work
+          work = undefined
+          yield* pending
+        }
+        while (chunks.length > 0) {
+          const batch = chunks
+          const batchTargets = targets
+          chunks = []
+          targets = []
+          for (let i = 0; i < batch.length; i++) {
+            const chunk = batch[i]!
+            batch[i] = undefined as never
+            queued -= chunk.length
+            const next = batchTargets[i]!(chunk)
+            if (next !== undefined) yield* next
+          }
+        }
+        busy = false
+        while (failures.length > 0) yield* Effect.logDebug("pipe read failed", failures.shift())
+        if (open === 0) return
+        if (paused) {
+          paused = false
+          for (const readable of readables) readable.resume()
+        }
+        yield* arrival
+      }
+    }).pipe(Effect.ensuring(Effect.sync(() => {
+      for (const detach of detachers) detach()
+    })))
+  })

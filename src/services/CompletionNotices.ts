@@ -1,0 +1,37 @@
+/**
+ * Completion notices for a host that can reach an agent unprompted (a harness agent's inbox), rather
+ * than with the session's next tool result.
+ *
+ * @since 0.1.0
+ */
+import type { Effect, Stream } from "effect"
+import { Context } from "effect"
+import type { TaskSnapshot } from "./Tasks.js"
+
+/**
+ * One completion notice: the exact CONTRACT §3 text and the finished task it reports.
+ *
+ * @since 0.1.0
+ */
+export interface CompletionNotice {
+  readonly task: TaskSnapshot
+  /** `background task <id> (<kind>: <label>) finished <status line>. Read its output with task_output.` */
+  readonly text: string
+}
+
+/**
+ * The notices {@link AgentTools} holds for their owners, seen from a delivering host. It is the same
+ * queue as `AgentTools.takeNotices`: a notice is handed out once, by either, and is dropped once a
+ * tool result has shown that task's final status.
+ *
+ * @since 0.1.0
+ */
+export class CompletionNotices extends Context.Tag("effect-bash/CompletionNotices")<
+  CompletionNotices,
+  {
+    /** The owning session (`undefined` for session-less tasks) each time a notice starts waiting for it. */
+    readonly arrivals: Stream.Stream<string | undefined>
+    /** Takes the waiting notices of a session, oldest first, each once. */
+    readonly take: (session: string | undefined) => Effect.Effect<ReadonlyArray<CompletionNotice>>
+  }
+>() {}
