@@ -4,10 +4,9 @@ import type { ApprovalAsk } from "../src/layers/ApprovalCallback.js"
 import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
 import { ApprovalNone } from "../src/layers/ApprovalNone.js"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
-import type { ApprovalOutcome, ApprovalRequest } from "../src/services/Approval.js"
 import { Approval } from "../src/services/Approval.js"
 
-const escalation = (callId: string): ApprovalRequest => ({
+const escalation = (callId: string): Approval.Request => ({
   session: { id: "session-1", cwd: "/work" },
   toolName: "bash",
   callId,
@@ -16,7 +15,7 @@ const escalation = (callId: string): ApprovalRequest => ({
   mode: "workspace-write"
 })
 
-const ask = (request: ApprovalRequest) => Effect.flatMap(Approval, (approval) => approval.request(request))
+const ask = (request: Approval.Request) => Effect.flatMap(Approval, (approval) => approval.request(request))
 
 const answerWith = (layer: Layer.Layer<Approval>) => Effect.provide(ask(escalation("call-1")), layer)
 
@@ -24,7 +23,7 @@ const answerWith = (layer: Layer.Layer<Approval>) => Effect.provide(ask(escalati
 const hostThatNeverAnswers = Effect.map(Deferred.make<AbortSignal>(), (asked) => {
   const ask: ApprovalAsk = (_request, signal) => {
     Deferred.unsafeDone(asked, Effect.succeed(signal))
-    return new Promise<ApprovalOutcome>(() => {})
+    return new Promise<Approval.Outcome>(() => {})
   }
   return { ask, asked }
 })
@@ -39,8 +38,8 @@ describe("ApprovalNone", () => {
 describe("ApprovalCallback", () => {
   it.effect("passes the request to the host and returns its answer, from a Promise or an Effect", () =>
     Effect.gen(function*() {
-      const seen: Array<ApprovalRequest> = []
-      const outcomes: ReadonlyArray<ApprovalOutcome> = ["allowed-once", "rejected", "cancelled", "unavailable"]
+      const seen: Array<Approval.Request> = []
+      const outcomes: ReadonlyArray<Approval.Outcome> = ["allowed-once", "rejected", "cancelled", "unavailable"]
       for (const outcome of outcomes) {
         const viaPromise: ApprovalAsk = (request) => {
           seen.push(request)

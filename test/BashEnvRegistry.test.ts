@@ -3,7 +3,6 @@ import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Ref, Scope } from "effect"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
-import type { BashEnvContributor, BashEnvKey } from "../src/services/BashEnvRegistry.js"
 import { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import type { ToolExecution, ToolSession } from "../src/services/ToolExecution.js"
 
@@ -23,16 +22,16 @@ const withRegistry = <A, E, R>(
 const call = (session?: ToolSession): ToolExecution =>
   session === undefined ? { callId: "call-1", toolName: "bash" } : { callId: "call-1", toolName: "bash", session }
 
-const key = (name: string, description = `what ${name} means`): BashEnvKey => ({ key: name, description })
+const key = (name: string, description = `what ${name} means`): BashEnvRegistry.Key => ({ key: name, description })
 
 const contributor = (
   name: string,
-  keys: ReadonlyArray<BashEnvKey>,
+  keys: ReadonlyArray<BashEnvRegistry.Key>,
   values: Readonly<Record<string, unknown>> = {}
-): BashEnvContributor => ({ name, keys, resolve: () => Effect.succeed(values) })
+): BashEnvRegistry.Contributor => ({ name, keys, resolve: () => Effect.succeed(values) })
 
 /** The message `register` fails with. */
-const registrationFailure = (candidate: BashEnvContributor) =>
+const registrationFailure = (candidate: BashEnvRegistry.Contributor) =>
   Effect.gen(function*() {
     const registry = yield* BashEnvRegistry
     return yield* registry.register(candidate).pipe(Effect.flip, Effect.map((error) => error.message))
@@ -243,7 +242,7 @@ describe("BashEnvRegistry.list", () => {
     withRegistry(Effect.gen(function*() {
       const registry = yield* BashEnvRegistry
       const runs = yield* Ref.make(0)
-      const counting = (name: string, keys: ReadonlyArray<BashEnvKey>): BashEnvContributor => ({
+      const counting = (name: string, keys: ReadonlyArray<BashEnvRegistry.Key>): BashEnvRegistry.Contributor => ({
         name,
         keys,
         resolve: () => Ref.update(runs, (n) => n + 1).pipe(Effect.as({}))

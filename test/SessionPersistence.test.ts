@@ -12,7 +12,6 @@ import { SessionJsonlEnvContributor } from "../src/layers/SessionJsonlEnvContrib
 import { SessionPersistenceJsonl } from "../src/layers/SessionPersistenceJsonl.js"
 import { SessionPersistenceNone } from "../src/layers/SessionPersistenceNone.js"
 import { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
-import type { ToolCallRecord } from "../src/services/SessionPersistence.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { ToolSession } from "../src/services/ToolExecution.js"
 
@@ -26,7 +25,7 @@ const modeOf = (path: string) => NodeFs.statSync(path).mode & 0o777
 
 const session: ToolSession = { id: "session-1", cwd: "/work/project" }
 
-const callRecord = (callId: string, overrides: Partial<ToolCallRecord> = {}): ToolCallRecord => ({
+const callRecord = (callId: string, overrides: Partial<SessionPersistence.ToolCallRecord> = {}): SessionPersistence.ToolCallRecord => ({
   session,
   callId,
   toolName: "bash",
@@ -184,7 +183,7 @@ describe("SessionPersistenceJsonl.record and replay", () => {
           )
         )
       )
-      const byCallId = (a: ToolCallRecord, b: ToolCallRecord) => a.callId.localeCompare(b.callId)
+      const byCallId = (a: SessionPersistence.ToolCallRecord, b: SessionPersistence.ToolCallRecord) => a.callId.localeCompare(b.callId)
       expect([...replayed].sort(byCallId)).toEqual([...records].sort(byCallId))
     }))
 

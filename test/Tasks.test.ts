@@ -1,27 +1,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, ConfigError, Context, Data, Deferred, Effect, Exit, Fiber, Layer, Option, Ref, Scope, Stream, TestClock } from "effect"
 import { TasksLive } from "../src/layers/TasksLive.js"
-import type { TaskMeta, TaskOutcome, TaskWork } from "../src/services/Tasks.js"
 import { Tasks } from "../src/services/Tasks.js"
 
 /** A controllable stand-in for a producer's work: no processes, just Refs and a Deferred. */
 interface FakeWork {
-  readonly work: TaskWork
+  readonly work: Tasks.Work
   readonly cancels: Effect.Effect<number>
   readonly emit: (text: string) => Effect.Effect<void>
-  readonly finish: (outcome: TaskOutcome) => Effect.Effect<void>
+  readonly finish: (outcome: Tasks.Outcome) => Effect.Effect<void>
 }
 
-const killedOutcome: TaskOutcome = { status: "killed", detail: "signal: SIGTERM" }
-const exitZero: TaskOutcome = { status: "completed", detail: "exit code: 0" }
+const killedOutcome: Tasks.Outcome = { status: "killed", detail: "signal: SIGTERM" }
+const exitZero: Tasks.Outcome = { status: "completed", detail: "exit code: 0" }
 
 const makeFakeWork = (options: { readonly settleOnCancel: boolean }) =>
   Effect.gen(function*() {
     const output = yield* Ref.make("")
     const cancels = yield* Ref.make(0)
-    const done = yield* Deferred.make<TaskOutcome>()
-    const finish = (outcome: TaskOutcome) => Deferred.succeed(done, outcome).pipe(Effect.asVoid)
-    const work: TaskWork = {
+    const done = yield* Deferred.make<Tasks.Outcome>()
+    const finish = (outcome: Tasks.Outcome) => Deferred.succeed(done, outcome).pipe(Effect.asVoid)
+    const work: Tasks.Work = {
       read: Ref.getAndSet(output, ""),
       cancel: Ref.update(cancels, (n) => n + 1).pipe(
         Effect.zipRight(options.settleOnCancel ? finish(killedOutcome) : Effect.void)
@@ -36,10 +35,10 @@ const makeFakeWork = (options: { readonly settleOnCancel: boolean }) =>
     } satisfies FakeWork
   })
 
-const bash = (label: string, owner?: string): TaskMeta => owner === undefined ? { kind: "bash", label } : { kind: "bash", label, owner }
+const bash = (label: string, owner?: string): Tasks.Meta => owner === undefined ? { kind: "bash", label } : { kind: "bash", label, owner }
 
 /** Starts a task backed by a fresh fake whose cancel does not settle it (the test finishes it). */
-const startFake = (meta: TaskMeta, options = { settleOnCancel: false }) =>
+const startFake = (meta: Tasks.Meta, options = { settleOnCancel: false }) =>
   Effect.gen(function*() {
     const tasks = yield* Tasks
     const fake = yield* makeFakeWork(options)
@@ -48,7 +47,7 @@ const startFake = (meta: TaskMeta, options = { settleOnCancel: false }) =>
   })
 
 /** Finishes the work and waits (without moving the clock) until the runtime has recorded it. */
-const finishAndSettle = (started: { readonly id: string; readonly finish: FakeWork["finish"] }, outcome: TaskOutcome, owner?: string) =>
+const finishAndSettle = (started: { readonly id: string; readonly finish: FakeWork["finish"] }, outcome: Tasks.Outcome, owner?: string) =>
   Effect.gen(function*() {
     const tasks = yield* Tasks
     yield* started.finish(outcome)
@@ -167,8 +166,8 @@ describe("Tasks.kill", () => {
       const gate = yield* Deferred.make<void>()
       const asked = yield* Deferred.make<void>()
       const delivered = yield* Ref.make(0)
-      const done = yield* Deferred.make<TaskOutcome>()
-      const work: TaskWork = {
+      const done = yield* Deferred.make<Tasks.Outcome>()
+      const work: Tasks.Work = {
         read: Effect.succeed(""),
         // A cancel that takes a moment to deliver.
         cancel: Deferred.succeed(asked, undefined).pipe(
@@ -217,9 +216,9 @@ describe("Tasks.read", () => {
   it.scoped("drains output that arrived while the task settled during the read", () =>
     withSurface(Effect.gen(function*() {
       const tasks = yield* Tasks
-      const done = yield* Deferred.make<TaskOutcome>()
+      const done = yield* Deferred.make<Tasks.Outcome>()
       const buffer = yield* Ref.make("early")
-      const work: TaskWork = {
+      const work: Tasks.Work = {
         // The first read races the end of the work: it settles, and "late" lands after the read took its bytes.
         read: Effect.gen(function*() {
           const taken = yield* Ref.getAndSet(buffer, "")
@@ -351,7 +350,7 @@ describe("Tasks supervision and disposal", () => {
   it.scoped("records failed with a detail when work.done dies", () =>
     withSurface(Effect.gen(function*() {
       const tasks = yield* Tasks
-      const work: TaskWork = { read: Effect.succeed(""), cancel: Effect.void, done: Effect.die(new Error("boom")) }
+      const work: Tasks.Work = { read: Effect.succeed(""), cancel: Effect.void, done: Effect.die(new Error("boom")) }
       const task = yield* tasks.start(bash("doomed"), () => Effect.succeed(work))
       expect(yield* tasks.wait(task.id, 60_000, undefined)).toMatchObject({
         status: "failed",

@@ -5,15 +5,15 @@ import { describe, expect, it } from "vitest"
 import type { NoticeDeliveryOptions } from "../src/cordis/NoticeDelivery.js"
 import { maxConsecutiveWakes, NoticeDelivery } from "../src/cordis/NoticeDelivery.js"
 import { noticeSummary } from "../src/cordis/noticeMessage.js"
-import type { CompletionNotice } from "../src/services/CompletionNotices.js"
+import type { CompletionNotices } from "../src/services/CompletionNotices.js"
 
-const noticeOf = (id: string, label = "make build"): CompletionNotice => ({
+const noticeOf = (id: string, label = "make build"): CompletionNotices.Notice => ({
   task: { id, kind: "bash", label, owner: "s1", status: "completed", detail: "exit code: 0" },
   text: `background task ${id} (bash: ${label}) finished [status: completed, exit code: 0]. Read its output with task_output.`
 })
 
 const setup = (options: Partial<NoticeDeliveryOptions> = {}) => {
-  const waiting: Array<CompletionNotice> = []
+  const waiting: Array<CompletionNotices.Notice> = []
   const lanes: Array<string> = []
   const reported: Array<unknown> = []
   const agent = {

@@ -13,7 +13,7 @@ import type {} from "../src/cordis/augment-deepseek.js"
 import EffectBash, { RunnerClosedError, SynchronousCallError } from "../src/cordis-adapter.js"
 import { makeCallRunner } from "../src/cordis/CallRunner.js"
 import type { CordisBash, CordisBashEnv, CordisBashProcess, CordisTasks } from "../src/cordis-adapter.js"
-import type { BashExecSpec, BashOutputRead, BashRunResult } from "../src/services/BashExecutor.js"
+import type { BashExecutor } from "../src/services/BashExecutor.js"
 import { eventually, groupMembers, readPid, tempDir } from "./cordis-support.js"
 import { bwrapUsable } from "./support/bwrap.js"
 
@@ -64,11 +64,11 @@ describe("ctx.bash, the reference's way", () => {
     expectTypeOf(plugin.bashEnv).toEqualTypeOf<CordisBashEnv>()
     expectTypeOf(plugin.tasks).toEqualTypeOf<CordisTasks>()
     expectTypeOf(root.get("bash")).toEqualTypeOf<CordisBash | undefined>()
-    expectTypeOf(plugin.bash.resolve).returns.toEqualTypeOf<BashExecSpec>()
+    expectTypeOf(plugin.bash.resolve).returns.toEqualTypeOf<BashExecutor.Spec>()
     expectTypeOf(plugin.bash.start).returns.toEqualTypeOf<CordisBashProcess>()
-    expectTypeOf(plugin.bash.run).returns.toEqualTypeOf<Promise<BashRunResult>>()
+    expectTypeOf(plugin.bash.run).returns.toEqualTypeOf<Promise<BashExecutor.RunResult>>()
     expectTypeOf(plugin.bash.ownerOf).returns.toEqualTypeOf<string | undefined>()
-    expectTypeOf<CordisBashProcess["readOutput"]>().returns.toEqualTypeOf<BashOutputRead>()
+    expectTypeOf<CordisBashProcess["readOutput"]>().returns.toEqualTypeOf<BashExecutor.OutputRead>()
     expectTypeOf<CordisBashProcess["kill"]>().returns.toEqualTypeOf<boolean>()
     expectTypeOf<CordisBashProcess["done"]>().toEqualTypeOf<Promise<void>>()
   })
@@ -184,10 +184,10 @@ describe("the augmentation of upstream cordis", () => {
   const usage = `
 import { Context } from "cordis"
 import EffectBash from "../src/cordis-adapter.js"
-import type { BashExecSpec } from "../src/services/BashExecutor.js"
+import type { BashExecutor } from "../src/services/BashExecutor.js"
 const ctx = new Context()
 await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
-const spec: BashExecSpec = ctx.bash.resolve({ command: "echo hi" })
+const spec: BashExecutor.Spec = ctx.bash.resolve({ command: "echo hi" })
 const found = ctx.get("bash")?.ownerOf("proc-1")
 const listed = ctx.bashEnv.list().length
 export { spec, found, listed }

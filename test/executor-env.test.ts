@@ -8,7 +8,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import { buildEnv, makeEnvBuilder } from "../src/layers/internal/executor/environment.js"
-import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
 const inherited = {
@@ -195,7 +194,7 @@ const withHostEnv = (variables: Record<string, string>) => <A, E, R>(effect: Eff
       })
   )
 
-const resolve = (request: BashExecRequest) => Effect.flatMap(BashExecutor, (bash) => bash.resolve(request))
+const resolve = (request: BashExecutor.Request) => Effect.flatMap(BashExecutor, (bash) => bash.resolve(request))
 
 describe("LocalBashExecutor environment and validation", () => {
   it.live("the child sees the built environment and process.env is untouched", () =>

@@ -6,20 +6,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import type { BashExecRequest, BashExecSpec } from "../src/services/BashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
-const run = (request: BashExecRequest) =>
+const run = (request: BashExecutor.Request) =>
   Effect.gen(function*() {
     const bash = yield* BashExecutor
     return yield* bash.run(yield* bash.resolve(request))
   })
 
-const resolveError = (request: BashExecRequest) =>
+const resolveError = (request: BashExecutor.Request) =>
   Effect.flip(Effect.flatMap(BashExecutor, (bash) => bash.resolve(request)))
 
 /** A spec a trusted caller built by hand, skipping `resolve`. */
-const spec = (fields: Partial<BashExecSpec>): BashExecSpec => ({
+const spec = (fields: Partial<BashExecutor.Spec>): BashExecutor.Spec => ({
   command: "true",
   workdir: "/tmp",
   timeoutMs: 10_000,

@@ -9,14 +9,13 @@ import * as path from "node:path"
 import { Effect, Exit, Layer, Scope } from "effect"
 import type { LocalBashExecutorConfig } from "../src/layers/LocalBashExecutor.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 import { firstPid, isAlive, liveMembers } from "./support/processes.js"
 
 const graceMs = 300
 const executor = (config: Partial<LocalBashExecutorConfig> = {}) => LocalBashExecutor.layer({ graceMs, ...config })
 
-const run = (request: BashExecRequest) =>
+const run = (request: BashExecutor.Request) =>
   Effect.gen(function*() {
     const bash = yield* BashExecutor
     return yield* bash.run(yield* bash.resolve(request))

@@ -12,10 +12,9 @@ import * as path from "node:path"
 import type { LocalBashExecutorConfig } from "../src/layers/LocalBashExecutor.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import { NodeProcessSpawner } from "../src/layers/NodeProcessSpawner.js"
-import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
-const run = (request: BashExecRequest) =>
+const run = (request: BashExecutor.Request) =>
   Effect.gen(function*() {
     const bash = yield* BashExecutor
     return yield* bash.run(yield* bash.resolve(request))

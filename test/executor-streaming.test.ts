@@ -9,14 +9,13 @@ import * as path from "node:path"
 import { Chunk, Effect, Fiber, Option, Stream } from "effect"
 import { LiveFeed } from "../src/layers/internal/executor/LiveFeed.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import type { LiveOutput, OutputChunk } from "../src/services/BashExecutor.js"
 import { BashExecutor, liveOutputBufferBytes } from "../src/services/BashExecutor.js"
 
 const executor = LocalBashExecutor.layer({ graceMs: 300 })
 const decoder = new TextDecoder()
 
-const textOf = (items: Iterable<LiveOutput>, stream: "stdout" | "stderr") =>
-  [...items].filter((item): item is OutputChunk => item._tag === "OutputChunk" && item.stream === stream)
+const textOf = (items: Iterable<BashExecutor.LiveOutput>, stream: "stdout" | "stderr") =>
+  [...items].filter((item): item is BashExecutor.OutputChunk => item._tag === "OutputChunk" && item.stream === stream)
     .map((item) => decoder.decode(item.bytes)).join("")
 
 /** A command that prints `before`, then waits until the test creates `go` (no timing involved). */
@@ -35,7 +34,7 @@ describe("live output", () => {
       const bash = yield* BashExecutor
       const live = yield* bash.runStreaming(yield* bash.resolve({ command: gated(dir) }))
       const resultFiber = yield* Effect.fork(live.result)
-      const seen: Array<LiveOutput> = []
+      const seen: Array<BashExecutor.LiveOutput> = []
       let stillRunningAtFirstChunk: boolean | undefined
       yield* Stream.runForEach(live.output, (item) =>
         Effect.gen(function*() {
@@ -89,7 +88,7 @@ describe("live output", () => {
       const dir = yield* tempDir
       const bash = yield* BashExecutor
       const proc = yield* bash.start(yield* bash.resolve({ command: gated(dir) }))
-      const streamed: Array<LiveOutput> = []
+      const streamed: Array<BashExecutor.LiveOutput> = []
       // Subscribing is proved by the first chunk; only then may the command go on.
       const ticking = `while [ ! -e '${dir}/go' ]; do echo tick; sleep 0.05; done; echo after`
       const ticker = yield* bash.start(yield* bash.resolve({ command: ticking }))

@@ -1,5 +1,5 @@
 /**
- * The Node pipe reader behind `SpawnedProcess.readPipes`, over in-memory streams: order, read
+ * The Node pipe reader behind `ProcessSpawner.Process.readPipes`, over in-memory streams: order, read
  * errors, and the bound on what it queues while a sink waits.
  */
 import { describe, expect, it } from "@effect/vitest"

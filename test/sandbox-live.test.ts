@@ -14,7 +14,6 @@ import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
 import type { SandboxBashExecutorConfig } from "../src/layers/SandboxBashExecutor.js"
 import { SandboxBashExecutor } from "../src/layers/SandboxBashExecutor.js"
-import type { BashExecRequest } from "../src/services/BashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "./support/bwrap.js"
@@ -28,7 +27,7 @@ const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-s
 const sandbox = (config: Partial<SandboxBashExecutorConfig> = {}) =>
   SandboxBashExecutor.layer({ graceMs, ...config })
 
-const run = (request: BashExecRequest) =>
+const run = (request: BashExecutor.Request) =>
   Effect.gen(function*() {
     const bash = yield* BashExecutor
     return yield* bash.run(yield* bash.resolve(request))

@@ -10,7 +10,7 @@ import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProce
 import type { SandboxBashExecutorConfig } from "../src/layers/SandboxBashExecutor.js"
 import { SandboxBashExecutor } from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
-import type { SpawnOptions } from "../src/services/ProcessSpawner.js"
+import type { ProcessSpawner } from "../src/services/ProcessSpawner.js"
 import { SpawnError } from "../src/services/ProcessSpawner.js"
 
 const timeoutMs = 1_000
@@ -18,7 +18,7 @@ const graceMs = 300
 const probeTimeoutMs = 2_000
 
 const executorWith = (
-  script: (options: SpawnOptions) => FakeScript,
+  script: (options: ProcessSpawner.Options) => FakeScript,
   config: Partial<SandboxBashExecutorConfig> = {}
 ) =>
   SandboxBashExecutor.layerWith({ graceMs, timeoutMs, probeTimeoutMs, cwd: "/", hide: [], ...config }).pipe(
@@ -26,7 +26,7 @@ const executorWith = (
     Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
 
-const isProbe = (options: SpawnOptions) => options.command === "true"
+const isProbe = (options: ProcessSpawner.Options) => options.command === "true"
 
 /** Starts a run; answers the runner's probe first when one is due. */
 const startRun = (command: string, probe: "answer" | "skip" = "answer") =>

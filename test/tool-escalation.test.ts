@@ -3,7 +3,7 @@ import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import type { ApprovalOutcome } from "../src/services/Approval.js"
+import type { Approval } from "../src/services/Approval.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { callTool, compose, textOf } from "./tool-support.js"
 
@@ -12,7 +12,7 @@ const session = { id: "s-esc", cwd: "/work/space" }
 const outside = { command: "echo x > /etc/forbidden", description: "Write outside the workspace" }
 const escalated = (mode: string) => ({ ...outside, sandbox_permissions: mode, justification: "It must edit /etc." })
 
-const confined = (options: { readonly approval?: ReadonlyArray<ApprovalOutcome>; readonly mode?: "read-only" } = {}) =>
+const confined = (options: { readonly approval?: ReadonlyArray<Approval.Outcome>; readonly mode?: "read-only" } = {}) =>
   compose({
     executor: FakeConfiningExecutor.layer({ workspaceRoot: workspace, cwd: workspace, ...(options.mode ? { sandboxMode: options.mode } : {}) }),
     ...(options.approval !== undefined ? { approval: options.approval } : {})
@@ -62,7 +62,7 @@ describe("escalation refusals: exact messages, nothing executes", () => {
       expect(yield* executorCalls).toEqual([])
     }).pipe(Effect.provide(confined({ approval: ["allowed-once"] }))))
 
-  const outcomes: ReadonlyArray<readonly [ApprovalOutcome, string]> = [
+  const outcomes: ReadonlyArray<readonly [Approval.Outcome, string]> = [
     ["rejected", "the user rejected escalating this command to \"danger-full-access\""],
     ["cancelled", "approval for escalating to \"danger-full-access\" was cancelled"],
     ["unavailable", "sandbox escalation to \"danger-full-access\" requires approval, but no approval channel is available"]

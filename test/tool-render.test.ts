@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import type { BashOutputRead, BashRunResult } from "../src/services/BashExecutor.js"
-import type { TaskSnapshot } from "../src/services/Tasks.js"
+import type { BashExecutor } from "../src/services/BashExecutor.js"
+import type { Tasks } from "../src/services/Tasks.js"
 import { bashRunResult } from "../src/testing/ScriptedBashExecutor.js"
 import { foldCarriageReturns, modelText, stripAnsi } from "../src/tool/modelText.js"
 import { renderBackgroundRead } from "../src/tool/renderBackgroundRead.js"
@@ -11,7 +11,7 @@ import { renderTaskKill, renderTaskList, renderTaskNotice, renderTaskOutput, sta
 const out = (text: string, truncated = false, spillPath?: string) =>
   spillPath === undefined ? { text, truncated } : { text, truncated, spillPath }
 
-const render = (overrides: Partial<BashRunResult>, escalationOffered = false) =>
+const render = (overrides: Partial<BashExecutor.RunResult>, escalationOffered = false) =>
   renderForeground(bashRunResult(overrides), escalationOffered)
 
 describe("foreground rendering: the CONTRACT examples, verbatim", () => {
@@ -176,7 +176,7 @@ describe("model text (Beyond): escapes, progress, cut sequences", () => {
 })
 
 describe("background reads", () => {
-  const read = (overrides: Partial<BashOutputRead>): BashOutputRead => ({ delta: "", lossy: false, ...overrides })
+  const read = (overrides: Partial<BashExecutor.OutputRead>): BashExecutor.OutputRead => ({ delta: "", lossy: false, ...overrides })
 
   it("renders the delta as is (made model-readable)", () => {
     expect(renderBackgroundRead(read({ delta: "out\n[stderr]\nerr\n" }))).toBe("out\n[stderr]\nerr\n")
@@ -204,7 +204,7 @@ describe("background reads", () => {
 })
 
 describe("task texts", () => {
-  const task = (overrides: Partial<TaskSnapshot>): TaskSnapshot => ({
+  const task = (overrides: Partial<Tasks.Snapshot>): Tasks.Snapshot => ({
     id: "bash-1",
     kind: "bash",
     label: "npm run dev",

@@ -3,7 +3,7 @@
  * task runtime, and optional approval / persistence, with every service the tests inspect exposed.
  */
 import { Effect, Layer } from "effect"
-import type { Approval, ApprovalOutcome } from "../src/services/Approval.js"
+import type { Approval } from "../src/services/Approval.js"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import type { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
@@ -23,7 +23,7 @@ export const dshHome = "/tmp/effect-bash-test-home"
 export interface Composition<X> {
   readonly executor: Layer.Layer<BashExecutor | X>
   readonly tasks?: boolean
-  readonly approval?: ReadonlyArray<ApprovalOutcome>
+  readonly approval?: ReadonlyArray<Approval.Outcome>
   /** Another approval channel (instead of `approval`). */
   readonly approvalLayer?: Layer.Layer<Approval>
   readonly enableRunInBackground?: boolean

@@ -5,19 +5,18 @@ import { Effect, ManagedRuntime } from "effect"
 import { LocalBashExecutor } from "../../src/layers/LocalBashExecutor.js"
 import type { LocalBashExecutorConfig } from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import type { BashExecRequest, BashRunResult } from "../../src/services/BashExecutor.js"
 import type { Runner } from "./Runner.js"
 
 /** The effect-bash contender, plus a way to run one request with every field under the caller's control. */
 export interface OursRunner extends Runner {
-  readonly execute: (request: BashExecRequest) => Promise<BashRunResult>
+  readonly execute: (request: BashExecutor.Request) => Promise<BashExecutor.RunResult>
 }
 
 /** Builds the runtime eagerly so layer construction is never billed to the first timed call. */
 export const makeOursRunner = async (config: Partial<LocalBashExecutorConfig>): Promise<OursRunner> => {
   const runtime = ManagedRuntime.make(LocalBashExecutor.layer(config))
   const executor = await runtime.runPromise(BashExecutor)
-  const execute = (request: BashExecRequest) =>
+  const execute = (request: BashExecutor.Request) =>
     runtime.runPromise(Effect.flatMap(executor.resolve(request), executor.run))
   return {
     id: "ours",

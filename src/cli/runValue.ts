@@ -1,6 +1,6 @@
 /**
  * The JSON that `effect-bash run --json` prints: the `bash` tool's canonical foreground value
- * (`{ kind: "foreground", ...BashRunResult }`, CONTRACT §2), as a schema scripts can decode it with.
+ * (`{ kind: "foreground", ...BashExecutor.RunResult }`, CONTRACT §2), as a schema scripts can decode it with.
  *
  * @since 0.1.0
  */

@@ -14,7 +14,7 @@ import { fromEnvironment, numericSettings } from "../layers/executorSettings.js"
 import { echoValue } from "../services/requestChecks.js"
 import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
 import { fromEnvironment as sandboxFromEnvironment } from "../layers/sandboxSettings.js"
-import type { SandboxMode } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
@@ -63,7 +63,7 @@ const names = {
   network: { flag: "network", env: "EFFECT_BASH_NETWORK" }
 } as const
 
-const sandboxModes: ReadonlyArray<SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
+const sandboxModes: ReadonlyArray<BashExecutor.SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
 
 const numericFields: ReadonlyArray<NumericField> = numericSettings
 

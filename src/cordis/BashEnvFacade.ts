@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Cause, Effect, Exit, Scope } from "effect"
-import type { BashEnvDeclaration, BashEnvKey, BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
 import type { CallRunner } from "./CallRunner.js"
 import type { CordisContext, CordisDisposable } from "./host.js"
@@ -20,7 +20,7 @@ import { cordisTracker } from "./host.js"
  */
 export interface CordisBashEnvContributor {
   readonly name: string
-  readonly keys: ReadonlyArray<BashEnvKey>
+  readonly keys: ReadonlyArray<BashEnvRegistry.Key>
   resolve(execution: ToolExecution): Readonly<Record<string, unknown>> | Promise<Readonly<Record<string, unknown>>>
 }
 
@@ -38,7 +38,7 @@ export interface CordisBashEnv {
   /** The frozen managed environment of one call. */
   collect(execution: ToolExecution): Promise<Readonly<Record<string, string>>>
   /** Every declaration sorted by key; runs no contributor (so it answers at once). */
-  list(): ReadonlyArray<BashEnvDeclaration>
+  list(): ReadonlyArray<BashEnvRegistry.Declaration>
 }
 
 /**
@@ -85,7 +85,7 @@ export class BashEnvFacade implements CordisBashEnv {
     return this.runner.run(this.registry.collect(execution))
   }
 
-  list(): ReadonlyArray<BashEnvDeclaration> {
+  list(): ReadonlyArray<BashEnvRegistry.Declaration> {
     return this.runner.runSync(this.registry.list)
   }
 }

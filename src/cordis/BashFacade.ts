@@ -8,18 +8,7 @@
  * @since 0.1.0
  */
 import { Option } from "effect"
-import type {
-  BashExecRequest,
-  BashExecSpec,
-  BashExecutor,
-  BashOutputRead,
-  BashProcess,
-  BashProcessState,
-  BashProcessStatus,
-  BashRunResult,
-  SandboxFacts,
-  SandboxMode
-} from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import type { CallRunner } from "./CallRunner.js"
 import { RunnerClosedError } from "./CallRunner.js"
 
@@ -33,14 +22,14 @@ export interface CordisBashProcess {
   readonly id: string
   /** The opaque owner token the spec carried. */
   readonly owner: string | undefined
-  readonly status: BashProcessStatus
+  readonly status: BashExecutor.ProcessStatus
   readonly exitCode: number | null
   readonly signal: string | null
-  readonly sandbox: SandboxFacts | undefined
+  readonly sandbox: BashExecutor.SandboxFacts | undefined
   /** Resolves once the process has closed (the status fields then hold the final state); never rejects. */
   readonly done: Promise<void>
   /** Consuming read of new output: never re-delivers a byte. */
-  readOutput(): BashOutputRead
+  readOutput(): BashExecutor.OutputRead
   /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */
   kill(): boolean
 }
@@ -55,20 +44,20 @@ export interface CordisBashProcess {
  */
 export interface CordisBash {
   /** `undefined` for an unconfined executor. */
-  readonly sandboxMode: SandboxMode | undefined
+  readonly sandboxMode: BashExecutor.SandboxMode | undefined
   /** Fills the defaults (`workdir`, `timeoutMs` capped at `maxTimeoutMs`, `stdoutMaxBytes`). */
-  resolve(request: BashExecRequest): BashExecSpec
+  resolve(request: BashExecutor.Request): BashExecutor.Spec
   /** Runs in the foreground; aborting `spec.signal` kills the group and resolves with `aborted: true`. */
-  run(spec: BashExecSpec): Promise<BashRunResult>
+  run(spec: BashExecutor.Spec): Promise<BashExecutor.RunResult>
   /** Starts in the background and returns the handle at once; no timeout applies. */
-  start(spec: BashExecSpec): CordisBashProcess
+  start(spec: BashExecutor.Spec): CordisBashProcess
   /** The owner token a tracked background process was started for. */
   ownerOf(id: string): string | undefined
 }
 
-const processHandle = (process: BashProcess, runner: CallRunner<never>): CordisBashProcess => {
+const processHandle = (process: BashExecutor.Process, runner: CallRunner<never>): CordisBashProcess => {
   // Reads keep working after the plugin unloaded: the final state and output stay in memory.
-  const current = (): BashProcessState => runner.readSync(process.state)
+  const current = (): BashExecutor.ProcessState => runner.readSync(process.state)
   return {
     id: process.id,
     owner: process.owner,

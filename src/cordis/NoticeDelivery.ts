@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import type { CompletionNotice } from "../services/CompletionNotices.js"
+import type { CompletionNotices } from "../services/CompletionNotices.js"
 import type { HarnessAgent, HarnessNoticeMessage } from "./host.js"
 import { noticeMessage } from "./noticeMessage.js"
 
@@ -59,7 +59,7 @@ export interface NoticeDeliveryOptions {
   /** The plugin name the messages carry as their source. */
   readonly plugin: string
   /** Takes the waiting notices of a session, each once. */
-  readonly take: (session: string) => ReadonlyArray<CompletionNotice>
+  readonly take: (session: string) => ReadonlyArray<CompletionNotices.Notice>
   /** Whether the session has a call in flight. */
   readonly busy: (session: string) => boolean
   /** An agent refused a message (e.g. it was disposed meanwhile). */
@@ -89,7 +89,7 @@ export class NoticeDelivery {
     if (this.closed || session === undefined || this.options.busy(session)) return
     const target = this.targets.get(session)
     if (target === undefined) return
-    let notices: ReadonlyArray<CompletionNotice>
+    let notices: ReadonlyArray<CompletionNotices.Notice>
     try {
       notices = this.options.take(session)
     } catch (error) {
@@ -120,7 +120,7 @@ export class NoticeDelivery {
     this.targets.clear()
   }
 
-  private deliver(session: string, target: NoticeTarget, notice: CompletionNotice): void {
+  private deliver(session: string, target: NoticeTarget, notice: CompletionNotices.Notice): void {
     const message = noticeMessage(this.options.plugin, notice)
     const woken = this.wakes.get(session) ?? 0
     try {

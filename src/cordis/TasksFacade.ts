@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { TaskMeta, TaskOutcome, Tasks, TaskSnapshot } from "../services/Tasks.js"
+import type { Tasks } from "../services/Tasks.js"
 import type { CallRunner } from "./CallRunner.js"
 
 /**
@@ -18,7 +18,7 @@ export interface CordisTaskWork {
   /** Asks the work to stop; resolves once the request is delivered. */
   cancel(): void | Promise<void>
   /** Settles when the work has stopped; a rejection counts as `failed`. */
-  readonly done: Promise<TaskOutcome>
+  readonly done: Promise<Tasks.Outcome>
 }
 
 /**
@@ -32,17 +32,17 @@ export interface CordisTasks {
    * Checks that a control surface is attached, then launches the work under a fresh `<kind>-<n>` id;
    * rejects with `launch`'s own error when it rejects.
    */
-  start(meta: TaskMeta, launch: (id: string) => Promise<CordisTaskWork>): Promise<TaskSnapshot>
-  get(id: string, caller?: string): Promise<TaskSnapshot>
+  start(meta: Tasks.Meta, launch: (id: string) => Promise<CordisTaskWork>): Promise<Tasks.Snapshot>
+  get(id: string, caller?: string): Promise<Tasks.Snapshot>
   /** Consuming read of new output plus the snapshot taken after it. */
-  read(id: string, caller?: string): Promise<{ readonly output: string; readonly task: TaskSnapshot }>
+  read(id: string, caller?: string): Promise<{ readonly output: string; readonly task: Tasks.Snapshot }>
   /** The snapshot once terminal, or after `timeoutMs` (the task stays alive). */
-  wait(id: string, timeoutMs: number, caller?: string): Promise<TaskSnapshot>
-  list(caller?: string): Promise<ReadonlyArray<TaskSnapshot>>
+  wait(id: string, timeoutMs: number, caller?: string): Promise<Tasks.Snapshot>
+  list(caller?: string): Promise<ReadonlyArray<Tasks.Snapshot>>
   kill(id: string, caller?: string): Promise<"requested" | "already-finished">
 }
 
-const failed = (error: unknown): TaskOutcome => ({
+const failed = (error: unknown): Tasks.Outcome => ({
   status: "failed",
   detail: error instanceof Error ? error.message : String(error)
 })

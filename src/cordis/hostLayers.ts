@@ -7,9 +7,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { ApprovalCallback } from "../layers/ApprovalCallback.js"
-import type { ApprovalOutcome, ApprovalRequest } from "../services/Approval.js"
 import type { Approval } from "../services/Approval.js"
-import type { SessionLocation } from "../services/SessionPersistence.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import type { HostApproval, HostSessionPersistence } from "./host.js"
@@ -34,7 +32,7 @@ export const hostLookup = <S>(get: (name: string) => unknown, name: string, meth
   return hasMethod<S>(service, method) ? service : undefined
 }
 
-const approvalReason = (request: ApprovalRequest): string =>
+const approvalReason = (request: Approval.Request): string =>
   `Run this command with ${request.mode} access: ${request.command}\nReason: ${request.reason}`
 
 /**
@@ -44,7 +42,7 @@ const approvalReason = (request: ApprovalRequest): string =>
  * @since 0.1.0
  */
 export const hostApprovalLayer = (approval: HostLookup<HostApproval>, calls: HarnessCalls): Layer.Layer<Approval> =>
-  ApprovalCallback.layer(async (request, signal): Promise<ApprovalOutcome> => {
+  ApprovalCallback.layer(async (request, signal): Promise<Approval.Outcome> => {
     const host = approval()
     const agent = calls.agentOf(request.callId)
     if (host === undefined || agent === undefined) return "unavailable"
@@ -55,10 +53,10 @@ export const hostApprovalLayer = (approval: HostLookup<HostApproval>, calls: Har
       reason: approvalReason(request),
       signal
     })
-    return outcome as ApprovalOutcome
+    return outcome as Approval.Outcome
   })
 
-const isLocation = (value: unknown): value is SessionLocation =>
+const isLocation = (value: unknown): value is SessionPersistence.Location =>
   typeof value === "object" && value !== null &&
   typeof (value as { kind?: unknown }).kind === "string" && typeof (value as { path?: unknown }).path === "string"
 
@@ -82,7 +80,7 @@ export const hostSessionPersistenceLayer = (
           if (host === undefined) return fallback.locate(session)
           return Effect.tryPromise(async () => host.locate(calls.hostSessionOf(session.id) ?? session)).pipe(
             Effect.map((location) => (isLocation(location) ? Option.some(location) : Option.none())),
-            Effect.orElseSucceed(() => Option.none<SessionLocation>()),
+            Effect.orElseSucceed(() => Option.none<SessionPersistence.Location>()),
             Effect.withSpan("SessionPersistence.locate")
           )
         },

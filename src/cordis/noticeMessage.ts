@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
-import type { CompletionNotice } from "../services/CompletionNotices.js"
+import type { CompletionNotices } from "../services/CompletionNotices.js"
 import { statusLine } from "../tool/taskTexts.js"
 import type { HarnessNoticeMessage } from "./host.js"
 
@@ -31,7 +31,7 @@ const bound = (line: string): string => {
  *
  * @since 0.1.0
  */
-export const noticeSummary = (notice: CompletionNotice): string =>
+export const noticeSummary = (notice: CompletionNotices.Notice): string =>
   bound(`background task ${notice.task.id} finished ${statusLine(notice.task)} — ${notice.task.label.replace(/\s+/g, " ").trim()}`)
 
 /**
@@ -39,7 +39,7 @@ export const noticeSummary = (notice: CompletionNotice): string =>
  *
  * @since 0.1.0
  */
-export const noticeMessage = (plugin: string, notice: CompletionNotice): HarnessNoticeMessage =>
+export const noticeMessage = (plugin: string, notice: CompletionNotices.Notice): HarnessNoticeMessage =>
   Object.freeze({
     id: randomUUID(),
     role: "user" as const,

@@ -5,7 +5,6 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import type { ApprovalOutcome, ApprovalRequest } from "../services/Approval.js"
 import { Approval } from "../services/Approval.js"
 
 /**
@@ -15,16 +14,16 @@ import { Approval } from "../services/Approval.js"
  * @since 0.1.0
  */
 export type ApprovalAsk = (
-  request: ApprovalRequest,
+  request: Approval.Request,
   signal: AbortSignal
-) => PromiseLike<ApprovalOutcome> | Effect.Effect<ApprovalOutcome, unknown>
+) => PromiseLike<Approval.Outcome> | Effect.Effect<Approval.Outcome, unknown>
 
-const outcomes: ReadonlySet<unknown> = new Set<ApprovalOutcome>(["allowed-once", "rejected", "cancelled", "unavailable"])
+const outcomes: ReadonlySet<unknown> = new Set<Approval.Outcome>(["allowed-once", "rejected", "cancelled", "unavailable"])
 
-const isOutcome = (value: unknown): value is ApprovalOutcome => outcomes.has(value)
+const isOutcome = (value: unknown): value is Approval.Outcome => outcomes.has(value)
 
 /** The host's raw answer: a thrown, rejected or failed ask fails here. */
-const hostAnswer = (ask: ApprovalAsk, request: ApprovalRequest) =>
+const hostAnswer = (ask: ApprovalAsk, request: Approval.Request) =>
   Effect.async<unknown, unknown>((resume, signal) => {
     let reply: ReturnType<ApprovalAsk>
     try {
@@ -61,7 +60,7 @@ export interface ApprovalCallbackOptions {
 export const ApprovalCallback = {
   /**
    * Asks `ask` for every request. A throw, a rejection, a failure or a self-interruption of the ask,
-   * an answer that is not an {@link ApprovalOutcome}, or no answer within `timeoutMs` (the ask's
+   * an answer that is not an {@link Approval.Outcome}, or no answer within `timeoutMs` (the ask's
    * signal is then aborted so the host can withdraw its prompt) counts as `cancelled`; interrupting
    * the request itself is not swallowed (it aborts the signal and propagates).
    */
@@ -69,14 +68,14 @@ export const ApprovalCallback = {
     Layer.succeed(
       Approval,
       Approval.of({
-        request: Effect.fn("Approval.request")(function*(request: ApprovalRequest) {
+        request: Effect.fn("Approval.request")(function*(request: Approval.Request) {
           const answer = hostAnswer(ask, request)
           const bounded = options.timeoutMs === undefined
             ? answer
             : Effect.timeoutFail(answer, { duration: options.timeoutMs, onTimeout: () => "no answer in time" })
           return yield* bounded.pipe(
-            Effect.map((reply): ApprovalOutcome => (isOutcome(reply) ? reply : "cancelled")),
-            Effect.catchAllCause(() => Effect.succeed<ApprovalOutcome>("cancelled"))
+            Effect.map((reply): Approval.Outcome => (isOutcome(reply) ? reply : "cancelled")),
+            Effect.catchAllCause(() => Effect.succeed<Approval.Outcome>("cancelled"))
           )
         })
       })

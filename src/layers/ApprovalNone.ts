@@ -5,7 +5,6 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import type { ApprovalOutcome } from "../services/Approval.js"
 import { Approval } from "../services/Approval.js"
 
 /**
@@ -18,7 +17,7 @@ export const ApprovalNone = {
   layer: Layer.succeed(
     Approval,
     Approval.of({
-      request: () => Effect.succeed<ApprovalOutcome>("unavailable").pipe(Effect.withSpan("Approval.request"))
+      request: () => Effect.succeed<Approval.Outcome>("unavailable").pipe(Effect.withSpan("Approval.request"))
     })
   )
 }

@@ -6,7 +6,6 @@
  */
 import type { ConfigError, Scope } from "effect"
 import { Effect, Either, Layer, Ref } from "effect"
-import type { BashEnvContributor, BashEnvDeclaration } from "../services/BashEnvRegistry.js"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
 import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
@@ -23,19 +22,19 @@ export interface BashEnvRegistryConfig {
 }
 
 interface Registrations {
-  readonly byName: ReadonlyMap<string, BashEnvContributor>
+  readonly byName: ReadonlyMap<string, BashEnvRegistry.Contributor>
   /** key → owning contributor name */
   readonly owners: ReadonlyMap<string, string>
 }
 
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-const withContributor = (registrations: Registrations, contributor: BashEnvContributor): Registrations => ({
+const withContributor = (registrations: Registrations, contributor: BashEnvRegistry.Contributor): Registrations => ({
   byName: new Map(registrations.byName).set(contributor.name, contributor),
   owners: new Map([...registrations.owners, ...contributor.keys.map(({ key }) => [key, contributor.name] as const)])
 })
 
-const withoutContributor = (registrations: Registrations, contributor: BashEnvContributor): Registrations => {
+const withoutContributor = (registrations: Registrations, contributor: BashEnvRegistry.Contributor): Registrations => {
   // Only this exact registration leaves; a later one under the same name is not ours to remove.
   if (registrations.byName.get(contributor.name) !== contributor) return registrations
   const byName = new Map(registrations.byName)
@@ -47,7 +46,7 @@ const withoutContributor = (registrations: Registrations, contributor: BashEnvCo
 
 /** Checks one contributor's answer and adds its values; fails with the contract text on misbehaviour. */
 const addValues = (
-  contributor: BashEnvContributor,
+  contributor: BashEnvRegistry.Contributor,
   returned: Readonly<Record<string, unknown>>,
   into: Record<string, string>
 ): Effect.Effect<void, BashEnvCollectError> => {
@@ -74,10 +73,10 @@ const make = (config: BashEnvRegistryConfig) =>
     const dshHome = yield* resolveDshHome(config.dshHome)
     const registrations = yield* Ref.make<Registrations>({ byName: new Map(), owners: new Map() })
 
-    const admit = (contributor: BashEnvContributor) =>
+    const admit = (contributor: BashEnvRegistry.Contributor) =>
       Ref.modify(
         registrations,
-        (current): readonly [Either.Either<BashEnvContributor, BashEnvRegistrationError>, Registrations] => {
+        (current): readonly [Either.Either<BashEnvRegistry.Contributor, BashEnvRegistrationError>, Registrations] => {
           const problem = registrationProblem(contributor, current.byName, current.owners)
           return problem === undefined
             ? [Either.right(contributor), withContributor(current, contributor)]
@@ -86,9 +85,9 @@ const make = (config: BashEnvRegistryConfig) =>
       ).pipe(Effect.flatMap((admitted) => admitted))
 
     const register = Effect.fn("BashEnvRegistry.register")(
-      function*(contributor: BashEnvContributor): Effect.fn.Return<void, BashEnvRegistrationError, Scope.Scope> {
+      function*(contributor: BashEnvRegistry.Contributor): Effect.fn.Return<void, BashEnvRegistrationError, Scope.Scope> {
         // A private copy: later mutation of the caller's object cannot change what was validated.
-        const registered: BashEnvContributor = {
+        const registered: BashEnvRegistry.Contributor = {
           name: contributor.name,
           keys: contributor.keys.map(({ description, key }) => ({ key, description })),
           resolve: contributor.resolve
@@ -117,7 +116,7 @@ const make = (config: BashEnvRegistryConfig) =>
     )
 
     const list = Ref.get(registrations).pipe(
-      Effect.map(({ byName }): ReadonlyArray<BashEnvDeclaration> =>
+      Effect.map(({ byName }): ReadonlyArray<BashEnvRegistry.Declaration> =>
         [...byName.values()]
           .flatMap(({ keys, name }) => keys.map(({ description, key }) => ({ key, contributor: name, description })))
           .sort((a, b) => byCodeUnits(a.key, b.key))

@@ -10,7 +10,6 @@ import { Deferred, Effect, FiberId, Layer, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import type { Readable, Writable } from "node:stream"
-import type { GroupSignal, OutputSinks, ProcessExit, SpawnOptions } from "../services/ProcessSpawner.js"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
@@ -30,7 +29,7 @@ const errnoCode = (error: unknown): string | undefined =>
  *
  * @since 0.1.0
  */
-export const signalGroupSync = (pgid: number, signal: GroupSignal): void => {
+export const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
   try {
     process.kill(-pgid, signal)
   } catch (error) {
@@ -54,7 +53,7 @@ const pidEntries = (): ReadonlyArray<string> =>
  *
  * @since 0.1.0
  */
-export const signalNamespaceMembersSync = (pgid: number, signal: GroupSignal): void => {
+export const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
   for (const entry of pidEntries()) {
     const pid = Number(entry)
     if (pid === pgid) continue
@@ -89,7 +88,7 @@ export const groupAliveSync = (pgid: number): boolean => {
   return false
 }
 
-const spawnFailure = (error: unknown, options: SpawnOptions): SpawnError => {
+const spawnFailure = (error: unknown, options: ProcessSpawner.Options): SpawnError => {
   const code = errnoCode(error)
   // Node reports a missing cwd as `spawn bash ENOENT`, blaming bash; say what is really missing.
   const message = code === "ENOENT" && !NodeFs.existsSync(options.cwd)
@@ -144,7 +143,7 @@ const make = Effect.gen(function*() {
   // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before.
   const inherited = inheritedDescriptorsSync()
 
-  const start = (options: SpawnOptions) =>
+  const start = (options: ProcessSpawner.Options) =>
     Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
       // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
       if (options.command.includes("\0")) {
@@ -200,13 +199,13 @@ const make = Effect.gen(function*() {
     }).pipe(Effect.zipRight(reaper.forget(child.pid!)))
 
   // `acquireRelease` without its fiber-ref bookkeeping: the release needs none of the caller's refs.
-  const spawn = (options: SpawnOptions) =>
+  const spawn = (options: ProcessSpawner.Options) =>
     Effect.flatMap(Effect.scope, (scope) =>
       Effect.uninterruptible(
         Effect.tap(start(options), (child) => Scope.addFinalizer(scope, release(child)))
       )).pipe(
       Effect.map((child) => {
-        const exited = Deferred.unsafeMake<ProcessExit>(FiberId.none)
+        const exited = Deferred.unsafeMake<ProcessSpawner.Exit>(FiberId.none)
         const settle = (exitCode: number | null, signal: NodeJS.Signals | null) =>
           Deferred.unsafeDone(exited, Effect.succeed({ exitCode, signal }))
         if (child.exitCode !== null || child.signalCode !== null) settle(child.exitCode, child.signalCode)
@@ -214,10 +213,10 @@ const make = Effect.gen(function*() {
         const pid = child.pid!
         return {
           pid,
-          readPipes: (sinks: OutputSinks) =>
+          readPipes: (sinks: ProcessSpawner.OutputSinks) =>
             readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           exit: Deferred.await(exited),
-          signalGroup: (signal: GroupSignal) =>
+          signalGroup: (signal: ProcessSpawner.GroupSignal) =>
             Effect.sync(() =>
               signal === "SIGTERM" && options.wrapper?.pidNamespace === true
                 ? signalNamespaceMembersSync(pid, signal)

@@ -4,24 +4,23 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import type { SandboxMode } from "../services/BashExecutor.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
 import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
 
 const make = Effect.gen(function*() {
   const executor = yield* BashExecutor
-  const overrides = new Map<string, SandboxMode>()
+  const overrides = new Map<string, BashExecutor.SandboxMode>()
   // The workspace root as placement computes it: the session's canonical cwd, else the executor's
   // configured root, else its default workdir.
   const defaultRoot = executor.workspaceRoot ?? (yield* executor.resolve({ command: ":" }).pipe(
     Effect.map((spec) => spec.workdir),
     Effect.orElseSucceed(() => process.cwd())
   ))
-  const standing = (session: string | undefined): SandboxMode | undefined =>
+  const standing = (session: string | undefined): BashExecutor.SandboxMode | undefined =>
     executor.sandboxMode === undefined ? undefined : (session === undefined ? undefined : overrides.get(session)) ?? executor.sandboxMode
   return SandboxSessions.of({
-    setMode: Effect.fn("SandboxSessions.setMode")(function*(session: string, mode: SandboxMode | undefined) {
+    setMode: Effect.fn("SandboxSessions.setMode")(function*(session: string, mode: BashExecutor.SandboxMode | undefined) {
       yield* Effect.annotateCurrentSpan({ "sandbox.session": session, "sandbox.mode": mode ?? "default" })
       if (mode === undefined) overrides.delete(session)
       else overrides.set(session, mode)

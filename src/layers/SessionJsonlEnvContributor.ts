@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import type { BashEnvContributor, BashEnvRegistrationError } from "../services/BashEnvRegistry.js"
+import type { BashEnvRegistrationError } from "../services/BashEnvRegistry.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 
@@ -20,7 +20,7 @@ export const SessionJsonlEnvContributor = {
     Effect.gen(function*() {
       const registry = yield* BashEnvRegistry
       const persistence = yield* SessionPersistence
-      const contributor: BashEnvContributor = {
+      const contributor: BashEnvRegistry.Contributor = {
         name: "session-persistence",
         keys: [{
           key: "DSH_SESSION_JSONL",

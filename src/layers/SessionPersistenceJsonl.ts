@@ -11,7 +11,6 @@ import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Layer, Option } from "effect"
-import type { SessionLocation, ToolCallRecord } from "../services/SessionPersistence.js"
 import { SessionPersistence, SessionPersistenceError } from "../services/SessionPersistence.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { sessionFileName } from "./internal/sessionJsonl/fileName.js"
@@ -72,10 +71,10 @@ const make = (config: SessionPersistenceJsonlConfig) =>
       )
 
     const locate = Effect.fn("SessionPersistence.locate")(function*(session: ToolSession) {
-      return Option.map(fileOf(session), (file): SessionLocation => ({ kind: "jsonl", path: file }))
+      return Option.map(fileOf(session), (file): SessionPersistence.Location => ({ kind: "jsonl", path: file }))
     })
 
-    const record = Effect.fn("SessionPersistence.record")(function*(record: ToolCallRecord) {
+    const record = Effect.fn("SessionPersistence.record")(function*(record: SessionPersistence.ToolCallRecord) {
       const file = yield* fileOf(record.session).pipe(
         Effect.mapError(() =>
           new SessionPersistenceError({ message: `cannot record tool call "${record.callId}": the session has no id` })
@@ -97,7 +96,7 @@ const make = (config: SessionPersistenceJsonlConfig) =>
     })
 
     const replay = Effect.fn("SessionPersistence.replay")(
-      function*(session: ToolSession): Effect.fn.Return<ReadonlyArray<ToolCallRecord>, SessionPersistenceError> {
+      function*(session: ToolSession): Effect.fn.Return<ReadonlyArray<SessionPersistence.ToolCallRecord>, SessionPersistenceError> {
         const file = fileOf(session)
         if (Option.isNone(file)) return []
         const text = yield* fs.readFileString(file.value).pipe(

@@ -4,7 +4,6 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import type { SessionLocation, ToolCallRecord } from "../services/SessionPersistence.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 
 /**
@@ -17,9 +16,9 @@ export const SessionPersistenceNone = {
   layer: Layer.succeed(
     SessionPersistence,
     SessionPersistence.of({
-      locate: () => Effect.succeed(Option.none<SessionLocation>()).pipe(Effect.withSpan("SessionPersistence.locate")),
+      locate: () => Effect.succeed(Option.none<SessionPersistence.Location>()).pipe(Effect.withSpan("SessionPersistence.locate")),
       record: () => Effect.void.pipe(Effect.withSpan("SessionPersistence.record")),
-      replay: () => Effect.succeed<ReadonlyArray<ToolCallRecord>>([]).pipe(Effect.withSpan("SessionPersistence.replay"))
+      replay: () => Effect.succeed<ReadonlyArray<SessionPersistence.ToolCallRecord>>([]).pipe(Effect.withSpan("SessionPersistence.replay"))
     })
   )
 }

@@ -17,7 +17,6 @@
  */
 import type { Scope } from "effect"
 import { Cause, ConfigError, Deferred, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
-import type { TaskMeta, TaskNotice, TaskOutcome, TaskSnapshot, TaskStatus, TaskWork } from "../services/Tasks.js"
 import {
   InvalidWaitTimeoutError,
   isTerminalStatus,
@@ -46,14 +45,14 @@ const shutDownMessage = "background tasks unavailable: the task runtime has shut
 
 interface TaskEntry {
   readonly id: string
-  readonly meta: TaskMeta
-  readonly work: TaskWork
-  readonly status: TaskStatus
+  readonly meta: Tasks.Meta
+  readonly work: Tasks.Work
+  readonly status: Tasks.Status
   readonly detail: string | undefined
   /** The owner has seen the final status; no notice is due. */
   readonly reported: boolean
   /** Completed with the final snapshot once the work has settled. */
-  readonly settled: Deferred.Deferred<TaskSnapshot>
+  readonly settled: Deferred.Deferred<Tasks.Snapshot>
 }
 
 interface TasksState {
@@ -66,7 +65,7 @@ interface TasksState {
   readonly finished: ReadonlyArray<string>
 }
 
-const snapshotOf = (entry: TaskEntry): TaskSnapshot => ({
+const snapshotOf = (entry: TaskEntry): Tasks.Snapshot => ({
   id: entry.id,
   kind: entry.meta.kind,
   label: entry.meta.label,
@@ -87,7 +86,7 @@ const isValidWaitTimeout = (value: unknown): value is number =>
   typeof value === "number" && Number.isFinite(value) && value > 0
 
 /** A `done` that died or was interrupted despite its "never fails" promise still ends the task. */
-const abnormalOutcome = (cause: Cause.Cause<unknown>): TaskOutcome => {
+const abnormalOutcome = (cause: Cause.Cause<unknown>): Tasks.Outcome => {
   const error = Cause.squash(cause)
   const reason = Cause.isInterruptedOnly(cause)
     ? "interrupted"
@@ -137,7 +136,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
       })
 
     /** The current snapshot; an entry evicted meanwhile has settled, so its final snapshot stands. */
-    const latest = (entry: TaskEntry): Effect.Effect<TaskSnapshot> =>
+    const latest = (entry: TaskEntry): Effect.Effect<Tasks.Snapshot> =>
       Effect.flatMap(Ref.get(state), (current) => {
         const now = current.tasks.get(entry.id)
         return now === undefined ? Deferred.await(entry.settled) : Effect.succeed(snapshotOf(now))
@@ -162,7 +161,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
         return [Either.right(`${kind}-${n}`), { ...current, counters: new Map(current.counters).set(kind, n) }]
       })
 
-    const record = (id: string, outcome: TaskOutcome) =>
+    const record = (id: string, outcome: Tasks.Outcome) =>
       Effect.gen(function*() {
         const finished = yield* Ref.modify(state, (current): [TaskEntry | undefined, TasksState] => {
           const entry = current.tasks.get(id)
@@ -189,8 +188,8 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
       )
 
     const start = Effect.fn("Tasks.start")(function*<E, R>(
-      meta: TaskMeta,
-      launch: (id: string) => Effect.Effect<TaskWork, E, R>
+      meta: Tasks.Meta,
+      launch: (id: string) => Effect.Effect<Tasks.Work, E, R>
     ) {
       const id = yield* Effect.flatten(allocateId(meta.kind))
       yield* Effect.annotateCurrentSpan({ "task.id": id, "task.kind": meta.kind })
@@ -204,7 +203,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
             status: "running",
             detail: undefined,
             reported: false,
-            settled: yield* Deferred.make<TaskSnapshot>()
+            settled: yield* Deferred.make<Tasks.Snapshot>()
           }
           const registered = yield* Ref.modify(state, (current): [boolean, TasksState] =>
             current.open ? [true, withEntry(current, entry)] : [false, current])
@@ -273,7 +272,7 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
 
     /** Hands out a queued notice only if it is still due, and marks it delivered. */
     const claimNotice = (id: string) =>
-      Ref.modify(state, (current): [Option.Option<TaskNotice>, TasksState] => {
+      Ref.modify(state, (current): [Option.Option<Tasks.Notice>, TasksState] => {
         const entry = current.tasks.get(id)
         if (entry === undefined || !isTerminalStatus(entry.status) || entry.reported) return [Option.none(), current]
         return [

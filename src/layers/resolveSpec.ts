@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { BashExecRequest, BashExecSpec } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import { AbortedBeforeSpawnError, BashRequestError } from "../services/BashExecutor.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../services/requestChecks.js"
 import type { LocalBashExecutorConfig } from "./executorSettings.js"
@@ -38,7 +38,7 @@ export const positive = (field: string, value: unknown): Effect.Effect<number, B
  * @since 0.1.0
  */
 export const checkCommandAndWorkdir = (
-  spec: Pick<BashExecSpec, "command" | "workdir">
+  spec: Pick<BashExecutor.Spec, "command" | "workdir">
 ): Effect.Effect<void, BashRequestError> => {
   const command = typeof spec.command === "string" ? commandNulProblem(spec.command) : undefined
   if (command !== undefined) return Effect.fail(new BashRequestError({ field: "command", message: command }))
@@ -56,8 +56,8 @@ export const checkCommandAndWorkdir = (
  */
 export const resolveSpec = (
   defaults: ResolveDefaults,
-  request: BashExecRequest
-): Effect.Effect<BashExecSpec, BashRequestError> =>
+  request: BashExecutor.Request
+): Effect.Effect<BashExecutor.Spec, BashRequestError> =>
   Effect.gen(function*() {
     const requested = request.timeoutMs === undefined ?
       defaults.timeoutMs :
@@ -65,7 +65,7 @@ export const resolveSpec = (
     const stdoutMaxBytes = request.stdoutMaxBytes === undefined ?
       defaults.maxOutputBytes :
       yield* positive("stdoutMaxBytes", request.stdoutMaxBytes)
-    const spec: BashExecSpec = {
+    const spec: BashExecutor.Spec = {
       ...request,
       workdir: request.workdir ?? defaults.cwd ?? process.cwd(),
       timeoutMs: Math.min(requested, defaults.maxTimeoutMs),
@@ -80,7 +80,7 @@ export const resolveSpec = (
  *
  * @since 0.1.0
  */
-export const refuseIfAborted = (spec: BashExecSpec): Effect.Effect<void, AbortedBeforeSpawnError> => {
+export const refuseIfAborted = (spec: BashExecutor.Spec): Effect.Effect<void, AbortedBeforeSpawnError> => {
   const signal = spec.signal
   if (signal === undefined || !signal.aborted) return Effect.void
   const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "aborted")

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Config, Effect, Option } from "effect"
-import type { SandboxMode } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import type { LocalBashExecutorConfig } from "./executorSettings.js"
 import { fromEnvironment as localFromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./executorSettings.js"
 import { defaultHidden } from "./internal/sandbox/bwrap.js"
@@ -16,7 +16,7 @@ import { defaultHidden } from "./internal/sandbox/bwrap.js"
  */
 export interface SandboxBashExecutorConfig extends LocalBashExecutorConfig {
   /** The default mode (`sandboxMode` of the executor). */
-  readonly sandboxMode: SandboxMode
+  readonly sandboxMode: BashExecutor.SandboxMode
   /** The writable root when a call carries no policy; the default workdir when absent. */
   readonly workspaceRoot: string | undefined
   /** `none` gives every confined command its own empty network namespace. */
@@ -43,7 +43,7 @@ export const sandboxDefaults = {
   probeTimeoutMs: 5_000
 } as const satisfies Partial<SandboxBashExecutorConfig>
 
-const modes: ReadonlyArray<SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
+const modes: ReadonlyArray<BashExecutor.SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
 
 const invalid = (field: string, message: string) =>
   Effect.fail(new LocalBashExecutorConfigError({ field, message: `bash-sandbox: ${field} ${message}` }))

@@ -8,39 +8,6 @@ import { Context, Data } from "effect"
 import type { ToolExecution } from "./ToolExecution.js"
 
 /**
- * A key a contributor owns, with the description `list()` shows.
- *
- * @since 0.1.0
- */
-export interface BashEnvKey {
-  readonly key: string
-  readonly description: string
-}
-
-/**
- * A named source of managed variables.
- *
- * @since 0.1.0
- */
-export interface BashEnvContributor {
-  readonly name: string
-  readonly keys: ReadonlyArray<BashEnvKey>
-  /** Values for this call; may omit declared keys, may not return undeclared ones. */
-  readonly resolve: (execution: ToolExecution) => Effect.Effect<Readonly<Record<string, unknown>>>
-}
-
-/**
- * A declared key, as listed without running its contributor.
- *
- * @since 0.1.0
- */
-export interface BashEnvDeclaration {
-  readonly key: string
-  readonly contributor: string
-  readonly description: string
-}
-
-/**
  * A contributor could not be registered; `message` is the exact contract text.
  *
  * @since 0.1.0
@@ -68,11 +35,51 @@ export class BashEnvRegistry extends Context.Tag("effect-bash/BashEnvRegistry")<
   {
     /** Registers for the lifetime of the calling scope. */
     readonly register: (
-      contributor: BashEnvContributor
+      contributor: BashEnvRegistry.Contributor
     ) => Effect.Effect<void, BashEnvRegistrationError, Scope.Scope>
     /** A frozen map with sorted keys: DSH_HOME, DSH_SHELL, DSH_SESSION_ID (with a session), then contributors. */
     readonly collect: (execution: ToolExecution) => Effect.Effect<Readonly<Record<string, string>>, BashEnvCollectError>
     /** Every declaration sorted by key; runs no contributor. */
-    readonly list: Effect.Effect<ReadonlyArray<BashEnvDeclaration>>
+    readonly list: Effect.Effect<ReadonlyArray<BashEnvRegistry.Declaration>>
   }
 >() {}
+
+/**
+ * The types of the {@link BashEnvRegistry} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace BashEnvRegistry {
+  /**
+   * A key a contributor owns, with the description `list()` shows.
+   *
+   * @since 0.1.0
+   */
+  export interface Key {
+    readonly key: string
+    readonly description: string
+  }
+
+  /**
+   * A named source of managed variables.
+   *
+   * @since 0.1.0
+   */
+  export interface Contributor {
+    readonly name: string
+    readonly keys: ReadonlyArray<Key>
+    /** Values for this call; may omit declared keys, may not return undeclared ones. */
+    readonly resolve: (execution: ToolExecution) => Effect.Effect<Readonly<Record<string, unknown>>>
+  }
+
+  /**
+   * A declared key, as listed without running its contributor.
+   *
+   * @since 0.1.0
+   */
+  export interface Declaration {
+    readonly key: string
+    readonly contributor: string
+    readonly description: string
+  }
+}

@@ -9,62 +9,6 @@ import { Context, Data, Effect } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
 
 /**
- * Sandbox modes, narrowest first.
- *
- * @since 0.1.0
- */
-export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access"
-
-/**
- * The confinement a confining executor applies to one call.
- *
- * @since 0.1.0
- */
-export interface SandboxPolicy {
-  readonly mode: SandboxMode
-  /** Canonical (symlink-free) workspace root; relative workdirs resolve against it. */
-  readonly workspaceRoot: string
-}
-
-/**
- * What a confining executor reports about one call.
- *
- * @since 0.1.0
- */
-export interface SandboxFacts {
-  readonly mode: SandboxMode
-  /** A file access was denied by the sandbox. */
-  readonly denied: boolean
-  readonly enforcement?: string
-  readonly runnerFailed?: boolean
-}
-
-/**
- * A caller's request; every field but `command` falls back to the executor's config.
- *
- * `stdin`, `env`, `dshEnv` and `stdoutMaxBytes` are trusted-caller fields: the model-facing tool never
- * forwards them from model input.
- *
- * @since 0.1.0
- */
-export interface BashExecRequest {
-  readonly command: string
-  readonly workdir?: string
-  readonly timeoutMs?: number
-  readonly stdoutMaxBytes?: number
-  readonly stdin?: string
-  /** Ordinary variables; may not set `DSH_*` names. */
-  readonly env?: Readonly<Record<string, string>>
-  /** Managed variables; only `DSH_*` names. Merged last. */
-  readonly dshEnv?: Readonly<Record<string, string>>
-  /** A cooperative abort trigger: aborting it kills the group and yields `aborted: true`. */
-  readonly signal?: AbortSignal
-  readonly sandboxPolicy?: SandboxPolicy
-  /** An opaque owner token stored with a background process (see `ownerOf`). */
-  readonly owner?: string
-}
-
-/**
  * Completes when a request's abort trigger fires (at once if it already has).
  *
  * @since 0.1.0
@@ -78,119 +22,12 @@ export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
   })
 
 /**
- * A request with every default filled in.
- *
- * @since 0.1.0
- */
-export interface BashExecSpec extends BashExecRequest {
-  readonly workdir: string
-  readonly timeoutMs: number
-  readonly stdoutMaxBytes: number
-}
-
-/**
- * One stream's output: the tail that fits the budget, and where the whole stream went.
- *
- * @since 0.1.0
- */
-export interface CollectedOutput {
-  /** The whole stream, or its tail when `truncated`. */
-  readonly text: string
-  readonly truncated: boolean
-  /** A complete, closed spill file with the raw bytes of the whole stream, when one exists. */
-  readonly spillPath?: string
-}
-
-/**
- * The outcome of a foreground call. A non-zero exit, a signal death or a timeout are results.
- *
- * @since 0.1.0
- */
-export interface BashRunResult {
-  readonly exitCode: number | null
-  readonly signal: string | null
-  /** The timeout fired first (exclusive with `aborted`). */
-  readonly timedOut: boolean
-  /** The abort trigger fired first (exclusive with `timedOut`). */
-  readonly aborted: boolean
-  readonly timeoutMs: number
-  readonly stdout: CollectedOutput
-  readonly stderr: CollectedOutput
-  readonly sandbox?: SandboxFacts
-}
-
-/**
- * Raw bytes one stream produced, as they were read.
- *
- * @since 0.1.0
- */
-export interface OutputChunk {
-  readonly _tag: "OutputChunk"
-  readonly stream: "stdout" | "stderr"
-  readonly bytes: Uint8Array
-}
-
-/**
- * The lossy mark of live output: a consumer fell behind and this many bytes of each stream were not
- * shown to it. They are still in the run's result (within its budget) and in its spill files.
- *
- * @since 0.1.0
- */
-export interface OutputDropped {
-  readonly _tag: "OutputDropped"
-  readonly stdoutBytes: number
-  readonly stderrBytes: number
-}
-
-/**
- * One element of live output: a chunk, or the mark of chunks dropped for a slow consumer.
- *
- * @since 0.1.0
- */
-export type LiveOutput = OutputChunk | OutputDropped
-
-/**
  * How many bytes of live output wait for one consumer at most; past it, new chunks are dropped and
- * counted in an {@link OutputDropped} mark that precedes the next chunk delivered (or ends the stream).
+ * counted in an {@link BashExecutor.OutputDropped} mark that precedes the next chunk delivered (or ends the stream).
  *
  * @since 0.1.0
  */
 export const liveOutputBufferBytes = 1024 * 1024
-
-/**
- * A foreground run watched while it runs.
- *
- * @since 0.1.0
- */
-export interface LiveRun {
-  /**
-   * The output in the order it was read (per stream), ending once the run has settled. A consumer
-   * that reads slowly or never loses chunks (marked by {@link OutputDropped}), never the result: at
-   * most {@link liveOutputBufferBytes} wait for it.
-   */
-  readonly output: Stream.Stream<LiveOutput>
-  /** Exactly what `run` returns. */
-  readonly result: Effect.Effect<BashRunResult, BashRunError>
-}
-
-/**
- * Lifecycle of a background process.
- *
- * @since 0.1.0
- */
-export type BashProcessStatus = "running" | "completed" | "killed"
-
-/**
- * A point-in-time view of a background process.
- *
- * @since 0.1.0
- */
-export interface BashProcessState {
-  readonly status: BashProcessStatus
-  readonly exitCode: number | null
-  readonly signal: string | null
-  readonly sandbox?: SandboxFacts
-}
 
 /**
  * The CONTRACT §1 merge of two streams' text: `stdout`, then — when `stderr` is non-empty — a newline
@@ -203,45 +40,6 @@ export const mergeStreams = (stdout: string, stderr: string): string => {
   if (stderr === "") return stdout
   const separator = stdout !== "" && !stdout.endsWith("\n") ? "\n" : ""
   return `${stdout}${separator}[stderr]\n${stderr}`
-}
-
-/**
- * One consuming read of a background process's output.
- *
- * @since 0.1.0
- */
-export interface BashOutputRead {
-  /** New output since the previous read, merged as `stdout + [sep] + "[stderr]\n" + stderr`. */
-  readonly delta: string
-  /** Some output was produced but dropped from memory before this read. */
-  readonly lossy: boolean
-  readonly stdoutSpillPath?: string
-  readonly stderrSpillPath?: string
-}
-
-/**
- * A background process handle. No timeout applies to it.
- *
- * @since 0.1.0
- */
-export interface BashProcess {
-  /** Executor-local id (`proc-<n>`). */
-  readonly id: string
-  readonly owner: string | undefined
-  readonly state: Effect.Effect<BashProcessState>
-  /** Completes once the process has closed; never fails (a spawn failure settles as `killed`). */
-  readonly done: Effect.Effect<BashProcessState>
-  /** Consuming: never re-delivers a byte. */
-  readonly readOutput: Effect.Effect<BashOutputRead>
-  /**
-   * The output produced from the moment the stream is run, until the process settles (at once if it
-   * has). Does not consume: `readOutput` still returns every byte. Bounded like {@link LiveRun.output}.
-   *
-   * @since 0.1.0
-   */
-  readonly output: Stream.Stream<LiveOutput>
-  /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */
-  readonly kill: Effect.Effect<boolean>
 }
 
 /**
@@ -285,7 +83,7 @@ export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError
  *
  * @since 0.1.0
  */
-export const sandboxUnavailableText = (mode: SandboxMode): string =>
+export const sandboxUnavailableText = (mode: BashExecutor.SandboxMode): string =>
   `sandbox mode "${mode}" is requested but no sandbox backend is usable on this host; refusing to run the command unconfined. Install bubblewrap or run a Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL restricted-token runner can start (Windows) — otherwise switch the consumer to danger-full-access.`
 
 /**
@@ -295,7 +93,7 @@ export const sandboxUnavailableText = (mode: SandboxMode): string =>
  * @since 0.1.0
  */
 export class SandboxUnavailableError extends Data.TaggedError("SandboxUnavailableError")<{
-  readonly mode: SandboxMode
+  readonly mode: BashExecutor.SandboxMode
   readonly runnerFailure?: string
 }> {
   /** The reference's error code. */
@@ -307,20 +105,6 @@ export class SandboxUnavailableError extends Data.TaggedError("SandboxUnavailabl
 }
 
 /**
- * Why a foreground call failed: only infrastructure faults, never the command's own failure.
- *
- * @since 0.1.0
- */
-export type BashRunError = BashRequestError | AbortedBeforeSpawnError | SpawnError | SandboxUnavailableError
-
-/**
- * Why a background start failed.
- *
- * @since 0.1.0
- */
-export type BashStartError = BashRequestError | AbortedBeforeSpawnError | BackgroundLimitError | SandboxUnavailableError
-
-/**
  * The executor seam.
  *
  * @since 0.1.0
@@ -329,25 +113,25 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
   BashExecutor,
   {
     /** `undefined` for an unconfined executor; the default mode for a confining one. */
-    readonly sandboxMode: SandboxMode | undefined
+    readonly sandboxMode: BashExecutor.SandboxMode | undefined
     /**
      * A confining executor's configured writable root (canonical): the root of calls without a
      * session. `undefined` for an unconfined executor, or one whose root is its default workdir.
      */
     readonly workspaceRoot?: string | undefined
     /** Fills defaults and validates; fails naming the offending field. */
-    readonly resolve: (request: BashExecRequest) => Effect.Effect<BashExecSpec, BashRequestError>
+    readonly resolve: (request: BashExecutor.Request) => Effect.Effect<BashExecutor.Spec, BashRequestError>
     /** Runs in the foreground. Interrupting it kills the group through the timeout path. */
-    readonly run: (spec: BashExecSpec) => Effect.Effect<BashRunResult, BashRunError>
+    readonly run: (spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.RunResult, BashExecutor.RunError>
     /**
      * `run`, started at once in the scope, with its output observable while it runs. Closing the
      * scope before the result interrupts the run (which kills the group).
      *
      * @since 0.1.0
      */
-    readonly runStreaming: (spec: BashExecSpec) => Effect.Effect<LiveRun, never, Scope.Scope>
+    readonly runStreaming: (spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.LiveRun, never, Scope.Scope>
     /** Starts in the background and returns at once (once {@link ready} has completed). */
-    readonly start: (spec: BashExecSpec) => Effect.Effect<BashProcess, BashStartError>
+    readonly start: (spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.Process, BashExecutor.StartError>
     /**
      * Completes when the executor answers without waiting on set-up work it started when it was
      * built (the sandbox runner's usability probe). Never fails; absent when there is none.
@@ -357,3 +141,226 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
     readonly ownerOf: (id: string) => Effect.Effect<Option.Option<string>>
   }
 >() {}
+
+/**
+ * The types of the {@link BashExecutor} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace BashExecutor {
+  /**
+   * Sandbox modes, narrowest first.
+   *
+   * @since 0.1.0
+   */
+  export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access"
+
+  /**
+   * The confinement a confining executor applies to one call.
+   *
+   * @since 0.1.0
+   */
+  export interface SandboxPolicy {
+    readonly mode: SandboxMode
+    /** Canonical (symlink-free) workspace root; relative workdirs resolve against it. */
+    readonly workspaceRoot: string
+  }
+
+  /**
+   * What a confining executor reports about one call.
+   *
+   * @since 0.1.0
+   */
+  export interface SandboxFacts {
+    readonly mode: SandboxMode
+    /** A file access was denied by the sandbox. */
+    readonly denied: boolean
+    readonly enforcement?: string
+    readonly runnerFailed?: boolean
+  }
+
+  /**
+   * A caller's request; every field but `command` falls back to the executor's config.
+   *
+   * `stdin`, `env`, `dshEnv` and `stdoutMaxBytes` are trusted-caller fields: the model-facing tool never
+   * forwards them from model input.
+   *
+   * @since 0.1.0
+   */
+  export interface Request {
+    readonly command: string
+    readonly workdir?: string
+    readonly timeoutMs?: number
+    readonly stdoutMaxBytes?: number
+    readonly stdin?: string
+    /** Ordinary variables; may not set `DSH_*` names. */
+    readonly env?: Readonly<Record<string, string>>
+    /** Managed variables; only `DSH_*` names. Merged last. */
+    readonly dshEnv?: Readonly<Record<string, string>>
+    /** A cooperative abort trigger: aborting it kills the group and yields `aborted: true`. */
+    readonly signal?: AbortSignal
+    readonly sandboxPolicy?: SandboxPolicy
+    /** An opaque owner token stored with a background process (see `ownerOf`). */
+    readonly owner?: string
+  }
+
+  /**
+   * A request with every default filled in.
+   *
+   * @since 0.1.0
+   */
+  export interface Spec extends Request {
+    readonly workdir: string
+    readonly timeoutMs: number
+    readonly stdoutMaxBytes: number
+  }
+
+  /**
+   * One stream's output: the tail that fits the budget, and where the whole stream went.
+   *
+   * @since 0.1.0
+   */
+  export interface CollectedOutput {
+    /** The whole stream, or its tail when `truncated`. */
+    readonly text: string
+    readonly truncated: boolean
+    /** A complete, closed spill file with the raw bytes of the whole stream, when one exists. */
+    readonly spillPath?: string
+  }
+
+  /**
+   * The outcome of a foreground call. A non-zero exit, a signal death or a timeout are results.
+   *
+   * @since 0.1.0
+   */
+  export interface RunResult {
+    readonly exitCode: number | null
+    readonly signal: string | null
+    /** The timeout fired first (exclusive with `aborted`). */
+    readonly timedOut: boolean
+    /** The abort trigger fired first (exclusive with `timedOut`). */
+    readonly aborted: boolean
+    readonly timeoutMs: number
+    readonly stdout: CollectedOutput
+    readonly stderr: CollectedOutput
+    readonly sandbox?: SandboxFacts
+  }
+
+  /**
+   * Raw bytes one stream produced, as they were read.
+   *
+   * @since 0.1.0
+   */
+  export interface OutputChunk {
+    readonly _tag: "OutputChunk"
+    readonly stream: "stdout" | "stderr"
+    readonly bytes: Uint8Array
+  }
+
+  /**
+   * The lossy mark of live output: a consumer fell behind and this many bytes of each stream were not
+   * shown to it. They are still in the run's result (within its budget) and in its spill files.
+   *
+   * @since 0.1.0
+   */
+  export interface OutputDropped {
+    readonly _tag: "OutputDropped"
+    readonly stdoutBytes: number
+    readonly stderrBytes: number
+  }
+
+  /**
+   * One element of live output: a chunk, or the mark of chunks dropped for a slow consumer.
+   *
+   * @since 0.1.0
+   */
+  export type LiveOutput = OutputChunk | OutputDropped
+
+  /**
+   * A foreground run watched while it runs.
+   *
+   * @since 0.1.0
+   */
+  export interface LiveRun {
+    /**
+     * The output in the order it was read (per stream), ending once the run has settled. A consumer
+     * that reads slowly or never loses chunks (marked by {@link OutputDropped}), never the result: at
+     * most {@link liveOutputBufferBytes} wait for it.
+     */
+    readonly output: Stream.Stream<LiveOutput>
+    /** Exactly what `run` returns. */
+    readonly result: Effect.Effect<RunResult, RunError>
+  }
+
+  /**
+   * Lifecycle of a background process.
+   *
+   * @since 0.1.0
+   */
+  export type ProcessStatus = "running" | "completed" | "killed"
+
+  /**
+   * A point-in-time view of a background process.
+   *
+   * @since 0.1.0
+   */
+  export interface ProcessState {
+    readonly status: ProcessStatus
+    readonly exitCode: number | null
+    readonly signal: string | null
+    readonly sandbox?: SandboxFacts
+  }
+
+  /**
+   * One consuming read of a background process's output.
+   *
+   * @since 0.1.0
+   */
+  export interface OutputRead {
+    /** New output since the previous read, merged as `stdout + [sep] + "[stderr]\n" + stderr`. */
+    readonly delta: string
+    /** Some output was produced but dropped from memory before this read. */
+    readonly lossy: boolean
+    readonly stdoutSpillPath?: string
+    readonly stderrSpillPath?: string
+  }
+
+  /**
+   * A background process handle. No timeout applies to it.
+   *
+   * @since 0.1.0
+   */
+  export interface Process {
+    /** Executor-local id (`proc-<n>`). */
+    readonly id: string
+    readonly owner: string | undefined
+    readonly state: Effect.Effect<ProcessState>
+    /** Completes once the process has closed; never fails (a spawn failure settles as `killed`). */
+    readonly done: Effect.Effect<ProcessState>
+    /** Consuming: never re-delivers a byte. */
+    readonly readOutput: Effect.Effect<OutputRead>
+    /**
+     * The output produced from the moment the stream is run, until the process settles (at once if it
+     * has). Does not consume: `readOutput` still returns every byte. Bounded like {@link LiveRun.output}.
+     *
+     * @since 0.1.0
+     */
+    readonly output: Stream.Stream<LiveOutput>
+    /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */
+    readonly kill: Effect.Effect<boolean>
+  }
+
+  /**
+   * Why a foreground call failed: only infrastructure faults, never the command's own failure.
+   *
+   * @since 0.1.0
+   */
+  export type RunError = BashRequestError | AbortedBeforeSpawnError | SpawnError | SandboxUnavailableError
+
+  /**
+   * Why a background start failed.
+   *
+   * @since 0.1.0
+   */
+  export type StartError = BashRequestError | AbortedBeforeSpawnError | BackgroundLimitError | SandboxUnavailableError
+}

@@ -6,18 +6,7 @@
  */
 import type { Effect, Stream } from "effect"
 import { Context } from "effect"
-import type { TaskSnapshot } from "./Tasks.js"
-
-/**
- * One completion notice: the exact CONTRACT §3 text and the finished task it reports.
- *
- * @since 0.1.0
- */
-export interface CompletionNotice {
-  readonly task: TaskSnapshot
-  /** `background task <id> (<kind>: <label>) finished <status line>. Read its output with task_output.` */
-  readonly text: string
-}
+import type { Tasks } from "./Tasks.js"
 
 /**
  * The notices {@link AgentTools} holds for their owners, seen from a delivering host. It is the same
@@ -32,6 +21,24 @@ export class CompletionNotices extends Context.Tag("effect-bash/CompletionNotice
     /** The owning session (`undefined` for session-less tasks) each time a notice starts waiting for it. */
     readonly arrivals: Stream.Stream<string | undefined>
     /** Takes the waiting notices of a session, oldest first, each once. */
-    readonly take: (session: string | undefined) => Effect.Effect<ReadonlyArray<CompletionNotice>>
+    readonly take: (session: string | undefined) => Effect.Effect<ReadonlyArray<CompletionNotices.Notice>>
   }
 >() {}
+
+/**
+ * The types of the {@link CompletionNotices} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace CompletionNotices {
+  /**
+   * One completion notice: the exact CONTRACT §3 text and the finished task it reports.
+   *
+   * @since 0.1.0
+   */
+  export interface Notice {
+    readonly task: Tasks.Snapshot
+    /** `background task <id> (<kind>: <label>) finished <status line>. Read its output with task_output.` */
+    readonly text: string
+  }
+}

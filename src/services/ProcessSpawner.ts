@@ -10,99 +10,6 @@ import type { Effect, Scope } from "effect"
 import { Context, Data } from "effect"
 
 /**
- * Signals the executor sends to a process group.
- *
- * @since 0.1.0
- */
-export type GroupSignal = "SIGTERM" | "SIGKILL"
-
-/**
- * A runner the shell is started through (e.g. bubblewrap): `argv` comes first and the usual bash
- * invocation follows it, so `argv` ends with the runner's own `--`. The runner receives the same
- * `env`, `cwd` and fds as the shell would.
- *
- * @since 0.1.0
- */
-export interface SpawnWrapper {
-  readonly argv: ReadonlyArray<string>
-  /**
-   * The runner (the group leader) starts a PID namespace whose init is its direct child. SIGTERM then
-   * goes to the group's other members only: a TERM to the runner would tear the namespace down
-   * before the command could handle it. SIGKILL still goes to the whole group, and the namespace
-   * dies with its runner.
-   */
-  readonly pidNamespace: boolean
-}
-
-/**
- * What to start: `bash -c <command>` in `cwd` with exactly `env`, through `wrapper` when given. The
- * command is never read as bash's options (`--version` is a command), and may be longer than the OS
- * allows an argument.
- *
- * @since 0.1.0
- */
-export interface SpawnOptions {
-  readonly command: string
-  readonly cwd: string
-  readonly env: Readonly<Record<string, string>>
-  /** Written to fd 0 and then closed; when absent fd 0 is `/dev/null`. */
-  readonly stdin?: string | Uint8Array
-  readonly wrapper?: SpawnWrapper
-}
-
-/**
- * How the group leader (the shell) ended.
- *
- * @since 0.1.0
- */
-export interface ProcessExit {
-  readonly exitCode: number | null
-  readonly signal: string | null
-}
-
-/**
- * Takes one chunk of a pipe at once. The effect it may return (e.g. a write to a file) completes
- * before the pipe's next chunk is delivered: that is the backpressure.
- *
- * @since 0.1.0
- */
-export type OutputSink = (chunk: Uint8Array) => Effect.Effect<void> | undefined
-
-/**
- * Where each of the leader's pipes delivers its chunks.
- *
- * @since 0.1.0
- */
-export interface OutputSinks {
-  readonly stdout: OutputSink
-  readonly stderr: OutputSink
-}
-
-/**
- * A started process group. Its lifetime is the `Scope` it was spawned in: closing that scope stops
- * tracking the group and releases its pipes (it does **not** kill it — the executor decides that).
- *
- * @since 0.1.0
- */
-export interface SpawnedProcess {
-  /** The leader's pid, which is also the process-group id. */
-  readonly pid: number
-  /**
-   * Reads the leader's stdout and stderr into their sinks until both have ended (every writer of
-   * each pipe has closed it). A pipe's chunks arrive in order, each after the effect its sink
-   * returned for the previous one has completed. A pipe whose read fails ends there, after the
-   * bytes read before the failure. Call it once.
-   */
-  readonly readPipes: (sinks: OutputSinks) => Effect.Effect<void>
-  /** Completes when the leader has exited (its pipes may still be open). */
-  readonly exit: Effect.Effect<ProcessExit>
-  /** Sends a signal to every member of the group; a group that is already gone is not an error. */
-  readonly signalGroup: (signal: GroupSignal) => Effect.Effect<void>
-  /** Whether any member of the group is still alive. Zombies count as dead. */
-  readonly groupAlive: Effect.Effect<boolean>
-}
-
-/**
  * The process could not be started (missing workdir, missing `bash`, fd exhaustion, …).
  *
  * @since 0.1.0
@@ -123,6 +30,106 @@ export class ProcessSpawner extends Context.Tag("effect-bash/ProcessSpawner")<
   ProcessSpawner,
   {
     /** Starts `bash -c options.command` as the leader of a new process group (and session). */
-    readonly spawn: (options: SpawnOptions) => Effect.Effect<SpawnedProcess, SpawnError, Scope.Scope>
+    readonly spawn: (options: ProcessSpawner.Options) => Effect.Effect<ProcessSpawner.Process, SpawnError, Scope.Scope>
   }
 >() {}
+
+/**
+ * The types of the {@link ProcessSpawner} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace ProcessSpawner {
+  /**
+   * Signals the executor sends to a process group.
+   *
+   * @since 0.1.0
+   */
+  export type GroupSignal = "SIGTERM" | "SIGKILL"
+
+  /**
+   * A runner the shell is started through (e.g. bubblewrap): `argv` comes first and the usual bash
+   * invocation follows it, so `argv` ends with the runner's own `--`. The runner receives the same
+   * `env`, `cwd` and fds as the shell would.
+   *
+   * @since 0.1.0
+   */
+  export interface Wrapper {
+    readonly argv: ReadonlyArray<string>
+    /**
+     * The runner (the group leader) starts a PID namespace whose init is its direct child. SIGTERM then
+     * goes to the group's other members only: a TERM to the runner would tear the namespace down
+     * before the command could handle it. SIGKILL still goes to the whole group, and the namespace
+     * dies with its runner.
+     */
+    readonly pidNamespace: boolean
+  }
+
+  /**
+   * What to start: `bash -c <command>` in `cwd` with exactly `env`, through `wrapper` when given. The
+   * command is never read as bash's options (`--version` is a command), and may be longer than the OS
+   * allows an argument.
+   *
+   * @since 0.1.0
+   */
+  export interface Options {
+    readonly command: string
+    readonly cwd: string
+    readonly env: Readonly<Record<string, string>>
+    /** Written to fd 0 and then closed; when absent fd 0 is `/dev/null`. */
+    readonly stdin?: string | Uint8Array
+    readonly wrapper?: Wrapper
+  }
+
+  /**
+   * How the group leader (the shell) ended.
+   *
+   * @since 0.1.0
+   */
+  export interface Exit {
+    readonly exitCode: number | null
+    readonly signal: string | null
+  }
+
+  /**
+   * Takes one chunk of a pipe at once. The effect it may return (e.g. a write to a file) completes
+   * before the pipe's next chunk is delivered: that is the backpressure.
+   *
+   * @since 0.1.0
+   */
+  export type OutputSink = (chunk: Uint8Array) => Effect.Effect<void> | undefined
+
+  /**
+   * Where each of the leader's pipes delivers its chunks.
+   *
+   * @since 0.1.0
+   */
+  export interface OutputSinks {
+    readonly stdout: OutputSink
+    readonly stderr: OutputSink
+  }
+
+  /**
+   * A started process group. Its lifetime is the `Scope` it was spawned in: closing that scope stops
+   * tracking the group and releases its pipes (it does **not** kill it — the executor decides that).
+   *
+   * @since 0.1.0
+   */
+  export interface Process {
+    /** The leader's pid, which is also the process-group id. */
+    readonly pid: number
+    /**
+     * Reads the leader's stdout and stderr into their sinks until both have ended (every writer of
+     * each pipe has closed it). A pipe's chunks arrive in order, each after the effect its sink
+     * returned for the previous one has completed. A pipe whose read fails ends there, after the
+     * bytes read before the failure. Call it once.
+     */
+    readonly readPipes: (sinks: OutputSinks) => Effect.Effect<void>
+    /** Completes when the leader has exited (its pipes may still be open). */
+    readonly exit: Effect.Effect<Exit>
+    /** Sends a signal to every member of the group; a group that is already gone is not an error. */
+    readonly signalGroup: (signal: GroupSignal) => Effect.Effect<void>
+    /** Whether any member of the group is still alive. Zombies count as dead. */
+    readonly groupAlive: Effect.Effect<boolean>
+  }
+}

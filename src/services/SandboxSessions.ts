@@ -6,7 +6,7 @@
  */
 import type { Effect, Option } from "effect"
 import { Context } from "effect"
-import type { SandboxMode } from "./BashExecutor.js"
+import type { BashExecutor } from "./BashExecutor.js"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**
@@ -14,7 +14,7 @@ import type { ToolSession } from "./ToolExecution.js"
  *
  * @since 0.1.0
  */
-export const sandboxPolicyText = (mode: SandboxMode, root: string): string => {
+export const sandboxPolicyText = (mode: BashExecutor.SandboxMode, root: string): string => {
   switch (mode) {
     case "read-only":
       return "Current DSH file policy: read-only. Any available operation enforced by the DSH file sandbox cannot modify files in the standing mode. Do not refuse a required modification from this policy alone: try an available tool normally and follow any denial and escalation guidance it returns."
@@ -42,14 +42,14 @@ export class SandboxSessions extends Context.Tag("effect-bash/SandboxSessions")<
   SandboxSessions,
   {
     /** Sets a session's standing mode (`undefined` clears it); it applies from the session's next call. */
-    readonly setMode: (session: string, mode: SandboxMode | undefined) => Effect.Effect<void>
+    readonly setMode: (session: string, mode: BashExecutor.SandboxMode | undefined) => Effect.Effect<void>
     /** The session's override, when one is set. */
-    readonly modeOf: (session: string) => Effect.Effect<Option.Option<SandboxMode>>
+    readonly modeOf: (session: string) => Effect.Effect<Option.Option<BashExecutor.SandboxMode>>
     /**
      * The mode a call of `session` runs under without escalation: its override, else the executor's
      * default; `undefined` for an unconfined executor.
      */
-    readonly standingMode: (session: string | undefined) => Effect.Effect<SandboxMode | undefined>
+    readonly standingMode: (session: string | undefined) => Effect.Effect<BashExecutor.SandboxMode | undefined>
     /**
      * The policy text for the session's prompt context (`sandbox:policy`, order 110); none for an
      * unconfined executor. Synchronous, for hosts whose prompt providers are.

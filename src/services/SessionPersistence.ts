@@ -8,33 +8,6 @@ import { Context, Data } from "effect"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**
- * Where a session's artifact lives; a location hint, never a credential.
- *
- * @since 0.1.0
- */
-export interface SessionLocation {
-  readonly kind: string
-  readonly path: string
-}
-
-/**
- * One tool call and its structured result, as appended for replay.
- *
- * @since 0.1.0
- */
-export interface ToolCallRecord {
-  readonly session: ToolSession
-  readonly callId: string
-  readonly toolName: string
-  readonly arguments: unknown
-  readonly isError: boolean
-  /** The canonical result value (or `{ message }` for an error). */
-  readonly result: unknown
-  /** The text the model saw. */
-  readonly text: string
-}
-
-/**
  * A record could not be stored.
  *
  * @since 0.1.0
@@ -52,10 +25,44 @@ export class SessionPersistenceError extends Data.TaggedError("SessionPersistenc
 export class SessionPersistence extends Context.Tag("effect-bash/SessionPersistence")<
   SessionPersistence,
   {
-    readonly locate: (session: ToolSession) => Effect.Effect<Option.Option<SessionLocation>>
+    readonly locate: (session: ToolSession) => Effect.Effect<Option.Option<SessionPersistence.Location>>
     /** Appends one call; backends without storage ignore it. */
-    readonly record: (record: ToolCallRecord) => Effect.Effect<void, SessionPersistenceError>
+    readonly record: (record: SessionPersistence.ToolCallRecord) => Effect.Effect<void, SessionPersistenceError>
     /** Every stored record of a session, oldest first. */
-    readonly replay: (session: ToolSession) => Effect.Effect<ReadonlyArray<ToolCallRecord>, SessionPersistenceError>
+    readonly replay: (session: ToolSession) => Effect.Effect<ReadonlyArray<SessionPersistence.ToolCallRecord>, SessionPersistenceError>
   }
 >() {}
+
+/**
+ * The types of the {@link SessionPersistence} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace SessionPersistence {
+  /**
+   * Where a session's artifact lives; a location hint, never a credential.
+   *
+   * @since 0.1.0
+   */
+  export interface Location {
+    readonly kind: string
+    readonly path: string
+  }
+
+  /**
+   * One tool call and its structured result, as appended for replay.
+   *
+   * @since 0.1.0
+   */
+  export interface ToolCallRecord {
+    readonly session: ToolSession
+    readonly callId: string
+    readonly toolName: string
+    readonly arguments: unknown
+    readonly isError: boolean
+    /** The canonical result value (or `{ message }` for an error). */
+    readonly result: unknown
+    /** The text the model saw. */
+    readonly text: string
+  }
+}

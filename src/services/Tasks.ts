@@ -1,7 +1,7 @@
 /**
  * The generic background-task runtime (CONTRACT §3): ids, owner isolation, consuming reads,
  * waiting, cancellation, completion notices and disposal. Producers (the `bash` tool) hand it a
- * {@link TaskWork}; the runtime never knows what the work is.
+ * {@link Tasks.Work}; the runtime never knows what the work is.
  *
  * @since 0.1.0
  */
@@ -10,81 +10,11 @@ import { Context, Data } from "effect"
 import { capEchoed } from "./requestChecks.js"
 
 /**
- * Lifecycle of a task.
- *
- * @since 0.1.0
- */
-export type TaskStatus = "running" | "stopping" | "completed" | "killed" | "failed"
-
-/**
  * Whether a task has ended (`completed`, `killed` or `failed`).
  *
  * @since 0.1.0
  */
-export const isTerminalStatus = (status: TaskStatus): boolean => status !== "running" && status !== "stopping"
-
-/**
- * How a piece of work ended, with a producer-supplied detail (`exit code: 0`, `signal: SIGTERM`).
- *
- * @since 0.1.0
- */
-export interface TaskOutcome {
-  readonly status: "completed" | "killed" | "failed"
-  readonly detail?: string
-}
-
-/**
- * What a producer hands the runtime once its work has started.
- *
- * @since 0.1.0
- */
-export interface TaskWork {
-  /** Consuming read of new output, already rendered for a model (may be empty). */
-  readonly read: Effect.Effect<string>
-  /** Asks the work to stop; returns once the request is delivered (not when the work has stopped). */
-  readonly cancel: Effect.Effect<void>
-  /** Completes when the work has stopped; never fails. */
-  readonly done: Effect.Effect<TaskOutcome>
-}
-
-/**
- * What the runtime knows about a task before its work starts.
- *
- * @since 0.1.0
- */
-export interface TaskMeta {
-  /** Id prefix and kind shown in listings, e.g. `bash`. */
-  readonly kind: string
-  /** A short human label, e.g. the command. */
-  readonly label: string
-  /** The owning session; an owned task is visible only to its owner. */
-  readonly owner?: string
-}
-
-/**
- * A point-in-time view of a task.
- *
- * @since 0.1.0
- */
-export interface TaskSnapshot {
-  readonly id: string
-  readonly kind: string
-  readonly label: string
-  readonly owner: string | undefined
-  readonly status: TaskStatus
-  /** Outcome detail once terminal: `exit code: N`, `signal: SIGTERM`, `killed before exit`. */
-  readonly detail: string | undefined
-}
-
-/**
- * A finished task its owner has not yet been told about.
- *
- * @since 0.1.0
- */
-export interface TaskNotice {
-  readonly owner: string | undefined
-  readonly task: TaskSnapshot
-}
+export const isTerminalStatus = (status: Tasks.Status): boolean => status !== "running" && status !== "stopping"
 
 /**
  * Background tasks cannot be started: nothing controls them, or nothing runs them.
@@ -148,23 +78,23 @@ export class Tasks extends Context.Tag("effect-bash/Tasks")<
      * fresh `<kind>-<n>` id. `launch` receives that id.
      */
     readonly start: <E, R>(
-      meta: TaskMeta,
-      launch: (id: string) => Effect.Effect<TaskWork, E, R>
-    ) => Effect.Effect<TaskSnapshot, E | TasksUnavailableError, R>
-    readonly get: (id: string, caller: string | undefined) => Effect.Effect<TaskSnapshot, TaskAccessError>
+      meta: Tasks.Meta,
+      launch: (id: string) => Effect.Effect<Tasks.Work, E, R>
+    ) => Effect.Effect<Tasks.Snapshot, E | TasksUnavailableError, R>
+    readonly get: (id: string, caller: string | undefined) => Effect.Effect<Tasks.Snapshot, TaskAccessError>
     /** Consuming read of new output plus the snapshot taken after it. */
     readonly read: (
       id: string,
       caller: string | undefined
-    ) => Effect.Effect<{ readonly output: string; readonly task: TaskSnapshot }, TaskAccessError>
+    ) => Effect.Effect<{ readonly output: string; readonly task: Tasks.Snapshot }, TaskAccessError>
     /** The snapshot once terminal, or at the timeout (the task stays alive). Clock-driven. */
     readonly wait: (
       id: string,
       timeoutMs: number,
       caller: string | undefined
-    ) => Effect.Effect<TaskSnapshot, TaskAccessError | InvalidWaitTimeoutError>
+    ) => Effect.Effect<Tasks.Snapshot, TaskAccessError | InvalidWaitTimeoutError>
     /** Tasks visible to the caller, oldest first. */
-    readonly list: (caller: string | undefined) => Effect.Effect<ReadonlyArray<TaskSnapshot>>
+    readonly list: (caller: string | undefined) => Effect.Effect<ReadonlyArray<Tasks.Snapshot>>
     readonly kill: (
       id: string,
       caller: string | undefined
@@ -172,6 +102,83 @@ export class Tasks extends Context.Tag("effect-bash/Tasks")<
     /** Marks a terminal task as reported to its owner (its status was shown), so no notice is sent. */
     readonly markReported: (id: string) => Effect.Effect<void>
     /** Each finished, unreported task exactly once, as it finishes. */
-    readonly notifications: Stream.Stream<TaskNotice>
+    readonly notifications: Stream.Stream<Tasks.Notice>
   }
 >() {}
+
+/**
+ * The types of the {@link Tasks} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace Tasks {
+  /**
+   * Lifecycle of a task.
+   *
+   * @since 0.1.0
+   */
+  export type Status = "running" | "stopping" | "completed" | "killed" | "failed"
+
+  /**
+   * How a piece of work ended, with a producer-supplied detail (`exit code: 0`, `signal: SIGTERM`).
+   *
+   * @since 0.1.0
+   */
+  export interface Outcome {
+    readonly status: "completed" | "killed" | "failed"
+    readonly detail?: string
+  }
+
+  /**
+   * What a producer hands the runtime once its work has started.
+   *
+   * @since 0.1.0
+   */
+  export interface Work {
+    /** Consuming read of new output, already rendered for a model (may be empty). */
+    readonly read: Effect.Effect<string>
+    /** Asks the work to stop; returns once the request is delivered (not when the work has stopped). */
+    readonly cancel: Effect.Effect<void>
+    /** Completes when the work has stopped; never fails. */
+    readonly done: Effect.Effect<Outcome>
+  }
+
+  /**
+   * What the runtime knows about a task before its work starts.
+   *
+   * @since 0.1.0
+   */
+  export interface Meta {
+    /** Id prefix and kind shown in listings, e.g. `bash`. */
+    readonly kind: string
+    /** A short human label, e.g. the command. */
+    readonly label: string
+    /** The owning session; an owned task is visible only to its owner. */
+    readonly owner?: string
+  }
+
+  /**
+   * A point-in-time view of a task.
+   *
+   * @since 0.1.0
+   */
+  export interface Snapshot {
+    readonly id: string
+    readonly kind: string
+    readonly label: string
+    readonly owner: string | undefined
+    readonly status: Status
+    /** Outcome detail once terminal: `exit code: N`, `signal: SIGTERM`, `killed before exit`. */
+    readonly detail: string | undefined
+  }
+
+  /**
+   * A finished task its owner has not yet been told about.
+   *
+   * @since 0.1.0
+   */
+  export interface Notice {
+    readonly owner: string | undefined
+    readonly task: Snapshot
+  }
+}

@@ -4,12 +4,11 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Ref } from "effect"
-import type { ApprovalOutcome, ApprovalRequest } from "../services/Approval.js"
 import { Approval } from "../services/Approval.js"
 
 interface Script {
-  readonly remaining: ReadonlyArray<ApprovalOutcome>
-  readonly asked: ReadonlyArray<ApprovalRequest>
+  readonly remaining: ReadonlyArray<Approval.Outcome>
+  readonly asked: ReadonlyArray<Approval.Request>
 }
 
 /**
@@ -22,21 +21,21 @@ export class ApprovalScripted extends Context.Tag("effect-bash/ApprovalScripted"
   ApprovalScripted,
   {
     /** Every request received, oldest first. */
-    readonly requests: Effect.Effect<ReadonlyArray<ApprovalRequest>>
+    readonly requests: Effect.Effect<ReadonlyArray<Approval.Request>>
     /** The scripted outcomes not yet given. */
-    readonly remaining: Effect.Effect<ReadonlyArray<ApprovalOutcome>>
+    readonly remaining: Effect.Effect<ReadonlyArray<Approval.Outcome>>
   }
 >() {
   /**
    * Answers requests with `outcomes` in order, then `unavailable` once the script runs out; records
    * every request, answered or not.
    */
-  static readonly layer = (outcomes: ReadonlyArray<ApprovalOutcome>): Layer.Layer<Approval | ApprovalScripted> =>
+  static readonly layer = (outcomes: ReadonlyArray<Approval.Outcome>): Layer.Layer<Approval | ApprovalScripted> =>
     Layer.effectContext(
       Effect.gen(function*() {
         const script = yield* Ref.make<Script>({ remaining: [...outcomes], asked: [] })
-        const request = Effect.fn("Approval.request")(function*(request: ApprovalRequest) {
-          return yield* Ref.modify(script, ({ asked, remaining }): readonly [ApprovalOutcome, Script] => [
+        const request = Effect.fn("Approval.request")(function*(request: Approval.Request) {
+          return yield* Ref.modify(script, ({ asked, remaining }): readonly [Approval.Outcome, Script] => [
             remaining[0] ?? "unavailable",
             { remaining: remaining.slice(1), asked: [...asked, request] }
           ])

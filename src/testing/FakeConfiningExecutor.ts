@@ -8,7 +8,6 @@
  */
 import * as path from "node:path"
 import { Context, Effect, Layer, Option, Ref } from "effect"
-import type { BashExecSpec, SandboxFacts, SandboxMode } from "../services/BashExecutor.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
 import { refuseIfAborted, resolveSpec } from "../index.js"
@@ -22,7 +21,7 @@ import { bashRunResult, makeScriptedProcess, streamingFromRun } from "./Scripted
  */
 export interface FakeConfiningExecutorConfig {
   /** The default mode. Default `workspace-write`. */
-  readonly sandboxMode?: SandboxMode
+  readonly sandboxMode?: BashExecutor.SandboxMode
   /** The root used when a call carries no sandbox policy. Default: the default workdir. */
   readonly workspaceRoot?: string
   /** Default workdir. Default `process.cwd()` at resolve time. */
@@ -70,7 +69,7 @@ const isInside = (root: string, target: string): boolean => {
 }
 
 /** The first target the mode forbids, if any. */
-const deniedTarget = (spec: BashExecSpec, mode: SandboxMode, root: string): string | undefined => {
+const deniedTarget = (spec: BashExecutor.Spec, mode: BashExecutor.SandboxMode, root: string): string | undefined => {
   if (mode === "danger-full-access") return undefined
   return writeTargets(spec.command).find((target) =>
     mode === "read-only" || !isInside(root, path.resolve(spec.workdir, target))
@@ -85,7 +84,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
     const defaults: ResolveDefaults = { cwd: config.cwd, timeoutMs: 120_000, maxTimeoutMs: 600_000, maxOutputBytes: 64_000 }
 
     /** What the sandbox would have reported, and the stderr a denied write leaves. */
-    const judge = (spec: BashExecSpec): { readonly sandbox: SandboxFacts; readonly stderr: string } => {
+    const judge = (spec: BashExecutor.Spec): { readonly sandbox: BashExecutor.SandboxFacts; readonly stderr: string } => {
       const mode = spec.sandboxPolicy?.mode ?? defaultMode
       const root = spec.sandboxPolicy?.workspaceRoot ?? config.workspaceRoot ?? spec.workdir
       const target = deniedTarget(spec, mode, root)
@@ -95,7 +94,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
       }
     }
 
-    const begin = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
+    const begin = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>
       Ref.update(calls, (current) => [...current, { op, spec }]).pipe(Effect.zipRight(refuseIfAborted(spec)))
 
     const run: BashExecutor["Type"]["run"] = (spec) =>

@@ -6,14 +6,6 @@
  * @since 0.1.0
  */
 import { Clock, Context, Deferred, Effect, Layer, Option, Queue, Ref } from "effect"
-import type {
-  GroupSignal,
-  OutputSink,
-  OutputSinks,
-  ProcessExit,
-  SpawnedProcess,
-  SpawnOptions
-} from "../services/ProcessSpawner.js"
 import type { SpawnError } from "../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 
@@ -46,7 +38,7 @@ export interface FakeScript {
  * @since 0.1.0
  */
 export interface SentSignal {
-  readonly signal: GroupSignal
+  readonly signal: ProcessSpawner.GroupSignal
   readonly atMillis: number
 }
 
@@ -57,14 +49,14 @@ export interface SentSignal {
  */
 export interface FakeProcess {
   readonly pid: number
-  readonly options: SpawnOptions
+  readonly options: ProcessSpawner.Options
   readonly signals: Effect.Effect<ReadonlyArray<SentSignal>>
   readonly writeStdout: (data: string | Uint8Array) => Effect.Effect<void>
   readonly writeStderr: (data: string | Uint8Array) => Effect.Effect<void>
   /** Closes both pipes (every writer is gone). */
   readonly closePipes: Effect.Effect<void>
   /** The leader exits; `alsoGroup` (default true) says the rest of the group goes with it. */
-  readonly exit: (exit: ProcessExit, options?: { readonly alsoGroup?: boolean }) => Effect.Effect<void>
+  readonly exit: (exit: ProcessSpawner.Exit, options?: { readonly alsoGroup?: boolean }) => Effect.Effect<void>
   /** Whether any member is alive. */
   readonly alive: Effect.Effect<boolean>
 }
@@ -87,16 +79,16 @@ export class FakeSpawnerControl extends Context.Tag("effect-bash/FakeSpawnerCont
 const encoder = new TextEncoder()
 const bytes = (data: string | Uint8Array) => (typeof data === "string" ? encoder.encode(data) : data)
 
-const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript) =>
+const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: FakeScript) =>
   Effect.gen(function*() {
     const stdout = yield* Queue.unbounded<Option.Option<Uint8Array>>()
     const stderr = yield* Queue.unbounded<Option.Option<Uint8Array>>()
-    const exited = yield* Deferred.make<ProcessExit>()
+    const exited = yield* Deferred.make<ProcessSpawner.Exit>()
     const groupAlive = yield* Ref.make(true)
     const signals = yield* Ref.make<ReadonlyArray<SentSignal>>([])
 
     const closePipes = Effect.all([stdout.offer(Option.none()), stderr.offer(Option.none())], { discard: true })
-    const exit = (result: ProcessExit, exitOptions?: { readonly alsoGroup?: boolean }) =>
+    const exit = (result: ProcessSpawner.Exit, exitOptions?: { readonly alsoGroup?: boolean }) =>
       Effect.gen(function*() {
         yield* Deferred.succeed(exited, result)
         if (exitOptions?.alsoGroup ?? true) {
@@ -109,7 +101,7 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
       if (!script.pipesOutliveGroup) yield* closePipes
     })
 
-    const signalGroup = (signal: GroupSignal) =>
+    const signalGroup = (signal: ProcessSpawner.GroupSignal) =>
       Effect.gen(function*() {
         const atMillis = yield* Clock.currentTimeMillis
         yield* Ref.update(signals, (sent) => [...sent, { signal, atMillis }])
@@ -124,7 +116,7 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
       })
 
     // Each pipe delivers in order until its close marker; the two pipes are read concurrently.
-    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: OutputSink) =>
+    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: ProcessSpawner.OutputSink) =>
       Effect.gen(function*() {
         while (true) {
           const next = yield* Queue.take(queue)
@@ -134,9 +126,9 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
         }
       })
 
-    const spawned: SpawnedProcess = {
+    const spawned: ProcessSpawner.Process = {
       pid,
-      readPipes: (sinks: OutputSinks) =>
+      readPipes: (sinks: ProcessSpawner.OutputSinks) =>
         Effect.all([pipe(stdout, sinks.stdout), pipe(stderr, sinks.stderr)], { concurrency: 2, discard: true }),
       exit: Deferred.await(exited),
       signalGroup,
@@ -162,13 +154,13 @@ const makeFakeProcess = (pid: number, options: SpawnOptions, script: FakeScript)
  */
 export const FakeProcessSpawner = {
   layer: (
-    script: (options: SpawnOptions) => FakeScript = () => ({ onTerm: "obey" })
+    script: (options: ProcessSpawner.Options) => FakeScript = () => ({ onTerm: "obey" })
   ): Layer.Layer<ProcessSpawner | FakeSpawnerControl> =>
     Layer.effectContext(
       Effect.gen(function*() {
         const spawned = yield* Queue.unbounded<FakeProcess>()
         const count = yield* Ref.make(0)
-        const spawn = (options: SpawnOptions) =>
+        const spawn = (options: ProcessSpawner.Options) =>
           Effect.gen(function*() {
             const behaviour = script(options)
             if (behaviour.spawnError) return yield* Effect.fail(behaviour.spawnError)

@@ -6,18 +6,6 @@
  * @since 0.1.0
  */
 import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
-import type {
-  BashExecSpec,
-  BashOutputRead,
-  BashProcess,
-  BashProcessState,
-  BashRunError,
-  BashRunResult,
-  LiveOutput,
-  LiveRun,
-  SandboxFacts,
-  SandboxMode
-} from "../services/BashExecutor.js"
 import { awaitAbort, BashExecutor, mergeStreams } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
 import { refuseIfAborted, resolveSpec } from "../index.js"
@@ -29,7 +17,7 @@ import { refuseIfAborted, resolveSpec } from "../index.js"
  */
 export interface RecordedBashCall {
   readonly op: "run" | "start"
-  readonly spec: BashExecSpec
+  readonly spec: BashExecutor.Spec
 }
 
 /**
@@ -37,7 +25,7 @@ export interface RecordedBashCall {
  *
  * @since 0.1.0
  */
-export type ScriptedRun = BashRunResult | ((spec: BashExecSpec) => Effect.Effect<BashRunResult, BashRunError>)
+export type ScriptedRun = BashExecutor.RunResult | ((spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.RunResult, BashExecutor.RunError>)
 
 /**
  * Settings of {@link ScriptedBashExecutor.layer}.
@@ -46,7 +34,7 @@ export type ScriptedRun = BashRunResult | ((spec: BashExecSpec) => Effect.Effect
  */
 export interface ScriptedBashExecutorConfig {
   /** The advertised sandbox mode; absent (the default) for an unconfined executor. */
-  readonly sandboxMode?: SandboxMode
+  readonly sandboxMode?: BashExecutor.SandboxMode
   /** Default workdir. Default `process.cwd()` at resolve time. */
   readonly cwd?: string
   /** Default 120000. */
@@ -66,9 +54,9 @@ export interface ScriptedBashExecutorConfig {
  */
 export interface ScriptedProcess {
   readonly id: string
-  readonly spec: BashExecSpec
+  readonly spec: BashExecutor.Spec
   /** The handle the caller received. */
-  readonly process: BashProcess
+  readonly process: BashExecutor.Process
   /** Appends output that the next `readOutput` delivers. */
   readonly emit: (stdout: string, stderr?: string) => Effect.Effect<void>
   /** Marks output as dropped from memory: the next read is lossy and reports these spill paths. */
@@ -78,7 +66,7 @@ export interface ScriptedProcess {
     readonly exitCode: number | null
     readonly signal?: string | null
     readonly status?: "completed" | "killed"
-    readonly sandbox?: SandboxFacts
+    readonly sandbox?: BashExecutor.SandboxFacts
   }) => Effect.Effect<void>
   /** How many times `kill` was called on the handle. */
   readonly killCalls: Effect.Effect<number>
@@ -113,7 +101,7 @@ export class ScriptedBashExecutor extends Context.Tag("effect-bash/ScriptedBashE
  *
  * @since 0.1.0
  */
-export const bashRunResult = (overrides: Partial<BashRunResult> = {}): BashRunResult => ({
+export const bashRunResult = (overrides: Partial<BashExecutor.RunResult> = {}): BashExecutor.RunResult => ({
   exitCode: 0,
   signal: null,
   timedOut: false,
@@ -129,7 +117,7 @@ export const bashRunResult = (overrides: Partial<BashRunResult> = {}): BashRunRe
  *
  * @since 0.1.0
  */
-export const echoResult = (spec: BashExecSpec): BashRunResult =>
+export const echoResult = (spec: BashExecutor.Spec): BashExecutor.RunResult =>
   bashRunResult({ timeoutMs: spec.timeoutMs, stdout: { text: `${spec.command}\n`, truncated: false } })
 
 /**
@@ -144,7 +132,7 @@ export const untilAborted: ScriptedRun = (spec) =>
   )
 
 interface ProcessBuffers {
-  readonly state: BashProcessState
+  readonly state: BashExecutor.ProcessState
   readonly stdout: string
   readonly stderr: string
   readonly lossy: boolean
@@ -161,13 +149,13 @@ const encoder = new TextEncoder()
  *
  * @since 0.1.0
  */
-export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: BashExecSpec) =>
-  Effect.map(Effect.forkScoped(run(spec)), (fiber): LiveRun => ({
+export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: BashExecutor.Spec) =>
+  Effect.map(Effect.forkScoped(run(spec)), (fiber): BashExecutor.LiveRun => ({
     output: Stream.fromEffect(Effect.option(Fiber.join(fiber))).pipe(
       Stream.flatMap(Option.match({
         onNone: () => Stream.empty,
         onSome: (result) =>
-          Stream.fromIterable<LiveOutput>([
+          Stream.fromIterable<BashExecutor.LiveOutput>([
             { _tag: "OutputChunk", stream: "stdout", bytes: encoder.encode(result.stdout.text) },
             { _tag: "OutputChunk", stream: "stderr", bytes: encoder.encode(result.stderr.text) }
           ]).pipe(Stream.filter((chunk) => chunk._tag === "OutputChunk" && chunk.bytes.length > 0))
@@ -182,7 +170,7 @@ export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: Bas
  *
  * @since 0.1.0
  */
-export const makeScriptedProcess = (id: string, spec: BashExecSpec): Effect.Effect<ScriptedProcess> =>
+export const makeScriptedProcess = (id: string, spec: BashExecutor.Spec): Effect.Effect<ScriptedProcess> =>
   Effect.gen(function*() {
     const buffers = yield* Ref.make<ProcessBuffers>({
       state: { status: "running", exitCode: null, signal: null },
@@ -191,14 +179,14 @@ export const makeScriptedProcess = (id: string, spec: BashExecSpec): Effect.Effe
       lossy: false,
       kills: 0
     })
-    const done = yield* Deferred.make<BashProcessState>()
+    const done = yield* Deferred.make<BashExecutor.ProcessState>()
 
-    const settle = (state: BashProcessState) =>
+    const settle = (state: BashExecutor.ProcessState) =>
       Ref.modify(buffers, (current): [boolean, ProcessBuffers] =>
         current.state.status === "running" ? [true, { ...current, state }] : [false, current]
       ).pipe(Effect.tap((changed) => (changed ? Deferred.succeed(done, state) : Effect.void)))
 
-    const readOutput = Ref.modify(buffers, (current): [BashOutputRead, ProcessBuffers] => [
+    const readOutput = Ref.modify(buffers, (current): [BashExecutor.OutputRead, ProcessBuffers] => [
       {
         delta: mergeStreams(current.stdout, current.stderr),
         lossy: current.lossy,
@@ -212,7 +200,7 @@ export const makeScriptedProcess = (id: string, spec: BashExecSpec): Effect.Effe
       Effect.zipRight(settle({ status: "killed", exitCode: null, signal: "SIGTERM" }))
     )
 
-    const handle: BashProcess = {
+    const handle: BashExecutor.Process = {
       id,
       owner: spec.owner,
       state: Effect.map(Ref.get(buffers), (current) => current.state),
@@ -257,7 +245,7 @@ const make = (config: ScriptedBashExecutorConfig) =>
       maxOutputBytes: config.maxOutputBytes ?? 64_000
     }
 
-    const record = (op: RecordedBashCall["op"], spec: BashExecSpec) =>
+    const record = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>
       Ref.update(calls, (current) => [...current, { op, spec }])
 
     const nextRun = Ref.modify(queue, (current): [Option.Option<ScriptedRun>, ReadonlyArray<ScriptedRun>] =>

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { BashRunResult } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 
 /**
  * A completed foreground process, or a published background task.
@@ -12,7 +12,7 @@ import type { BashRunResult } from "../services/BashExecutor.js"
  * @since 0.1.0
  */
 export type BashToolValue =
-  | ({ readonly kind: "foreground" } & BashRunResult)
+  | ({ readonly kind: "foreground" } & BashExecutor.RunResult)
   | { readonly kind: "background"; readonly taskId: string }
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>

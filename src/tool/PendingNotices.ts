@@ -3,9 +3,9 @@
  *
  * @since 0.1.0
  */
-import type { TaskNotice, TaskStatus } from "../services/Tasks.js"
+import type { Tasks } from "../services/Tasks.js"
 import { isTerminalStatus } from "../services/Tasks.js"
-import type { CompletionNotice } from "../services/CompletionNotices.js"
+import type { CompletionNotices } from "../services/CompletionNotices.js"
 import { renderTaskNotice } from "./taskTexts.js"
 
 // Far above any real backlog; only a host that never takes notices reaches it (oldest dropped).
@@ -13,7 +13,7 @@ const maxPerOwner = 256
 
 /**
  * The id of a task whose final status a tool value shows (`task_output`, `task_kill`, whose values
- * carry a `TaskSnapshot` as `task`), if any.
+ * carry a `Tasks.Snapshot` as `task`), if any.
  *
  * @since 0.1.0
  */
@@ -21,7 +21,7 @@ export const finalTaskShown = (value: unknown): string | undefined => {
   if (typeof value !== "object" || value === null || !("task" in value)) return undefined
   const task: unknown = value.task
   return typeof task === "object" && task !== null && "id" in task && "status" in task &&
-      typeof task.id === "string" && typeof task.status === "string" && isTerminalStatus(task.status as TaskStatus)
+      typeof task.id === "string" && typeof task.status === "string" && isTerminalStatus(task.status as Tasks.Status)
     ? task.id
     : undefined
 }
@@ -32,9 +32,9 @@ export const finalTaskShown = (value: unknown): string | undefined => {
  * @since 0.1.0
  */
 export class PendingNotices {
-  private readonly byOwner = new Map<string | undefined, Array<CompletionNotice>>()
+  private readonly byOwner = new Map<string | undefined, Array<CompletionNotices.Notice>>()
 
-  add(notice: TaskNotice): void {
+  add(notice: Tasks.Notice): void {
     const queue = this.byOwner.get(notice.owner) ?? []
     queue.push({ task: notice.task, text: renderTaskNotice(notice) })
     if (queue.length > maxPerOwner) queue.shift()
@@ -50,7 +50,7 @@ export class PendingNotices {
     }
   }
 
-  take(owner: string | undefined): ReadonlyArray<CompletionNotice> {
+  take(owner: string | undefined): ReadonlyArray<CompletionNotices.Notice> {
     const queue = this.byOwner.get(owner) ?? []
     this.byOwner.delete(owner)
     return queue

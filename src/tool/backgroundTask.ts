@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import { Effect, Ref } from "effect"
-import type { BashProcess, BashProcessState } from "../services/BashExecutor.js"
-import type { TaskOutcome, TaskWork } from "../services/Tasks.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
+import type { Tasks } from "../services/Tasks.js"
 import { renderBackgroundRead } from "./renderBackgroundRead.js"
 import { sandboxNotices } from "./sandboxNotices.js"
 
@@ -16,7 +16,7 @@ import { sandboxNotices } from "./sandboxNotices.js"
  *
  * @since 0.1.0
  */
-export const bashTaskOutcome = (state: BashProcessState): TaskOutcome => {
+export const bashTaskOutcome = (state: BashExecutor.ProcessState): Tasks.Outcome => {
   const detail = state.signal !== null
     ? `signal: ${state.signal}`
     : state.exitCode !== null
@@ -42,8 +42,8 @@ export const taskLabel = (command: string): string => {
  *
  * @since 0.1.0
  */
-export const bashTaskWork = (process: BashProcess, escalationOffered: boolean): Effect.Effect<TaskWork> =>
-  Effect.map(Ref.make(false), (sandboxReported): TaskWork => ({
+export const bashTaskWork = (process: BashExecutor.Process, escalationOffered: boolean): Effect.Effect<Tasks.Work> =>
+  Effect.map(Ref.make(false), (sandboxReported): Tasks.Work => ({
     read: Effect.gen(function*() {
       // The state is taken first: once it is final, this read holds everything the process wrote.
       const state = yield* process.state

@@ -7,7 +7,7 @@
 import { Effect, Either, Fiber, Option } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
-import type { BashExecRequest, BashExecSpec, BashExecutor, BashRunError, BashStartError } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import type { SandboxSessions } from "../services/SandboxSessions.js"
 import type { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext } from "../services/AgentTools.js"
@@ -55,7 +55,7 @@ const lastUpdateGrace = "1 second"
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
 
 /** Infrastructure faults keep their message; an abort before spawn is the call's abort. */
-const executorFault = (error: BashRunError | BashStartError): ToolError =>
+const executorFault = (error: BashExecutor.RunError | BashExecutor.StartError): ToolError =>
   error._tag === "AbortedBeforeSpawnError" ? commandAborted() : failWith(error)
 
 /**
@@ -69,7 +69,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
   const escalationOffered = policy.sandbox
 
   /** Everything before the process starts: approval, placement, the managed environment, defaults. */
-  const prepare = (args: BashArgs, call: ToolCallContext, extra: Partial<BashExecRequest>) =>
+  const prepare = (args: BashArgs, call: ToolCallContext, extra: Partial<BashExecutor.Request>) =>
     Effect.gen(function*() {
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
@@ -106,7 +106,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
 
   // With a progress callback the run is watched. The reporter ends soon after the run has settled;
   // a callback that blocks gets `lastUpdateGrace` to deliver the last update, never more.
-  const runWatched = (spec: BashExecSpec, onProgress: NonNullable<ToolCallContext["onProgress"]>) =>
+  const runWatched = (spec: BashExecutor.Spec, onProgress: NonNullable<ToolCallContext["onProgress"]>) =>
     Effect.scoped(Effect.gen(function*() {
       const live = yield* executor.runStreaming(spec)
       const reporter = yield* Effect.forkScoped(reportProgress(live.output, onProgress))
@@ -115,7 +115,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       return result
     }))
 
-  const runForeground = (spec: BashExecSpec, call: ToolCallContext) =>
+  const runForeground = (spec: BashExecutor.Spec, call: ToolCallContext) =>
     (call.onProgress === undefined ? executor.run(spec) : runWatched(spec, call.onProgress)).pipe(
       Effect.mapError(executorFault),
       Effect.flatMap((result) =>
@@ -123,7 +123,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       )
     )
 
-  const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: ToolCallContext, spec: BashExecSpec) => {
+  const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: ToolCallContext, spec: BashExecutor.Spec) => {
     const owner = call.session?.id
     return tasks.start(
       { kind: "bash", label: taskLabel(args.command), ...(owner !== undefined ? { owner } : {}) },

@@ -5,13 +5,13 @@
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
-import type { Approval, ApprovalOutcome } from "../services/Approval.js"
-import type { SandboxMode } from "../services/BashExecutor.js"
+import type { Approval } from "../services/Approval.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { ToolError } from "../services/AgentTools.js"
 import type { EscalationRequest } from "./validateBashArgs.js"
 
-const breadth: Readonly<Record<SandboxMode, number>> = {
+const breadth: Readonly<Record<BashExecutor.SandboxMode, number>> = {
   "read-only": 0,
   "workspace-write": 1,
   "danger-full-access": 2
@@ -22,7 +22,7 @@ const breadth: Readonly<Record<SandboxMode, number>> = {
  *
  * @since 0.1.0
  */
-export const isStrictlyWider = (target: SandboxMode, current: SandboxMode): boolean =>
+export const isStrictlyWider = (target: BashExecutor.SandboxMode, current: BashExecutor.SandboxMode): boolean =>
   breadth[target] > breadth[current]
 
 /**
@@ -33,13 +33,13 @@ export const isStrictlyWider = (target: SandboxMode, current: SandboxMode): bool
 export interface EscalationCall {
   readonly escalation: EscalationRequest
   /** The mode the call would run under without the escalation. */
-  readonly current: SandboxMode
+  readonly current: BashExecutor.SandboxMode
   readonly command: string
   readonly callId: string
   readonly session: ToolSession | undefined
 }
 
-const refusal = (mode: SandboxMode, outcome: Exclude<ApprovalOutcome, "allowed-once">): string => {
+const refusal = (mode: BashExecutor.SandboxMode, outcome: Exclude<Approval.Outcome, "allowed-once">): string => {
   switch (outcome) {
     case "rejected":
       return `the user rejected escalating this command to "${mode}"`

@@ -8,7 +8,7 @@
 import type { Duration } from "effect"
 import { Deferred, Effect, Fiber, Queue, Stream } from "effect"
 import type { ProgressCallback } from "../services/AgentTools.js"
-import type { LiveOutput } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import { modelText } from "./modelText.js"
 
 /**
@@ -36,7 +36,7 @@ class ProgressLines {
   // After a skip, a line may begin inside an escape sequence.
   private cut = false
 
-  push(item: LiveOutput): string {
+  push(item: BashExecutor.LiveOutput): string {
     if (item._tag === "OutputDropped") {
       this.partial.stdout = ""
       this.partial.stderr = ""
@@ -77,7 +77,7 @@ class ProgressLines {
  * @since 0.1.0
  */
 export const reportProgress = (
-  output: Stream.Stream<LiveOutput>,
+  output: Stream.Stream<BashExecutor.LiveOutput>,
   onProgress: ProgressCallback,
   interval: Duration.DurationInput = progressInterval
 ): Effect.Effect<void> =>

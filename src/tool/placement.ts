@@ -10,7 +10,7 @@
 import { realpath } from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
-import type { BashExecutor, SandboxMode, SandboxPolicy } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { ToolError } from "../services/AgentTools.js"
 
@@ -21,7 +21,7 @@ import { ToolError } from "../services/AgentTools.js"
  */
 export interface Placement {
   readonly workdir?: string
-  readonly sandboxPolicy?: SandboxPolicy
+  readonly sandboxPolicy?: BashExecutor.SandboxPolicy
 }
 
 /**
@@ -45,7 +45,7 @@ export const placeCall = Effect.fn("bash.placeCall")(function*(
     readonly command: string
     readonly workdir: string | undefined
     readonly session: ToolSession | undefined
-    readonly mode: SandboxMode | undefined
+    readonly mode: BashExecutor.SandboxMode | undefined
   }
 ) {
   const sessionDir = call.session?.cwd === undefined ? undefined : yield* canonicalDir(call.session.cwd)

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { BashOutputRead } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import { appendLines } from "./appendLines.js"
 import { modelText } from "./modelText.js"
 
@@ -12,7 +12,7 @@ import { modelText } from "./modelText.js"
  *
  * @since 0.1.0
  */
-export const lossyNotice = (read: BashOutputRead): string => {
+export const lossyNotice = (read: BashExecutor.OutputRead): string => {
   const paths = [read.stdoutSpillPath, read.stderrSpillPath].filter((p): p is string => p !== undefined)
   return `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(", ") : "(unavailable)"}]`
 }
@@ -23,7 +23,7 @@ export const lossyNotice = (read: BashOutputRead): string => {
  *
  * @since 0.1.0
  */
-export const renderBackgroundRead = (read: BashOutputRead, notices: ReadonlyArray<string> = []): string => {
+export const renderBackgroundRead = (read: BashExecutor.OutputRead, notices: ReadonlyArray<string> = []): string => {
   const lines = [...(read.lossy ? [lossyNotice(read)] : []), ...notices]
   return appendLines(modelText(read.delta, read.lossy), lines)
 }

@@ -3,18 +3,18 @@
  *
  * @since 0.1.0
  */
-import type { BashRunResult, CollectedOutput } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/BashExecutor.js"
 import { appendLines } from "./appendLines.js"
 import type { BashToolValue } from "./BashToolValue.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"
 
-const truncationNotice = (output: CollectedOutput): string =>
+const truncationNotice = (output: BashExecutor.CollectedOutput): string =>
   `[output truncated; full output: ${output.spillPath ?? "(unavailable)"}]`
 
 /** A stream's text, with the truncation notice appended when only its tail was kept. */
-const streamText = (output: CollectedOutput): string => {
+const streamText = (output: BashExecutor.CollectedOutput): string => {
   const text = modelText(output.text, output.truncated)
   return output.truncated ? `${text}\n${truncationNotice(output)}` : text
 }
@@ -25,7 +25,7 @@ const streamText = (output: CollectedOutput): string => {
  *
  * @since 0.1.0
  */
-export const renderForegroundOutput = (result: BashRunResult): string =>
+export const renderForegroundOutput = (result: BashExecutor.RunResult): string =>
   mergeStreams(streamText(result.stdout), streamText(result.stderr))
 
 /**
@@ -34,7 +34,7 @@ export const renderForegroundOutput = (result: BashRunResult): string =>
  *
  * @since 0.1.0
  */
-export const truncationNotices = (result: BashRunResult): ReadonlyArray<string> =>
+export const truncationNotices = (result: BashExecutor.RunResult): ReadonlyArray<string> =>
   [result.stdout, result.stderr].filter((output) => output.truncated).map(truncationNotice)
 
 /**
@@ -43,7 +43,7 @@ export const truncationNotices = (result: BashRunResult): ReadonlyArray<string> 
  *
  * @since 0.1.0
  */
-export const renderForeground = (result: BashRunResult, escalationOffered: boolean): string => {
+export const renderForeground = (result: BashExecutor.RunResult, escalationOffered: boolean): string => {
   const joined = renderForegroundOutput(result)
   const body = joined === "" ? "(no output)" : joined
   const markers = [

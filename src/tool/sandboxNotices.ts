@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { SandboxFacts } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 
 /**
  * The exact escalation hint shown after a denial when the composition offers escalation.
@@ -19,7 +19,7 @@ export const escalationHint =
  *
  * @since 0.1.0
  */
-export const sandboxNotices = (facts: SandboxFacts | undefined, escalationOffered: boolean): ReadonlyArray<string> => {
+export const sandboxNotices = (facts: BashExecutor.SandboxFacts | undefined, escalationOffered: boolean): ReadonlyArray<string> => {
   if (facts === undefined) return []
   if (facts.runnerFailed === true) {
     return [`[sandbox: the sandbox runner itself failed under ${facts.mode} mode — the command did not run; this is a sandbox problem, not a command failure]`]

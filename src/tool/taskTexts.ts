@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import type { TaskNotice, TaskSnapshot } from "../services/Tasks.js"
+import type { Tasks } from "../services/Tasks.js"
 import { appendLines } from "./appendLines.js"
 
 /**
@@ -11,7 +11,7 @@ import { appendLines } from "./appendLines.js"
  *
  * @since 0.1.0
  */
-export const statusLine = (task: TaskSnapshot): string =>
+export const statusLine = (task: Tasks.Snapshot): string =>
   task.detail === undefined ? `[status: ${task.status}]` : `[status: ${task.status}, ${task.detail}]`
 
 /**
@@ -19,7 +19,7 @@ export const statusLine = (task: TaskSnapshot): string =>
  *
  * @since 0.1.0
  */
-export const renderTaskOutput = (output: string, task: TaskSnapshot): string =>
+export const renderTaskOutput = (output: string, task: Tasks.Snapshot): string =>
   appendLines(output === "" ? "(no new output)" : output, [statusLine(task)])
 
 /**
@@ -27,7 +27,7 @@ export const renderTaskOutput = (output: string, task: TaskSnapshot): string =>
  *
  * @since 0.1.0
  */
-export const renderTaskList = (tasks: ReadonlyArray<TaskSnapshot>): string =>
+export const renderTaskList = (tasks: ReadonlyArray<Tasks.Snapshot>): string =>
   tasks.length === 0
     ? "(no background tasks)"
     : tasks.map((task) => `${task.id} [${task.kind}] ${task.status} — ${task.label}`).join("\n")
@@ -39,7 +39,7 @@ export const renderTaskList = (tasks: ReadonlyArray<TaskSnapshot>): string =>
  */
 export const renderTaskKill = (
   outcome: "requested" | "already-finished",
-  task: TaskSnapshot
+  task: Tasks.Snapshot
 ): string =>
   outcome === "requested"
     ? `requested cancellation of task ${task.id}`
@@ -51,7 +51,7 @@ export const renderTaskKill = (
  *
  * @since 0.1.0
  */
-export const renderTaskNotice = (notice: TaskNotice): string => {
+export const renderTaskNotice = (notice: Tasks.Notice): string => {
   const { task } = notice
   return `background task ${task.id} (${task.kind}: ${task.label}) finished ${statusLine(task)}. Read its output with task_output.`
 }

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Either } from "effect"
-import type { TaskSnapshot, Tasks } from "../services/Tasks.js"
+import type { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolDescriptor } from "../services/AgentTools.js"
 import { ToolError } from "../services/AgentTools.js"
 import { abortable } from "./abortable.js"
@@ -24,7 +24,7 @@ import { validateTaskKillArgs, validateTaskOutputArgs } from "./validateTaskArgs
  */
 export interface TaskOutputValue {
   readonly output: string
-  readonly task: TaskSnapshot
+  readonly task: Tasks.Snapshot
 }
 
 /**
@@ -33,7 +33,7 @@ export interface TaskOutputValue {
  * @since 0.1.0
  */
 export interface TaskListValue {
-  readonly tasks: ReadonlyArray<TaskSnapshot>
+  readonly tasks: ReadonlyArray<Tasks.Snapshot>
 }
 
 /**
@@ -43,7 +43,7 @@ export interface TaskListValue {
  */
 export interface TaskKillValue {
   readonly outcome: "requested" | "already-finished"
-  readonly task: TaskSnapshot
+  readonly task: Tasks.Snapshot
 }
 
 const renderOutputValue = ({ output, task }: TaskOutputValue) => renderTaskOutput(output, task)

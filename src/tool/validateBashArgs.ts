@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Either } from "effect"
-import type { SandboxMode } from "../services/BashExecutor.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
 import { commandNulProblem, workdirProblem } from "../services/requestChecks.js"
 import { argumentRecord, isNonBlank, isPositiveNumber, quoted } from "./argChecks.js"
 
@@ -14,7 +14,7 @@ import { argumentRecord, isNonBlank, isPositiveNumber, quoted } from "./argCheck
  *
  * @since 0.1.0
  */
-export const escalationTargets = ["workspace-write", "danger-full-access"] as const satisfies ReadonlyArray<SandboxMode>
+export const escalationTargets = ["workspace-write", "danger-full-access"] as const satisfies ReadonlyArray<BashExecutor.SandboxMode>
 
 /**
  * A sandbox escalation the model asked for.

@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import type { BashEnvContributor } from "../../../services/BashEnvRegistry.js"
+import type { BashEnvRegistry } from "../../../services/BashEnvRegistry.js"
 
 /**
  * Keys the harness sets itself; no contributor may own them.
@@ -18,7 +18,7 @@ const validKey = /^DSH_[A-Z][A-Z0-9_]*$/
  * keys are owned as in `owners` (key → contributor name); `undefined` when it can.
  */
 export const registrationProblem = (
-  contributor: BashEnvContributor,
+  contributor: BashEnvRegistry.Contributor,
   registered: ReadonlyMap<string, unknown>,
   owners: ReadonlyMap<string, string>
 ): string | undefined => {

@@ -6,11 +6,11 @@
  * @internal
  */
 import { Effect, Queue, Stream } from "effect"
-import type { LiveOutput } from "../../../services/BashExecutor.js"
+import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { liveOutputBufferBytes } from "../../../services/BashExecutor.js"
 
 const end = Symbol("LiveFeed.end")
-type Item = LiveOutput | typeof end
+type Item = BashExecutor.LiveOutput | typeof end
 
 // Bounds the items (lossy marks included) when the chunks are tiny.
 const maxQueuedChunks = 4096
@@ -49,15 +49,15 @@ class LiveTap {
     this.droppedStderr = 0
   }
 
-  taken(item: LiveOutput): void {
+  taken(item: BashExecutor.LiveOutput): void {
     if (item._tag !== "OutputChunk") return
     this.queuedBytes -= item.bytes.length
     this.queuedChunks--
   }
 
-  get stream(): Stream.Stream<LiveOutput> {
+  get stream(): Stream.Stream<BashExecutor.LiveOutput> {
     return Stream.fromQueue(this.queue).pipe(
-      Stream.takeWhile((item): item is LiveOutput => item !== end),
+      Stream.takeWhile((item): item is BashExecutor.LiveOutput => item !== end),
       Stream.tap((item) => Effect.sync(() => this.taken(item)))
     )
   }
@@ -89,7 +89,7 @@ export class LiveFeed {
   })
 
   /** A consumer registered now: it sees what arrives from now on. */
-  readonly subscribe: Effect.Effect<{ readonly stream: Stream.Stream<LiveOutput>; readonly close: Effect.Effect<void> }> =
+  readonly subscribe: Effect.Effect<{ readonly stream: Stream.Stream<BashExecutor.LiveOutput>; readonly close: Effect.Effect<void> }> =
     Effect.map(Queue.unbounded<Item>(), (queue) => {
       const tap = new LiveTap(queue, this.maxBytes)
       if (this.ended) tap.end()
@@ -104,7 +104,7 @@ export class LiveFeed {
     })
 
   /** A stream that subscribes when it is run and unsubscribes when it ends. */
-  get stream(): Stream.Stream<LiveOutput> {
+  get stream(): Stream.Stream<BashExecutor.LiveOutput> {
     return Stream.unwrapScoped(
       Effect.map(Effect.acquireRelease(this.subscribe, (subscription) => subscription.close), (s) => s.stream)
     )

@@ -7,7 +7,7 @@
  * @internal
  */
 import { Effect } from "effect"
-import type { CollectedOutput } from "../../../services/BashExecutor.js"
+import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { SpillFile, SpillStore } from "./SpillStore.js"
 import { alignStart, completeEnd, decodeUtf8 } from "./utf8.js"
 
@@ -174,7 +174,7 @@ export class StreamCollector {
   }
 
   /** Marks end of stream, closes the spill file and returns the collected output. */
-  get finish(): Effect.Effect<CollectedOutput> {
+  get finish(): Effect.Effect<BashExecutor.CollectedOutput> {
     return Effect.suspend(() => {
       this.ended = true
       const spill = this.spill
@@ -190,7 +190,7 @@ export class StreamCollector {
     })
   }
 
-  private collected(spillPath: string | undefined): CollectedOutput {
+  private collected(spillPath: string | undefined): BashExecutor.CollectedOutput {
     const truncated = this.total > this.budget
     const window = this.window()
     const tail = truncated ? window.subarray(alignStart(window, window.length - this.budget)) : window

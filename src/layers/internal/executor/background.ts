@@ -5,21 +5,21 @@
  * @internal
  */
 import { Deferred, Effect, Option } from "effect"
-import type { BashOutputRead, BashProcess, BashProcessState } from "../../../services/BashExecutor.js"
+import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { mergeStreams } from "../../../services/BashExecutor.js"
 import type { LiveFeed } from "./LiveFeed.js"
 import type { StreamCollector } from "./StreamCollector.js"
 import type { Supervised } from "./supervise.js"
 
 /**
- * Mutable bookkeeping behind one {@link BashProcess}.
+ * Mutable bookkeeping behind one {@link BashExecutor.Process}.
  */
 export interface BackgroundEntry {
   readonly id: string
   readonly owner: string | undefined
-  state: BashProcessState
+  state: BashExecutor.ProcessState
   readonly killRequest: Deferred.Deferred<void>
-  readonly done: Deferred.Deferred<BashProcessState>
+  readonly done: Deferred.Deferred<BashExecutor.ProcessState>
   readonly stdout: StreamCollector
   readonly stderr: StreamCollector
   readonly live: LiveFeed
@@ -28,7 +28,7 @@ export interface BackgroundEntry {
 /**
  * The terminal state of a supervised background process.
  */
-export const settledState = (supervised: Supervised): BashProcessState => ({
+export const settledState = (supervised: Supervised): BashExecutor.ProcessState => ({
   status: supervised.cause === "exit" && supervised.exit.signal === null ? "completed" : "killed",
   exitCode: supervised.exit.exitCode,
   signal: supervised.exit.signal
@@ -37,7 +37,7 @@ export const settledState = (supervised: Supervised): BashProcessState => ({
 /**
  * New output of both streams, merged per CONTRACT §1.
  */
-const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashOutputRead => {
+const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashExecutor.OutputRead => {
   const out = stdout.read()
   const err = stderr.read()
   const delta = mergeStreams(out.text, err.text)
@@ -54,7 +54,7 @@ const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashOutpu
 /**
  * The public handle over an entry.
  */
-export const toHandle = (entry: BackgroundEntry): BashProcess => ({
+export const toHandle = (entry: BackgroundEntry): BashExecutor.Process => ({
   id: entry.id,
   owner: entry.owner,
   state: Effect.sync(() => entry.state),

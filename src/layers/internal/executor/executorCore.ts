@@ -7,16 +7,7 @@
  * @internal
  */
 import { Deferred, Effect, Fiber, FiberSet, Scope } from "effect"
-import type {
-  BashExecRequest,
-  BashExecSpec,
-  BashProcessState,
-  BashRunResult,
-  SandboxFacts,
-  SandboxMode
-} from "../../../services/BashExecutor.js"
 import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
-import type { ProcessExit, SpawnedProcess, SpawnOptions, SpawnWrapper } from "../../../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry, settledState, toHandle } from "./background.js"
@@ -38,10 +29,10 @@ const encoder = new TextEncoder()
  * How one call is launched: the runner its shell is started through, and the sandbox it reports.
  */
 export interface Launch {
-  readonly wrapper?: SpawnWrapper
+  readonly wrapper?: ProcessSpawner.Wrapper
   /** Present for a confining executor, even when this call runs unconfined. */
   readonly sandbox?: {
-    readonly mode: SandboxMode
+    readonly mode: BashExecutor.SandboxMode
     readonly enforcement?: "full" | "partial"
     /** How the runner reports denials and its own failures; absent when no runner is used. */
     readonly dialect?: RunnerDialect
@@ -53,11 +44,11 @@ export interface Launch {
  */
 export interface Confinement {
   /** Reported as the executor's `sandboxMode`. */
-  readonly sandboxMode: SandboxMode | undefined
+  readonly sandboxMode: BashExecutor.SandboxMode | undefined
   /** Reported as the executor's `workspaceRoot`. */
   readonly workspaceRoot?: string | undefined
   /** Fails closed when the call's mode cannot be enforced here. */
-  readonly launch: (spec: BashExecSpec) => Effect.Effect<Launch, SandboxUnavailableError>
+  readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError>
   /** Set-up work started with the layer (the executor's `ready`). */
   readonly ready?: Effect.Effect<void>
 }
@@ -71,11 +62,11 @@ export const unconfined: Confinement = { sandboxMode: undefined, launch: () => E
 const judge = (
   sandbox: NonNullable<Launch["sandbox"]>,
   watch: RunnerWatch | undefined,
-  exit: ProcessExit
-): { readonly facts: SandboxFacts; readonly runnerFailure: string | undefined } => {
+  exit: ProcessSpawner.Exit
+): { readonly facts: BashExecutor.SandboxFacts; readonly runnerFailure: string | undefined } => {
   const failed = exit.exitCode !== 0
   const runnerFailure = failed ? watch?.runnerFailure : undefined
-  const facts: SandboxFacts = {
+  const facts: BashExecutor.SandboxFacts = {
     mode: sandbox.mode,
     denied: failed && runnerFailure === undefined && watch?.denied === true,
     ...(sandbox.enforcement === undefined ? {} : { enforcement: sandbox.enforcement }),
@@ -99,7 +90,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       allow: config.envAllow,
       deny: config.envDeny.map((pattern) => new RegExp(pattern, "i"))
     })
-    const foreground = new Set<SpawnedProcess>()
+    const foreground = new Set<ProcessSpawner.Process>()
     const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
     const backgroundFibers = yield* FiberSet.make()
     const escalation = config.escalation ?? Effect.never
@@ -121,7 +112,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       })
     )
 
-    const checkSpec = (spec: BashExecSpec) =>
+    const checkSpec = (spec: BashExecutor.Spec) =>
       Effect.gen(function*() {
         yield* positive("timeoutMs", spec.timeoutMs)
         yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
@@ -132,7 +123,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       })
 
     // The runner gets the scrubbed env too: inside a PID namespace `/proc/1/environ` is the runner's.
-    const spawnOptions = (spec: BashExecSpec, launch: Launch): SpawnOptions => ({
+    const spawnOptions = (spec: BashExecutor.Spec, launch: Launch): ProcessSpawner.Options => ({
       command: spec.command,
       cwd: spec.workdir,
       env: buildEnv(process.env, spec.env, spec.dshEnv),
@@ -141,7 +132,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     })
 
     // Live output is observed at the collectors, so it sees exactly the bytes they collect.
-    const collectors = (spec: BashExecSpec, watch: RunnerWatch | undefined, live: LiveFeed) => {
+    const collectors = (spec: BashExecutor.Spec, watch: RunnerWatch | undefined, live: LiveFeed) => {
       const liveStderr = live.observer("stderr")
       const stderrObserver = watch === undefined ? liveStderr : {
         feed: (chunk: Uint8Array) => {
@@ -158,7 +149,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const watchFor = (launch: Launch) =>
       launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
 
-    const resolveBody = function*(request: BashExecRequest) {
+    const resolveBody = function*(request: BashExecutor.Request) {
       const spec = yield* resolveSpec(config, request)
       const envError = validateEnv(request.env, request.dshEnv)
       if (envError) return yield* envError
@@ -167,7 +158,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
     // `live` is the feed runStreaming watches; a plain run's has no consumer.
-    const runBody = function*(spec: BashExecSpec, live: LiveFeed = new LiveFeed()) {
+    const runBody = function*(spec: BashExecutor.Spec, live: LiveFeed = new LiveFeed()) {
       yield* checkSpec(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -190,7 +181,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       if (sandbox?.runnerFailure !== undefined) {
         return yield* new SandboxUnavailableError({ mode: sandbox.facts.mode, runnerFailure: sandbox.runnerFailure })
       }
-      const result: BashRunResult = {
+      const result: BashExecutor.RunResult = {
         exitCode: supervised.exit.exitCode,
         signal: supervised.exit.signal,
         timedOut: supervised.cause === "timeout",
@@ -211,7 +202,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     )
 
     // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's.
-    const runStreaming = Effect.fn("BashExecutor.runStreaming")(function*(spec: BashExecSpec) {
+    const runStreaming = Effect.fn("BashExecutor.runStreaming")(function*(spec: BashExecutor.Spec) {
       yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
       const live = new LiveFeed()
       const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
@@ -219,7 +210,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       return { output: subscription.stream, result: Fiber.join(fiber) }
     })
 
-    const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecSpec) {
+    const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecutor.Spec) {
       yield* checkSpec(spec)
       if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
       const launch = yield* confinement.launch(spec)
@@ -231,13 +222,13 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         owner: spec.owner,
         state: { status: "running", exitCode: null, signal: null },
         killRequest: yield* Deferred.make<void>(),
-        done: yield* Deferred.make<BashProcessState>(),
+        done: yield* Deferred.make<BashExecutor.ProcessState>(),
         live,
         ...output
       }
       registry.add(entry)
-      const killed: BashProcessState = { status: "killed", exitCode: null, signal: null }
-      const settle = (state: BashProcessState) =>
+      const killed: BashExecutor.ProcessState = { status: "killed", exitCode: null, signal: null }
+      const settle = (state: BashExecutor.ProcessState) =>
         Effect.suspend(() => {
           entry.state = state
           registry.finish(entry.id)

@@ -6,7 +6,7 @@
  * @internal
  */
 import { Effect } from "effect"
-import type { SpawnedProcess } from "../../../services/ProcessSpawner.js"
+import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 
 const firstPollMs = 5
 const maxPollMs = 50
@@ -14,7 +14,7 @@ const maxPollMs = 50
 /**
  * Polls (by the Clock) until no member of the group is alive; unbounded on its own, so callers bound it.
  */
-const awaitGroupDeath = (process: SpawnedProcess): Effect.Effect<void> =>
+const awaitGroupDeath = (process: ProcessSpawner.Process): Effect.Effect<void> =>
   Effect.gen(function*() {
     let delay = firstPollMs
     while (yield* process.groupAlive) {
@@ -45,7 +45,7 @@ export const withinGrace = (
  * wait up to `graceMs` more. Returns whether SIGKILL was needed.
  */
 export const killGroup = (
-  process: SpawnedProcess,
+  process: ProcessSpawner.Process,
   graceMs: number,
   escalation: Effect.Effect<void> = Effect.never
 ): Effect.Effect<boolean> =>

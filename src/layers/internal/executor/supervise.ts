@@ -6,9 +6,9 @@
  * @internal
  */
 import { Effect, Fiber, Option, Scope } from "effect"
-import type { CollectedOutput } from "../../../services/BashExecutor.js"
+import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { awaitAbort } from "../../../services/BashExecutor.js"
-import type { ProcessExit, SpawnedProcess } from "../../../services/ProcessSpawner.js"
+import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup, withinGrace } from "./killGroup.js"
 import type { StreamCollector } from "./StreamCollector.js"
 
@@ -22,16 +22,16 @@ export type SettleCause = "exit" | "timeout" | "abort" | "kill"
  */
 export interface Supervised {
   readonly cause: SettleCause
-  readonly exit: ProcessExit
-  readonly stdout: CollectedOutput
-  readonly stderr: CollectedOutput
+  readonly exit: ProcessSpawner.Exit
+  readonly stdout: BashExecutor.CollectedOutput
+  readonly stderr: BashExecutor.CollectedOutput
 }
 
 /**
  * Inputs of one supervision.
  */
 export interface SuperviseOptions {
-  readonly process: SpawnedProcess
+  readonly process: ProcessSpawner.Process
   readonly stdout: StreamCollector
   readonly stderr: StreamCollector
   readonly graceMs: number
@@ -44,7 +44,7 @@ export interface SuperviseOptions {
   readonly escalation?: Effect.Effect<void>
 }
 
-const unknownExit: ProcessExit = { exitCode: null, signal: null }
+const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
 
 /**
  * Supervises `options.process` until it has settled. If the calling fiber is interrupted first, the

@@ -6,8 +6,8 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { SandboxMode } from "../../../services/BashExecutor.js"
-import type { SpawnWrapper } from "../../../services/ProcessSpawner.js"
+import type { BashExecutor } from "../../../services/BashExecutor.js"
+import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"
 
 /**
@@ -34,12 +34,12 @@ export const defaultHidden: ReadonlyArray<string> = [
 // Its own PID namespace and /proc; a fresh minimal /dev; gone with its runner.
 const namespace = ["--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent"]
 
-const wrapper = (argv: ReadonlyArray<string>): SpawnWrapper => ({ argv: [...argv, "--"], pidNamespace: true })
+const wrapper = (argv: ReadonlyArray<string>): ProcessSpawner.Wrapper => ({ argv: [...argv, "--"], pidNamespace: true })
 
 /**
  * Containment without file confinement: the whole filesystem as it is, in a PID namespace.
  */
-export const containWrapper = (bwrapPath: string): SpawnWrapper =>
+export const containWrapper = (bwrapPath: string): ProcessSpawner.Wrapper =>
   wrapper([bwrapPath, "--bind", "/", "/", ...namespace])
 
 /**
@@ -65,7 +65,7 @@ export const maskArgs = (hidden: ReadonlyArray<string>, home: string): ReadonlyA
  */
 export interface ConfinedProfile {
   readonly bwrapPath: string
-  readonly mode: Exclude<SandboxMode, "danger-full-access">
+  readonly mode: Exclude<BashExecutor.SandboxMode, "danger-full-access">
   /** The writable root under `workspace-write`. */
   readonly workspaceRoot: string
   readonly network: "host" | "none"
@@ -77,7 +77,7 @@ export interface ConfinedProfile {
  * The reference's profile (`--ro-bind / /`, plus a private `/tmp` and the writable root under
  * `workspace-write`), in a PID namespace, optionally without network, with credential stores masked.
  */
-export const confinedWrapper = (profile: ConfinedProfile): SpawnWrapper =>
+export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper =>
   wrapper([
     profile.bwrapPath,
     "--ro-bind",

@@ -8,7 +8,7 @@
 import * as NodeOs from "node:os"
 import type { Scope } from "effect"
 import { Deferred, Effect } from "effect"
-import type { BashExecSpec } from "../../../services/BashExecutor.js"
+import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { Confinement, Launch } from "../executor/executorCore.js"
@@ -84,7 +84,7 @@ export const sandboxConfinement = (
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
     const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
-    const launch = (spec: BashExecSpec) =>
+    const launch = (spec: BashExecutor.Spec) =>
       Effect.gen(function*() {
         const mode = spec.sandboxPolicy?.mode ?? config.sandboxMode
         if (mode === "danger-full-access") return { ...contained, sandbox: { mode } } satisfies Launch

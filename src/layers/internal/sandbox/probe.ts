@@ -5,7 +5,6 @@
  * @internal
  */
 import { Effect, Option } from "effect"
-import type { SpawnWrapper } from "../../../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup } from "../executor/killGroup.js"
 
@@ -15,7 +14,7 @@ const decoder = new TextDecoder()
  * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
  */
 export const probeRunner = (
-  wrapper: SpawnWrapper,
+  wrapper: ProcessSpawner.Wrapper,
   timeoutMs: number,
   graceMs: number
 ): Effect.Effect<string | undefined, never, ProcessSpawner> =>

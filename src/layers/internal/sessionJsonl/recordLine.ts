@@ -1,10 +1,10 @@
 /**
- * One {@link ToolCallRecord} per line of JSON, and back.
+ * One {@link SessionPersistence.ToolCallRecord} per line of JSON, and back.
  *
  * @internal
  */
 import { Option, Schema } from "effect"
-import type { ToolCallRecord } from "../../../services/SessionPersistence.js"
+import type { SessionPersistence } from "../../../services/SessionPersistence.js"
 
 const StoredRecord = Schema.Struct({
   session: Schema.Struct({
@@ -24,12 +24,12 @@ const decodeStored = Schema.decodeUnknownOption(StoredRecord)
 /**
  * The record as one line, newline included; throws when the record is not JSON-serializable.
  */
-export const encodeRecordLine = (record: ToolCallRecord): string => `${JSON.stringify(record)}\n`
+export const encodeRecordLine = (record: SessionPersistence.ToolCallRecord): string => `${JSON.stringify(record)}\n`
 
 /**
  * The record a line holds; `none` for a line that is not an intact record (a torn append).
  */
-export const decodeRecordLine = (line: string): Option.Option<ToolCallRecord> => {
+export const decodeRecordLine = (line: string): Option.Option<SessionPersistence.ToolCallRecord> => {
   if (line.trim() === "") return Option.none()
   try {
     return decodeStored(JSON.parse(line))

@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import type { Readable } from "node:stream"
-import type { OutputSink, OutputSinks } from "../../../services/ProcessSpawner.js"
+import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 
 /**
  * Bytes queued behind pending sink work before both pipes are paused: a sink that waits (a spill
@@ -23,14 +23,14 @@ const maxQueuedBytes = 256 * 1024
  */
 export const readPipes = (
   pipes: { readonly stdout: Readable; readonly stderr: Readable },
-  sinks: OutputSinks
+  sinks: ProcessSpawner.OutputSinks
 ): Effect.Effect<void> =>
   Effect.suspend(() => {
     // `busy`: the loop owns delivery (work is pending or chunks are queued); listeners only queue.
     let busy = false
     let work: Effect.Effect<void> | undefined
     let chunks: Array<Uint8Array> = []
-    let targets: Array<OutputSink> = []
+    let targets: Array<ProcessSpawner.OutputSink> = []
     let queued = 0
     let open = 0
     let paused = false
@@ -43,7 +43,7 @@ export const readPipes = (
       wake = undefined
       resume?.()
     }
-    const attach = (readable: Readable, sink: OutputSink) => {
+    const attach = (readable: Readable, sink: ProcessSpawner.OutputSink) => {
       if (readable.destroyed) return
       open++
       let ended = false
