@@ -10,30 +10,9 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Runtime } from "effect"
+import { Effect, Layer, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
-
-/**
- * What a watchdog is told.
- *
- * @since 0.1.0
- */
-export interface HostReaperService {
-  /** A group started: kill it if the host dies. */
-  readonly track: (pgid: number) => Effect.Effect<void>
-  /** A group is gone: forget it, so a reused id is never killed. */
-  readonly forget: (pgid: number) => Effect.Effect<void>
-  /** Remove `directory` (recursively) if the host dies. */
-  readonly removeOnDeath: (directory: string) => Effect.Effect<void>
-}
-
-/**
- * The watchdog of the current `ProcessSpawner` layer. Optional for consumers: a layer built over a
- * fake spawner has none.
- *
- * @since 0.1.0
- */
-export class HostReaper extends Context.Tag("effect-bash/HostReaper")<HostReaper, HostReaperService>() {}
+import { HostReaper } from "../services/HostReaper.js"
 
 // Lines: `+<pgid>` track, `-<pgid>` forget, `d<path>` remove on death, `q` clean exit. EOF without
 // `q` means the host is gone. Signals are ignored: only the pipe decides. Descriptors the host

@@ -1,0 +1,37 @@
+/**
+ * The host's watchdog: kills the process groups and removes the directories of a host that dies
+ * without running its finalizers (SIGKILL, the OOM killer). `NodeProcessSpawner` provides it.
+ *
+ * @since 0.1.0
+ */
+import type { Effect } from "effect"
+import { Context } from "effect"
+
+/**
+ * The watchdog of the current `ProcessSpawner` layer. Optional for consumers: a layer built over a
+ * fake spawner has none.
+ *
+ * @since 0.1.0
+ */
+export class HostReaper extends Context.Tag("effect-bash/HostReaper")<HostReaper, HostReaper.Service>() {}
+
+/**
+ * The types of the {@link HostReaper} service.
+ *
+ * @since 0.1.0
+ */
+export declare namespace HostReaper {
+  /**
+   * What a watchdog is told.
+   *
+   * @since 0.1.0
+   */
+  export interface Service {
+    /** A group started: kill it if the host dies. */
+    readonly track: (pgid: number) => Effect.Effect<void>
+    /** A group is gone: forget it, so a reused id is never killed. */
+    readonly forget: (pgid: number) => Effect.Effect<void>
+    /** Remove `directory` (recursively) if the host dies. */
+    readonly removeOnDeath: (directory: string) => Effect.Effect<void>
+  }
+}
