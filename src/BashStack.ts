@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { ConfigError } from "effect"
-import { Layer } from "effect"
+import { Layer, Option } from "effect"
 import type { Approval } from "./services/Approval.js"
 import type { BashEnvRegistrationError, BashEnvRegistry } from "./services/BashEnvRegistry.js"
 import type { BashExecutor } from "./services/BashExecutor.js"
@@ -17,17 +17,14 @@ import type { Tasks } from "./services/Tasks.js"
 import type { AgentTools } from "./services/AgentTools.js"
 import type { CompletionNotices } from "./services/CompletionNotices.js"
 import { AgentToolsLive } from "./tool/AgentToolsLive.js"
-import { BashEnvRegistryLive } from "./layers/BashEnvRegistryLive.js"
-import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "./layers/LocalBashExecutor.js"
-import { LocalBashExecutor } from "./layers/LocalBashExecutor.js"
-import type { SandboxBashExecutorConfig } from "./layers/SandboxBashExecutor.js"
-import { SandboxBashExecutor } from "./layers/SandboxBashExecutor.js"
-import { SandboxSessionsLive } from "./layers/SandboxSessionsLive.js"
-import { SessionJsonlEnvContributor } from "./layers/SessionJsonlEnvContributor.js"
-import { SessionPersistenceJsonl } from "./layers/SessionPersistenceJsonl.js"
-import { SessionPersistenceNone } from "./layers/SessionPersistenceNone.js"
-import type { TasksLiveConfig } from "./layers/TasksLive.js"
-import { TasksLive } from "./layers/TasksLive.js"
+import * as BashEnvRegistryLive from "./layers/BashEnvRegistryLive.js"
+import type { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
+import * as LocalBashExecutor from "./layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "./layers/SandboxBashExecutor.js"
+import * as SandboxSessionsLive from "./layers/SandboxSessionsLive.js"
+import * as SessionJsonlEnvContributor from "./layers/SessionJsonlEnvContributor.js"
+import * as SessionPersistenceJsonl from "./layers/SessionPersistenceJsonl.js"
+import * as TasksLive from "./layers/TasksLive.js"
 
 /**
  * Settings of the whole graph.
@@ -35,10 +32,10 @@ import { TasksLive } from "./layers/TasksLive.js"
  * @since 0.1.0
  */
 export interface BashStackConfig {
-  readonly executor?: Partial<LocalBashExecutorConfig>
+  readonly executor?: LocalBashExecutor.Settings.Input
   /** Confine commands: the sandboxing executor with `executor`'s settings plus these. */
-  readonly sandbox?: Partial<SandboxBashExecutorConfig>
-  readonly tasks?: Partial<TasksLiveConfig>
+  readonly sandbox?: SandboxBashExecutor.Settings.Input
+  readonly tasks?: TasksLive.Settings.Input
   /** Offer `run_in_background` (default true). */
   readonly enableRunInBackground?: boolean
   readonly dshHome?: string
@@ -54,14 +51,18 @@ export interface BashStackConfig {
 export interface BashStackOverrides {
   /** An approval channel; without one, escalations fail as "no approval service is composed". */
   readonly approval?: Layer.Layer<Approval>
-  /** Wraps the configured persistence (JSONL or none), e.g. to prefer a host's own. */
-  readonly persistence?: (configured: Layer.Layer<SessionPersistence>) => Layer.Layer<SessionPersistence>
+  /**
+   * Replaces the configured persistence (JSONL under `sessionJsonlDir`, or none), e.g. to prefer a
+   * host's own with the configured one as its fallback.
+   */
+  readonly persistence?: (configured: Option.Option<Layer.Layer<SessionPersistence>>) => Layer.Layer<SessionPersistence>
   /** Replaces the local executor (e.g. a confining one). */
   readonly executor?: Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError>
 }
 
 /**
- * Everything the stack provides.
+ * Everything the stack provides. `SessionPersistence` is in the context only when composed
+ * (`sessionJsonlDir` or `overrides.persistence`); read it with `Effect.serviceOption`.
  *
  * @since 0.1.0
  */
@@ -71,7 +72,6 @@ export type BashStackServices =
   | BashExecutor
   | BashEnvRegistry
   | Tasks
-  | SessionPersistence
   | SandboxSessions
 
 /**
@@ -88,8 +88,11 @@ export const BashStack = {
     LocalBashExecutorConfigError | ConfigError.ConfigError | BashEnvRegistrationError
   > => {
     const configured = config.sessionJsonlDir === undefined
-      ? SessionPersistenceNone.layer
-      : SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir })
+      ? Option.none()
+      : Option.some(SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir }))
+    const persistence: Layer.Layer<never> = overrides.persistence
+      ? overrides.persistence(configured)
+      : Option.getOrElse(configured, () => Layer.empty)
     const executor = overrides.executor ??
       (config.sandbox === undefined
         ? LocalBashExecutor.layer(config.executor)
@@ -98,7 +101,7 @@ export const BashStack = {
       Layer.provideMerge(SandboxSessionsLive.layer, executor),
       TasksLive.layer(config.tasks),
       BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
-      overrides.persistence ? overrides.persistence(configured) : configured,
+      persistence,
       overrides.approval ?? Layer.empty
     )
     const withContributor = Layer.merge(services, SessionJsonlEnvContributor.layer.pipe(Layer.provide(services)))

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
-import type { ApprovalAsk } from "../src/layers/ApprovalCallback.js"
-import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
-import { ApprovalNone } from "../src/layers/ApprovalNone.js"
+import * as ApprovalCallback from "../src/layers/ApprovalCallback.js"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { Approval } from "../src/services/Approval.js"
 
@@ -21,18 +19,11 @@ const answerWith = (layer: Layer.Layer<Approval>) => Effect.provide(ask(escalati
 
 /** A host that never answers; `asked` completes with the signal it was handed. */
 const hostThatNeverAnswers = Effect.map(Deferred.make<AbortSignal>(), (asked) => {
-  const ask: ApprovalAsk = (_request, signal) => {
+  const ask: ApprovalCallback.Ask = (_request, signal) => {
     Deferred.unsafeDone(asked, Effect.succeed(signal))
     return new Promise<Approval.Outcome>(() => {})
   }
   return { ask, asked }
-})
-
-describe("ApprovalNone", () => {
-  it.effect("answers every request unavailable", () =>
-    Effect.gen(function*() {
-      expect(yield* answerWith(ApprovalNone.layer)).toBe("unavailable")
-    }))
 })
 
 describe("ApprovalCallback", () => {
@@ -41,7 +32,7 @@ describe("ApprovalCallback", () => {
       const seen: Array<Approval.Request> = []
       const outcomes: ReadonlyArray<Approval.Outcome> = ["allowed-once", "rejected", "cancelled", "unavailable"]
       for (const outcome of outcomes) {
-        const viaPromise: ApprovalAsk = (request) => {
+        const viaPromise: ApprovalCallback.Ask = (request) => {
           seen.push(request)
           return Promise.resolve(outcome)
         }
@@ -53,7 +44,7 @@ describe("ApprovalCallback", () => {
 
   it.effect("counts a throw, a rejection, a failure, a defect or a self-interruption as cancelled", () =>
     Effect.gen(function*() {
-      const broken: ReadonlyArray<ApprovalAsk> = [
+      const broken: ReadonlyArray<ApprovalCallback.Ask> = [
         () => {
           throw new Error("prompt crashed")
         },
@@ -67,7 +58,7 @@ describe("ApprovalCallback", () => {
 
   it.effect("counts an answer that is not an outcome as cancelled", () =>
     Effect.gen(function*() {
-      const sloppy = (() => Promise.resolve("yes")) as unknown as ApprovalAsk
+      const sloppy = (() => Promise.resolve("yes")) as unknown as ApprovalCallback.Ask
       expect(yield* answerWith(ApprovalCallback.layer(sloppy))).toBe("cancelled")
     }))
 

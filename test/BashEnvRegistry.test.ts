@@ -2,7 +2,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Ref, Scope } from "effect"
-import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
+import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import type { ToolExecution, ToolSession } from "../src/services/ToolExecution.js"
 

@@ -7,10 +7,9 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodePathLayer from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
-import { BashEnvRegistryLive } from "../src/layers/BashEnvRegistryLive.js"
-import { SessionJsonlEnvContributor } from "../src/layers/SessionJsonlEnvContributor.js"
-import { SessionPersistenceJsonl } from "../src/layers/SessionPersistenceJsonl.js"
-import { SessionPersistenceNone } from "../src/layers/SessionPersistenceNone.js"
+import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
+import * as SessionJsonlEnvContributor from "../src/layers/SessionJsonlEnvContributor.js"
+import * as SessionPersistenceJsonl from "../src/layers/SessionPersistenceJsonl.js"
 import { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { ToolSession } from "../src/services/ToolExecution.js"
@@ -38,16 +37,6 @@ const callRecord = (callId: string, overrides: Partial<SessionPersistence.ToolCa
 
 const withJsonl = <A, E>(directory: string, program: Effect.Effect<A, E, SessionPersistence>) =>
   Effect.provide(program, SessionPersistenceJsonl.layer({ directory }))
-
-describe("SessionPersistenceNone", () => {
-  it.effect("locates nothing, ignores records, replays nothing", () =>
-    Effect.gen(function*() {
-      const persistence = yield* SessionPersistence
-      expect(yield* persistence.locate(session)).toEqual(Option.none())
-      yield* persistence.record(callRecord("call-1"))
-      expect(yield* persistence.replay(session)).toEqual([])
-    }).pipe(Effect.provide(SessionPersistenceNone.layer)))
-})
 
 describe("SessionPersistenceJsonl.locate", () => {
   it.scoped("answers jsonl with <absolute dir>/<id>.jsonl", () =>
@@ -212,7 +201,7 @@ describe("SessionJsonlEnvContributor", () => {
   const call = (withSession: boolean) =>
     withSession ? { callId: "c", toolName: "bash", session } : { callId: "c", toolName: "bash" }
 
-  const stack = (persistence: Layer.Layer<SessionPersistence>) =>
+  const stack = (persistence: Layer.Layer<never>) =>
     SessionJsonlEnvContributor.layer.pipe(
       Layer.provideMerge(Layer.merge(BashEnvRegistryLive.layer({ dshHome: "/opt/dsh" }), persistence))
     )
@@ -238,11 +227,11 @@ describe("SessionJsonlEnvContributor", () => {
       }])
     }))
 
-  it.scoped("sets nothing when persistence locates no JSONL file", () =>
+  it.scoped("sets nothing when no persistence is composed", () =>
     Effect.gen(function*() {
       const registry = yield* BashEnvRegistry
       expect(Object.keys(yield* registry.collect(call(true)))).toEqual(["DSH_HOME", "DSH_SESSION_ID", "DSH_SHELL"])
-    }).pipe(Effect.provide(stack(SessionPersistenceNone.layer))))
+    }).pipe(Effect.provide(stack(Layer.empty))))
 
   it.scoped("registers for the lifetime of the layer", () =>
     Effect.gen(function*() {
@@ -253,6 +242,6 @@ describe("SessionJsonlEnvContributor", () => {
       yield* Scope.close(layerScope, Exit.void)
       expect(yield* registry.list).toEqual([])
     }).pipe(
-      Effect.provide(Layer.merge(BashEnvRegistryLive.layer({ dshHome: "/opt/dsh" }), SessionPersistenceNone.layer))
+      Effect.provide(BashEnvRegistryLive.layer({ dshHome: "/opt/dsh" }))
     ))
 })

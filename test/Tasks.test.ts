@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, ConfigError, Context, Data, Deferred, Effect, Exit, Fiber, Layer, Option, Ref, Scope, Stream, TestClock } from "effect"
-import { TasksLive } from "../src/layers/TasksLive.js"
+import * as TasksLive from "../src/layers/TasksLive.js"
 import { Tasks } from "../src/services/Tasks.js"
 
 /** A controllable stand-in for a producer's work: no processes, just Refs and a Deferred. */

@@ -9,7 +9,7 @@ import type { SettingsFlags } from "../src/cli/settings.js"
 import { resolveSettings } from "../src/cli/settings.js"
 
 const noFlags: SettingsFlags = {
-  workdir: Option.none(),
+  cwd: Option.none(),
   timeoutMs: Option.none(),
   maxTimeoutMs: Option.none(),
   maxOutputBytes: Option.none(),
@@ -17,13 +17,13 @@ const noFlags: SettingsFlags = {
   maxSpillTotalBytes: Option.none(),
   graceMs: Option.none(),
   keepSpillFiles: false,
-  spillDir: Option.none(),
+  spillParent: Option.none(),
   envAllow: [],
   envDeny: [],
   maxBackground: Option.none(),
   maxFinishedBackground: Option.none(),
   contain: false,
-  sandbox: Option.none(),
+  sandboxMode: Option.none(),
   workspaceRoot: Option.none(),
   network: Option.none()
 }
@@ -34,13 +34,13 @@ writeFileSync(file, "")
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 /** Resolves `flags` against exactly the environment `env` (nothing inherited from this process). */
-const resolve = (flags: Partial<SettingsFlags>, env: Record<string, string> = {}) =>
+const resolve = (flags: SettingsFlags, env: Record<string, string> = {}) =>
   resolveSettings({ ...noFlags, ...flags }).pipe(
     Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
     Effect.provide(NodeContext.layer)
   )
 
-const failureOf = (flags: Partial<SettingsFlags>, env: Record<string, string> = {}) =>
+const failureOf = (flags: SettingsFlags, env: Record<string, string> = {}) =>
   Effect.flip(resolve(flags, env))
 
 describe("resolveSettings", () => {
@@ -78,11 +78,11 @@ describe("resolveSettings", () => {
     Effect.gen(function*() {
       const settings = yield* resolve(
         {
-          workdir: Option.some("."),
+          cwd: Option.some("."),
           timeoutMs: Option.some("750"),
           envDeny: ["^AWS_", "^GCP_"],
           keepSpillFiles: true,
-          spillDir: Option.some(dir)
+          spillParent: Option.some(dir)
         },
         { EFFECT_BASH_TIMEOUT_MS: "5000", EFFECT_BASH_MAX_OUTPUT_BYTES: "1024", EFFECT_BASH_CWD: dir }
       )
@@ -102,7 +102,7 @@ describe("resolveSettings", () => {
   it.effect("sandbox and containment: flags over EFFECT_BASH_SANDBOX / _NETWORK / _CONTAIN", () =>
     Effect.gen(function*() {
       const settings = yield* resolve(
-        { sandbox: Option.some("workspace-write"), workspaceRoot: Option.some(".") },
+        { sandboxMode: Option.some("workspace-write"), workspaceRoot: Option.some(".") },
         { EFFECT_BASH_SANDBOX: "read-only", EFFECT_BASH_NETWORK: "none", EFFECT_BASH_CONTAIN: "true" }
       )
       expect(settings).toEqual({
@@ -135,7 +135,7 @@ describe("resolveSettings", () => {
       expect(yield* failureOf({ envAllow: ["NOT A NAME"] })).toMatchObject({
         message: "--env-allow: \"NOT A NAME\" is not an environment variable name"
       })
-      expect(yield* failureOf({ workdir: Option.some(file) })).toMatchObject({
+      expect(yield* failureOf({ cwd: Option.some(file) })).toMatchObject({
         message: `--workdir: ${JSON.stringify(file)} is not a directory`
       })
     }))

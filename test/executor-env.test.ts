@@ -6,7 +6,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { buildEnv, makeEnvBuilder } from "../src/layers/internal/executor/environment.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 

@@ -7,13 +7,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Exit, Layer, Scope } from "effect"
-import type { LocalBashExecutorConfig } from "../src/layers/LocalBashExecutor.js"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 import { firstPid, isAlive, liveMembers } from "./support/processes.js"
 
 const graceMs = 300
-const executor = (config: Partial<LocalBashExecutorConfig> = {}) => LocalBashExecutor.layer({ graceMs, ...config })
+const executor = (config: LocalBashExecutor.Settings.Input = {}) => LocalBashExecutor.layer({ graceMs, ...config })
 
 const run = (request: BashExecutor.Request) =>
   Effect.gen(function*() {

@@ -9,9 +9,8 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { LocalBashExecutorConfig } from "../src/layers/LocalBashExecutor.js"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import { NodeProcessSpawner } from "../src/layers/NodeProcessSpawner.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
+import * as NodeProcessSpawner from "../src/layers/NodeProcessSpawner.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
 const run = (request: BashExecutor.Request) =>
@@ -24,9 +23,9 @@ const privateParent = () => fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-t
 
 /** Builds the executor in its own scope so a test can close it and look at what is left. */
 const withExecutor = <A, E>(
-  config: Partial<LocalBashExecutorConfig>,
+  config: LocalBashExecutor.Settings.Input,
   body: (bash: BashExecutor["Type"]) => Effect.Effect<A, E>,
-  layer: (config: Partial<LocalBashExecutorConfig>) => Layer.Layer<BashExecutor, unknown> = LocalBashExecutor.layer
+  layer: (config: LocalBashExecutor.Settings.Input) => Layer.Layer<BashExecutor, unknown> = LocalBashExecutor.layer
 ) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Tracer } from "effect"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { whenTraced } from "../src/layers/internal/executor/whenTraced.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 

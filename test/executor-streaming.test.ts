@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Chunk, Effect, Fiber, Option, Stream } from "effect"
 import { LiveFeed } from "../src/layers/internal/executor/LiveFeed.js"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor, liveOutputBufferBytes } from "../src/services/BashExecutor.js"
 
 const executor = LocalBashExecutor.layer({ graceMs: 300 })

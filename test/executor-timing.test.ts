@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import type { FakeScript } from "../src/testing/FakeProcessSpawner.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 import { SpawnError } from "../src/services/ProcessSpawner.js"
 

@@ -11,9 +11,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Chunk, Effect, Exit, Layer, Scope, Stream } from "effect"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
-import type { SandboxBashExecutorConfig } from "../src/layers/SandboxBashExecutor.js"
-import { SandboxBashExecutor } from "../src/layers/SandboxBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "./support/bwrap.js"
@@ -24,7 +23,7 @@ const graceMs = 1_000
 const tmp = fs.realpathSync(os.tmpdir())
 const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-sandbox-${label}-`))
 
-const sandbox = (config: Partial<SandboxBashExecutorConfig> = {}) =>
+const sandbox = (config: SandboxBashExecutor.Settings.Input = {}) =>
   SandboxBashExecutor.layer({ graceMs, ...config })
 
 const run = (request: BashExecutor.Request) =>

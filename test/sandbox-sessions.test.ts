@@ -9,7 +9,7 @@ import { serveMcp } from "../src/cli/mcpServer.js"
 import { Effect, Layer, Option } from "effect"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
-import { SandboxSessionsLive } from "../src/layers/SandboxSessionsLive.js"
+import * as SandboxSessionsLive from "../src/layers/SandboxSessionsLive.js"
 import { SandboxSessions } from "../src/services/SandboxSessions.js"
 import { compose, textOf } from "./tool-support.js"
 

@@ -7,8 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import type { FakeScript } from "../src/testing/FakeProcessSpawner.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
-import type { SandboxBashExecutorConfig } from "../src/layers/SandboxBashExecutor.js"
-import { SandboxBashExecutor } from "../src/layers/SandboxBashExecutor.js"
+import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
 import type { ProcessSpawner } from "../src/services/ProcessSpawner.js"
 import { SpawnError } from "../src/services/ProcessSpawner.js"
@@ -19,7 +18,7 @@ const probeTimeoutMs = 2_000
 
 const executorWith = (
   script: (options: ProcessSpawner.Options) => FakeScript,
-  config: Partial<SandboxBashExecutorConfig> = {}
+  config: SandboxBashExecutor.Settings.Input = {}
 ) =>
   SandboxBashExecutor.layerWith({ graceMs, timeoutMs, probeTimeoutMs, cwd: "/", hide: [], ...config }).pipe(
     Layer.provideMerge(FakeProcessSpawner.layer(script)),

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
 const mountTmpfs = (dir: string, size: string) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
-import { ApprovalCallback } from "../src/layers/ApprovalCallback.js"
+import * as ApprovalCallback from "../src/layers/ApprovalCallback.js"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import type { Approval } from "../src/services/Approval.js"

@@ -5,7 +5,7 @@
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Option, Queue, TestClock } from "effect"
-import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 import type { FakeProcess } from "../src/testing/FakeProcessSpawner.js"
 import { callTool, compose } from "./tool-support.js"

@@ -2,8 +2,7 @@
  * Our executor: `LocalBashExecutor.layer(config)` on one `ManagedRuntime` reused for every call.
  */
 import { Effect, ManagedRuntime } from "effect"
-import { LocalBashExecutor } from "../../src/layers/LocalBashExecutor.js"
-import type { LocalBashExecutorConfig } from "../../src/layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import type { Runner } from "./Runner.js"
 
@@ -13,7 +12,7 @@ export interface OursRunner extends Runner {
 }
 
 /** Builds the runtime eagerly so layer construction is never billed to the first timed call. */
-export const makeOursRunner = async (config: Partial<LocalBashExecutorConfig>): Promise<OursRunner> => {
+export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): Promise<OursRunner> => {
   const runtime = ManagedRuntime.make(LocalBashExecutor.layer(config))
   const executor = await runtime.runPromise(BashExecutor)
   const execute = (request: BashExecutor.Request) =>

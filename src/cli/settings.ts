@@ -7,14 +7,13 @@
  */
 import { Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { ConfigError, Data, Effect, Option } from "effect"
+import { ConfigError, Data, Effect, Option, SchemaAST } from "effect"
 import * as path from "node:path"
-import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
-import { fromEnvironment, numericSettings } from "../layers/executorSettings.js"
+import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
+import type { Setting, SettingKind } from "../layers/settingsSchema.js"
+import { decodeSettings, envName, expectationOf, fieldSchema, kindOf, settingOf } from "../layers/settingsSchema.js"
 import { echoValue } from "../services/requestChecks.js"
-import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
-import { fromEnvironment as sandboxFromEnvironment } from "../layers/sandboxSettings.js"
-import type { BashExecutor } from "../services/BashExecutor.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
@@ -35,39 +34,28 @@ export interface CliSettings {
   /** Absolute working directory: the executor's default and the MCP session's `cwd`. */
   readonly workdir: string
   /** What the flags and the environment set; the executor fills in the rest. */
-  readonly executor: Partial<LocalBashExecutorConfig>
+  readonly executor: LocalBashExecutor.Settings.Input
   /** Present when a sandbox mode is set: commands run under the sandboxing executor. */
-  readonly sandbox?: Pick<Partial<SandboxBashExecutorConfig>, "sandboxMode" | "workspaceRoot" | "network">
+  readonly sandbox?: SandboxOwn
 }
 
-type NumericField = (typeof numericSettings)[number]
+type Key = keyof typeof SandboxBashExecutor.Settings.fields
 
-/** Flag and environment-variable names per setting, for flags and for error messages. */
-const names = {
-  cwd: { flag: "workdir", env: "EFFECT_BASH_CWD" },
-  timeoutMs: { flag: "timeout-ms", env: "EFFECT_BASH_TIMEOUT_MS" },
-  maxTimeoutMs: { flag: "max-timeout-ms", env: "EFFECT_BASH_MAX_TIMEOUT_MS" },
-  maxOutputBytes: { flag: "max-output-bytes", env: "EFFECT_BASH_MAX_OUTPUT_BYTES" },
-  maxSpillBytes: { flag: "max-spill-bytes", env: "EFFECT_BASH_MAX_SPILL_BYTES" },
-  maxSpillTotalBytes: { flag: "max-spill-total-bytes", env: "EFFECT_BASH_MAX_SPILL_TOTAL_BYTES" },
-  graceMs: { flag: "grace-ms", env: "EFFECT_BASH_GRACE_MS" },
-  keepSpillFiles: { flag: "keep-spill-files", env: "EFFECT_BASH_KEEP_SPILL_FILES" },
-  spillParent: { flag: "spill-dir", env: "EFFECT_BASH_SPILL_DIR" },
-  envAllow: { flag: "env-allow", env: "EFFECT_BASH_ENV_ALLOW" },
-  envDeny: { flag: "env-deny", env: "EFFECT_BASH_ENV_DENY" },
-  maxBackground: { flag: "max-background", env: "EFFECT_BASH_MAX_BACKGROUND" },
-  maxFinishedBackground: { flag: "max-finished-background", env: "EFFECT_BASH_MAX_FINISHED_BACKGROUND" },
-  contain: { flag: "contain", env: "EFFECT_BASH_CONTAIN" },
-  sandboxMode: { flag: "sandbox", env: "EFFECT_BASH_SANDBOX" },
-  workspaceRoot: { flag: "workspace-root", env: "EFFECT_BASH_WORKSPACE_ROOT" },
-  network: { flag: "network", env: "EFFECT_BASH_NETWORK" }
-} as const
+/** Every setting the CLI reads (the sandboxing executor's, which include the local executor's). */
+const settings: ReadonlyArray<{ readonly key: Key; readonly kind: SettingKind; readonly setting: Setting }> = Object
+  .entries(SandboxBashExecutor.Settings.fields)
+  .flatMap(([key, field]) =>
+    Option.match(settingOf(field), { onNone: () => [], onSome: (setting) => [{ key: key as Key, kind: kindOf(field), setting }] })
+  )
 
-const sandboxModes: ReadonlyArray<BashExecutor.SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
+const flagged = settings.flatMap(({ key, kind, setting }) => setting.flag ? [{ key, kind, setting, flag: setting.flag }] : [])
 
-const numericFields: ReadonlyArray<NumericField> = numericSettings
+const byKey = new Map(settings.map((entry) => [entry.key, entry]))
 
-const booleanFlags: ReadonlyArray<string> = [names.keepSpillFiles.flag, names.contain.flag]
+const isLocal = (key: Key): key is keyof typeof LocalBashExecutor.Settings.fields => key in LocalBashExecutor.Settings.fields
+
+/** The sandbox's own settings (mode, workspace root, network, …); they apply only with a sandbox mode. */
+type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecutor.Settings.Input>
 
 /**
  * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`,
@@ -76,105 +64,48 @@ const booleanFlags: ReadonlyArray<string> = [names.keepSpillFiles.flag, names.co
  * @since 0.1.0
  */
 export const settingsFlagNames = {
-  valued: Object.values(names).map((name) => name.flag).filter((flag) => !booleanFlags.includes(flag)),
-  boolean: booleanFlags
+  valued: flagged.filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
+  boolean: flagged.filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
 } as const
 
-const numberFlag = (field: NumericField, description: string) =>
-  Options.text(names[field].flag).pipe(
-    Options.withPseudoName("N"),
-    Options.withDescription(`${description} (env ${names[field].env})`),
-    Options.optional
-  )
+/** A flag's raw value: text (numbers stay text until checked), a switch, a repeated value or a choice. */
+type FlagValue = Option.Option<string> | boolean | ReadonlyArray<string>
+
+const optionOf = (kind: SettingKind, flag: NonNullable<Setting["flag"]>, env: string): Options.Options<FlagValue> => {
+  const described = <A>(options: Options.Options<A>) =>
+    Options.withDescription(flag.pseudo === undefined ? options : Options.withPseudoName(options, flag.pseudo), flag.description(env))
+  switch (kind._tag) {
+    case "boolean":
+      return described(Options.boolean(flag.name))
+    case "list":
+      return Options.repeated(described(Options.text(flag.name)))
+    case "choice":
+      return Options.optional(described(Options.choice(flag.name, kind.choices)))
+    case "number":
+    case "string":
+      return Options.optional(described(Options.text(flag.name)))
+  }
+}
 
 /**
- * The settings flags, shared by `run` and `mcp`. Values stay raw text here; {@link resolveSettings}
+ * The settings flags, shared by `run` and `mcp`, derived from the executors' settings Schemas (one
+ * per annotated field, keyed by the setting's name). Values stay raw text here; {@link resolveSettings}
  * checks them, so flag and environment errors read alike.
  *
  * @since 0.1.0
  */
-export const settingsOptions = Options.all({
-  workdir: Options.text(names.cwd.flag).pipe(
-    Options.withPseudoName("DIR"),
-    Options.withDescription(`Working directory of commands (env ${names.cwd.env}; default: the current directory)`),
-    Options.optional
-  ),
-  timeoutMs: numberFlag("timeoutMs", "Default foreground timeout in ms"),
-  maxTimeoutMs: numberFlag("maxTimeoutMs", "Cap on any per-call timeout in ms"),
-  maxOutputBytes: numberFlag("maxOutputBytes", "Bytes of each stream kept in memory (the tail)"),
-  maxSpillBytes: numberFlag("maxSpillBytes", "Largest spill file holding a truncated stream's full output"),
-  maxSpillTotalBytes: numberFlag("maxSpillTotalBytes", "Bound on all spill files together; the oldest finished go first"),
-  graceMs: numberFlag("graceMs", "Time between SIGTERM and SIGKILL in ms"),
-  keepSpillFiles: Options.boolean(names.keepSpillFiles.flag).pipe(
-    Options.withDescription(`Keep spill files after exit (env ${names.keepSpillFiles.env})`)
-  ),
-  spillDir: Options.text(names.spillParent.flag).pipe(
-    Options.withPseudoName("DIR"),
-    Options.withDescription(`Parent directory of the spill directory (env ${names.spillParent.env})`),
-    Options.optional
-  ),
-  envAllow: Options.text(names.envAllow.flag).pipe(
-    Options.withPseudoName("NAME"),
-    Options.withDescription(`Inherited variable to keep even if it looks like a credential; repeatable (env ${names.envAllow.env}=A,B)`),
-    Options.repeated
-  ),
-  envDeny: Options.text(names.envDeny.flag).pipe(
-    Options.withPseudoName("REGEX"),
-    Options.withDescription(`Extra pattern of inherited variable names to drop; repeatable (env ${names.envDeny.env}=A,B)`),
-    Options.repeated
-  ),
-  maxBackground: numberFlag("maxBackground", "Cap on concurrently running background commands"),
-  maxFinishedBackground: numberFlag("maxFinishedBackground", "Finished background commands kept tracked"),
-  contain: Options.boolean(names.contain.flag).pipe(
-    Options.withDescription(
-      `Run each command in its own PID namespace (bubblewrap) so nothing it starts outlives it (env ${names.contain.env})`
-    )
-  ),
-  sandbox: Options.choice(names.sandboxMode.flag, sandboxModes).pipe(
-    Options.withDescription(`Confine commands with bubblewrap in this mode (env ${names.sandboxMode.env})`),
-    Options.optional
-  ),
-  workspaceRoot: Options.text(names.workspaceRoot.flag).pipe(
-    Options.withPseudoName("DIR"),
-    Options.withDescription(
-      `Writable root under --sandbox workspace-write (env ${names.workspaceRoot.env}; default: the working directory)`
-    ),
-    Options.optional
-  ),
-  network: Options.choice(names.network.flag, ["host", "none"] as const).pipe(
-    Options.withDescription(`"none" cuts sandboxed commands off the network (env ${names.network.env})`),
-    Options.optional
-  )
-})
+export const settingsOptions: Options.Options<SettingsFlags> = Options.all(
+  Object.fromEntries(flagged.map(({ key, kind, setting, flag }) => [key, optionOf(kind, flag, envName(setting))]))
+)
 
 /**
- * The raw values of {@link settingsOptions}.
+ * The raw values of {@link settingsOptions}, by setting name.
  *
  * @since 0.1.0
  */
-export type SettingsFlags = typeof settingsOptions extends Options.Options<infer A> ? A : never
+export type SettingsFlags = { readonly [key: string]: FlagValue }
 
 const invalid = (field: string, message: string) => new SettingsError({ field, message: `${field}: ${message}` })
-
-const checkNumber = (field: string, value: unknown): Effect.Effect<number, SettingsError> => {
-  const parsed = typeof value === "string" && value.trim() !== "" ? Number(value) : value
-  return typeof parsed === "number" && Number.isFinite(parsed) && parsed > 0
-    ? Effect.succeed(parsed)
-    : Effect.fail(invalid(field, `expected a positive finite number, got ${echoValue(value)}`))
-}
-
-const checkPatterns = (field: string, patterns: ReadonlyArray<string>) =>
-  Effect.forEach(patterns, (pattern) =>
-    Effect.try({
-      try: () => (new RegExp(pattern, "i"), pattern),
-      catch: () => invalid(field, `${echoValue(pattern)} is not a valid regular expression`)
-    }))
-
-const checkNames = (field: string, variables: ReadonlyArray<string>) =>
-  Effect.forEach(variables, (name) =>
-    /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)
-      ? Effect.succeed(name)
-      : Effect.fail(invalid(field, `${echoValue(name)} is not an environment variable name`)))
 
 /** `EFFECT_BASH.TIMEOUT_MS` → `EFFECT_BASH_TIMEOUT_MS`: name the variable the user actually set. */
 const describeConfigError = (error: ConfigError.ConfigError): SettingsError => {
@@ -190,54 +121,68 @@ const describeConfigError = (error: ConfigError.ConfigError): SettingsError => {
   return invalid(field, message)
 }
 
-const present = <A>(value: A | undefined): value is A => value !== undefined
+/** A given value and where it came from (`--grace-ms`, `EFFECT_BASH_GRACE_MS`), for the error. */
+interface Given {
+  readonly value: unknown
+  /** As the user wrote it, when it was parsed from text. */
+  readonly raw: unknown
+  readonly source: string
+}
 
-/** Drops absent entries so a spread never overwrites a set value with `undefined`. */
-const defined = <T extends object>(record: T): { [K in keyof T]?: Exclude<T[K], undefined> } =>
-  Object.fromEntries(Object.entries(record).filter(([, value]) => present(value))) as {
-    [K in keyof T]?: Exclude<T[K], undefined>
-  }
-
-const fromFlags = (flags: SettingsFlags) =>
-  Effect.gen(function*() {
-    const numbers: Partial<Record<NumericField, number>> = {}
-    for (const field of numericFields) {
-      const raw = flags[field]
-      if (Option.isSome(raw)) numbers[field] = yield* checkNumber(`--${names[field].flag}`, raw.value)
-    }
-    return defined({
-      ...numbers,
-      keepSpillFiles: flags.keepSpillFiles ? true : undefined,
-      spillParent: Option.getOrUndefined(flags.spillDir),
-      envAllow: flags.envAllow.length > 0 ? yield* checkNames(`--${names.envAllow.flag}`, flags.envAllow) : undefined,
-      envDeny: flags.envDeny.length > 0 ? yield* checkPatterns(`--${names.envDeny.flag}`, flags.envDeny) : undefined,
-      cwd: Option.getOrUndefined(flags.workdir),
-      contain: flags.contain ? true : undefined
+const fromFlag = (kind: SettingKind, value: FlagValue): Option.Option<{ readonly value: unknown; readonly raw: unknown }> => {
+  if (typeof value === "boolean") return value ? Option.some({ value, raw: value }) : Option.none()
+  if (Option.isOption(value)) {
+    return Option.map(value, (text) => {
+      const number = text.trim() === "" ? Number.NaN : Number(text)
+      return { value: kind._tag === "number" && !Number.isNaN(number) ? number : text, raw: text }
     })
-  })
-
-const sandboxFromFlags = (flags: SettingsFlags) =>
-  defined({
-    sandboxMode: Option.getOrUndefined(flags.sandbox),
-    workspaceRoot: Option.getOrUndefined(flags.workspaceRoot),
-    network: Option.getOrUndefined(flags.network)
-  })
-
-const sandboxFromEnv = Effect.map(
-  Effect.mapError(sandboxFromEnvironment, describeConfigError),
-  (env) => defined({ sandboxMode: env.sandboxMode, workspaceRoot: env.workspaceRoot, network: env.network })
-)
-
-const fromEnv = Effect.gen(function*() {
-  const env = yield* Effect.mapError(fromEnvironment, describeConfigError)
-  for (const field of numericFields) {
-    const value = env[field]
-    if (present(value)) yield* checkNumber(names[field].env, value)
   }
-  if (env.envAllow) yield* checkNames(names.envAllow.env, env.envAllow)
-  if (env.envDeny) yield* checkPatterns(names.envDeny.env, env.envDeny)
-  return defined(env)
-})
+  return value.length > 0 ? Option.some({ value, raw: value }) : Option.none()
+}
+
+/** The value of each setting given by a flag or a variable; a flag wins over its variable. */
+const gather = (flags: SettingsFlags) =>
+  Effect.gen(function*() {
+    const given = new Map<Key, Given>()
+    const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(SandboxBashExecutor.environment, describeConfigError)
+    for (const [key, value] of Object.entries(env)) {
+      const entry = byKey.get(key as Key)
+      if (entry !== undefined) given.set(entry.key, { value, raw: value, source: envName(entry.setting) })
+    }
+    for (const { key, kind, flag } of flagged) {
+      const value = flags[key]
+      if (value === undefined) continue
+      Option.map(fromFlag(kind, value), (parsed) => given.set(key, { ...parsed, source: `--${flag.name}` }))
+    }
+    return given
+  })
+
+/** The first problem, in the CLI's words: `--grace-ms: expected a positive finite number, got "soon"`. */
+const check = (given: ReadonlyMap<Key, Given>) =>
+  Effect.gen(function*() {
+    const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
+    const problem = yield* Effect.flip(decodeSettings(SandboxBashExecutor.Settings, input)).pipe(Effect.option)
+    if (Option.isNone(problem)) return
+    const { field: key, path: below } = problem.value
+    const entry = given.get(key as Key)
+    const field = SandboxBashExecutor.Settings.fields[key as Key]
+    const source = entry?.source ?? key
+    const [index] = below
+    if (typeof index === "number" && Array.isArray(entry?.value)) {
+      const element = SchemaAST.isTupleType(fieldSchema(field).ast) ? fieldSchema(field).ast : undefined
+      const expectation = Option.flatMap(
+        Option.fromNullable(element && SchemaAST.isTupleType(element) ? element.rest[0]?.type : undefined),
+        SchemaAST.getDescriptionAnnotation
+      )
+      return yield* invalid(source, `${echoValue(entry.value[index])} is not ${Option.getOrElse(expectation, () => "valid")}`)
+    }
+    const expectation = Option.getOrElse(expectationOf(field), () => "a valid value")
+    return yield* invalid(source, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
+  })
+
+/** The given values of the settings `keep` selects; they passed {@link check}. */
+const valuesOf = (given: ReadonlyMap<Key, Given>, keep: (key: Key) => boolean) =>
+  Object.fromEntries([...given].flatMap(([key, { value }]) => keep(key) ? [[key, value]] : []))
 
 /**
  * Merges the flags over the `EFFECT_BASH_*` environment (read through the current `ConfigProvider`),
@@ -246,17 +191,16 @@ const fromEnv = Effect.gen(function*() {
  * @since 0.1.0
  */
 export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags: SettingsFlags) {
-  const executor: Partial<LocalBashExecutorConfig> = { ...(yield* fromEnv), ...(yield* fromFlags(flags)) }
-  const sandbox = { ...(yield* sandboxFromEnv), ...sandboxFromFlags(flags) }
+  const given = yield* gather(flags)
+  yield* check(given)
+  const executor: LocalBashExecutor.Settings.Input = valuesOf(given, isLocal)
+  const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
   if (sandbox.sandboxMode === undefined) {
-    if (sandbox.workspaceRoot !== undefined) {
-      return yield* invalid(`--${names.workspaceRoot.flag}`, `applies only with --${names.sandboxMode.flag}`)
-    }
-    if (sandbox.network !== undefined) {
-      return yield* invalid(`--${names.network.flag}`, `applies only with --${names.sandboxMode.flag}`)
-    }
+    if (sandbox.workspaceRoot !== undefined) return yield* invalid("--workspace-root", "applies only with --sandbox")
+    if (sandbox.network !== undefined) return yield* invalid("--network", "applies only with --sandbox")
   }
-  const source = Option.isSome(flags.workdir) ? `--${names.cwd.flag}` : executor.cwd ? names.cwd.env : "working directory"
+  const cwd = given.get("cwd")
+  const source = cwd?.source ?? "working directory"
   const workdir = path.resolve(executor.cwd ?? process.cwd())
   const fs = yield* FileSystem.FileSystem
   const info = yield* Effect.option(fs.stat(workdir))

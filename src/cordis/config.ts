@@ -3,47 +3,63 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
-
-const positive = (field: string) =>
-  Schema.Number.pipe(
-    Schema.filter((n) => (Number.isFinite(n) && n > 0) || `${field} must be a positive finite number, got ${n}`)
-  )
+import type { ParseResult } from "effect"
+import { Option, Schema, SchemaAST } from "effect"
+import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
+import { expectationOf, kindOf } from "../layers/settingsSchema.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 /**
- * The configuration fields; every one is optional.
+ * A settings field as Cordis takes it: optional, no default filled in (the layer fills them), and a
+ * bad number named in the message (`timeoutMs must be a positive finite number, got -1`).
+ */
+const named = <S extends Schema.Schema.AnyNoContext>(key: string, schema: S) => {
+  const expectation = expectationOf(schema)
+  const message = kindOf(schema)._tag === "number" && Option.isSome(expectation)
+    ? { [SchemaAST.MessageAnnotationId]: (issue: ParseResult.ParseIssue) => `${key} must be ${expectation.value}, got ${String(issue.actual)}` }
+    : {}
+  return optional(Schema.make<Schema.Schema.Type<S>, Schema.Schema.Encoded<S>>(SchemaAST.annotations(schema.ast, message)))
+}
+
+const localFields = LocalBashExecutor.Settings.fields
+const sandboxFields = SandboxBashExecutor.Settings.fields
+
+
+/**
+ * The configuration fields; every one is optional. The executor's come from its settings Schema
+ * (`LocalBashExecutor.Settings`, `SandboxBashExecutor.Settings`), with their bounds and defaults.
  *
  * @since 0.1.0
  */
 export const EffectBashConfigFields = Schema.Struct({
   /** Default working directory of commands (default: `process.cwd()` at call time). */
-  cwd: optional(Schema.String),
-  /** Default foreground timeout (default 120000). */
-  timeoutMs: optional(positive("timeoutMs")),
-  /** Cap on a call's timeout (default 600000). */
-  maxTimeoutMs: optional(positive("maxTimeoutMs")),
-  /** In-memory budget per stream (default 64000). */
-  maxOutputBytes: optional(positive("maxOutputBytes")),
-  /** Largest spill file (default 64 MiB). */
-  maxSpillBytes: optional(positive("maxSpillBytes")),
-  /** Bound on all spill files together; the oldest finished go first (default 1 GiB). */
-  maxSpillTotalBytes: optional(positive("maxSpillTotalBytes")),
-  /** SIGTERM → SIGKILL grace, and the bound on draining pipes (default 3000). */
-  graceMs: optional(positive("graceMs")),
-  /** Keep spill files after the plugin unloads (default false). */
-  keepSpillFiles: optional(Schema.Boolean),
+  cwd: named("cwd", localFields.cwd.from),
+  /** Default foreground timeout. */
+  timeoutMs: named("timeoutMs", localFields.timeoutMs.from),
+  /** Cap on a call's timeout. */
+  maxTimeoutMs: named("maxTimeoutMs", localFields.maxTimeoutMs.from),
+  /** In-memory budget per stream. */
+  maxOutputBytes: named("maxOutputBytes", localFields.maxOutputBytes.from),
+  /** Largest spill file. */
+  maxSpillBytes: named("maxSpillBytes", localFields.maxSpillBytes.from),
+  /** Bound on all spill files together; the oldest finished go first. */
+  maxSpillTotalBytes: named("maxSpillTotalBytes", localFields.maxSpillTotalBytes.from),
+  /** SIGTERM → SIGKILL grace, and the bound on draining pipes. */
+  graceMs: named("graceMs", localFields.graceMs.from),
+  /** Keep spill files after the plugin unloads. */
+  keepSpillFiles: named("keepSpillFiles", localFields.keepSpillFiles.from),
   /** Parent directory of the private spill directory (default: the OS temp directory). */
-  spillParent: optional(Schema.String),
+  spillParent: named("spillParent", localFields.spillParent.from),
   /** Inherited variable names kept even when they look like credentials. */
-  envAllow: optional(Schema.Array(Schema.String)),
+  envAllow: named("envAllow", localFields.envAllow.from),
   /** Extra case-insensitive patterns (regex sources) of inherited names to drop. */
-  envDeny: optional(Schema.Array(Schema.String)),
-  /** Cap on concurrently running background processes (default 16). */
-  maxBackground: optional(positive("maxBackground")),
-  /** Finished background processes kept tracked (default 64). */
-  maxFinishedBackground: optional(positive("maxFinishedBackground")),
+  envDeny: named("envDeny", localFields.envDeny.from),
+  /** Cap on concurrently running background processes. */
+  maxBackground: named("maxBackground", localFields.maxBackground.from),
+  /** Finished background processes kept tracked. */
+  maxFinishedBackground: named("maxFinishedBackground", localFields.maxFinishedBackground.from),
   /** Offer `run_in_background` on the `bash` tool (default true). */
   enableRunInBackground: optional(Schema.Boolean),
   /** The harness home exported as `DSH_HOME` (default: `$DSH_HOME`, else `~/.dsh`). */
@@ -52,20 +68,20 @@ export const EffectBashConfigFields = Schema.Struct({
   sessionJsonlDir: optional(Schema.String),
   /** Register the tools and the prompt section with a host tool registry (default true). */
   registerTools: optional(Schema.Boolean),
-  /** Run each command in its own PID namespace on bubblewrap, without file confinement (default false). */
-  contain: optional(Schema.Boolean),
+  /** Run each command in its own PID namespace on bubblewrap, without file confinement. */
+  contain: named("contain", localFields.contain.from),
   /** Confine commands with the sandboxing executor (present → `sandbox_permissions` is offered). */
   sandbox: optional(Schema.Struct({
     /** The default mode. */
-    mode: Schema.Literal("read-only", "workspace-write", "danger-full-access"),
+    mode: sandboxFields.sandboxMode.from,
     /** The writable root for calls without a session (default: `cwd`). */
-    workspaceRoot: optional(Schema.String),
-    /** `none` cuts confined commands off the network (default `host`). */
-    network: optional(Schema.Literal("host", "none")),
+    workspaceRoot: named("workspaceRoot", sandboxFields.workspaceRoot.from),
+    /** `none` cuts confined commands off the network. */
+    network: named("network", sandboxFields.network.from),
     /** Paths hidden from confined commands (default: the credential stores; `~/` is the home). */
-    hide: optional(Schema.Array(Schema.String)),
-    /** The bubblewrap binary (default `bwrap` from `PATH`). */
-    bwrapPath: optional(Schema.String)
+    hide: named("hide", sandboxFields.hide.from),
+    /** The bubblewrap binary (default: found on `PATH`). */
+    bwrapPath: named("bwrapPath", sandboxFields.bwrapPath.from)
   })),
   /**
    * How a completion notice reaches an idle harness agent: `wakeup` opens a turn for it (at most 3 in

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { ApprovalCallback } from "../layers/ApprovalCallback.js"
+import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
@@ -60,31 +60,40 @@ const isLocation = (value: unknown): value is SessionPersistence.Location =>
   typeof value === "object" && value !== null &&
   typeof (value as { kind?: unknown }).kind === "string" && typeof (value as { path?: unknown }).path === "string"
 
+const nothingLocated = Effect.succeed(Option.none<SessionPersistence.Location>())
+
 /**
  * SessionPersistence that locates sessions through the host's `sessionPersistence` service when
  * there is one (handing it the harness's own session object of a call in flight), and otherwise —
- * and for `record`/`replay`, which a harness does through its own log — through `fallback`.
+ * and for `record`/`replay`, which a harness does through its own log — through the
+ * SessionPersistence in context, if any (with none, nothing is located, recorded or replayed).
  *
  * @since 0.1.0
  */
 export const hostSessionPersistenceLayer = (
   persistence: HostLookup<HostSessionPersistence>,
   calls: HarnessCalls
-): Layer.Layer<SessionPersistence, never, SessionPersistence> =>
+): Layer.Layer<SessionPersistence> =>
   Layer.effect(
     SessionPersistence,
-    Effect.map(SessionPersistence, (fallback) =>
+    Effect.map(Effect.serviceOption(SessionPersistence), (fallback) =>
       SessionPersistence.of({
         locate: (session) => {
           const host = persistence()
-          if (host === undefined) return fallback.locate(session)
+          if (host === undefined) {
+            return Option.match(fallback, { onNone: () => nothingLocated, onSome: (stored) => stored.locate(session) })
+          }
           return Effect.tryPromise(async () => host.locate(calls.hostSessionOf(session.id) ?? session)).pipe(
             Effect.map((location) => (isLocation(location) ? Option.some(location) : Option.none())),
             Effect.orElseSucceed(() => Option.none<SessionPersistence.Location>()),
             Effect.withSpan("SessionPersistence.locate")
           )
         },
-        record: fallback.record,
-        replay: fallback.replay
+        record: (record) => Option.match(fallback, { onNone: () => Effect.void, onSome: (stored) => stored.record(record) }),
+        replay: (session) =>
+          Option.match(fallback, {
+            onNone: () => Effect.succeed<ReadonlyArray<SessionPersistence.ToolCallRecord>>([]),
+            onSome: (stored) => stored.replay(session)
+          })
       }))
   )

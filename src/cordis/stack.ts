@@ -4,10 +4,10 @@
  *
  * @since 0.1.0
  */
-import { Layer } from "effect"
+import { Layer, Option } from "effect"
 import { BashStack } from "../BashStack.js"
-import type { LocalBashExecutorConfig } from "../layers/LocalBashExecutor.js"
-import type { SandboxBashExecutorConfig } from "../layers/SandboxBashExecutor.js"
+import type * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
+import type * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { EffectBashConfig } from "./config.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import type { HostApproval, HostSessionPersistence } from "./host.js"
@@ -25,7 +25,7 @@ export interface HostServices {
   readonly calls: HarnessCalls
 }
 
-const executorConfigOf = (config: EffectBashConfig): Partial<LocalBashExecutorConfig> => {
+const executorConfigOf = (config: EffectBashConfig): LocalBashExecutor.Settings.Input => {
   const {
     completionDelivery: _completionDelivery,
     dshHome: _dshHome,
@@ -40,7 +40,7 @@ const executorConfigOf = (config: EffectBashConfig): Partial<LocalBashExecutorCo
 
 const sandboxConfigOf = (
   sandbox: NonNullable<EffectBashConfig["sandbox"]>
-): Partial<SandboxBashExecutorConfig> => {
+): SandboxBashExecutor.Settings.Input => {
   const { mode, ...rest } = sandbox
   return { sandboxMode: mode, ...rest }
 }
@@ -62,6 +62,9 @@ export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =
     {
       approval: hostApprovalLayer(host.approval, host.calls),
       persistence: (configured) =>
-        hostSessionPersistenceLayer(host.sessionPersistence, host.calls).pipe(Layer.provide(configured))
+        Option.match(configured, {
+          onNone: () => hostSessionPersistenceLayer(host.sessionPersistence, host.calls),
+          onSome: (stored) => hostSessionPersistenceLayer(host.sessionPersistence, host.calls).pipe(Layer.provide(stored))
+        })
     }
   )

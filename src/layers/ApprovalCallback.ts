@@ -13,7 +13,7 @@ import { Approval } from "../services/Approval.js"
  *
  * @since 0.1.0
  */
-export type ApprovalAsk = (
+export type Ask = (
   request: Approval.Request,
   signal: AbortSignal
 ) => PromiseLike<Approval.Outcome> | Effect.Effect<Approval.Outcome, unknown>
@@ -23,9 +23,9 @@ const outcomes: ReadonlySet<unknown> = new Set<Approval.Outcome>(["allowed-once"
 const isOutcome = (value: unknown): value is Approval.Outcome => outcomes.has(value)
 
 /** The host's raw answer: a thrown, rejected or failed ask fails here. */
-const hostAnswer = (ask: ApprovalAsk, request: Approval.Request) =>
+const hostAnswer = (ask: Ask, request: Approval.Request) =>
   Effect.async<unknown, unknown>((resume, signal) => {
-    let reply: ReturnType<ApprovalAsk>
+    let reply: ReturnType<Ask>
     try {
       reply = ask(request, signal)
     } catch (error) {
@@ -43,41 +43,41 @@ const hostAnswer = (ask: ApprovalAsk, request: Approval.Request) =>
   })
 
 /**
- * Settings of {@link ApprovalCallback.layer}.
+ * Options of {@link layer}.
  *
  * @since 0.1.0
  */
-export interface ApprovalCallbackOptions {
+export interface Options {
   /** How long a human may take (by the Clock); no answer by then counts as `cancelled`. Default: no limit. */
   readonly timeoutMs?: number
 }
 
 /**
- * Approval answered by a host callback.
+ * Approval answered by a host callback: asks `ask` for every request. A throw, a rejection, a failure
+ * or a self-interruption of the ask, an answer that is not an {@link Approval.Outcome}, or no answer
+ * within `timeoutMs` (the ask's signal is then aborted so the host can withdraw its prompt) counts as
+ * `cancelled`; interrupting the request itself is not swallowed (it aborts the signal and propagates).
  *
  * @since 0.1.0
  */
-export const ApprovalCallback = {
-  /**
-   * Asks `ask` for every request. A throw, a rejection, a failure or a self-interruption of the ask,
-   * an answer that is not an {@link Approval.Outcome}, or no answer within `timeoutMs` (the ask's
-   * signal is then aborted so the host can withdraw its prompt) counts as `cancelled`; interrupting
-   * the request itself is not swallowed (it aborts the signal and propagates).
-   */
-  layer: (ask: ApprovalAsk, options: ApprovalCallbackOptions = {}): Layer.Layer<Approval> =>
-    Layer.succeed(
-      Approval,
-      Approval.of({
-        request: Effect.fn("Approval.request")(function*(request: Approval.Request) {
-          const answer = hostAnswer(ask, request)
-          const bounded = options.timeoutMs === undefined
-            ? answer
-            : Effect.timeoutFail(answer, { duration: options.timeoutMs, onTimeout: () => "no answer in time" })
-          return yield* bounded.pipe(
-            Effect.map((reply): Approval.Outcome => (isOutcome(reply) ? reply : "cancelled")),
-            Effect.catchAllCause(() => Effect.succeed<Approval.Outcome>("cancelled"))
-          )
-        })
-      })
-    )
-}
+export const make = (ask: Ask, options: Options = {}): Approval["Type"] =>
+  Approval.of({
+    request: Effect.fn("Approval.request")(function*(request: Approval.Request) {
+      const answer = hostAnswer(ask, request)
+      const bounded = options.timeoutMs === undefined
+        ? answer
+        : Effect.timeoutFail(answer, { duration: options.timeoutMs, onTimeout: () => "no answer in time" })
+      return yield* bounded.pipe(
+        Effect.map((reply): Approval.Outcome => (isOutcome(reply) ? reply : "cancelled")),
+        Effect.catchAllCause(() => Effect.succeed<Approval.Outcome>("cancelled"))
+      )
+    })
+  })
+
+/**
+ * {@link Approval} answered by a host callback ({@link make}).
+ *
+ * @since 0.1.0
+ */
+export const layer = (ask: Ask, options: Options = {}): Layer.Layer<Approval> =>
+  Layer.succeed(Approval, make(ask, options))

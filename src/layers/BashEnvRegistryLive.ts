@@ -12,11 +12,11 @@ import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
 import { registrationProblem } from "./internal/bashEnv/registration.js"
 
 /**
- * Configuration of {@link BashEnvRegistryLive}.
+ * Options of {@link layer}.
  *
  * @since 0.1.0
  */
-export interface BashEnvRegistryConfig {
+export interface Options {
   /** The harness home; when absent or blank, a non-blank `$DSH_HOME`, else `~/.dsh`. */
   readonly dshHome?: string
 }
@@ -68,7 +68,7 @@ const addValues = (
   return Effect.void
 }
 
-const make = (config: BashEnvRegistryConfig) =>
+const make = (config: Options) =>
   Effect.gen(function*() {
     const dshHome = yield* resolveDshHome(config.dshHome)
     const registrations = yield* Ref.make<Registrations>({ byName: new Map(), owners: new Map() })
@@ -128,15 +128,11 @@ const make = (config: BashEnvRegistryConfig) =>
   })
 
 /**
- * The live managed-environment registry.
+ * The live managed-environment registry, whose `DSH_HOME` is resolved once, when the layer is built:
+ * `options.dshHome`, else a non-blank `$DSH_HOME` (read through Effect `Config`), else `~/.dsh`; `~`
+ * expanded, made absolute.
  *
  * @since 0.1.0
  */
-export const BashEnvRegistryLive = {
-  /**
-   * A registry whose `DSH_HOME` is resolved once, when the layer is built: `config.dshHome`, else a
-   * non-blank `$DSH_HOME` (read through Effect `Config`), else `~/.dsh`; `~` expanded, made absolute.
-   */
-  layer: (config: BashEnvRegistryConfig = {}): Layer.Layer<BashEnvRegistry, ConfigError.ConfigError> =>
-    Layer.effect(BashEnvRegistry, make(config))
-}
+export const layer = (options: Options = {}): Layer.Layer<BashEnvRegistry, ConfigError.ConfigError> =>
+  Layer.effect(BashEnvRegistry, make(options))

@@ -98,4 +98,4 @@ const make = Effect.gen(function*() {
  *
  * @since 0.1.0
  */
-export const HostReaperLive: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)
+export const layer: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)

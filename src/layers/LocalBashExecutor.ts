@@ -5,49 +5,65 @@
  *
  * @since 0.1.0
  */
-import { FileSystem, Path } from "@effect/platform"
+import type { FileSystem, Path } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import type { ConfigError } from "effect"
-import { Effect, Layer } from "effect"
+import type { ConfigError, Scope } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
-import { ProcessSpawner } from "../services/ProcessSpawner.js"
-import type { LocalBashExecutorConfig } from "./executorSettings.js"
-import { fromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./executorSettings.js"
+import type { ProcessSpawner } from "../services/ProcessSpawner.js"
+import type { Settings } from "./executorSettings.js"
+import { environment, LocalBashExecutorConfigError, resolveConfig } from "./executorSettings.js"
 import { makeExecutorCore } from "./internal/executor/executorCore.js"
-import { NodeProcessSpawner } from "./NodeProcessSpawner.js"
+import * as NodeProcessSpawner from "./NodeProcessSpawner.js"
 import { localConfinement } from "./internal/sandbox/confinement.js"
 
-export type { LocalBashExecutorConfig } from "./executorSettings.js"
-export { LocalBashExecutorConfigError } from "./executorSettings.js"
+export { defaults, environment, LocalBashExecutorConfigError, Settings } from "./executorSettings.js"
 
-const make = (partial: Partial<LocalBashExecutorConfig>) =>
+/**
+ * The executor over the ports in context: checks `settings` (failing with the first bad field),
+ * fills the defaults and starts the executor in the current scope.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  settings: Settings.Input = {}
+): Effect.Effect<
+  BashExecutor["Type"],
+  LocalBashExecutorConfigError,
+  ProcessSpawner | FileSystem.FileSystem | Path.Path | Scope.Scope
+> =>
   Effect.gen(function*() {
-    const config = yield* resolveConfig(partial)
+    const config = yield* resolveConfig(settings)
     return yield* makeExecutorCore(config, yield* localConfinement(config))
   })
 
 /**
- * Layers of the local executor.
+ * The executor over given ports (a fake `ProcessSpawner` in tests).
  *
  * @since 0.1.0
  */
-export const LocalBashExecutor = {
-  /** Over given ports (a fake `ProcessSpawner` in tests). */
-  layerWith: (
-    config: Partial<LocalBashExecutorConfig> = {}
-  ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, ProcessSpawner | FileSystem.FileSystem | Path.Path> =>
-    Layer.scoped(BashExecutor, make(config)),
-  /** Needs nothing but Node. */
-  layer: (config: Partial<LocalBashExecutorConfig> = {}): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
-    LocalBashExecutor.layerWith(config).pipe(
-      Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, NodeFileSystem.layer, NodePath.layer))
-    ),
-  /** `config` overridden by `EFFECT_BASH_*` environment variables (via Effect `Config`). */
-  layerConfig: (
-    config: Partial<LocalBashExecutorConfig> = {}
-  ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError> =>
-    Layer.unwrapEffect(
-      Effect.map(fromEnvironment, (fromEnv) => LocalBashExecutor.layer({ ...config, ...fromEnv }))
-    )
-} as const
+export const layerWith = (
+  settings: Settings.Input = {}
+): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, ProcessSpawner | FileSystem.FileSystem | Path.Path> =>
+  Layer.scoped(BashExecutor, make(settings))
+
+/**
+ * The executor on Node: needs nothing else.
+ *
+ * @since 0.1.0
+ */
+export const layer = (settings: Settings.Input = {}): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
+  layerWith(settings).pipe(Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, NodeFileSystem.layer, NodePath.layer)))
+
+/**
+ * The executor on Node with its settings read through `Config`, so a user picks the variables:
+ * `layerConfig({ timeoutMs: Config.number("MY_TIMEOUT_MS") })`. Without an argument it reads the
+ * `EFFECT_BASH_*` variables ({@link environment}).
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Settings.Input> = environment
+): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

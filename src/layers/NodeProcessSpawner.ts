@@ -13,7 +13,7 @@ import type { Readable, Writable } from "node:stream"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper } from "../services/HostReaper.js"
-import { HostReaperLive } from "./HostReaper.js"
+import * as HostReaperLive from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
 import { readPipes } from "./internal/spawner/readPipes.js"
@@ -30,7 +30,7 @@ const errnoCode = (error: unknown): string | undefined =>
  *
  * @since 0.1.0
  */
-export const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
+const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
   try {
     process.kill(-pgid, signal)
   } catch (error) {
@@ -54,7 +54,7 @@ const pidEntries = (): ReadonlyArray<string> =>
  *
  * @since 0.1.0
  */
-export const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
+const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
   for (const entry of pidEntries()) {
     const pid = Number(entry)
     if (pid === pgid) continue
@@ -75,7 +75,7 @@ export const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.
  *
  * @since 0.1.0
  */
-export const groupAliveSync = (pgid: number): boolean => {
+const groupAliveSync = (pgid: number): boolean => {
   try {
     process.kill(-pgid, 0)
   } catch (error) {
@@ -236,10 +236,6 @@ const make = Effect.gen(function*() {
  *
  * @since 0.1.0
  */
-export const NodeProcessSpawner = {
-  /**
-   * Needs nothing but Node; the `exit` hook and the host-death reaper live as long as the layer
-   * (the reaper is also provided, so the executor can hand it its spill directory).
-   */
-  layer: Layer.scoped(ProcessSpawner, make).pipe(Layer.provideMerge(HostReaperLive))
-} as const
+export const layer: Layer.Layer<ProcessSpawner | HostReaper> = Layer.scoped(ProcessSpawner, make).pipe(
+  Layer.provideMerge(HostReaperLive.layer)
+)

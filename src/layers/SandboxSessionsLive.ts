@@ -35,11 +35,8 @@ const make = Effect.gen(function*() {
 })
 
 /**
- * The live session modes.
+ * The live session modes; needs the executor (its default mode and workdir).
  *
  * @since 0.1.0
  */
-export const SandboxSessionsLive = {
-  /** Needs the executor (its default mode and workdir). */
-  layer: Layer.effect(SandboxSessions, make)
-} as const
+export const layer = Layer.effect(SandboxSessions, make)

@@ -10,36 +10,35 @@ import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 
 /**
- * Registers the `session-persistence` contributor for the lifetime of the layer.
+ * Registers the `session-persistence` contributor for the lifetime of the layer. It owns
+ * `DSH_SESSION_JSONL`, set only when the call has a session that the composed persistence locates as
+ * `jsonl`; without a {@link SessionPersistence}, never.
  *
  * @since 0.1.0
  */
-export const SessionJsonlEnvContributor = {
-  /** Owns `DSH_SESSION_JSONL`; set only when the call has a session that persistence locates as `jsonl`. */
-  layer: Layer.scopedDiscard(
-    Effect.gen(function*() {
-      const registry = yield* BashEnvRegistry
-      const persistence = yield* SessionPersistence
-      const contributor: BashEnvRegistry.Contributor = {
-        name: "session-persistence",
-        keys: [{
-          key: "DSH_SESSION_JSONL",
-          description:
-            "Absolute path of this session's JSONL transcript (a location hint: it may not exist yet; not a credential)"
-        }],
-        resolve: (execution) =>
-          execution.session === undefined
-            ? Effect.succeed({})
-            : persistence.locate(execution.session).pipe(
-              Effect.map((location) =>
-                Option.match(Option.filter(location, ({ kind }) => kind === "jsonl"), {
-                  onNone: () => ({}),
-                  onSome: ({ path }) => ({ DSH_SESSION_JSONL: path })
-                })
-              )
+export const layer: Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry> = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const registry = yield* BashEnvRegistry
+    const persistence = yield* Effect.serviceOption(SessionPersistence)
+    const contributor: BashEnvRegistry.Contributor = {
+      name: "session-persistence",
+      keys: [{
+        key: "DSH_SESSION_JSONL",
+        description:
+          "Absolute path of this session's JSONL transcript (a location hint: it may not exist yet; not a credential)"
+      }],
+      resolve: (execution) =>
+        execution.session === undefined || Option.isNone(persistence)
+          ? Effect.succeed({})
+          : persistence.value.locate(execution.session).pipe(
+            Effect.map((location) =>
+              Option.match(Option.filter(location, ({ kind }) => kind === "jsonl"), {
+                onNone: () => ({}),
+                onSome: ({ path }) => ({ DSH_SESSION_JSONL: path })
+              })
             )
-      }
-      yield* registry.register(contributor)
-    })
-  ) satisfies Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry | SessionPersistence>
-}
+          )
+    }
+    yield* registry.register(contributor)
+  })
+)

@@ -17,11 +17,11 @@ import { sessionFileName } from "./internal/sessionJsonl/fileName.js"
 import { decodeRecordLine, encodeRecordLine } from "./internal/sessionJsonl/recordLine.js"
 
 /**
- * Configuration of {@link SessionPersistenceJsonl}.
+ * Options of {@link layer}.
  *
  * @since 0.1.0
  */
-export interface SessionPersistenceJsonlConfig {
+export interface Options {
   /** Where session files live; resolved against the working directory when relative. Created 0700 if missing. */
   readonly directory: string
 }
@@ -30,7 +30,7 @@ const isNotFound = (error: PlatformError): boolean => error._tag === "SystemErro
 
 const newline = 0x0a
 
-const make = (config: SessionPersistenceJsonlConfig) =>
+const make = (config: Options) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -114,17 +114,18 @@ const make = (config: SessionPersistenceJsonlConfig) =>
   })
 
 /**
- * JSONL session persistence.
+ * JSONL session persistence under `options.directory`, over the host's `FileSystem` and `Path` (e.g.
+ * an in-memory file system in tests).
  *
  * @since 0.1.0
  */
-export const SessionPersistenceJsonl = {
-  /** Stores sessions under `config.directory`; needs nothing but Node. */
-  layer: (config: SessionPersistenceJsonlConfig): Layer.Layer<SessionPersistence> =>
-    Layer.effect(SessionPersistence, make(config)).pipe(
-      Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
-    ),
-  /** The same over the host's `FileSystem` and `Path` (e.g. an in-memory file system in tests). */
-  layerPlatform: (config: SessionPersistenceJsonlConfig): Layer.Layer<SessionPersistence, never, FileSystem.FileSystem | Path.Path> =>
-    Layer.effect(SessionPersistence, make(config))
-}
+export const layerPlatform = (options: Options): Layer.Layer<SessionPersistence, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(SessionPersistence, make(options))
+
+/**
+ * JSONL session persistence under `options.directory`; needs nothing but Node.
+ *
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<SessionPersistence> =>
+  layerPlatform(options).pipe(Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))

@@ -16,7 +16,7 @@
  * @since 0.1.0
  */
 import type { Scope } from "effect"
-import { Cause, ConfigError, Deferred, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue, Ref, Stream } from "effect"
+import { Cause, Config, ConfigError, Deferred, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
 import {
   InvalidWaitTimeoutError,
   isTerminalStatus,
@@ -24,20 +24,46 @@ import {
   Tasks,
   TasksUnavailableError
 } from "../services/Tasks.js"
+import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
 
 /**
- * Settings of {@link TasksLive.layer}.
+ * The task runtime's settings, described once: each field optional on input, filled with its default
+ * on decoding; a bad value fails the layer with a `ConfigError` naming the field.
  *
  * @since 0.1.0
  */
-export interface TasksLiveConfig {
-  /** How many finished tasks are kept (the oldest-finished are evicted beyond it). Default 100. */
-  readonly maxRetainedFinished: number
-  /** How long disposal waits for each cancelled task to settle. Default 10000 ms. */
-  readonly disposeTimeoutMs: number
+export const Settings = Schema.Struct({
+  /** How many finished tasks are kept (the oldest-finished are evicted beyond it). */
+  maxRetainedFinished: Schema.optionalWith(PositiveInt, { default: () => 100 }),
+  /** How long disposal waits for each cancelled task to settle, in ms. */
+  disposeTimeoutMs: Schema.optionalWith(PositiveFinite, { default: () => 10_000 })
+}).annotations({ identifier: "TasksLive.Settings" })
+
+/**
+ * Every setting of the task runtime, defaults filled in.
+ *
+ * @since 0.1.0
+ */
+export interface Settings extends Schema.Schema.Type<typeof Settings> {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Settings {
+  /**
+   * What a user gives: any subset of the settings.
+   *
+   * @since 0.1.0
+   */
+  export type Input = Schema.Schema.Encoded<typeof Settings>
 }
 
-const defaults: TasksLiveConfig = { maxRetainedFinished: 100, disposeTimeoutMs: 10_000 }
+/**
+ * The defaults, decoded from nothing.
+ *
+ * @since 0.1.0
+ */
+export const defaults: Settings = Schema.decodeSync(Settings)({})
 
 const noSurfaceMessage =
   "background tasks unavailable: no control surface is attached (compose the task tools: AgentToolsLive with a Tasks layer)"
@@ -96,21 +122,7 @@ const abnormalOutcome = (cause: Cause.Cause<unknown>): Tasks.Outcome => {
   return { status: "failed", detail: `task work ended abnormally: ${reason}` }
 }
 
-const validate = (config: TasksLiveConfig): Effect.Effect<TasksLiveConfig, ConfigError.ConfigError> => {
-  if (!Number.isSafeInteger(config.maxRetainedFinished) || config.maxRetainedFinished <= 0) {
-    return Effect.fail(
-      ConfigError.InvalidData(["maxRetainedFinished"], "tasks: maxRetainedFinished must be a positive integer")
-    )
-  }
-  if (!Number.isFinite(config.disposeTimeoutMs) || config.disposeTimeoutMs <= 0) {
-    return Effect.fail(
-      ConfigError.InvalidData(["disposeTimeoutMs"], "tasks: disposeTimeoutMs must be a positive finite number")
-    )
-  }
-  return Effect.succeed(config)
-}
-
-const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scope.Scope> =>
+const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scope> =>
   Effect.gen(function*() {
     // Acquisition order matters: finalizers run in reverse, so disposal (added last) runs first,
     // then leftover supervisors are interrupted, then the notice stream ends.
@@ -323,15 +335,31 @@ const make = (config: TasksLiveConfig): Effect.Effect<Tasks["Type"], never, Scop
   })
 
 /**
- * The live task runtime.
+ * The task runtime in the current scope: checks `settings` (a bad value fails with a `ConfigError`
+ * naming the field, `tasks: disposeTimeoutMs must be a positive finite number`) and fills the defaults.
+ * Closing the scope cancels every unfinished task.
  *
  * @since 0.1.0
  */
-export const TasksLive = {
-  /**
-   * A scoped layer providing {@link Tasks}; fails with a `ConfigError` naming a field that is not a
-   * positive number (`maxRetainedFinished` must be an integer).
-   */
-  layer: (config?: Partial<TasksLiveConfig>): Layer.Layer<Tasks, ConfigError.ConfigError> =>
-    Layer.scoped(Tasks, Effect.flatMap(validate({ ...defaults, ...config }), make))
-} as const
+export const make = (settings: Settings.Input = {}): Effect.Effect<Tasks["Type"], ConfigError.ConfigError, Scope.Scope> =>
+  decodeSettings(Settings, settings).pipe(
+    Effect.mapError(({ field, message }) => ConfigError.InvalidData([field], `tasks: ${field} ${message}`)),
+    Effect.flatMap(start)
+  )
+
+/**
+ * The live task runtime, as a scoped layer providing {@link Tasks}.
+ *
+ * @since 0.1.0
+ */
+export const layer = (settings: Settings.Input = {}): Layer.Layer<Tasks, ConfigError.ConfigError> =>
+  Layer.scoped(Tasks, make(settings))
+
+/**
+ * The live task runtime with its settings read through `Config`:
+ * `layerConfig({ maxRetainedFinished: Config.integer("MY_TASKS_KEPT") })`.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (config: Config.Config.Wrap<Settings.Input>): Layer.Layer<Tasks, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

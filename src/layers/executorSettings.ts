@@ -1,82 +1,182 @@
 /**
- * Settings of the local executor, their defaults and their validation.
- *
- * @since 0.1.0
+ * The local executor's settings, described once (CONTRACT §1): the Schema below holds every default
+ * and every bound; the type, the defaults, the layer's errors, the `EFFECT_BASH_*` `Config`, the CLI
+ * flags and the Cordis config are derived from it.
  */
-import { Config, Data, Effect, Option } from "effect"
+import { Data, Effect, Schema } from "effect"
+import type { Setting } from "./settingsSchema.js"
+import { decodeSettings, environmentOf, PositiveFinite, SettingId } from "./settingsSchema.js"
+
+const setting = (annotation: Setting) => ({ [SettingId]: annotation })
+
+const number = (env: string, flag: string, description: string) =>
+  PositiveFinite.annotations(setting({ env, flag: { name: flag, pseudo: "N", description: (name) => `${description} (env ${name})` } }))
+
+const isPattern = (pattern: string): boolean => {
+  try {
+    new RegExp(pattern, "i")
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A regular-expression source, compiled case-insensitively. */
+const Pattern = Schema.String.pipe(
+  Schema.filter(isPattern, {
+    description: "a valid regular expression",
+    message: (issue) => `pattern ${JSON.stringify(issue.actual)} is not a valid regular expression`
+  })
+)
+
+/** A portable environment-variable name. */
+const VariableName = Schema.String.pipe(
+  Schema.filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name), {
+    description: "an environment variable name",
+    message: (issue) => `name ${JSON.stringify(issue.actual)} is not an environment variable name`
+  })
+)
+
+const isEffect = (u: unknown): u is Effect.Effect<void> => Effect.isEffect(u)
 
 /**
- * Every setting of the local executor.
+ * The local executor's settings: each field optional on input, filled with its default on decoding.
  *
  * @since 0.1.0
  */
-export interface LocalBashExecutorConfig {
+export const Settings = Schema.Struct({
   /** Default working directory; `process.cwd()` at resolve time when absent. */
-  readonly cwd: string | undefined
+  cwd: Schema.optional(Schema.String.annotations(setting({
+    env: "CWD",
+    flag: {
+      name: "workdir",
+      pseudo: "DIR",
+      description: (name) => `Working directory of commands (env ${name}; default: the current directory)`
+    }
+  }))),
   /** Default foreground timeout. */
-  readonly timeoutMs: number
+  timeoutMs: Schema.optionalWith(number("TIMEOUT_MS", "timeout-ms", "Default foreground timeout in ms"), {
+    default: () => 120_000
+  }),
   /** Cap on per-call timeouts. */
-  readonly maxTimeoutMs: number
+  maxTimeoutMs: Schema.optionalWith(number("MAX_TIMEOUT_MS", "max-timeout-ms", "Cap on any per-call timeout in ms"), {
+    default: () => 600_000
+  }),
   /** In-memory budget per stream (stdout's can be lowered per call). */
-  readonly maxOutputBytes: number
+  maxOutputBytes: Schema.optionalWith(
+    number("MAX_OUTPUT_BYTES", "max-output-bytes", "Bytes of each stream kept in memory (the tail)"),
+    { default: () => 64_000 }
+  ),
   /** Largest spill file; a stream beyond it keeps only its tail. */
-  readonly maxSpillBytes: number
+  maxSpillBytes: Schema.optionalWith(
+    number("MAX_SPILL_BYTES", "max-spill-bytes", "Largest spill file holding a truncated stream's full output"),
+    { default: () => 64 * 1024 * 1024 }
+  ),
   /**
    * Bound on the total size of the layer's spill files: the oldest finished files are removed first;
    * a file still being written never is.
    */
-  readonly maxSpillTotalBytes: number
+  maxSpillTotalBytes: Schema.optionalWith(
+    number("MAX_SPILL_TOTAL_BYTES", "max-spill-total-bytes", "Bound on all spill files together; the oldest finished go first"),
+    { default: () => 1024 * 1024 * 1024 }
+  ),
   /** Time between SIGTERM and SIGKILL, and the bound on draining pipes after exit. */
-  readonly graceMs: number
+  graceMs: Schema.optionalWith(number("GRACE_MS", "grace-ms", "Time between SIGTERM and SIGKILL in ms"), {
+    default: () => 3_000
+  }),
   /** Keep the spill directory when the layer closes. */
-  readonly keepSpillFiles: boolean
+  keepSpillFiles: Schema.optionalWith(
+    Schema.Boolean.annotations(setting({
+      env: "KEEP_SPILL_FILES",
+      flag: { name: "keep-spill-files", description: (name) => `Keep spill files after exit (env ${name})` }
+    })),
+    { default: () => false }
+  ),
   /** Parent of the spill directory; the OS temp directory when absent. */
-  readonly spillParent: string | undefined
+  spillParent: Schema.optional(Schema.String.annotations(setting({
+    env: "SPILL_DIR",
+    flag: { name: "spill-dir", pseudo: "DIR", description: (name) => `Parent directory of the spill directory (env ${name})` }
+  }))),
   /** Inherited names kept even when they look like credentials. */
-  readonly envAllow: ReadonlyArray<string>
+  envAllow: Schema.optionalWith(
+    Schema.Array(VariableName).annotations(setting({
+      env: "ENV_ALLOW",
+      flag: {
+        name: "env-allow",
+        pseudo: "NAME",
+        description: (name) =>
+          `Inherited variable to keep even if it looks like a credential; repeatable (env ${name}=A,B)`
+      }
+    })),
+    { default: () => [] }
+  ),
   /** Extra case-insensitive patterns of inherited names to drop. */
-  readonly envDeny: ReadonlyArray<string>
+  envDeny: Schema.optionalWith(
+    Schema.Array(Pattern).annotations(setting({
+      env: "ENV_DENY",
+      flag: {
+        name: "env-deny",
+        pseudo: "REGEX",
+        description: (name) => `Extra pattern of inherited variable names to drop; repeatable (env ${name}=A,B)`
+      }
+    })),
+    { default: () => [] }
+  ),
   /**
    * Completes when the host escalates its shutdown (a second signal, a shutdown deadline): from then
    * on every kill sends SIGKILL right after SIGTERM and no pipe drain is waited for. Never, when absent.
    */
-  readonly escalation: Effect.Effect<void> | undefined
+  escalation: Schema.optional(Schema.declare(isEffect, { identifier: "Effect<void>" })),
   /** Cap on concurrently running background processes. */
-  readonly maxBackground: number
+  maxBackground: Schema.optionalWith(
+    number("MAX_BACKGROUND", "max-background", "Cap on concurrently running background commands"),
+    { default: () => 16 }
+  ),
   /** How many finished background processes stay tracked (`ownerOf`). */
-  readonly maxFinishedBackground: number
+  maxFinishedBackground: Schema.optionalWith(
+    number("MAX_FINISHED_BACKGROUND", "max-finished-background", "Finished background commands kept tracked"),
+    { default: () => 64 }
+  ),
   /**
    * Run every command in its own PID namespace (bubblewrap, no file confinement), so nothing it
    * starts outlives the call. Contained commands cannot see or signal the host's other processes.
    */
-  readonly contain: boolean
+  contain: Schema.optionalWith(
+    Schema.Boolean.annotations(setting({
+      env: "CONTAIN",
+      flag: {
+        name: "contain",
+        description: (name) =>
+          `Run each command in its own PID namespace (bubblewrap) so nothing it starts outlives it (env ${name})`
+      }
+    })),
+    { default: () => false }
+  ),
   /** The bubblewrap binary, for `contain` and the sandboxing executor; found on `PATH` by default. */
-  readonly bwrapPath: string
-}
+  bwrapPath: Schema.optionalWith(Schema.String.annotations(setting({ env: "BWRAP_PATH" })), { default: () => "bwrap" })
+}).annotations({ identifier: "LocalBashExecutor.Settings" })
 
 /**
- * The defaults (CONTRACT §1).
+ * Every setting of the local executor, defaults filled in.
  *
  * @since 0.1.0
  */
-export const defaults: LocalBashExecutorConfig = {
-  cwd: undefined,
-  timeoutMs: 120_000,
-  maxTimeoutMs: 600_000,
-  maxOutputBytes: 64_000,
-  maxSpillBytes: 67_108_864,
-  maxSpillTotalBytes: 1_073_741_824,
-  graceMs: 3_000,
-  keepSpillFiles: false,
-  spillParent: undefined,
-  envAllow: [],
-  envDeny: [],
-  escalation: undefined,
-  maxBackground: 16,
-  maxFinishedBackground: 64,
-  contain: false,
-  bwrapPath: "bwrap"
+export interface Settings extends Schema.Schema.Type<typeof Settings> {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Settings {
+  /**
+   * What a user gives: any subset of the settings.
+   *
+   * @since 0.1.0
+   */
+  export type Input = Schema.Schema.Encoded<typeof Settings>
 }
+
+/** The name the executor internals use for the decoded settings. */
+export type LocalBashExecutorConfig = Settings
 
 /**
  * A setting is invalid; the layer fails to build.
@@ -89,87 +189,33 @@ export class LocalBashExecutorConfigError extends Data.TaggedError("LocalBashExe
 }> {}
 
 /**
- * The settings that must be positive finite numbers.
- *
- * @since 0.1.0
+ * Decodes `input` with `schema`, filling defaults, or fails with the first problem as
+ * `<prefix>: <field> <message>` (`bash-local: graceMs must be a positive finite number`).
  */
-export const numericSettings = [
-  "timeoutMs",
-  "maxTimeoutMs",
-  "maxOutputBytes",
-  "maxSpillBytes",
-  "maxSpillTotalBytes",
-  "graceMs",
-  "maxBackground",
-  "maxFinishedBackground"
-] as const
+export const decodeWith = <A, I>(schema: Schema.Schema<A, I>, prefixOf: (field: string) => string) =>
+(input: I): Effect.Effect<A, LocalBashExecutorConfigError> =>
+  Effect.mapError(
+    decodeSettings(schema, input),
+    ({ field, message }) => new LocalBashExecutorConfigError({ field, message: `${prefixOf(field)}: ${field} ${message}` })
+  )
 
 /**
- * Fills defaults and checks every number is positive and finite, and every deny pattern compiles.
- *
- * @since 0.1.0
+ * Fills defaults and checks every setting (CONTRACT §1).
  */
-export const resolveConfig = (
-  partial: Partial<LocalBashExecutorConfig>
-): Effect.Effect<LocalBashExecutorConfig, LocalBashExecutorConfigError> =>
-  Effect.suspend(() => {
-    const given = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined))
-    const config: LocalBashExecutorConfig = { ...defaults, ...given }
-    for (const field of numericSettings) {
-      const value: unknown = config[field]
-      if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-        return Effect.fail(
-          new LocalBashExecutorConfigError({ field, message: `bash-local: ${field} must be a positive finite number` })
-        )
-      }
-    }
-    for (const pattern of config.envDeny) {
-      try {
-        new RegExp(pattern, "i")
-      } catch {
-        return Effect.fail(
-          new LocalBashExecutorConfigError({
-            field: "envDeny",
-            message: `bash-local: envDeny pattern ${JSON.stringify(pattern)} is not a valid regular expression`
-          })
-        )
-      }
-    }
-    return Effect.succeed(config)
-  })
-
-const optionalNumber = (name: string) => Config.option(Config.number(name))
-const list = (name: string) => Config.option(Config.array(Config.string(), name))
+export const resolveConfig: (input: Settings.Input) => Effect.Effect<Settings, LocalBashExecutorConfigError> =
+  decodeWith(Settings, () => "bash-local")
 
 /**
- * The settings from environment variables `EFFECT_BASH_<SETTING>` (e.g. `EFFECT_BASH_TIMEOUT_MS`,
- * `EFFECT_BASH_ENV_ALLOW=A,B`); unset variables keep the defaults.
+ * The defaults (CONTRACT §1), decoded from nothing.
  *
  * @since 0.1.0
  */
-export const fromEnvironment: Config.Config<Partial<LocalBashExecutorConfig>> = Config.all({
-  cwd: Config.option(Config.string("CWD")),
-  timeoutMs: optionalNumber("TIMEOUT_MS"),
-  maxTimeoutMs: optionalNumber("MAX_TIMEOUT_MS"),
-  maxOutputBytes: optionalNumber("MAX_OUTPUT_BYTES"),
-  maxSpillBytes: optionalNumber("MAX_SPILL_BYTES"),
-  maxSpillTotalBytes: optionalNumber("MAX_SPILL_TOTAL_BYTES"),
-  graceMs: optionalNumber("GRACE_MS"),
-  keepSpillFiles: Config.option(Config.boolean("KEEP_SPILL_FILES")),
-  spillParent: Config.option(Config.string("SPILL_DIR")),
-  envAllow: list("ENV_ALLOW"),
-  envDeny: list("ENV_DENY"),
-  maxBackground: optionalNumber("MAX_BACKGROUND"),
-  maxFinishedBackground: optionalNumber("MAX_FINISHED_BACKGROUND"),
-  contain: Config.option(Config.boolean("CONTAIN")),
-  bwrapPath: Config.option(Config.string("BWRAP_PATH"))
-}).pipe(
-  Config.map((options) =>
-    Object.fromEntries(
-      Object.entries(options).flatMap(([key, value]: [string, Option.Option<unknown>]) =>
-        Option.isSome(value) ? [[key, value.value]] : []
-      )
-    ) as Partial<LocalBashExecutorConfig>
-  ),
-  Config.nested("EFFECT_BASH")
-)
+export const defaults: Settings = Schema.decodeSync(Settings)({})
+
+/**
+ * The settings from `EFFECT_BASH_<SETTING>` variables (`EFFECT_BASH_TIMEOUT_MS`,
+ * `EFFECT_BASH_ENV_ALLOW=A,B`, …); unset variables keep the defaults. Values are checked by the layer.
+ *
+ * @since 0.1.0
+ */
+export const environment = environmentOf(Settings)

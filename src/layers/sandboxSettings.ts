@@ -1,102 +1,115 @@
 /**
- * Settings of the sandboxing executor: the local executor's, plus the sandbox's own.
- *
- * @since 0.1.0
+ * The sandboxing executor's settings, described once (CONTRACT §7): the local executor's Schema plus
+ * the sandbox's own fields. A problem in a local field reads `bash-local: …`, in a sandbox field
+ * `bash-sandbox: …`.
  */
-import { Config, Effect, Option } from "effect"
-import type { BashExecutor } from "../services/BashExecutor.js"
-import type { LocalBashExecutorConfig } from "./executorSettings.js"
-import { fromEnvironment as localFromEnvironment, LocalBashExecutorConfigError, resolveConfig } from "./executorSettings.js"
+import { Schema } from "effect"
+import type { LocalBashExecutorConfigError } from "./executorSettings.js"
+import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
 import { defaultHidden } from "./internal/sandbox/bwrap.js"
+import type { Setting } from "./settingsSchema.js"
+import { environmentOf, PositiveFinite, SettingId } from "./settingsSchema.js"
+import type { Effect } from "effect"
+
+const setting = (annotation: Setting) => ({ [SettingId]: annotation })
+
+const modes = ["read-only", "workspace-write", "danger-full-access"] as const
 
 /**
- * Every setting of the sandboxing executor.
+ * The sandboxing executor's settings: the local executor's, plus the sandbox's own.
  *
  * @since 0.1.0
  */
-export interface SandboxBashExecutorConfig extends LocalBashExecutorConfig {
+export const Settings = Schema.Struct({
+  ...LocalSettings.fields,
   /** The default mode (`sandboxMode` of the executor). */
-  readonly sandboxMode: BashExecutor.SandboxMode
+  sandboxMode: Schema.optionalWith(
+    Schema.Literal(...modes).annotations({
+      ...setting({
+        env: "SANDBOX",
+        flag: { name: "sandbox", description: (name) => `Confine commands with bubblewrap in this mode (env ${name})` }
+      }),
+      message: (issue) => ({
+        message: `must be one of ${modes.join(", ")}, got ${JSON.stringify(issue.actual)}`,
+        override: true
+      })
+    }),
+    { default: () => "read-only" as const }
+  ),
   /** The writable root when a call carries no policy; the default workdir when absent. */
-  readonly workspaceRoot: string | undefined
+  workspaceRoot: Schema.optional(Schema.String.annotations(setting({
+    env: "WORKSPACE_ROOT",
+    flag: {
+      name: "workspace-root",
+      pseudo: "DIR",
+      description: (name) => `Writable root under --sandbox workspace-write (env ${name}; default: the working directory)`
+    }
+  }))),
   /** `none` gives every confined command its own empty network namespace. */
-  readonly network: "host" | "none"
+  network: Schema.optionalWith(
+    Schema.Literal("host", "none").annotations({
+      ...setting({
+        env: "NETWORK",
+        flag: { name: "network", description: (name) => `"none" cuts sandboxed commands off the network (env ${name})` }
+      }),
+      message: (issue) => ({ message: `must be "host" or "none", got ${JSON.stringify(issue.actual)}`, override: true })
+    }),
+    { default: () => "host" as const }
+  ),
   /** Paths hidden from confined commands; `~/` is `home`. */
-  readonly hide: ReadonlyArray<string>
+  hide: Schema.optionalWith(Schema.Array(Schema.String).annotations(setting({ env: "HIDE" })), {
+    default: () => defaultHidden
+  }),
   /** The home directory `~/` stands for; the host user's when absent. */
-  readonly home: string | undefined
+  home: Schema.optional(Schema.String),
   /** Bound on the runner's usability probe. */
-  readonly probeTimeoutMs: number
+  probeTimeoutMs: Schema.optionalWith(PositiveFinite.annotations(setting({ env: "PROBE_TIMEOUT_MS" })), {
+    default: () => 5_000
+  })
+}).annotations({ identifier: "SandboxBashExecutor.Settings" })
+
+/**
+ * Every setting of the sandboxing executor, defaults filled in.
+ *
+ * @since 0.1.0
+ */
+export interface Settings extends Schema.Schema.Type<typeof Settings> {}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace Settings {
+  /**
+   * What a user gives: any subset of the settings.
+   *
+   * @since 0.1.0
+   */
+  export type Input = Schema.Schema.Encoded<typeof Settings>
 }
 
+/** The name the sandbox internals use for the decoded settings. */
+export type SandboxBashExecutorConfig = Settings
+
+const decode = decodeWith(Settings, (field) => field in LocalSettings.fields ? "bash-local" : "bash-sandbox")
+
 /**
- * The sandbox's own defaults (CONTRACT §7).
+ * Fills defaults and checks every setting. Calls without a workdir start in the workspace root when
+ * only the root is configured.
+ */
+export const resolveSandboxConfig = (input: Settings.Input): Effect.Effect<Settings, LocalBashExecutorConfigError> =>
+  decode({ ...input, cwd: input.cwd ?? input.workspaceRoot })
+
+/**
+ * The sandbox defaults (CONTRACT §7), decoded from nothing.
  *
  * @since 0.1.0
  */
-export const sandboxDefaults = {
-  sandboxMode: "read-only",
-  workspaceRoot: undefined,
-  network: "host",
-  hide: defaultHidden,
-  home: undefined,
-  probeTimeoutMs: 5_000
-} as const satisfies Partial<SandboxBashExecutorConfig>
-
-const modes: ReadonlyArray<BashExecutor.SandboxMode> = ["read-only", "workspace-write", "danger-full-access"]
-
-const invalid = (field: string, message: string) =>
-  Effect.fail(new LocalBashExecutorConfigError({ field, message: `bash-sandbox: ${field} ${message}` }))
+export const defaults: Settings = Schema.decodeSync(Settings)({})
 
 /**
- * Fills defaults and checks every setting.
+ * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_SANDBOX`
+ * (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_HIDE` (comma-separated) and `_PROBE_TIMEOUT_MS`.
  *
  * @since 0.1.0
  */
-export const resolveSandboxConfig = (
-  partial: Partial<SandboxBashExecutorConfig>
-): Effect.Effect<SandboxBashExecutorConfig, LocalBashExecutorConfigError> =>
-  Effect.gen(function*() {
-    // Calls without a workdir start in the workspace root when only the root is configured.
-    const local = yield* resolveConfig({ ...partial, cwd: partial.cwd ?? partial.workspaceRoot })
-    const given = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined))
-    const config: SandboxBashExecutorConfig = { ...sandboxDefaults, ...given, ...local }
-    if (!modes.includes(config.sandboxMode)) {
-      return yield* invalid("sandboxMode", `must be one of ${modes.join(", ")}, got ${JSON.stringify(config.sandboxMode)}`)
-    }
-    if (config.network !== "host" && config.network !== "none") {
-      return yield* invalid("network", `must be "host" or "none", got ${JSON.stringify(config.network)}`)
-    }
-    const timeout: unknown = config.probeTimeoutMs
-    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0) {
-      return yield* invalid("probeTimeoutMs", "must be a positive finite number")
-    }
-    return config
-  })
-
-/**
- * The settings from `EFFECT_BASH_*` environment variables: the local executor's, plus
- * `EFFECT_BASH_SANDBOX` (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_HIDE` (comma-separated) and
- * `_PROBE_TIMEOUT_MS`.
- *
- * @since 0.1.0
- */
-export const fromEnvironment: Config.Config<Partial<SandboxBashExecutorConfig>> = Config.all([
-  localFromEnvironment,
-  Config.all({
-    sandboxMode: Config.option(Config.literal(...modes)("SANDBOX")),
-    workspaceRoot: Config.option(Config.string("WORKSPACE_ROOT")),
-    network: Config.option(Config.literal("host", "none")("NETWORK")),
-    hide: Config.option(Config.array(Config.string(), "HIDE")),
-    probeTimeoutMs: Config.option(Config.number("PROBE_TIMEOUT_MS"))
-  }).pipe(
-    Config.map((options) =>
-      Object.fromEntries(
-        Object.entries(options).flatMap(([key, value]: [string, Option.Option<unknown>]) =>
-          Option.isSome(value) ? [[key, value.value]] : []
-        )
-      ) as Partial<SandboxBashExecutorConfig>
-    ),
-    Config.nested("EFFECT_BASH")
-  )
-]).pipe(Config.map(([local, sandbox]) => ({ ...local, ...sandbox })))
+export const environment = environmentOf(Settings)

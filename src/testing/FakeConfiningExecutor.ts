@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { Context, Effect, Layer, Option, Ref } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
-import { refuseIfAborted, resolveSpec } from "../index.js"
+import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
 import type { RecordedBashCall, ScriptedProcess } from "./ScriptedBashExecutor.js"
 import { bashRunResult, makeScriptedProcess, streamingFromRun } from "./ScriptedBashExecutor.js"
 
@@ -81,7 +81,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
     const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
     const defaultMode = config.sandboxMode ?? "workspace-write"
-    const defaults: ResolveDefaults = { cwd: config.cwd, timeoutMs: 120_000, maxTimeoutMs: 600_000, maxOutputBytes: 64_000 }
+    const defaults: ResolveDefaults = { ...LocalBashExecutor.defaults, cwd: config.cwd }
 
     /** What the sandbox would have reported, and the stderr a denied write leaves. */
     const judge = (spec: BashExecutor.Spec): { readonly sandbox: BashExecutor.SandboxFacts; readonly stderr: string } => {

@@ -8,7 +8,7 @@
 import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import { awaitAbort, BashExecutor, mergeStreams } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
-import { refuseIfAborted, resolveSpec } from "../index.js"
+import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
 
 /**
  * One call the double was asked to make, with the spec exactly as it received it.
@@ -37,11 +37,11 @@ export interface ScriptedBashExecutorConfig {
   readonly sandboxMode?: BashExecutor.SandboxMode
   /** Default workdir. Default `process.cwd()` at resolve time. */
   readonly cwd?: string
-  /** Default 120000. */
+  /** Default: the local executor's (`LocalBashExecutor.defaults.timeoutMs`). */
   readonly timeoutMs?: number
-  /** Default 600000. */
+  /** Default: the local executor's (`LocalBashExecutor.defaults.maxTimeoutMs`). */
   readonly maxTimeoutMs?: number
-  /** Default 64000. */
+  /** Default: the local executor's (`LocalBashExecutor.defaults.maxOutputBytes`). */
   readonly maxOutputBytes?: number
   /** Answers for successive foreground calls; once used up, every call gets {@link echoResult}. */
   readonly runs?: ReadonlyArray<ScriptedRun>
@@ -106,7 +106,7 @@ export const bashRunResult = (overrides: Partial<BashExecutor.RunResult> = {}): 
   signal: null,
   timedOut: false,
   aborted: false,
-  timeoutMs: 120_000,
+  timeoutMs: LocalBashExecutor.defaults.timeoutMs,
   stdout: { text: "", truncated: false },
   stderr: { text: "", truncated: false },
   ...overrides
@@ -238,11 +238,12 @@ const make = (config: ScriptedBashExecutorConfig) =>
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
     const queue = yield* Ref.make<ReadonlyArray<ScriptedRun>>(config.runs ?? [])
     const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+    // The local executor's defaults, so a script resolves a request as the real executor would.
     const defaults: ResolveDefaults = {
       cwd: config.cwd,
-      timeoutMs: config.timeoutMs ?? 120_000,
-      maxTimeoutMs: config.maxTimeoutMs ?? 600_000,
-      maxOutputBytes: config.maxOutputBytes ?? 64_000
+      timeoutMs: config.timeoutMs ?? LocalBashExecutor.defaults.timeoutMs,
+      maxTimeoutMs: config.maxTimeoutMs ?? LocalBashExecutor.defaults.maxTimeoutMs,
+      maxOutputBytes: config.maxOutputBytes ?? LocalBashExecutor.defaults.maxOutputBytes
     }
 
     const record = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>

@@ -18,9 +18,8 @@ import { LocalBashExecutorConfigError } from "../../executorSettings.js"
 import { canonicalDirSync } from "./canonicalDir.js"
 import { bwrapDialect, confinedWrapper, containWrapper, maskArgs } from "./bwrap.js"
 import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
+import { defaults as sandboxDefaults } from "../../sandboxSettings.js"
 import { probeRunner } from "./probe.js"
-
-const defaultProbeTimeoutMs = 5_000
 
 /**
  * The local executor's launch: unconfined, or contained when `contain` is set — then the runner is
@@ -32,7 +31,7 @@ export const localConfinement = (
   Effect.gen(function*() {
     if (!config.contain) return unconfined
     const wrapper = containWrapper(config.bwrapPath)
-    const failure = yield* probeRunner(wrapper, defaultProbeTimeoutMs, config.graceMs)
+    const failure = yield* probeRunner(wrapper, sandboxDefaults.probeTimeoutMs, config.graceMs)
     if (failure !== undefined) {
       return yield* new LocalBashExecutorConfigError({
         field: "contain",
