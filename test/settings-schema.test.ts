@@ -1,0 +1,163 @@
+/**
+ * One settings Schema per configurable layer: the defaults, the bounds and the `EFFECT_BASH_*`
+ * variables all come from it, and `layerConfig` reads the settings from variables a user names.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Config, ConfigError, ConfigProvider, Effect, Layer } from "effect"
+import { Config as CordisConfig } from "../src/cordis/config.js"
+import { settingsFlagNames } from "../src/cli/settings.js"
+import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
+import * as TasksLive from "../src/layers/TasksLive.js"
+import { BashExecutor } from "../src/services/BashExecutor.js"
+import { Tasks } from "../src/services/Tasks.js"
+
+const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
+
+describe("settings Schemas", () => {
+  it("the defaults are CONTRACT §1, §3 and §7's, decoded from the Schemas", () => {
+    expect(LocalBashExecutor.defaults).toEqual({
+      timeoutMs: 120_000,
+      maxTimeoutMs: 600_000,
+      maxOutputBytes: 64_000,
+      maxSpillBytes: 67_108_864,
+      maxSpillTotalBytes: 1_073_741_824,
+      graceMs: 3_000,
+      keepSpillFiles: false,
+      envAllow: [],
+      envDeny: [],
+      maxBackground: 16,
+      maxFinishedBackground: 64,
+      contain: false,
+      bwrapPath: "bwrap"
+    })
+    expect(SandboxBashExecutor.defaults).toMatchObject({
+      sandboxMode: "read-only",
+      network: "host",
+      probeTimeoutMs: 5_000,
+      hide: expect.arrayContaining(["~/.ssh", "~/.aws"])
+    })
+    expect(TasksLive.defaults).toEqual({ maxRetainedFinished: 100, disposeTimeoutMs: 10_000 })
+  })
+
+  it.effect("the EFFECT_BASH_* variables keep their names", () =>
+    Effect.gen(function*() {
+      const input = yield* SandboxBashExecutor.environment.pipe(withEnv({
+        EFFECT_BASH_CWD: "/w",
+        EFFECT_BASH_TIMEOUT_MS: "1",
+        EFFECT_BASH_MAX_TIMEOUT_MS: "2",
+        EFFECT_BASH_MAX_OUTPUT_BYTES: "3",
+        EFFECT_BASH_MAX_SPILL_BYTES: "4",
+        EFFECT_BASH_MAX_SPILL_TOTAL_BYTES: "5",
+        EFFECT_BASH_GRACE_MS: "6",
+        EFFECT_BASH_KEEP_SPILL_FILES: "true",
+        EFFECT_BASH_SPILL_DIR: "/spill",
+        EFFECT_BASH_ENV_ALLOW: "A,B",
+        EFFECT_BASH_ENV_DENY: "^X_",
+        EFFECT_BASH_MAX_BACKGROUND: "7",
+        EFFECT_BASH_MAX_FINISHED_BACKGROUND: "8",
+        EFFECT_BASH_CONTAIN: "true",
+        EFFECT_BASH_BWRAP_PATH: "/opt/bwrap",
+        EFFECT_BASH_SANDBOX: "workspace-write",
+        EFFECT_BASH_WORKSPACE_ROOT: "/w",
+        EFFECT_BASH_NETWORK: "none",
+        EFFECT_BASH_HIDE: "~/.a,~/.b",
+        EFFECT_BASH_PROBE_TIMEOUT_MS: "9"
+      }))
+      expect(input).toEqual({
+        cwd: "/w",
+        timeoutMs: 1,
+        maxTimeoutMs: 2,
+        maxOutputBytes: 3,
+        maxSpillBytes: 4,
+        maxSpillTotalBytes: 5,
+        graceMs: 6,
+        keepSpillFiles: true,
+        spillParent: "/spill",
+        envAllow: ["A", "B"],
+        envDeny: ["^X_"],
+        maxBackground: 7,
+        maxFinishedBackground: 8,
+        contain: true,
+        bwrapPath: "/opt/bwrap",
+        sandboxMode: "workspace-write",
+        workspaceRoot: "/w",
+        network: "none",
+        hide: ["~/.a", "~/.b"],
+        probeTimeoutMs: 9
+      })
+      expect(yield* SandboxBashExecutor.environment.pipe(withEnv({}))).toEqual({})
+    }))
+
+  it("the CLI flags keep their names", () => {
+    expect(settingsFlagNames).toEqual({
+      valued: [
+        "workdir",
+        "timeout-ms",
+        "max-timeout-ms",
+        "max-output-bytes",
+        "max-spill-bytes",
+        "max-spill-total-bytes",
+        "grace-ms",
+        "spill-dir",
+        "env-allow",
+        "env-deny",
+        "max-background",
+        "max-finished-background",
+        "sandbox",
+        "workspace-root",
+        "network"
+      ],
+      boolean: ["keep-spill-files", "contain"]
+    })
+  })
+
+  it.effect("every surface checks what the Schema checks: the layer now rejects a bad envAllow name too", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ envAllow: ["NOT A NAME"] })).pipe(Effect.scoped))
+      expect(error).toMatchObject({
+        field: "envAllow",
+        message: "bash-local: envAllow name \"NOT A NAME\" is not an environment variable name"
+      })
+      const pattern = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ envDeny: ["(unclosed"] })).pipe(Effect.scoped))
+      expect(pattern.message).toBe("bash-local: envDeny pattern \"(unclosed\" is not a valid regular expression")
+      const cordis = CordisConfig["~standard"].validate({ envDeny: ["(unclosed"] })
+      expect("issues" in cordis ? cordis.issues?.map((issue) => issue.path) : undefined).toEqual([["envDeny", 0]])
+    }))
+})
+
+describe("layerConfig", () => {
+  it.effect("the local executor reads the variables a user names", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      expect(yield* executor.resolve({ command: "true" })).toMatchObject({ workdir: "/srv", timeoutMs: 4_321 })
+    }).pipe(
+      Effect.provide(LocalBashExecutor.layerConfig({
+        cwd: Config.string("APP_SHELL_DIR"),
+        timeoutMs: Config.number("APP_SHELL_TIMEOUT")
+      })),
+      withEnv({ APP_SHELL_DIR: "/srv", APP_SHELL_TIMEOUT: "4321", EFFECT_BASH_TIMEOUT_MS: "1" })
+    ))
+
+  it.effect("a bad value read through Config fails with the layer's error", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Layer.build(LocalBashExecutor.layerConfig({ graceMs: Config.number("APP_GRACE") })).pipe(Effect.scoped)
+      )
+      expect(error.message).toBe("bash-local: graceMs must be a positive finite number")
+    }).pipe(withEnv({ APP_GRACE: "-1" })))
+
+  it.effect("the task runtime reads the variables a user names, and names a bad one", () =>
+    Effect.gen(function*() {
+      const tasks = yield* Effect.provide(
+        Tasks,
+        TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })
+      ).pipe(withEnv({ KEEP: "3" }))
+      expect(tasks).toBeDefined()
+      const error = yield* Effect.flip(
+        Layer.build(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })).pipe(Effect.scoped, withEnv({ KEEP: "0" }))
+      )
+      expect(ConfigError.isInvalidData(error) && error.message).toBe("tasks: maxRetainedFinished must be a positive integer")
+    }))
+})
