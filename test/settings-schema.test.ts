@@ -148,13 +148,19 @@ describe("layerConfig", () => {
       expect(error.message).toBe("bash-local: graceMs must be a positive finite number")
     }).pipe(withEnv({ APP_GRACE: "-1" })))
 
-  it.effect("the task runtime reads the variables a user names, and names a bad one", () =>
+  it.scoped("the task runtime reads the variables a user names, and names a bad one", () =>
     Effect.gen(function*() {
-      const tasks = yield* Effect.provide(
-        Tasks,
-        TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })
-      ).pipe(withEnv({ KEEP: "3" }))
-      expect(tasks).toBeDefined()
+      const finished: Tasks.Work = { read: Effect.succeed(""), cancel: Effect.void, done: Effect.succeed({ status: "completed" }) }
+      const kept = yield* Effect.gen(function*() {
+        const tasks = yield* Tasks
+        yield* tasks.attachSurface
+        for (const label of ["a", "b", "c"]) {
+          const task = yield* tasks.start({ kind: "bash", label }, () => Effect.succeed(finished))
+          yield* tasks.wait(task.id, 60_000, undefined)
+        }
+        return (yield* tasks.list(undefined)).map((task) => task.label)
+      }).pipe(Effect.provide(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })), withEnv({ KEEP: "1" }))
+      expect(kept).toEqual(["c"])
       const error = yield* Effect.flip(
         Layer.build(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })).pipe(Effect.scoped, withEnv({ KEEP: "0" }))
       )
