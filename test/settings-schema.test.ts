@@ -6,10 +6,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Config, ConfigError, ConfigProvider, Effect, Layer } from "effect"
 import { Config as CordisConfig } from "../src/cordis/config.js"
 import { settingsFlagNames } from "../src/cli/settings.js"
+import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
+import * as SessionPersistenceJsonl from "../src/layers/SessionPersistenceJsonl.js"
 import * as TasksLive from "../src/layers/TasksLive.js"
+import { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
+import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { Tasks } from "../src/services/Tasks.js"
 
 const withEnv = (env: Record<string, string>) =>
@@ -166,4 +170,21 @@ describe("layerConfig", () => {
       )
       expect(ConfigError.isInvalidData(error) && error.message).toBe("tasks: maxRetainedFinished must be a positive integer")
     }))
+
+  it.effect("the registry and the JSONL persistence read the variables a user names", () =>
+    Effect.gen(function*() {
+      const registry = yield* BashEnvRegistry
+      const env = yield* registry.collect({ callId: "call-1", toolName: "bash" })
+      expect(env.DSH_HOME).toBe("/opt/harness")
+      const persistence = yield* SessionPersistence
+      expect(yield* persistence.locate({ id: "s-1", cwd: "/" })).toMatchObject({
+        value: { kind: "jsonl", path: expect.stringMatching(/^\/var\/sessions\//) }
+      })
+    }).pipe(
+      Effect.provide(Layer.merge(
+        BashEnvRegistryLive.layerConfig({ dshHome: Config.string("HARNESS_HOME") }),
+        SessionPersistenceJsonl.layerConfig({ directory: Config.string("SESSIONS_DIR") })
+      )),
+      withEnv({ HARNESS_HOME: "/opt/harness", SESSIONS_DIR: "/var/sessions", DSH_HOME: "/elsewhere" })
+    ))
 })

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { ConfigError, Scope } from "effect"
-import { Effect, Either, Layer, Ref } from "effect"
+import { Config, Effect, Either, Layer, Ref } from "effect"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
 import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
@@ -136,3 +136,12 @@ const make = (config: Options) =>
  */
 export const layer = (options: Options = {}): Layer.Layer<BashEnvRegistry, ConfigError.ConfigError> =>
   Layer.effect(BashEnvRegistry, make(options))
+
+/**
+ * The registry with its options read through `Config`: `layerConfig({ dshHome: Config.string("HOME_DIR") })`.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Options>
+): Layer.Layer<BashEnvRegistry, ConfigError.ConfigError> => Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

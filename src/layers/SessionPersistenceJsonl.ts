@@ -10,7 +10,8 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Effect, Layer, Option } from "effect"
+import type { ConfigError } from "effect"
+import { Config, Effect, Layer, Option } from "effect"
 import { SessionPersistence, SessionPersistenceError } from "../services/SessionPersistence.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { sessionFileName } from "./internal/sessionJsonl/fileName.js"
@@ -129,3 +130,12 @@ export const layerPlatform = (options: Options): Layer.Layer<SessionPersistence,
  */
 export const layer = (options: Options): Layer.Layer<SessionPersistence> =>
   layerPlatform(options).pipe(Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))
+
+/**
+ * JSONL session persistence with its directory read through `Config`:
+ * `layerConfig({ directory: Config.string("SESSIONS_DIR") })`.
+ *
+ * @since 0.1.0
+ */
+export const layerConfig = (config: Config.Config.Wrap<Options>): Layer.Layer<SessionPersistence, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
