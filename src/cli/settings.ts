@@ -7,12 +7,12 @@
  */
 import { Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { ConfigError, Data, Effect, Option, SchemaAST } from "effect"
+import { ConfigError, Data, Effect, Option } from "effect"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { Setting, SettingKind } from "../layers/settingsSchema.js"
-import { decodeSettings, envName, expectationOf, fieldSchema, kindOf, settingOf } from "../layers/settingsSchema.js"
+import { decodeSettings, elementExpectationOf, envName, expectationOf, kindOf, settingOf } from "../layers/settingsSchema.js"
 import { echoValue } from "../services/requestChecks.js"
 
 /**
@@ -51,6 +51,9 @@ const settings: ReadonlyArray<{ readonly key: Key; readonly kind: SettingKind; r
 const flagged = settings.flatMap(({ key, kind, setting }) => setting.flag ? [{ key, kind, setting, flag: setting.flag }] : [])
 
 const byKey = new Map(settings.map((entry) => [entry.key, entry]))
+
+/** `--workspace-root`: the flag of a setting, for messages. */
+const flagOf = (key: Key): string => `--${byKey.get(key)?.setting.flag?.name ?? key}`
 
 const isLocal = (key: Key): key is keyof typeof LocalBashExecutor.Settings.fields => key in LocalBashExecutor.Settings.fields
 
@@ -169,12 +172,8 @@ const check = (given: ReadonlyMap<Key, Given>) =>
     const source = entry?.source ?? key
     const [index] = below
     if (typeof index === "number" && Array.isArray(entry?.value)) {
-      const element = SchemaAST.isTupleType(fieldSchema(field).ast) ? fieldSchema(field).ast : undefined
-      const expectation = Option.flatMap(
-        Option.fromNullable(element && SchemaAST.isTupleType(element) ? element.rest[0]?.type : undefined),
-        SchemaAST.getDescriptionAnnotation
-      )
-      return yield* invalid(source, `${echoValue(entry.value[index])} is not ${Option.getOrElse(expectation, () => "valid")}`)
+      const expectation = Option.getOrElse(elementExpectationOf(field), () => "valid")
+      return yield* invalid(source, `${echoValue(entry.value[index])} is not ${expectation}`)
     }
     const expectation = Option.getOrElse(expectationOf(field), () => "a valid value")
     return yield* invalid(source, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
@@ -196,8 +195,9 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   const executor: LocalBashExecutor.Settings.Input = valuesOf(given, isLocal)
   const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
   if (sandbox.sandboxMode === undefined) {
-    if (sandbox.workspaceRoot !== undefined) return yield* invalid("--workspace-root", "applies only with --sandbox")
-    if (sandbox.network !== undefined) return yield* invalid("--network", "applies only with --sandbox")
+    for (const key of ["workspaceRoot", "network"] as const) {
+      if (sandbox[key] !== undefined) return yield* invalid(flagOf(key), `applies only with ${flagOf("sandboxMode")}`)
+    }
   }
   const cwd = given.get("cwd")
   const source = cwd?.source ?? "working directory"

@@ -67,6 +67,14 @@ export const settingOf = (field: Schema.Struct.Field): Option.Option<Setting> =>
 export const expectationOf = (field: Schema.Struct.Field): Option.Option<string> =>
   SchemaAST.getDescriptionAnnotation(fieldSchema(field).ast)
 
+/** For a list field, what a valid element is ("a valid regular expression"). */
+export const elementExpectationOf = (field: Schema.Struct.Field): Option.Option<string> => {
+  const ast = fieldSchema(field).ast
+  return SchemaAST.isTupleType(ast) && ast.rest[0] !== undefined
+    ? SchemaAST.getDescriptionAnnotation(ast.rest[0].type)
+    : Option.none()
+}
+
 /** What a field holds, as the env `Config` and the CLI read it. */
 export type SettingKind =
   | { readonly _tag: "number" }
