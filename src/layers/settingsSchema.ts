@@ -26,7 +26,7 @@ export interface Setting {
 }
 
 /** The prefix of every `EFFECT_BASH_*` variable, as a `Config.nested` segment. */
-export const envPrefix = "EFFECT_BASH"
+const envPrefix = "EFFECT_BASH"
 
 /** The full name of a setting's variable: `EFFECT_BASH_TIMEOUT_MS`. */
 export const envName = (setting: Setting): string => `${envPrefix}_${setting.env}`
@@ -56,7 +56,7 @@ export const PositiveInt = Schema.Number.pipe(
  * A field's schema without its property signature (`optionalWith(S, …)` → `S`), where the
  * annotations live.
  */
-export const fieldSchema = (field: Schema.Struct.Field): Schema.Schema.Any =>
+const fieldSchema = (field: Schema.Struct.Field): Schema.Schema.Any =>
   Schema.isSchema(field) ? field : (field as unknown as { readonly from: Schema.Schema.Any }).from
 
 /** The {@link Setting} annotation of a field, when it has one. */
