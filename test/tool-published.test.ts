@@ -6,9 +6,10 @@
  */
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { toHarnessParameters } from "../src/cordis/harnessParameters.js"
 import { AgentTools } from "../src/services/AgentTools.js"
+import type { BashExecutor } from "../src/services/BashExecutor.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
 import { compose } from "./tool-support.js"
@@ -23,6 +24,9 @@ const compositions = [
   { name: "background, sandbox", background: true, sandbox: true },
   { name: "no background, sandbox", background: false, sandbox: true }
 ] as const
+
+const executorOf = (sandbox: boolean): Layer.Layer<BashExecutor> =>
+  sandbox ? FakeConfiningExecutor.layer() : ScriptedBashExecutor.layer()
 
 /** The published face of the composed tools, as JSON text (key order included). */
 const published = Effect.map(AgentTools, (tools) =>
@@ -42,9 +46,6 @@ describe("published tools, byte for byte", () => {
     it.effect(composition.name, () =>
       Effect.gen(function*() {
         expect(yield* published).toBe(JSON.stringify(fixture[composition.name], null, 2))
-      }).pipe(Effect.provide(compose({
-        executor: composition.sandbox ? FakeConfiningExecutor.layer() : ScriptedBashExecutor.layer(),
-        enableRunInBackground: composition.background
-      }))))
+      }).pipe(Effect.provide(compose({ executor: executorOf(composition.sandbox), enableRunInBackground: composition.background }))))
   }
 })

@@ -8,7 +8,6 @@
 import { Command } from "@effect/cli"
 import { Effect, Option, Schema } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
-import type { ToolCallResult } from "../services/AgentTools.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { writeStdout } from "./output.js"
 import { withProgress } from "./progress.js"
@@ -43,14 +42,14 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
       calls++
       yield* writeStdout(`\n=== ${calls}. ${heading} ===\n`)
       const call = { callId: `demo-${calls}`, session }
-      const result: ToolCallResult = live
-        ? yield* tools.call(tool, args, { ...call, onProgress: (text) => writeStdout(markLines(text)) })
-        : yield* tools.call(tool, args, call).pipe(withProgress(`${tool} running`))
+      const result: AgentTools.Result = live
+        ? yield* tools.callUnknown(tool, args, { ...call, onProgress: (text) => writeStdout(markLines(text)) })
+        : yield* tools.callUnknown(tool, args, call).pipe(withProgress(`${tool} running`))
       if (live) yield* writeStdout("result:\n")
       yield* writeStdout(result.text.endsWith("\n") ? result.text : `${result.text}\n`)
       return result
     })
-  const valueOf = <A, I>(schema: Schema.Schema<A, I>, result: ToolCallResult) =>
+  const valueOf = <A, I>(schema: Schema.Schema<A, I>, result: AgentTools.Result) =>
     result.isError ? Option.none<A>() : Schema.decodeUnknownOption(schema)(result.value)
 
   yield* writeStdout(
