@@ -33,8 +33,9 @@ export class AgentTools extends Context.Tag("effect-bash/AgentTools")<AgentTools
  */
 export declare namespace AgentTools {
   /**
-   * Every tool by name, with the arguments it takes and the value it returns. Each tool module adds
-   * its own entry (`readonly bash: { parameters; value }`), so the registry is exactly the tools that exist.
+   * Every tool by name, with the arguments it takes and the value it returns
+   * (`readonly bash: { parameters; value }`). The implementation that composes the tools
+   * (`AgentToolsLive`) fills it in from the tools' own Schemas.
    *
    * @since 0.1.0
    */

@@ -33,6 +33,18 @@ export interface Settings {
   readonly enableRunInBackground?: boolean
 }
 
+declare module "../services/AgentTools.js" {
+  namespace AgentTools {
+    // The tools this layer composes, by name.
+    interface Registry {
+      readonly bash: { readonly parameters: BashTool.Parameters; readonly value: BashTool.Value }
+      readonly task_output: { readonly parameters: TaskOutputTool.Parameters; readonly value: TaskOutputTool.Value }
+      readonly task_list: { readonly parameters: TaskListTool.Parameters; readonly value: TaskListTool.Value }
+      readonly task_kill: { readonly parameters: TaskKillTool.Parameters; readonly value: TaskKillTool.Value }
+    }
+  }
+}
+
 /** The composed tools by name: each is the tool its module registers under that name. */
 type Registered = { readonly [N in AgentTools.Name]?: AgentTool<AgentTools.Parameters<N>, AgentTools.Value<N>> }
 

@@ -401,17 +401,3 @@ export const make = (dependencies: Dependencies): AgentTool.AgentTool<Parameters
     handle: makeBashHandler(dependencies, policy)
   }
 }
-
-/** What {@link AgentTools.Registry} knows of this tool. */
-interface Registration {
-  readonly parameters: Parameters
-  readonly value: Value
-}
-
-declare module "../services/AgentTools.js" {
-  namespace AgentTools {
-    interface Registry {
-      readonly bash: Registration
-    }
-  }
-}

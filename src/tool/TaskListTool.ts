@@ -62,17 +62,3 @@ export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Valu
     return value
   })
 })
-
-/** What {@link AgentTools.Registry} knows of this tool. */
-interface Registration {
-  readonly parameters: Parameters
-  readonly value: Value
-}
-
-declare module "../services/AgentTools.js" {
-  namespace AgentTools {
-    interface Registry {
-      readonly task_list: Registration
-    }
-  }
-}
