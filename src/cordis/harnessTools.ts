@@ -22,9 +22,11 @@ const text = (value: string): HarnessTextBlock => ({ type: "text", text: value }
 /** The registry accepts only lossless JSON (no `undefined` members); our values are plain data. */
 const toJson = (value: unknown): unknown => (value === undefined ? null : JSON.parse(JSON.stringify(value)))
 
-/** The canonical value, or a rejection with a `ToolError` whose message is the exact contract text. */
-const valueOf = (result: AgentTools.Result): unknown =>
-  result.isError ? Promise.reject(new ToolError({ message: result.message })) : toJson(result.value)
+/** The canonical value; an error result throws a `ToolError` whose message is the exact contract text. */
+const valueOf = (result: AgentTools.Result): unknown => {
+  if (result.isError) throw new ToolError({ message: result.message })
+  return toJson(result.value)
+}
 
 /** Presenters must never throw: a replay may hand them arguments from an older schema. */
 const safely = <A>(present: () => A): A | undefined => {
