@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { expectTypeOf } from "vitest"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import { bashRunResult, ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
 import type * as BashTool from "../src/tool/BashTool.js"
 import type * as TaskKillTool from "../src/tool/TaskKillTool.js"
 import type * as TaskListTool from "../src/tool/TaskListTool.js"
@@ -98,4 +98,16 @@ describe("stored values decode with the tool's value Schema", () => {
       expect(bash.render({ kind: "foreground" })).toBe("[object Object]")
       expect(bash.presentResult(ok, { kind: "foreground" })).toEqual(bash.presentCall(ok))
     }).pipe(Effect.provide(compose({ executor: ScriptedBashExecutor.layer() }))))
+})
+
+describe("a defect while rendering", () => {
+  // A broken executor's result: a stream whose text is no string.
+  const broken = bashRunResult({ stdout: JSON.parse("{\"text\":42,\"truncated\":true}") })
+
+  it.effect("is an internal error result, like any other defect in a tool", () =>
+    Effect.gen(function*() {
+      const result = yield* (yield* AgentTools).call("bash", ok, callContext())
+      expect(result).toMatchObject({ isError: true })
+      if (result.isError) expect(result.message).toMatch(/^internal error in bash: /)
+    }).pipe(Effect.provide(compose({ executor: ScriptedBashExecutor.layer({ runs: [broken] }) }))))
 })

@@ -140,7 +140,8 @@ export const make = (
       )
     }
 
-    // Decodes the arguments and runs the tool: the result of any call, typed by the tool's value.
+    // Decodes the arguments, runs the tool and renders its value: the result of any call, typed by the
+    // tool's value. A defect anywhere in the tool (its render included) is an internal error result.
     const respond = <Args, Value>(
       name: string,
       tool: AgentTool<Args, Value> | undefined,
@@ -148,19 +149,20 @@ export const make = (
       context: AgentTools.CallContext
     ): Effect.Effect<AgentTools.Result<Value>> =>
       Effect.gen(function*() {
-        const outcome = tool === undefined
-          ? Either.left(new ToolError({ message: `unknown tool "${name}"` }))
-          : yield* tool.parameters.decode(args).pipe(
-            Effect.flatMap((checked) => tool.handle(checked, context)),
-            Effect.catchAllDefect(internalError(name)),
-            Effect.either
-          )
+        const outcome = yield* Effect.either(
+          tool === undefined
+            ? Effect.fail(new ToolError({ message: `unknown tool "${name}"` }))
+            : tool.parameters.decode(args).pipe(
+              Effect.flatMap((checked) => tool.handle(checked, context)),
+              Effect.map((value) => ({ value, text: tool.render(value), shown: tool.finalTask?.(value) })),
+              Effect.catchAllDefect(internalError(name))
+            )
+        )
         const result: AgentTools.Result<Value> = Either.match(outcome, {
           onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
-          onRight: (value) => ({ isError: false, value, text: tool!.render(value) })
+          onRight: ({ text, value }) => ({ isError: false, value, text })
         })
-        const shown = result.isError ? undefined : tool?.finalTask?.(result.value)
-        if (shown !== undefined) notices.seen(shown)
+        if (Either.isRight(outcome) && outcome.right.shown !== undefined) notices.seen(outcome.right.shown)
         yield* record(name, args, context, result)
         return result
       }).pipe(Effect.withSpan("AgentTools.call", { attributes: { "tool.name": name, "tool.callId": context.callId } }))
