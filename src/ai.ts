@@ -4,5 +4,6 @@
  *
  * @since 0.1.0
  */
-export { BashToolkit, CurrentToolSession } from "./tool/BashToolkit.js"
+export { CurrentToolSession } from "./services/CurrentToolSession.js"
+export { BashToolkit } from "./tool/BashToolkit.js"
 export type { BashAiTool, BashToolkitWithHandler } from "./tool/BashToolkit.js"

@@ -33,10 +33,12 @@ export * as TasksLive from "./layers/TasksLive.js"
 
 // Tools
 export * from "./services/AgentTools.js"
-export { AgentToolsLive } from "./tool/AgentToolsLive.js"
-export type { AgentToolsLiveConfig } from "./tool/AgentToolsLive.js"
+export * as AgentToolsLive from "./tool/AgentToolsLive.js"
+export * as BashTool from "./tool/BashTool.js"
+export * as TaskOutputTool from "./tool/TaskOutputTool.js"
+export * as TaskListTool from "./tool/TaskListTool.js"
+export * as TaskKillTool from "./tool/TaskKillTool.js"
 export * from "./services/CompletionNotices.js"
-export type { BashToolValue } from "./tool/BashToolValue.js"
 export { progressInterval, progressSkippedText, reportProgress } from "./tool/liveProgress.js"
 
 export { renderTaskNotice } from "./tool/taskTexts.js"

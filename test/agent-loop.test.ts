@@ -11,8 +11,9 @@ import { Effect, Layer, Stream } from "effect"
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import * as TasksLive from "../src/layers/TasksLive.js"
-import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
-import { BashToolkit, CurrentToolSession } from "../src/tool/BashToolkit.js"
+import { CurrentToolSession } from "../src/services/CurrentToolSession.js"
+import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
+import { BashToolkit } from "../src/tool/BashToolkit.js"
 
 /** Every spawned process inherits the session id through the managed environment. */
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`

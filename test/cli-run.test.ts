@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { RunValueJson } from "../src/cli/runValue.js"
+import * as BashTool from "../src/tool/BashTool.js"
 import { cleanEnv, cliPath, eventually, membersOfGroups, runCli, startCli } from "./cli-support.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
@@ -59,12 +59,12 @@ describe("effect-bash run (real processes)", () => {
       expect(outcome).toMatchObject({ code: 0, stdout: `${workdir}\n` })
     }))
 
-  it.live("--json prints the canonical value, which decodes with RunValueJson", () =>
+  it.live("--json prints the canonical value, which decodes with BashTool.Foreground", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--json", "--", "printf out; printf err >&2; exit 2"])
       expect(outcome.code).toBe(2)
       expect(outcome.stdout.endsWith("}\n")).toBe(true)
-      const value = Schema.decodeUnknownSync(RunValueJson, { onExcessProperty: "error" })(JSON.parse(outcome.stdout))
+      const value = Schema.decodeUnknownSync(BashTool.Foreground, { onExcessProperty: "error" })(JSON.parse(outcome.stdout))
       expect(value).toEqual({
         kind: "foreground",
         exitCode: 2,

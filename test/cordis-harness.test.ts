@@ -11,7 +11,7 @@ import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash from "../src/cordis-adapter.js"
 import type { CordisTasks } from "../src/cordis-adapter.js"
-import { bashDescription, bashNoticePromise, bashPromptSection } from "../src/tool/descriptions.js"
+import * as BashTool from "../src/tool/BashTool.js"
 import { eventually, groupMembers, readPid, tempDir, termIgnoringCommand } from "./cordis-support.js"
 import { bwrapUsable } from "./support/bwrap.js"
 
@@ -498,16 +498,16 @@ describe("completion notices through the harness agent", () => {
     const textFor = async (agent?: object) =>
       (await root.systemPrompt.assemble(agent === undefined ? {} : { agent } as never)).sections
         .find((section) => section.name === "tool:bash")?.text
-    const plain = bashPromptSection.text
+    const plain = BashTool.promptSection.text
     expect(await textFor()).toBe(plain)
     expect(await textFor(agentFor("s1"))).toBe(plain)
-    expect(await textFor(recordingAgent("s1", "idle").agent)).toBe(`${plain} ${bashNoticePromise}`)
-    expect(root.tools.get("bash")?.description).toBe(bashDescription({ background: true, sandbox: false }))
+    expect(await textFor(recordingAgent("s1", "idle").agent)).toBe(`${plain} ${BashTool.noticePromise}`)
+    expect(root.tools.get("bash")?.description).toBe(BashTool.description({ background: true, sandbox: false }))
   })
 
   it("promises nothing when background tasks are disabled", async () => {
     await loadPlugin({ enableRunInBackground: false })
     const sections = (await root.systemPrompt.assemble({ agent: recordingAgent("s1", "idle").agent } as never)).sections
-    expect(sections.find((section) => section.name === "tool:bash")?.text).toBe(bashPromptSection.text)
+    expect(sections.find((section) => section.name === "tool:bash")?.text).toBe(BashTool.promptSection.text)
   })
 })

@@ -15,7 +15,7 @@ import { hostApprovalLayer, hostLookup } from "../src/cordis/hostLayers.js"
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
+import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
 
 type Asked = Parameters<HostApproval["request"]>[0]
 
@@ -80,7 +80,7 @@ beforeEach(async () => {
   const bash = tools.tools.find((descriptor) => descriptor.name === "bash")!
   // Our definition is typed structurally; the registry's own type is stricter about optional members.
   root.tools.register(
-    toHarnessTool(bash, (name, args, call) => runtime.runPromise(tools.execute(name, args, call)), calls) as never
+    toHarnessTool(bash, (name, args, call) => runtime.runPromise(tools.callUnknown(name, args, call)), calls) as never
   )
 })
 afterEach(() => runtime.dispose())

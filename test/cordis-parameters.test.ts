@@ -15,9 +15,8 @@ import { compileHarnessParameters, toHarnessParameterMap, toHarnessParameters } 
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import * as TasksLive from "../src/layers/TasksLive.js"
-import type { JsonSchemaObject } from "../src/services/AgentTools.js"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
+import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
 
 const descriptors = Effect.runPromise(
   Effect.scoped(
@@ -60,7 +59,7 @@ describe("harness parameters", () => {
   })
 
   it("map literal unions to enums, drop unsupported keywords and keep nested structure", () => {
-    const parameters: JsonSchemaObject = {
+    const parameters: AgentTools.JsonSchema = {
       type: "object",
       properties: {
         mode: { anyOf: [{ type: "string", enum: ["a"] }, { type: "string", enum: ["b"] }], description: "pick" },

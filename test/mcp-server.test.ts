@@ -4,10 +4,9 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { CallToolResultSchema, EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { serveMcp } from "../src/cli/mcpServer.js"
-import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../src/services/AgentTools.js"
-import { AgentTools, ToolError } from "../src/services/AgentTools.js"
+import { AgentTools } from "../src/services/AgentTools.js"
 
-const descriptor = (name: string, parameters: ToolDescriptor["parameters"]): ToolDescriptor => ({
+const descriptor = (name: string, parameters: AgentTools.JsonSchema): AgentTools.Descriptor => ({
   name,
   description: `the ${name} tool`,
   parameters,
@@ -24,9 +23,9 @@ const echoSchema = {
 
 /** A tiny AgentTools: each tool exercises one path of the server; `events` records what happened. */
 const fakeTools = (events: Array<string>, aborted: Deferred.Deferred<void>) => {
-  const ok = (text: string): ToolCallResult => ({ isError: false, value: { text }, text })
-  const error = (message: string): ToolCallResult => ({ isError: true, message, text: `Error: ${message}` })
-  const call = (name: string, args: unknown, ctx: ToolCallContext): Effect.Effect<ToolCallResult> => {
+  const ok = (text: string): AgentTools.Result => ({ isError: false, value: { text }, text })
+  const error = (message: string): AgentTools.Result => ({ isError: true, message, text: `Error: ${message}` })
+  const call = (name: string, args: unknown, ctx: AgentTools.CallContext): Effect.Effect<AgentTools.Result> => {
     switch (name) {
       case "echo":
         return Effect.succeed(ok((args as { text: string }).text))
@@ -37,7 +36,7 @@ const fakeTools = (events: Array<string>, aborted: Deferred.Deferred<void>) => {
       case "slow":
         return Effect.sleep(100).pipe(Effect.as(ok("slow done")))
       case "wait_abort":
-        return Effect.async<ToolCallResult>((resume) => {
+        return Effect.async<AgentTools.Result>((resume) => {
           events.push("waiting")
           ctx.signal?.addEventListener("abort", () => {
             events.push("signal aborted")
@@ -59,10 +58,9 @@ const fakeTools = (events: Array<string>, aborted: Deferred.Deferred<void>) => {
       { name: "second", order: 200, text: "Second section." },
       { name: "first", order: 105, text: "Check the [exit code: N] marker." }
     ],
-    execute: (name, args, ctx) =>
-      Effect.flatMap(call(name, args, ctx), (result) =>
-        result.isError ? Effect.fail(new ToolError({ message: result.message })) : Effect.succeed(result.value)),
-    call,
+    // The server gets tool names from the wire: it only ever uses `callUnknown`.
+    call: () => Effect.die("the MCP server calls tools by wire name"),
+    callUnknown: call,
     // A test pushes "notice pending" to have one notice for the fixed session, taken once.
     takeNotices: (owner) =>
       Effect.sync(() => {
@@ -137,7 +135,7 @@ describe("serveMcp (fake AgentTools, in-memory transport)", () => {
       expect(unknown).toEqual({ content: [{ type: "text", text: "unknown tool nope" }], isError: true })
     }))
 
-  it.scopedLive("a cancelled request aborts the call's ToolCallContext.signal", () =>
+  it.scopedLive("a cancelled request aborts the call's AgentTools.CallContext.signal", () =>
     Effect.gen(function*() {
       const events: Array<string> = []
       const { aborted, client } = yield* connect(yield* Effect.scope, events)

@@ -116,7 +116,7 @@ describe(`reliability through MCP (seed ${seed})`, () => {
         }
         if (!("result" in answer)) return expect.fail(`${context}\nanswered with an error: ${answer.error.message}`)
         const { arguments: args, name } = params as { name: string; arguments?: unknown }
-        const direct = yield* tools.call(name, args ?? {}, { callId: `direct-${index}`, session: { id: "direct", cwd } })
+        const direct = yield* tools.callUnknown(name, args ?? {}, { callId: `direct-${index}`, session: { id: "direct", cwd } })
         expect(answer.result.isError === true, context).toBe(direct.isError)
         const text = textOf(answer.result.content as never)
         expect(sameTaskIds(text), context).toBe(sameTaskIds(direct.isError ? direct.message : direct.text))

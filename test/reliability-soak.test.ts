@@ -44,7 +44,7 @@ const stack = BashStack.layer({ executor: { graceMs: 150, maxOutputBytes: 1_000,
 const round = (tools: AgentTools["Type"], index: number) => {
   const session = { id: `soak-${index % 3}`, cwd }
   const call = (name: string, args: Record<string, unknown>, signal?: AbortSignal) =>
-    tools.call(name, args, { callId: `soak-${index}-${name}`, session, ...(signal === undefined ? {} : { signal }) })
+    tools.callUnknown(name, args, { callId: `soak-${index}-${name}`, session, ...(signal === undefined ? {} : { signal }) })
   const bash = (command: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
     call("bash", { command, description, ...extra }, signal)
   const background = (command: string) =>

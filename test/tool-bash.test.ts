@@ -304,8 +304,7 @@ describe("foreground results", () => {
       const result = yield* callTool("bash", ok)
       expect(result).toEqual({ isError: true, message: "spawn bash ENOENT", text: "Error: spawn bash ENOENT" })
       const tools = yield* AgentTools
-      const error = yield* Effect.flip(tools.execute("bash", ok, { callId: "x" }))
-      expect(error.message).toBe("spawn bash ENOENT")
+      expect(yield* tools.call("bash", ok, { callId: "x" })).toMatchObject({ isError: true, message: "spawn bash ENOENT" })
     }).pipe(Effect.provide(compose({
       executor: scripted({
         runs: [0, 1].map(() => () => Effect.fail(new SpawnError({ code: "ENOENT", message: "spawn bash ENOENT" })))

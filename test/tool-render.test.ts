@@ -4,7 +4,8 @@ import type { Tasks } from "../src/services/Tasks.js"
 import { bashRunResult } from "../src/testing/ScriptedBashExecutor.js"
 import { foldCarriageReturns, modelText, stripAnsi } from "../src/tool/modelText.js"
 import { renderBackgroundRead } from "../src/tool/renderBackgroundRead.js"
-import { renderBackgroundStart, renderBashValue, renderForeground } from "../src/tool/renderBashResult.js"
+import * as BashTool from "../src/tool/BashTool.js"
+import { renderBackgroundStart, renderForeground } from "../src/tool/renderBashResult.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { renderTaskKill, renderTaskList, renderTaskNotice, renderTaskOutput, statusLine } from "../src/tool/taskTexts.js"
 
@@ -100,7 +101,7 @@ describe("foreground rendering rules", () => {
 
   it("background start is exactly `started background task <id>`", () => {
     expect(renderBackgroundStart("bash-1")).toBe("started background task bash-1")
-    expect(renderBashValue({ kind: "background", taskId: "bash-7" }, false)).toBe("started background task bash-7")
+    expect(BashTool.render({ kind: "background", taskId: "bash-7" }, false)).toBe("started background task bash-7")
   })
 })
 

@@ -12,9 +12,8 @@ import * as TasksLive from "../src/layers/TasksLive.js"
 import type { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { BashExecutor } from "../src/services/BashExecutor.js"
 import type { Tasks } from "../src/services/Tasks.js"
-import type { ToolCallContext } from "../src/services/AgentTools.js"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
+import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
 import type { CompletionNotices } from "../src/services/CompletionNotices.js"
 
 /** The harness home every composition uses, so `DSH_HOME` is predictable. */
@@ -64,15 +63,15 @@ export const compose = <X>(
 let calls = 0
 
 /** A fresh call context. */
-export const callContext = (extra: Partial<ToolCallContext> = {}): ToolCallContext => ({
+export const callContext = (extra: Partial<AgentTools.CallContext> = {}): AgentTools.CallContext => ({
   callId: `call-${++calls}`,
   ...extra
 })
 
-/** `AgentTools.call` with a fresh call id. */
-export const callTool = (name: string, args: unknown, extra: Partial<ToolCallContext> = {}) =>
-  Effect.flatMap(AgentTools, (tools) => tools.call(name, args, callContext(extra)))
+/** `AgentTools.callUnknown` with a fresh call id. */
+export const callTool = (name: string, args: unknown, extra: Partial<AgentTools.CallContext> = {}) =>
+  Effect.flatMap(AgentTools, (tools) => tools.callUnknown(name, args, callContext(extra)))
 
 /** The text the model sees for one call. */
-export const textOf = (name: string, args: unknown, extra: Partial<ToolCallContext> = {}) =>
+export const textOf = (name: string, args: unknown, extra: Partial<AgentTools.CallContext> = {}) =>
   Effect.map(callTool(name, args, extra), (result) => result.text)

@@ -6,9 +6,8 @@
  * @since 0.1.0
  */
 import { Command } from "@effect/cli"
-import { Effect, Option, Schema } from "effect"
+import { Effect } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
-import type { ToolCallResult } from "../services/AgentTools.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { writeStdout } from "./output.js"
 import { withProgress } from "./progress.js"
@@ -20,9 +19,6 @@ import { cliStack } from "./stack.js"
  * @since 0.1.0
  */
 export const demoExecutorSettings = { graceMs: 500, maxOutputBytes: 160 } as const
-
-const SpillPath = Schema.Struct({ stdout: Schema.Struct({ spillPath: Schema.optional(Schema.String) }) })
-const BackgroundStart = Schema.Struct({ kind: Schema.Literal("background"), taskId: Schema.String })
 
 /** Each line of a progress update, marked as live output. */
 const markLines = (text: string) => text.replace(/^(?=.)/gm, "live | ")
@@ -38,20 +34,18 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
   const tools = yield* AgentTools
   let calls = 0
   // A live step prints the progress it receives, each line marked, instead of a spinner.
-  const step = (heading: string, tool: string, args: Record<string, unknown>, live = false) =>
+  const step = <N extends AgentTools.Name>(heading: string, tool: N, args: AgentTools.Parameters<N>, live = false) =>
     Effect.gen(function*() {
       calls++
       yield* writeStdout(`\n=== ${calls}. ${heading} ===\n`)
       const call = { callId: `demo-${calls}`, session }
-      const result: ToolCallResult = live
+      const result = live
         ? yield* tools.call(tool, args, { ...call, onProgress: (text) => writeStdout(markLines(text)) })
         : yield* tools.call(tool, args, call).pipe(withProgress(`${tool} running`))
       if (live) yield* writeStdout("result:\n")
       yield* writeStdout(result.text.endsWith("\n") ? result.text : `${result.text}\n`)
       return result
     })
-  const valueOf = <A, I>(schema: Schema.Schema<A, I>, result: ToolCallResult) =>
-    result.isError ? Option.none<A>() : Schema.decodeUnknownOption(schema)(result.value)
 
   yield* writeStdout(
     "effect-bash demo: each result below is exactly the text a model reads from the tool.\n"
@@ -78,10 +72,10 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
     "bash",
     { command: "seq 1 100000", description: "Print one hundred thousand numbers" }
   )
-  const spillPath = valueOf(SpillPath, flood).pipe(Option.flatMapNullable((value) => value.stdout.spillPath))
-  if (Option.isSome(spillPath)) {
+  const spillPath = !flood.isError && flood.value.kind === "foreground" ? flood.value.stdout.spillPath : undefined
+  if (spillPath !== undefined) {
     yield* step("The spill file holds the whole stream (bash)", "bash", {
-      command: `wc -l < ${shellQuote(spillPath.value)}; head -n 3 ${shellQuote(spillPath.value)}`,
+      command: `wc -l < ${shellQuote(spillPath)}; head -n 3 ${shellQuote(spillPath)}`,
       description: "Count and peek into the spill file"
     })
   }
@@ -90,9 +84,8 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
     description: "Tick three times then idle for a minute",
     run_in_background: true
   })
-  const taskId = valueOf(BackgroundStart, started).pipe(Option.map((value) => value.taskId))
-  if (Option.isSome(taskId)) {
-    const task_id = taskId.value
+  if (!started.isError && started.value.kind === "background") {
+    const task_id = started.value.taskId
     yield* step("Read its output, waiting up to 2 s (task_output)", "task_output", {
       task_id,
       wait: true,

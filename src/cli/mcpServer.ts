@@ -17,9 +17,8 @@ import type { CallToolResult, JSONRPCRequest, ServerNotification, Tool } from "@
 import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import type { Duration } from "effect"
 import { Deferred, Effect, FiberSet, Option, Runtime } from "effect"
-import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../services/AgentTools.js"
 import { AgentTools } from "../services/AgentTools.js"
-import { quoted } from "../tool/argChecks.js"
+import { echoValue } from "../services/requestChecks.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { judgeMessage } from "./jsonRpcLine.js"
 import { SandboxSessions, sandboxPolicyContext } from "../services/SandboxSessions.js"
@@ -40,7 +39,7 @@ export interface McpServeOptions {
   readonly drainTimeout: Duration.DurationInput
 }
 
-const toMcpTool = (tool: ToolDescriptor): Tool => ({
+const toMcpTool = (tool: AgentTools.Descriptor): Tool => ({
   name: tool.name,
   description: tool.description,
   // Clients reject the whole list when a schema lacks `type: "object"`, even for a tool without parameters.
@@ -48,7 +47,7 @@ const toMcpTool = (tool: ToolDescriptor): Tool => ({
 })
 
 // Completion notices of finished background tasks follow the result as text items of their own.
-const toMcpResult = (result: ToolCallResult, notices: ReadonlyArray<string>): CallToolResult => {
+const toMcpResult = (result: AgentTools.Result, notices: ReadonlyArray<string>): CallToolResult => {
   const content = [result.isError ? result.message : result.text, ...notices].map((text) => ({
     type: "text" as const,
     text
@@ -75,13 +74,13 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
 
 /** The params of a `tools/call`, or the -32602 error naming what is wrong with them. */
 const callParams = (params: unknown) => {
-  if (!isRecord(params)) throw rpcError(ErrorCode.InvalidParams, `invalid params: expected an object, got ${quoted(params)}`)
+  if (!isRecord(params)) throw rpcError(ErrorCode.InvalidParams, `invalid params: expected an object, got ${echoValue(params)}`)
   const { arguments: args, name } = params
   if (typeof name !== "string" || name === "") {
-    throw rpcError(ErrorCode.InvalidParams, `invalid name: expected a non-empty string, got ${quoted(name)}`)
+    throw rpcError(ErrorCode.InvalidParams, `invalid name: expected a non-empty string, got ${echoValue(name)}`)
   }
   if (args !== undefined && !isRecord(args)) {
-    throw rpcError(ErrorCode.InvalidParams, `invalid arguments: expected an object, got ${quoted(args)}`)
+    throw rpcError(ErrorCode.InvalidParams, `invalid arguments: expected an object, got ${echoValue(args)}`)
   }
   return { name, args: args ?? {} }
 }
@@ -94,7 +93,7 @@ const callParams = (params: unknown) => {
 const progressFor = (
   token: unknown,
   send: (notification: ServerNotification) => Promise<void>
-): Partial<Pick<ToolCallContext, "onProgress">> => {
+): Partial<Pick<AgentTools.CallContext, "onProgress">> => {
   if (typeof token !== "string" && typeof token !== "number") return {}
   const progressToken = token
   let progress = 0
@@ -109,9 +108,9 @@ const progressFor = (
 /**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
  * Each call runs as a fiber in the scope with the request's abort signal as its
- * `ToolCallContext.signal` (a cancelled request ends as `command aborted`); a request with
+ * `AgentTools.CallContext.signal` (a cancelled request ends as `command aborted`); a request with
  * `_meta.progressToken` gets `notifications/progress` carrying the command's new output while it runs
- * (see `ToolCallContext.onProgress`). Closing the scope waits
+ * (see `AgentTools.CallContext.onProgress`). Closing the scope waits
  * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
  * (which kills their process groups) — so closing leaves no call running. The scope's owner closes
  * it when the connection's `closed` completes.
@@ -145,7 +144,7 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
     if (request.method !== "tools/call") throw rpcError(ErrorCode.MethodNotFound, "Method not found")
     const { args, name } = callParams(request.params)
     return runCall(
-      tools.call(name, args, {
+      tools.callUnknown(name, args, {
         callId: `mcp-${String(extra.requestId)}`,
         session: options.session,
         signal: extra.signal,

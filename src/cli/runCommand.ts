@@ -7,12 +7,12 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { AgentTools } from "../services/AgentTools.js"
+import type * as BashTool from "../tool/BashTool.js"
 import { renderForegroundOutput, truncationNotices } from "../tool/renderBashResult.js"
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"
-import { RunValueJson } from "./runValue.js"
 import type { FlagNames } from "./runArgv.js"
 import { resolveSettings, settingsFlagNames, settingsOptions } from "./settings.js"
 import { cliStack } from "./stack.js"
@@ -56,7 +56,7 @@ export interface RunOutcome {
  * After output shown live, what the text adds: truncation notices and markers, each on its line. The
  * whole text when nothing was shown (it is `(no output)` and the markers).
  */
-const afterLiveOutput = (value: RunValueJson, text: string, lastShown: string): string => {
+const afterLiveOutput = (value: typeof BashTool.Foreground.Type, text: string, lastShown: string): string => {
   const output = renderForegroundOutput(value)
   if (lastShown === "" || output === "" || !text.startsWith(output)) return text
   const markers = text.slice(output.length).split("\n").filter((line) => line !== "")
@@ -88,7 +88,9 @@ export const runOnce = Effect.fn("Cli.run")(function*(input: {
     yield* writeStderr(`${result.text}\n`)
     return { code: toolErrorExitCode, spillPaths: [] } satisfies RunOutcome
   }
-  const value = yield* Schema.decodeUnknown(RunValueJson)(result.value).pipe(Effect.orDie)
+  const value = result.value
+  // `run` never asks for the background: a started task would be a bug of the tool.
+  if (value.kind === "background") return yield* Effect.dieMessage(`run started background task ${value.taskId}`)
   const full = input.json ? JSON.stringify(result.value) : result.text
   const text = live ? afterLiveOutput(value, full, lastShown) : full
   yield* writeStdout(text === "" || text.endsWith("\n") ? text : `${text}\n`)

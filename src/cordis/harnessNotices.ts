@@ -7,7 +7,7 @@
  */
 import { Effect, Stream } from "effect"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
-import { bashPromptText } from "../tool/descriptions.js"
+import { promptText } from "../tool/BashTool.js"
 import type { CallRunner } from "./CallRunner.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"
@@ -73,7 +73,7 @@ export const startHarnessNotices = (ctx: CordisContext, options: HarnessNoticesO
   const offDisposed = events.on("agent/disposed", (payload: { readonly agent?: unknown }) => delivery.forget(payload.agent))
   return {
     promptText: (context) =>
-      bashPromptText({
+      promptText({
         notices: options.background && noticeTargetOf(context?.agent) !== undefined &&
           sessionOf(context?.agent) !== undefined
       }),

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { JsonSchemaObject } from "../services/AgentTools.js"
+import type { AgentTools } from "../services/AgentTools.js"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 type Node = Readonly<Record<string, unknown>>
@@ -135,7 +135,7 @@ const toParameterMapOf = (properties: Node, required: unknown): HarnessParameter
  *
  * @since 0.1.0
  */
-export const toHarnessParameterMap = (parameters: JsonSchemaObject): HarnessParameterMap =>
+export const toHarnessParameterMap = (parameters: AgentTools.JsonSchema): HarnessParameterMap =>
   toParameterMapOf(parameters.properties, parameters.required)
 
 const compileValue = (spec: HarnessValueSpec): Record<string, unknown> => {
@@ -174,5 +174,5 @@ export const compileHarnessParameters = (map: HarnessParameterMap): Record<strin
  *
  * @since 0.1.0
  */
-export const toHarnessParameters = (parameters: JsonSchemaObject): Record<string, unknown> =>
+export const toHarnessParameters = (parameters: AgentTools.JsonSchema): Record<string, unknown> =>
   compileHarnessParameters(toHarnessParameterMap(parameters))

@@ -3,24 +3,30 @@
  *
  * @since 0.1.0
  */
-import type { ToolCallContext, ToolDescriptor, ToolPresentation } from "../services/AgentTools.js"
+import type { AgentTools } from "../services/AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
 import { toHarnessParameters } from "./harnessParameters.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"
 import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./host.js"
 
 /**
- * Runs one of our tools: resolves with its canonical value, rejects with a `ToolError` whose message
- * is the exact contract text.
+ * Runs one of our tools (`AgentTools.callUnknown`).
  *
  * @since 0.1.0
  */
-export type InvokeTool = (name: string, args: unknown, call: ToolCallContext) => Promise<unknown>
+export type InvokeTool = (name: string, args: unknown, call: AgentTools.CallContext) => Promise<AgentTools.Result>
 
 const text = (value: string): HarnessTextBlock => ({ type: "text", text: value })
 
 /** The registry accepts only lossless JSON (no `undefined` members); our values are plain data. */
 const toJson = (value: unknown): unknown => (value === undefined ? null : JSON.parse(JSON.stringify(value)))
+
+/** The canonical value; an error result throws a `ToolError` whose message is the exact contract text. */
+const valueOf = (result: AgentTools.Result): unknown => {
+  if (result.isError) throw new ToolError({ message: result.message })
+  return toJson(result.value)
+}
 
 /** Presenters must never throw: a replay may hand them arguments from an older schema. */
 const safely = <A>(present: () => A): A | undefined => {
@@ -31,7 +37,7 @@ const safely = <A>(present: () => A): A | undefined => {
   }
 }
 
-const callView = (view: ToolPresentation): HarnessView =>
+const callView = (view: AgentTools.Presentation): HarnessView =>
   view.kind === "terminal"
     ? toJson({ card: "terminal", title: view.title, description: view.description, cwd: view.cwd }) as HarnessView
     : toJson({
@@ -41,7 +47,7 @@ const callView = (view: ToolPresentation): HarnessView =>
       content: [view.description, view.detail].filter((line) => line !== undefined).map(text)
     }) as HarnessView
 
-const resultView = (view: ToolPresentation): HarnessView =>
+const resultView = (view: AgentTools.Presentation): HarnessView =>
   view.kind === "terminal"
     ? toJson({
       card: "terminal",
@@ -56,7 +62,7 @@ const resultView = (view: ToolPresentation): HarnessView =>
       content: [view.description, view.detail].filter((line) => line !== undefined).map(text)
     }) as HarnessView
 
-const isPresentation = (meta: unknown): meta is ToolPresentation =>
+const isPresentation = (meta: unknown): meta is AgentTools.Presentation =>
   typeof meta === "object" && meta !== null && ((meta as { kind?: unknown }).kind === "terminal" ||
     (meta as { kind?: unknown }).kind === "execute")
 
@@ -68,7 +74,7 @@ const isPresentation = (meta: unknown): meta is ToolPresentation =>
  * @since 0.1.0
  */
 export const toHarnessTool = (
-  descriptor: ToolDescriptor,
+  descriptor: AgentTools.Descriptor,
   invoke: InvokeTool,
   calls: HarnessCalls
 ): HarnessToolDefinition => ({
@@ -82,12 +88,12 @@ export const toHarnessTool = (
   },
   execute: (args, exec) => {
     const session = sessionOf(exec.agent)
-    const call: ToolCallContext = {
+    const call: AgentTools.CallContext = {
       callId: exec.callId,
       signal: exec.signal,
       ...(session === undefined ? {} : { session })
     }
-    return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call)).then(toJson)
+    return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call)).then(valueOf)
   },
   presentCall: (args) => {
     const view = safely(() => descriptor.presentCall(args))

@@ -22,7 +22,6 @@ import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { SandboxSessions, sandboxPolicyContext } from "../services/SandboxSessions.js"
 import { Tasks } from "../services/Tasks.js"
-import type { ToolCallContext } from "../services/AgentTools.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
 import { BashEnvFacade } from "./BashEnvFacade.js"
@@ -102,8 +101,8 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     yield ctx.provide("tasks", makeTasksFacade(tasks, runner))
     if (config.registerTools === false) return
 
-    const invoke = (toolName: string, args: unknown, call: ToolCallContext) =>
-      runner.run(tools.execute(toolName, args, call))
+    const invoke = (toolName: string, args: unknown, call: AgentTools.CallContext) =>
+      runner.run(tools.callUnknown(toolName, args, call))
     const harnessNotices = startHarnessNotices(ctx, {
       plugin: name,
       mode: config.completionDelivery ?? "wakeup",

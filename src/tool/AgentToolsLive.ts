@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Scope } from "effect"
-import { Cause, Context, Effect, Either, Layer, Option, PubSub, Stream } from "effect"
+import { Cause, Context, Effect, Either, Layer, Option, PubSub, Schema, Stream } from "effect"
 import { Approval } from "../services/Approval.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
@@ -14,24 +14,39 @@ import { capEchoed } from "../services/requestChecks.js"
 import { SandboxSessions } from "../services/SandboxSessions.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
-import type { ToolCallContext, ToolCallResult } from "../services/AgentTools.js"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
-import { makeBashTool } from "./bashTool.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
-import { finalTaskShown, PendingNotices } from "./PendingNotices.js"
-import { bashPromptSection } from "./descriptions.js"
-import { makeTaskTools } from "./taskTools.js"
-import type { ToolEntry } from "./ToolEntry.js"
+import type { AgentTool, AnyAgentTool } from "./AgentTool.js"
+import * as BashTool from "./BashTool.js"
+import { PendingNotices } from "./PendingNotices.js"
+import * as TaskKillTool from "./TaskKillTool.js"
+import * as TaskListTool from "./TaskListTool.js"
+import * as TaskOutputTool from "./TaskOutputTool.js"
 
 /**
- * Settings of {@link AgentToolsLive.layer}.
+ * Settings of {@link layer}.
  *
  * @since 0.1.0
  */
-export interface AgentToolsLiveConfig {
+export interface Settings {
   /** Offer `run_in_background` (default true); when false a forced background call is refused. */
   readonly enableRunInBackground?: boolean
 }
+
+declare module "../services/AgentTools.js" {
+  namespace AgentTools {
+    // The tools this layer composes, by name.
+    interface Registry {
+      readonly bash: { readonly parameters: BashTool.Parameters; readonly value: BashTool.Value }
+      readonly task_output: { readonly parameters: TaskOutputTool.Parameters; readonly value: TaskOutputTool.Value }
+      readonly task_list: { readonly parameters: TaskListTool.Parameters; readonly value: TaskListTool.Value }
+      readonly task_kill: { readonly parameters: TaskKillTool.Parameters; readonly value: TaskKillTool.Value }
+    }
+  }
+}
+
+/** The composed tools by name: each is the tool its module registers under that name. */
+type Registered = { readonly [N in AgentTools.Name]?: AgentTool<AgentTools.Parameters<N>, AgentTools.Value<N>> }
 
 // A bug in one tool must not end an agent's turn: the model gets an error result, the log the defect.
 // The message is in the log line's text and the defect is its cause (logged as `{}`, an Error has no JSON).
@@ -40,8 +55,35 @@ const internalError = (name: string) => (defect: unknown) => {
   return Effect.logError(message, Cause.die(defect)).pipe(Effect.zipRight(Effect.fail(new ToolError({ message }))))
 }
 
-const make = (
-  config: AgentToolsLiveConfig
+/**
+ * What hosts publish of a tool. Values reach `render` and `presentResult` from storage or the wire,
+ * so they are decoded with the tool's value schema first; one that does not decode renders as text
+ * and presents as its call.
+ */
+const descriptorOf = (tool: AnyAgentTool): AgentTools.Descriptor => {
+  const decodeValue = Schema.decodeUnknownOption(tool.success)
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters.jsonSchema,
+    render: (value) => Option.match(decodeValue(value), { onNone: () => String(value), onSome: tool.render }),
+    presentCall: tool.presentCall,
+    presentResult: (args, value) =>
+      Option.match(decodeValue(value), {
+        onNone: () => tool.presentCall(args),
+        onSome: (decoded) => tool.presentResult(args, decoded)
+      })
+  }
+}
+
+/**
+ * The tools in the current scope, as a context with {@link AgentTools} and {@link CompletionNotices}.
+ * With Tasks it attaches the task tools as the runtime's control surface until the scope closes.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  settings: Settings = {}
 ): Effect.Effect<Context.Context<AgentTools | CompletionNotices>, never, BashExecutor | BashEnvRegistry | Scope.Scope> =>
   Effect.gen(function*() {
     const executor = yield* BashExecutor
@@ -62,20 +104,27 @@ const make = (
       )
     }
 
-    const entries: ReadonlyArray<ToolEntry> = [
-      makeBashTool({
+    const registered: Registered = {
+      bash: BashTool.make({
         executor,
         env,
         tasks,
         approval,
         sessions,
-        enableRunInBackground: config.enableRunInBackground ?? true
+        enableRunInBackground: settings.enableRunInBackground ?? true
       }),
-      ...(Option.isSome(tasks) ? makeTaskTools(tasks.value) : [])
-    ]
-    const byName = new Map(entries.map((entry) => [entry.descriptor.name, entry]))
+      ...(Option.isSome(tasks)
+        ? {
+          task_output: TaskOutputTool.make(tasks.value),
+          task_list: TaskListTool.make(tasks.value),
+          task_kill: TaskKillTool.make(tasks.value)
+        }
+        : {})
+    }
+    const byName = (name: string): AnyAgentTool | undefined =>
+      Object.hasOwn(registered, name) ? registered[name as AgentTools.Name] : undefined
 
-    const record = (name: string, args: unknown, call: ToolCallContext, result: ToolCallResult) => {
+    const record = (name: string, args: unknown, call: AgentTools.CallContext, result: AgentTools.Result) => {
       if (Option.isNone(persistence) || call.session === undefined) return Effect.void
       return persistence.value.record({
         session: call.session,
@@ -91,32 +140,38 @@ const make = (
       )
     }
 
-    const call = Effect.fn("AgentTools.call")(function*(name: string, args: unknown, context: ToolCallContext) {
-      yield* Effect.annotateCurrentSpan({ "tool.name": name, "tool.callId": context.callId })
-      const entry = byName.get(name)
-      const outcome = entry === undefined
-        ? Either.left(new ToolError({ message: `unknown tool "${name}"` }))
-        : yield* Effect.either(entry.run(args, context).pipe(Effect.catchAllDefect(internalError(name))))
-      const result: ToolCallResult = Either.match(outcome, {
-        onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
-        onRight: (value) => ({ isError: false, value, text: entry?.descriptor.render(value) ?? "" })
-      })
-      const shown = result.isError ? undefined : finalTaskShown(result.value)
-      if (shown !== undefined) notices.seen(shown)
-      yield* record(name, args, context, result)
-      return result
-    })
+    // Decodes the arguments, runs the tool and renders its value: the result of any call, typed by the
+    // tool's value. A defect anywhere in the tool (its render included) is an internal error result.
+    const respond = <Args, Value>(
+      name: string,
+      tool: AgentTool<Args, Value> | undefined,
+      args: unknown,
+      context: AgentTools.CallContext
+    ): Effect.Effect<AgentTools.Result<Value>> =>
+      Effect.gen(function*() {
+        const outcome = yield* Effect.either(
+          tool === undefined
+            ? Effect.fail(new ToolError({ message: `unknown tool "${name}"` }))
+            : tool.parameters.decode(args).pipe(
+              Effect.flatMap((checked) => tool.handle(checked, context)),
+              Effect.map((value) => ({ value, text: tool.render(value), shown: tool.finalTask?.(value) })),
+              Effect.catchAllDefect(internalError(name))
+            )
+        )
+        const result: AgentTools.Result<Value> = Either.match(outcome, {
+          onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
+          onRight: ({ text, value }) => ({ isError: false, value, text })
+        })
+        if (Either.isRight(outcome) && outcome.right.shown !== undefined) notices.seen(outcome.right.shown)
+        yield* record(name, args, context, result)
+        return result
+      }).pipe(Effect.withSpan("AgentTools.call", { attributes: { "tool.name": name, "tool.callId": context.callId } }))
 
-    const execute = Effect.fn("AgentTools.execute")(function*(name: string, args: unknown, context: ToolCallContext) {
-      const result = yield* call(name, args, context)
-      return result.isError ? yield* new ToolError({ message: result.message }) : result.value
-    })
-
-    const agentTools: AgentTools["Type"] = {
-      tools: entries.map((entry) => entry.descriptor),
-      promptSections: [bashPromptSection],
-      execute,
-      call,
+    const agentTools: AgentTools.Service = {
+      tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),
+      promptSections: [BashTool.promptSection],
+      call: (name, args, context) => respond(name, registered[name], args, context),
+      callUnknown: (name, args, context) => respond(name, byName(name), args, context),
       takeNotices: (session) => Effect.sync(() => notices.take(session).map((notice) => notice.text))
     }
     return Context.make(AgentTools, agentTools).pipe(
@@ -128,19 +183,14 @@ const make = (
   })
 
 /**
- * The live tools.
+ * The live tools. Needs a {@link BashExecutor} and a {@link BashEnvRegistry}; uses {@link Tasks},
+ * {@link Approval}, {@link SandboxSessions} and {@link SessionPersistence} when they are in the
+ * context. Also provides {@link CompletionNotices}, the same notices for a host that delivers them
+ * unprompted.
  *
  * @since 0.1.0
  */
-export const AgentToolsLive = {
-  /**
-   * Needs a {@link BashExecutor} and a {@link BashEnvRegistry}; uses {@link Tasks}, {@link Approval}
-   * and {@link SessionPersistence} when they are in the context. With Tasks it attaches the task
-   * tools as the runtime's control surface for the layer's lifetime. Also provides
-   * {@link CompletionNotices}, the same notices for a host that delivers them unprompted.
-   */
-  layer: (
-    config: AgentToolsLiveConfig = {}
-  ): Layer.Layer<AgentTools | CompletionNotices, never, BashExecutor | BashEnvRegistry> =>
-    Layer.scopedContext(make(config))
-} as const
+export const layer = (
+  settings: Settings = {}
+): Layer.Layer<AgentTools | CompletionNotices, never, BashExecutor | BashEnvRegistry> =>
+  Layer.scopedContext(make(settings))

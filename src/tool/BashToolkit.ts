@@ -1,31 +1,23 @@
 /**
- * The tools as an `@effect/ai` toolkit for an Effect agent: one Layer that turns the composed
- * {@link AgentTools} into `Tool`s with handlers, ready for `LanguageModel.generateText({ toolkit })`.
+ * The tools as an `@effect/ai` toolkit for an Effect agent: one Layer that maps the composed
+ * {@link AgentTools} to `Tool`s with handlers, ready for `LanguageModel.generateText({ toolkit })`.
  *
  * Each tool publishes exactly the JSON Schema of its {@link AgentTools} descriptor (so parameters
- * follow the composition) but decodes every argument as `unknown`: invalid arguments reach the
- * handler, whose failure (failure mode `"return"`) comes back to the model as a tool result carrying
- * the exact validation message, instead of an `AiError` that would end the turn.
+ * follow the composition) but lets every argument through: `AgentTools` decodes them, and an invalid
+ * one comes back to the model as a failure result (failure mode `"return"`) carrying the exact
+ * message, instead of an `AiError` that would end the turn.
  *
  * @since 0.1.0
  */
 import * as NodeCrypto from "node:crypto"
 import { Tool, Toolkit } from "@effect/ai"
 import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
-import type { ToolSession } from "../services/ToolExecution.js"
-import type { ToolDescriptor } from "../services/AgentTools.js"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
-import { argumentKeys } from "./schemas.js"
+import { CurrentToolSession } from "../services/CurrentToolSession.js"
 
-/**
- * The agent session tool calls belong to; provide it around `generateText` (request-level). Calls
- * made without it run outside any session.
- *
- * @since 0.1.0
- */
-export class CurrentToolSession extends Context.Tag("effect-bash/CurrentToolSession")<CurrentToolSession, ToolSession>() {}
-
-type LooseParameters = Schema.Struct<Record<string, Schema.optionalWith<typeof Schema.Unknown, { exact: true }>>>
+// Any object: every key is kept for AgentTools to decode.
+const LooseParameters = Schema.Struct({}, { key: Schema.String, value: Schema.Unknown })
+type LooseParameters = typeof LooseParameters
 
 /**
  * One of the tools: loose parameters, the rendered text on success, a {@link ToolError} returned
@@ -47,18 +39,13 @@ export type BashAiTool = Tool.Tool<string, {
  */
 export type BashToolkitWithHandler = Toolkit.WithHandler<Record<string, BashAiTool>>
 
-const toAiTool = (descriptor: ToolDescriptor): BashAiTool => {
-  const keys = argumentKeys[descriptor.name] ?? Object.keys(descriptor.parameters.properties)
-  const parameters: LooseParameters = Schema.Struct(
-    Object.fromEntries(keys.map((key) => [key, Schema.optionalWith(Schema.Unknown, { exact: true })]))
-  ).annotations({ jsonSchema: descriptor.parameters })
-  return Tool.make(descriptor.name, {
+const toAiTool = (descriptor: AgentTools.Descriptor): BashAiTool =>
+  Tool.make(descriptor.name, {
     description: descriptor.description,
     success: Schema.String,
     failure: ToolError,
     failureMode: "return"
-  }).setParameters(parameters)
-}
+  }).setParameters(LooseParameters.annotations({ jsonSchema: descriptor.parameters }))
 
 // Each notice is a paragraph of its own: exactly one blank line before it, whether or not the
 // result already ends in a newline.
@@ -88,7 +75,7 @@ export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashTool
         Effect.fn("BashToolkit.handle")(function*(params: unknown) {
           const session = yield* Effect.serviceOption(CurrentToolSession)
           const callId = `${prefix}-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
-          const result = yield* tools.call(name, params, {
+          const result = yield* tools.callUnknown(name, params, {
             callId,
             ...(Option.isSome(session) ? { session: session.value } : {})
           })

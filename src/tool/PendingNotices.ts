@@ -4,27 +4,11 @@
  * @since 0.1.0
  */
 import type { Tasks } from "../services/Tasks.js"
-import { isTerminalStatus } from "../services/Tasks.js"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
 import { renderTaskNotice } from "./taskTexts.js"
 
 // Far above any real backlog; only a host that never takes notices reaches it (oldest dropped).
 const maxPerOwner = 256
-
-/**
- * The id of a task whose final status a tool value shows (`task_output`, `task_kill`, whose values
- * carry a `Tasks.Snapshot` as `task`), if any.
- *
- * @since 0.1.0
- */
-export const finalTaskShown = (value: unknown): string | undefined => {
-  if (typeof value !== "object" || value === null || !("task" in value)) return undefined
-  const task: unknown = value.task
-  return typeof task === "object" && task !== null && "id" in task && "status" in task &&
-      typeof task.id === "string" && typeof task.status === "string" && isTerminalStatus(task.status as Tasks.Status)
-    ? task.id
-    : undefined
-}
 
 /**
  * Notices by owner.

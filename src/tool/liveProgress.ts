@@ -7,7 +7,7 @@
  */
 import type { Duration } from "effect"
 import { Deferred, Effect, Fiber, Queue, Stream } from "effect"
-import type { ProgressCallback } from "../services/AgentTools.js"
+import type { AgentTools } from "../services/AgentTools.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { modelText } from "./modelText.js"
 
@@ -78,7 +78,7 @@ class ProgressLines {
  */
 export const reportProgress = (
   output: Stream.Stream<BashExecutor.LiveOutput>,
-  onProgress: ProgressCallback,
+  onProgress: AgentTools.ProgressCallback,
   interval: Duration.DurationInput = progressInterval
 ): Effect.Effect<void> =>
   Effect.gen(function*() {

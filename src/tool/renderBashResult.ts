@@ -6,7 +6,6 @@
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/BashExecutor.js"
 import { appendLines } from "./appendLines.js"
-import type { BashToolValue } from "./BashToolValue.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"
 
@@ -64,11 +63,3 @@ export const renderForeground = (result: BashExecutor.RunResult, escalationOffer
  * @since 0.1.0
  */
 export const renderBackgroundStart = (taskId: string): string => `started background task ${taskId}`
-
-/**
- * The text of any `bash` value.
- *
- * @since 0.1.0
- */
-export const renderBashValue = (value: BashToolValue, escalationOffered: boolean): string =>
-  value.kind === "background" ? renderBackgroundStart(value.taskId) : renderForeground(value, escalationOffered)

@@ -1,109 +1,59 @@
 /**
- * The task tools over the generic task runtime (CONTRACT §3): `task_output`, `task_list`,
- * `task_kill`. The caller is the calling session; the runtime enforces isolation.
- *
- * @since 0.1.0
+ * What the three task tools share: the `task_id` parameter, the task snapshot their values carry,
+ * and their cards.
  */
-import { Effect, Either } from "effect"
+import { Schema } from "effect"
+import type { AgentTools } from "../services/AgentTools.js"
+import { echoValue } from "../services/requestChecks.js"
 import type { Tasks } from "../services/Tasks.js"
-import type { ToolCallContext, ToolDescriptor } from "../services/AgentTools.js"
-import { ToolError } from "../services/AgentTools.js"
-import { abortable } from "./abortable.js"
-import { taskToolDescriptions } from "./descriptions.js"
-import { presentTaskCall, presentTaskResult } from "./presentation.js"
-import type { LooseFields } from "./schemas.js"
-import { parametersOf, taskKillFields, taskListFields, taskOutputFields } from "./schemas.js"
-import { renderTaskKill, renderTaskList, renderTaskOutput } from "./taskTexts.js"
-import type { ToolEntry } from "./ToolEntry.js"
-import { validateTaskKillArgs, validateTaskOutputArgs } from "./validateTaskArgs.js"
+import { isTerminalStatus } from "../services/Tasks.js"
+import { expecting, isNonBlank, required } from "./AgentTool.js"
+
+const taskIdMessage = (actual: unknown) => `invalid task_id: expected a non-empty string, got ${echoValue(actual)}`
 
 /**
- * The value of `task_output`: the new output and the snapshot taken after reading it.
- *
- * @since 0.1.0
+ * `task_id`: a non-empty id, `invalid task_id: expected a non-empty string, got <JSON>` otherwise.
  */
-export interface TaskOutputValue {
-  readonly output: string
-  readonly task: Tasks.Snapshot
+export const taskId = required(
+  expecting(Schema.String, "The task id, as returned when the task started (e.g. `bash-1`).", taskIdMessage).pipe(
+    Schema.filter((id) => isNonBlank(id) || taskIdMessage(id))
+  ),
+  taskIdMessage
+)
+
+/**
+ * A task as a value shows it ({@link Tasks.Snapshot}); a stored value may lack the keys whose value
+ * was `undefined`, and decodes all the same.
+ */
+export const TaskSnapshot = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.String,
+  label: Schema.String,
+  owner: Schema.UndefinedOr(Schema.String),
+  status: Schema.Literal("running", "stopping", "completed", "killed", "failed"),
+  detail: Schema.UndefinedOr(Schema.String)
+}) satisfies Schema.Schema<Tasks.Snapshot, any>
+
+/**
+ * The task of a value, when the value shows its final status.
+ */
+export const finalTask = (value: { readonly task: Tasks.Snapshot }): string | undefined =>
+  isTerminalStatus(value.task.status) ? value.task.id : undefined
+
+const taskIdOf = (args: unknown): string => {
+  const id = typeof args === "object" && args !== null ? (args as Readonly<Record<string, unknown>>)["task_id"] : undefined
+  return typeof id === "string" ? id : "?"
 }
 
 /**
- * The value of `task_list`.
- *
- * @since 0.1.0
+ * A task tool's cards: an execute card titled from the stored arguments, and for the result the same
+ * card with the text the model read as its detail.
  */
-export interface TaskListValue {
-  readonly tasks: ReadonlyArray<Tasks.Snapshot>
-}
-
-/**
- * The value of `task_kill`.
- *
- * @since 0.1.0
- */
-export interface TaskKillValue {
-  readonly outcome: "requested" | "already-finished"
-  readonly task: Tasks.Snapshot
-}
-
-const renderOutputValue = ({ output, task }: TaskOutputValue) => renderTaskOutput(output, task)
-const renderListValue = ({ tasks }: TaskListValue) => renderTaskList(tasks)
-const renderKillValue = ({ outcome, task }: TaskKillValue) => renderTaskKill(outcome, task)
-
-// Cards carry the same text the model read, rendered from the stored value.
-const descriptorOf = <V>(
-  name: "task_output" | "task_list" | "task_kill",
-  fields: LooseFields,
-  renderValue: (value: V) => string
-): ToolDescriptor => ({
-  name,
-  description: taskToolDescriptions[name],
-  parameters: parametersOf(fields),
-  render: (value) => renderValue(value as V),
-  presentCall: (args) => presentTaskCall(name, args),
-  presentResult: (args, value) => presentTaskResult(name, args, renderValue(value as V))
+export const taskCards = <Value>(title: (taskId: string) => string, render: (value: Value) => string) => ({
+  presentCall: (args: unknown): AgentTools.Presentation => ({ kind: "execute", title: title(taskIdOf(args)) }),
+  presentResult: (args: unknown, value: Value): AgentTools.Presentation => ({
+    kind: "execute",
+    title: title(taskIdOf(args)),
+    detail: render(value)
+  })
 })
-
-const invalid = (message: string) => new ToolError({ message })
-const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
-const callerOf = (call: ToolCallContext): string | undefined => call.session?.id
-
-/**
- * The three task tools over one task runtime.
- *
- * @since 0.1.0
- */
-export const makeTaskTools = (tasks: Tasks["Type"]): ReadonlyArray<ToolEntry> => {
-  const taskOutput = Effect.fn("task_output.execute")(function*(raw: unknown, call: ToolCallContext) {
-    const { taskId, waitMs } = yield* Either.mapLeft(validateTaskOutputArgs(raw), invalid)
-    const caller = callerOf(call)
-    yield* Effect.annotateCurrentSpan({ "task.id": taskId, "task.waitMs": waitMs ?? 0 })
-    // Aborting the call ends only the wait, before anything is read, so no output is consumed unseen.
-    if (waitMs !== undefined) yield* abortable(Effect.mapError(tasks.wait(taskId, waitMs, caller), failWith), call.signal)
-    const value: TaskOutputValue = yield* Effect.mapError(tasks.read(taskId, caller), failWith)
-    return value
-  })
-
-  const taskList = Effect.fn("task_list.execute")(function*(_raw: unknown, call: ToolCallContext) {
-    const value: TaskListValue = { tasks: yield* tasks.list(callerOf(call)) }
-    return value
-  })
-
-  const taskKill = Effect.fn("task_kill.execute")(function*(raw: unknown, call: ToolCallContext) {
-    const taskId = yield* Either.mapLeft(validateTaskKillArgs(raw), invalid)
-    const caller = callerOf(call)
-    yield* Effect.annotateCurrentSpan({ "task.id": taskId })
-    const outcome = yield* Effect.mapError(tasks.kill(taskId, caller), failWith)
-    const task = yield* Effect.mapError(tasks.get(taskId, caller), failWith)
-    // The already-finished answer shows the final status: the owner needs no completion notice.
-    if (outcome === "already-finished") yield* tasks.markReported(taskId)
-    const value: TaskKillValue = { outcome, task }
-    return value
-  })
-
-  return [
-    { descriptor: descriptorOf("task_output", taskOutputFields, renderOutputValue), run: taskOutput },
-    { descriptor: descriptorOf("task_list", taskListFields, renderListValue), run: taskList },
-    { descriptor: descriptorOf("task_kill", taskKillFields, renderKillValue), run: taskKill }
-  ]
-}

@@ -1,54 +1,28 @@
 /**
- * The `bash` tool: validate, escalate, place, collect the managed environment, then run in the
+ * The `bash` tool's handler: escalate, place, collect the managed environment, then run in the
  * foreground or start a background task (CONTRACT §2, §4, §5).
  *
- * @since 0.1.0
+ * @internal
  */
-import { Effect, Either, Fiber, Option } from "effect"
-import type { Approval } from "../services/Approval.js"
-import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
-import type { BashExecutor } from "../services/BashExecutor.js"
-import type { SandboxSessions } from "../services/SandboxSessions.js"
-import type { Tasks } from "../services/Tasks.js"
-import type { ToolCallContext } from "../services/AgentTools.js"
-import { ToolError } from "../services/AgentTools.js"
-import { abortable, commandAborted } from "./abortable.js"
-import { reportProgress } from "./liveProgress.js"
-import { bashTaskWork, taskLabel } from "./backgroundTask.js"
-import type { BashToolValue } from "./BashToolValue.js"
-import { isBashToolValue } from "./BashToolValue.js"
-import { bashDescription } from "./descriptions.js"
-import { approveEscalation } from "./escalation.js"
-import { placeCall } from "./placement.js"
-import { presentBashCall, presentBashResult } from "./presentation.js"
-import { renderBashValue } from "./renderBashResult.js"
-import { bashFields, parametersOf } from "./schemas.js"
-import type { ToolEntry } from "./ToolEntry.js"
-import type { BashArgs } from "./validateBashArgs.js"
-import { validateBashArgs } from "./validateBashArgs.js"
+import { Effect, Fiber, Option } from "effect"
+import type { BashExecutor } from "../../services/BashExecutor.js"
+import type { Tasks } from "../../services/Tasks.js"
+import type { AgentTools } from "../../services/AgentTools.js"
+import { ToolError } from "../../services/AgentTools.js"
+import { abortable, commandAborted } from "../abortable.js"
+import { reportProgress } from "../liveProgress.js"
+import { bashTaskWork, taskLabel } from "../backgroundTask.js"
+import type * as BashTool from "../BashTool.js"
+import { escalationOf } from "../BashTool.js"
+import { approveEscalation } from "../escalation.js"
+import { placeCall } from "../placement.js"
 
-/**
- * The message for a background call when no task runtime is composed.
- *
- * @since 0.1.0
- */
+/** The message for a background call when no task runtime is composed. */
 export const noTaskRuntimeMessage =
   "background tasks unavailable: compose a Tasks layer (TasksLive) with AgentToolsLive, which attaches the task tools"
 
-/**
- * What the `bash` tool runs against.
- *
- * @since 0.1.0
- */
-export interface BashToolDeps {
-  readonly executor: BashExecutor["Type"]
-  readonly env: BashEnvRegistry["Type"]
-  readonly tasks: Option.Option<Tasks["Type"]>
-  readonly approval: Option.Option<Approval["Type"]>
-  /** Standing per-session modes; without it every call starts from the executor's default. */
-  readonly sessions: Option.Option<SandboxSessions["Type"]>
-  readonly enableRunInBackground: boolean
-}
+/** Checked arguments, with the escalation they ask for. */
+type BashArgs = BashTool.Parameters & { readonly escalation?: BashTool.EscalationRequest }
 
 const lastUpdateGrace = "1 second"
 
@@ -58,18 +32,13 @@ const failWith = (error: { readonly message: string }) => new ToolError({ messag
 const executorFault = (error: BashExecutor.RunError | BashExecutor.StartError): ToolError =>
   error._tag === "AbortedBeforeSpawnError" ? commandAborted() : failWith(error)
 
-/**
- * The `bash` tool for one composition.
- *
- * @since 0.1.0
- */
-export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
+/** Runs checked `bash` arguments in one composition. */
+export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Policy) => {
   const { env, executor } = deps
-  const policy = { background: deps.enableRunInBackground, sandbox: executor.sandboxMode !== undefined }
   const escalationOffered = policy.sandbox
 
   /** Everything before the process starts: approval, placement, the managed environment, defaults. */
-  const prepare = (args: BashArgs, call: ToolCallContext, extra: Partial<BashExecutor.Request>) =>
+  const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Partial<BashExecutor.Request>) =>
     Effect.gen(function*() {
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
@@ -106,7 +75,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
 
   // With a progress callback the run is watched. The reporter ends soon after the run has settled;
   // a callback that blocks gets `lastUpdateGrace` to deliver the last update, never more.
-  const runWatched = (spec: BashExecutor.Spec, onProgress: NonNullable<ToolCallContext["onProgress"]>) =>
+  const runWatched = (spec: BashExecutor.Spec, onProgress: NonNullable<AgentTools.CallContext["onProgress"]>) =>
     Effect.scoped(Effect.gen(function*() {
       const live = yield* executor.runStreaming(spec)
       const reporter = yield* Effect.forkScoped(reportProgress(live.output, onProgress))
@@ -115,33 +84,35 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       return result
     }))
 
-  const runForeground = (spec: BashExecutor.Spec, call: ToolCallContext) =>
+  const runForeground = (spec: BashExecutor.Spec, call: AgentTools.CallContext) =>
     (call.onProgress === undefined ? executor.run(spec) : runWatched(spec, call.onProgress)).pipe(
       Effect.mapError(executorFault),
       Effect.flatMap((result) =>
-        result.aborted ? Effect.fail(commandAborted()) : Effect.succeed<BashToolValue>({ kind: "foreground", ...result })
+        result.aborted ? Effect.fail(commandAborted()) : Effect.succeed<BashTool.Value>({ kind: "foreground", ...result })
       )
     )
 
-  const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: ToolCallContext, spec: BashExecutor.Spec) => {
+  const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: AgentTools.CallContext, spec: BashExecutor.Spec) => {
     const owner = call.session?.id
     return tasks.start(
       { kind: "bash", label: taskLabel(args.command), ...(owner !== undefined ? { owner } : {}) },
       () => executor.start(spec).pipe(Effect.flatMap((process) => bashTaskWork(process, escalationOffered)))
     ).pipe(
       Effect.mapError((error) => error._tag === "TasksUnavailableError" ? failWith(error) : executorFault(error)),
-      Effect.map((task): BashToolValue => ({ kind: "background", taskId: task.id }))
+      Effect.map((task): BashTool.Value => ({ kind: "background", taskId: task.id }))
     )
   }
 
-  const run = Effect.fn("bash.execute")(function*(raw: unknown, call: ToolCallContext) {
-    const args = yield* Either.mapLeft(validateBashArgs(raw, policy), (message) => new ToolError({ message }))
+  return Effect.fn("bash.execute")(function*(checked: BashTool.Parameters, call: AgentTools.CallContext) {
+    const escalation = escalationOf(checked)
+    const args: BashArgs = escalation === undefined ? checked : { ...checked, escalation }
+    const runInBackground = args.run_in_background === true
     yield* Effect.annotateCurrentSpan({
       "bash.callId": call.callId,
-      "bash.background": args.runInBackground,
+      "bash.background": runInBackground,
       "bash.escalation": args.escalation?.mode ?? "none"
     })
-    if (!args.runInBackground) {
+    if (!runInBackground) {
       const spec = yield* abortable(
         prepare(args, call, call.signal !== undefined ? { signal: call.signal } : {}),
         call.signal
@@ -155,16 +126,4 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
     const spec = yield* abortable(prepare(args, call, owner !== undefined ? { owner } : {}), call.signal)
     return yield* startBackground(tasks, args, call, spec)
   })
-
-  return {
-    descriptor: {
-      name: "bash",
-      description: bashDescription(policy),
-      parameters: parametersOf(bashFields(policy)),
-      render: (value) => isBashToolValue(value) ? renderBashValue(value, escalationOffered) : String(value),
-      presentCall: presentBashCall,
-      presentResult: presentBashResult
-    },
-    run
-  }
 }

@@ -1,0 +1,16 @@
+/**
+ * The agent session of the tool calls a request makes, for hosts whose handlers are handed no call
+ * context (an `@effect/ai` toolkit).
+ *
+ * @since 0.1.0
+ */
+import { Context } from "effect"
+import type { ToolSession } from "./ToolExecution.js"
+
+/**
+ * The agent session tool calls belong to; provide it around `generateText` (request-level). Calls
+ * made without it run outside any session.
+ *
+ * @since 0.1.0
+ */
+export class CurrentToolSession extends Context.Tag("effect-bash/CurrentToolSession")<CurrentToolSession, ToolSession>() {}

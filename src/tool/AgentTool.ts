@@ -1,0 +1,136 @@
+/**
+ * One tool as a typed module: its parameters and its value as Schemas, its handler and its render.
+ * What hosts publish (the JSON Schema, the descriptor) is derived from those, never written again.
+ *
+ * The parameter schema decodes the model's loose input itself, so the model always reads our exact
+ * messages (NOTES: with `@effect/ai` a schema failure would never reach it): anything that is not an
+ * object counts as no arguments, a key set to `undefined` as a key not given, unknown keys are
+ * dropped, fields are checked in their order and the first failing check's message is the error.
+ */
+import { Effect, JSONSchema, Option, ParseResult, Predicate, Schema } from "effect"
+import type { AgentTools } from "../services/AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
+
+/**
+ * A tool: `Args` is what its parameter schema decodes, `Value` what a successful call returns.
+ */
+export interface AgentTool<Args, Value> {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Parameters<Args>
+  /** The canonical value: hosts store it, and replays decode it with this schema before rendering. */
+  readonly success: Schema.Schema<Value, any>
+  /** The model-facing text of a value (exactly per CONTRACT). */
+  readonly render: (value: Value) => string
+  readonly presentCall: (args: unknown) => AgentTools.Presentation
+  readonly presentResult: (args: unknown, value: Value) => AgentTools.Presentation
+  /** The task whose final status a value shows, if any: its completion notice would tell nothing new. */
+  readonly finalTask?: (value: Value) => string | undefined
+  readonly handle: (args: Args, call: AgentTools.CallContext) => Effect.Effect<Value, ToolError>
+}
+
+/**
+ * Any tool, as the registry holds them side by side.
+ */
+export type AnyAgentTool = AgentTool<any, any>
+
+/**
+ * A tool's parameters as the registry uses them: the JSON Schema the model reads, and the decoding
+ * of raw arguments, whose failure carries the first failing check's exact message.
+ */
+export interface Parameters<Args> {
+  readonly jsonSchema: AgentTools.JsonSchema
+  readonly decode: (raw: unknown) => Effect.Effect<Args, ToolError>
+}
+
+/** Fields made by {@link unadvertised}: decoded, never published. */
+const unadvertisedFields = new WeakSet<Schema.Struct.Field>()
+
+/**
+ * A key this composition does not publish (`run_in_background` with background disabled): its value
+ * is ignored, unless `refuses(value)`, when the call fails with `message` — in the key's turn among
+ * the fields. Absent from the JSON Schema.
+ */
+export const unadvertised = (message: string, refuses: (value: unknown) => boolean) => {
+  const field = Schema.optionalToOptional(
+    Schema.Unknown.pipe(Schema.filter((value) => !refuses(value) || message)),
+    Schema.Never,
+    { decode: Option.none, encode: Option.none }
+  )
+  unadvertisedFields.add(field)
+  return field
+}
+
+// A key set to `undefined` is a key not given (a TS caller's `{ timeoutMs: undefined }`).
+const argumentRecord = (raw: unknown): Record<string, unknown> =>
+  Predicate.isRecord(raw) ? Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined)) : {}
+
+const jsonSchemaOf = (fields: Schema.Struct.Fields): AgentTools.JsonSchema => {
+  if (Object.keys(fields).length === 0) return { type: "object", properties: {}, additionalProperties: false }
+  const { $schema: _, ...schema } = JSONSchema.make(Schema.Struct(fields)) as unknown as AgentTools.JsonSchema & {
+    readonly $schema?: string
+  }
+  return schema
+}
+
+/**
+ * The parameters of a tool from its fields, in the order they are checked; `check` adds the
+ * cross-field rules, run once every field has passed. `schema` decodes raw arguments; the JSON
+ * Schema is that of the same fields, less the unadvertised ones.
+ */
+export const parameters = <Fields extends Schema.Struct.Fields>(
+  fields: Fields,
+  check?: (args: Schema.Struct<Fields>["Type"]) => string | undefined
+) => {
+  const struct = Schema.asSchema(Schema.Struct(fields))
+  const checked = check === undefined ? struct : struct.pipe(Schema.filter((args) => check(args)))
+  const schema = Schema.transform(Schema.Unknown, checked, { strict: false, decode: argumentRecord, encode: (args) => args })
+  const decode = Schema.decodeUnknown(schema)
+  return {
+    schema,
+    jsonSchema: jsonSchemaOf(Object.fromEntries(Object.entries(fields).filter(([, field]) => !unadvertisedFields.has(field)))),
+    decode: (raw: unknown) =>
+      Effect.mapError(decode(raw), (error) =>
+        new ToolError({ message: ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? error.message }))
+  }
+}
+
+/**
+ * A field's base schema, described for the model, whose own failure (a value of another type) reads
+ * `message(actual)` instead of Effect's message. Checks piped after it return their own messages.
+ */
+export const expecting = <S extends Schema.Annotable<S, any, any, never>>(
+  schema: S,
+  description: string,
+  message: (actual: unknown) => string
+): S =>
+  schema.annotations({
+    description,
+    message: (issue: ParseResult.ParseIssue) => ({ message: message(issue.actual), override: true })
+  })
+
+/**
+ * A required field: a missing key reads like an absent value, `message(undefined)`.
+ */
+export const required = <S extends Schema.Schema.All>(schema: S, message: (actual: unknown) => string) =>
+  Schema.propertySignature(schema).annotations({ missingMessage: () => message(undefined) })
+
+/**
+ * An optional field: absent, or checked like a present one.
+ */
+export const optional = <S extends Schema.Schema.All>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/**
+ * A service's failure as the call's error, keeping its message (`unknown task bash-9`).
+ */
+export const failWith = (error: { readonly message: string }): ToolError => new ToolError({ message: error.message })
+
+/**
+ * A string with something other than white space in it.
+ */
+export const isNonBlank = (value: string): boolean => value.trim().length > 0
+
+/**
+ * A positive finite number.
+ */
+export const isPositive = (value: number): boolean => Number.isFinite(value) && value > 0

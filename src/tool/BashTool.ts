@@ -1,0 +1,403 @@
+/**
+ * The `bash` tool (CONTRACT §2): its parameters and its value as Schemas, what the model reads about
+ * it, the text and the cards of a value, and the tool for one composition.
+ *
+ * @since 0.1.0
+ */
+import type { Option } from "effect"
+import { Schema } from "effect"
+import type { Approval } from "../services/Approval.js"
+import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
+import { mergeStreams } from "../services/BashExecutor.js"
+import { commandNulProblem, echoValue, workdirProblem } from "../services/requestChecks.js"
+import type { SandboxSessions } from "../services/SandboxSessions.js"
+import type { Tasks } from "../services/Tasks.js"
+import type { AgentTools } from "../services/AgentTools.js"
+import * as AgentTool from "./AgentTool.js"
+import { makeBashHandler } from "./internal/bashTool.js"
+import { renderBackgroundStart, renderForeground } from "./renderBashResult.js"
+
+/**
+ * The modes a call may escalate to.
+ *
+ * @since 0.1.0
+ */
+export const escalationTargets = ["workspace-write", "danger-full-access"] as const satisfies ReadonlyArray<
+  BashExecutor.SandboxMode
+>
+
+const commandMessage = () => "invalid command: expected a non-empty string"
+const descriptionMessage = () => "invalid description: expected a non-empty string"
+const timeoutMessage = (actual: unknown) => `invalid timeoutMs: expected a positive number, got ${echoValue(actual)}`
+const workdirMessage = (actual: unknown) => `invalid workdir: expected a non-empty string, got ${echoValue(actual)}`
+const justificationMessage = () => "invalid justification: expected a non-empty sentence"
+
+// Every field the tool knows, as published; a composition leaves some unadvertised (see `parametersFor`).
+const fields = {
+  command: AgentTool.required(
+    AgentTool.expecting(Schema.String, "The command line to run with `bash -c`.", commandMessage).pipe(
+      Schema.filter((command) => AgentTool.isNonBlank(command) || commandMessage()),
+      Schema.filter((command) => commandNulProblem(command) ?? true)
+    ),
+    commandMessage
+  ),
+  description: AgentTool.required(
+    AgentTool.expecting(
+      Schema.String,
+      "What the command does, in 5-10 words, shown to the user (e.g. \"List files in the src folder\").",
+      descriptionMessage
+    ).pipe(Schema.filter((description) => AgentTool.isNonBlank(description) || descriptionMessage())),
+    descriptionMessage
+  ),
+  timeoutMs: AgentTool.optional(
+    AgentTool.expecting(
+      Schema.Number,
+      "Foreground time limit in milliseconds; the executor applies its default and caps it.",
+      timeoutMessage
+    ).pipe(Schema.filter((timeoutMs) => AgentTool.isPositive(timeoutMs) || timeoutMessage(timeoutMs)))
+  ),
+  workdir: AgentTool.optional(
+    AgentTool.expecting(
+      Schema.String,
+      "Directory to run in; a relative path is taken from the session's working directory. " +
+        "Defaults to the session's working directory.",
+      workdirMessage
+    ).pipe(
+      Schema.filter((workdir) => AgentTool.isNonBlank(workdir) || workdirMessage(workdir)),
+      Schema.filter((workdir) => workdirProblem(workdir) ?? true)
+    )
+  ),
+  run_in_background: AgentTool.optional(
+    AgentTool.expecting(
+      Schema.Boolean,
+      "Start the command as a background task and return its id immediately.",
+      (actual) => `invalid run_in_background: expected a boolean, got ${echoValue(actual)}`
+    )
+  ),
+  sandbox_permissions: AgentTool.optional(
+    AgentTool.expecting(
+      Schema.Literal(...escalationTargets),
+      "The wider sandbox mode this one call needs, after the sandbox denied it. " +
+        "Requires `justification`; the user approves it.",
+      (actual) =>
+        `invalid sandbox_permissions: expected one of ${escalationTargets.map(echoValue).join(", ")}, got ${
+          echoValue(actual)
+        }`
+    )
+  ),
+  justification: AgentTool.optional(
+    AgentTool.expecting(
+      Schema.String,
+      "Required with `sandbox_permissions`: one sentence telling the user why this exact command " +
+        "needs the wider access.",
+      justificationMessage
+    ).pipe(Schema.filter((justification) => AgentTool.isNonBlank(justification) || justificationMessage()))
+  )
+}
+
+/**
+ * The arguments of a `bash` call, as the model writes them: `run_in_background` only where background
+ * execution is enabled, `sandbox_permissions` + `justification` only where the executor confines.
+ *
+ * @since 0.1.0
+ */
+export type Parameters = Schema.Struct.Type<typeof fields>
+
+/**
+ * What a composition offers.
+ *
+ * @since 0.1.0
+ */
+export interface Policy {
+  /** `run_in_background` is a parameter. */
+  readonly background: boolean
+  /** `sandbox_permissions` and `justification` are parameters (the executor confines). */
+  readonly sandbox: boolean
+}
+
+/**
+ * The message for a background call while background execution is disabled.
+ *
+ * @since 0.1.0
+ */
+export const backgroundDisabledMessage =
+  "run_in_background is disabled for this deployment: run the command in the foreground"
+
+const escalationUnavailableMessage =
+  "sandbox_permissions is not available in this composition (no sandboxing executor to escalate)"
+
+// Both halves of an escalation, or neither.
+const escalationPair = (args: Parameters): string | undefined =>
+  args.sandbox_permissions !== undefined && args.justification === undefined
+    ? "invalid escalation: sandbox_permissions requires a justification"
+    : args.justification !== undefined && args.sandbox_permissions === undefined
+    ? "invalid escalation: justification is only valid together with sandbox_permissions"
+    : undefined
+
+/**
+ * The parameters of one composition, checked in order: command, description, timeoutMs, workdir,
+ * run_in_background, sandbox_permissions, justification, then the escalation pair. An unadvertised
+ * `run_in_background: true` or `sandbox_permissions` is refused in its turn; an unadvertised
+ * `justification` is ignored.
+ *
+ * @since 0.1.0
+ */
+export const parametersFor = (policy: Policy) =>
+  AgentTool.parameters({
+    command: fields.command,
+    description: fields.description,
+    timeoutMs: fields.timeoutMs,
+    workdir: fields.workdir,
+    run_in_background: policy.background
+      ? fields.run_in_background
+      : AgentTool.unadvertised(backgroundDisabledMessage, (value) => value === true),
+    ...(policy.sandbox
+      ? { sandbox_permissions: fields.sandbox_permissions, justification: fields.justification }
+      : { sandbox_permissions: AgentTool.unadvertised(escalationUnavailableMessage, () => true) })
+  }, policy.sandbox ? escalationPair : undefined)
+
+/**
+ * A sandbox escalation the model asked for.
+ *
+ * @since 0.1.0
+ */
+export interface EscalationRequest {
+  readonly mode: (typeof escalationTargets)[number]
+  readonly justification: string
+}
+
+/**
+ * The escalation of checked arguments, if they ask for one.
+ *
+ * @since 0.1.0
+ */
+export const escalationOf = (args: Parameters): EscalationRequest | undefined =>
+  args.sandbox_permissions === undefined || args.justification === undefined
+    ? undefined
+    : { mode: args.sandbox_permissions, justification: args.justification }
+
+const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
+
+const CollectedOutput = Schema.Struct({
+  text: Schema.String,
+  truncated: Schema.Boolean,
+  spillPath: Schema.optionalWith(Schema.String, { exact: true })
+})
+
+const SandboxFacts = Schema.Struct({
+  mode: SandboxMode,
+  denied: Schema.Boolean,
+  enforcement: Schema.optionalWith(Schema.String, { exact: true }),
+  runnerFailed: Schema.optionalWith(Schema.Boolean, { exact: true })
+})
+
+/**
+ * A completed foreground process: `{ kind: "foreground", ...BashExecutor.RunResult }` (also what
+ * `effect-bash run --json` prints).
+ *
+ * @since 0.1.0
+ */
+export const Foreground = Schema.Struct({
+  kind: Schema.Literal("foreground"),
+  exitCode: Schema.NullOr(Schema.Number),
+  signal: Schema.NullOr(Schema.String),
+  timedOut: Schema.Boolean,
+  aborted: Schema.Boolean,
+  timeoutMs: Schema.Number,
+  stdout: CollectedOutput,
+  stderr: CollectedOutput,
+  sandbox: Schema.optionalWith(SandboxFacts, { exact: true })
+}) satisfies Schema.Schema<{ readonly kind: "foreground" } & BashExecutor.RunResult, any>
+
+/**
+ * A published background task.
+ *
+ * @since 0.1.0
+ */
+export const Background = Schema.Struct({
+  kind: Schema.Literal("background"),
+  taskId: Schema.String
+})
+
+/**
+ * The canonical value of a `bash` call (CONTRACT §2): what hosts store and replay, and what every
+ * rendering and card is computed from.
+ *
+ * @since 0.1.0
+ */
+export const Value = Schema.Union(Foreground, Background)
+
+/**
+ * @since 0.1.0
+ */
+export type Value = typeof Value.Type
+
+/**
+ * The model-facing text of a value: the foreground text with its markers, or
+ * `started background task <id>`. `escalationOffered` adds the escalation hint after a denial.
+ *
+ * @since 0.1.0
+ */
+export const render = (value: Value, escalationOffered: boolean): string =>
+  value.kind === "background" ? renderBackgroundStart(value.taskId) : renderForeground(value, escalationOffered)
+
+const field = (args: unknown, key: string): unknown =>
+  typeof args === "object" && args !== null ? (args as Readonly<Record<string, unknown>>)[key] : undefined
+
+const stringField = (args: unknown, key: string): string | undefined => {
+  const value = field(args, key)
+  return typeof value === "string" ? value : undefined
+}
+
+const optionalText = <K extends string>(key: K, value: string | undefined): { readonly [P in K]?: string } =>
+  (value === undefined ? {} : { [key]: value }) as { readonly [P in K]?: string }
+
+/**
+ * A call's card, from its arguments as stored (whatever they are): a terminal card, or an execute
+ * card for a background start.
+ *
+ * @since 0.1.0
+ */
+export const presentCall = (args: unknown): AgentTools.Presentation => {
+  const title = stringField(args, "command") ?? "bash"
+  const description = stringField(args, "description")
+  if (field(args, "run_in_background") === true) {
+    return { kind: "execute", title, ...optionalText("description", description) }
+  }
+  return {
+    kind: "terminal",
+    title,
+    ...optionalText("description", description),
+    ...optionalText("cwd", stringField(args, "workdir"))
+  }
+}
+
+/**
+ * A result's card: the terminal card with the raw output and the exit status of the value, or an
+ * execute card naming the started task.
+ *
+ * @since 0.1.0
+ */
+export const presentResult = (args: unknown, value: Value): AgentTools.Presentation => {
+  const call = presentCall(args)
+  if (value.kind === "background") {
+    return { kind: "execute", title: call.title, ...optionalText("description", call.description), detail: `task ${value.taskId}` }
+  }
+  return {
+    kind: "terminal",
+    title: call.title,
+    ...optionalText("description", call.description),
+    ...optionalText("cwd", stringField(args, "workdir")),
+    output: mergeStreams(value.stdout.text, value.stderr.text),
+    exitCode: value.exitCode,
+    signal: value.signal,
+    timedOut: value.timedOut
+  }
+}
+
+/**
+ * The tool description; `sandbox` adds the escalation paragraph, `background` the paragraph on
+ * background tasks.
+ *
+ * @since 0.1.0
+ */
+export const description = (policy: Policy): string => {
+  const parts = [
+    "Runs one command with `bash -c` in a fresh, non-interactive shell and returns what it printed. " +
+    "Nothing carries over between calls (no cd, no variables, no functions): pass `workdir` instead of `cd`, " +
+    "and chain dependent steps in one command. Stdin is empty, so nothing may wait for input, and anything " +
+    "the command leaves running (`cmd &`) is stopped when it ends.",
+    "The result is stdout, then stderr under a `[stderr]` line, or `(no output)`. Lines at the end report what " +
+    "happened: `[timed out after <ms>ms]`, `[killed by signal: <SIG>]`, or `[exit code: <N>]` for a non-zero " +
+    "exit (no exit line means it exited 0). Long output keeps its end; " +
+    "`[output truncated; full output: <path>]` names a file holding all of it.",
+    "Variables named `$DSH_*` are set by the harness for every command (for example `$DSH_HOME`, and " +
+    "`$DSH_SESSION_ID` inside a session); read them, do not set them."
+  ]
+  if (policy.background) {
+    parts.push(
+      "For a long-running command (a server, a watcher, a long build) set `run_in_background: true`: the call " +
+        "answers at once with `started background task <id>`, no timeout applies, and you read its output with " +
+        "`task_output` (which can wait for it to finish) and stop it with `task_kill`."
+    )
+  }
+  if (policy.sandbox) {
+    parts.push(
+      "Commands run inside a file sandbox. `[sandbox: file access denied under <mode> mode]` means the sandbox " +
+        "refused a file access: a policy decision, not a bug in the command. Only after such a denial, and only " +
+        "if a wider mode would let the command succeed, you may retry the same command once, in the same turn, " +
+        "with `sandbox_permissions` set to the narrowest mode that suffices and a one-sentence `justification`; " +
+        "the user is asked to approve that one call. Never ask for a wider mode up front or to be safe, and if " +
+        "the user refuses, stop and explain instead of trying another way."
+    )
+  }
+  return parts.join("\n\n")
+}
+
+/**
+ * The `tool:bash` prompt section (order 105): check the exit-code marker on every result.
+ *
+ * @since 0.1.0
+ */
+export const promptSection: AgentTools.PromptSection = {
+  name: "tool:bash",
+  order: 105,
+  text: "Every bash result tells you how the command ended. Look for the `[exit code: N]` marker on every " +
+    "result, and when a command failed, timed out or was killed, find out why before you build on it."
+}
+
+/**
+ * What the `tool:bash` prompt section adds for an agent that completion notices reach unprompted;
+ * only a host that delivers them may add it.
+ *
+ * @since 0.1.0
+ */
+export const noticePromise = "When a background task you started finishes, you are told without asking: a message " +
+  "`background task <id> (...) finished [status: ...]` arrives, so keep working meanwhile instead of polling task_output."
+
+/**
+ * The `tool:bash` prompt text, with {@link noticePromise} where completion notices are delivered.
+ *
+ * @since 0.1.0
+ */
+export const promptText = (options: { readonly notices: boolean }): string =>
+  options.notices ? `${promptSection.text} ${noticePromise}` : promptSection.text
+
+/**
+ * What the tool runs against.
+ *
+ * @since 0.1.0
+ */
+export interface Dependencies {
+  readonly executor: BashExecutor["Type"]
+  readonly env: BashEnvRegistry["Type"]
+  readonly tasks: Option.Option<Tasks["Type"]>
+  readonly approval: Option.Option<Approval["Type"]>
+  /** Standing per-session modes; without it every call starts from the executor's default. */
+  readonly sessions: Option.Option<SandboxSessions["Type"]>
+  readonly enableRunInBackground: boolean
+}
+
+/**
+ * The `bash` tool for one composition: it advertises `run_in_background` when background execution
+ * is enabled, and the escalation fields when the executor confines.
+ *
+ * @since 0.1.0
+ */
+export const make = (dependencies: Dependencies): AgentTool.AgentTool<Parameters, Value> => {
+  const policy: Policy = {
+    background: dependencies.enableRunInBackground,
+    sandbox: dependencies.executor.sandboxMode !== undefined
+  }
+  return {
+    name: "bash",
+    description: description(policy),
+    parameters: parametersFor(policy),
+    success: Value,
+    render: (value) => render(value, policy.sandbox),
+    presentCall,
+    presentResult,
+    handle: makeBashHandler(dependencies, policy)
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The `task_kill` tool (CONTRACT §3): stop a background task of the calling session.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import { echoValue } from "../services/requestChecks.js"
+import type { AgentTools } from "../services/AgentTools.js"
+import type { Tasks } from "../services/Tasks.js"
+import * as AgentTool from "./AgentTool.js"
+import { finalTask, taskCards, taskId, TaskSnapshot } from "./taskTools.js"
+import { renderTaskKill } from "./taskTexts.js"
+
+const fields = {
+  task_id: taskId,
+  reason: AgentTool.optional(
+    AgentTool.expecting(
+      Schema.String,
+      "Why the task is being stopped (optional).",
+      (actual) => `invalid reason: expected a string, got ${echoValue(actual)}`
+    )
+  )
+}
+
+/**
+ * `{ task_id, reason? }`.
+ *
+ * @since 0.1.0
+ */
+export type Parameters = Schema.Struct.Type<typeof fields>
+
+/**
+ * The parameters, checked in order: task_id, reason.
+ *
+ * @since 0.1.0
+ */
+export const parameters = AgentTool.parameters(fields)
+
+/**
+ * Whether the kill was requested or the task had already finished, and the task after it.
+ *
+ * @since 0.1.0
+ */
+export const Value = Schema.Struct({ outcome: Schema.Literal("requested", "already-finished"), task: TaskSnapshot })
+
+/**
+ * @since 0.1.0
+ */
+export type Value = typeof Value.Type
+
+/**
+ * `requested cancellation of task <id>`, or `task <id> had already finished <status line>`.
+ *
+ * @since 0.1.0
+ */
+export const render = (value: Value): string => renderTaskKill(value.outcome, value.task)
+
+/**
+ * The `task_kill` tool over one task runtime; the caller is the calling session.
+ *
+ * @since 0.1.0
+ */
+export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
+  name: "task_kill",
+  description: "Stops a running background task. Read what it printed with `task_output` afterwards.",
+  parameters,
+  success: Value,
+  render,
+  ...taskCards((id) => `Stop task ${id}`, render),
+  finalTask,
+  handle: Effect.fn("task_kill.execute")(function*(args: Parameters, call: AgentTools.CallContext) {
+    const caller = call.session?.id
+    yield* Effect.annotateCurrentSpan({ "task.id": args.task_id })
+    const outcome = yield* Effect.mapError(tasks.kill(args.task_id, caller), AgentTool.failWith)
+    const task = yield* Effect.mapError(tasks.get(args.task_id, caller), AgentTool.failWith)
+    // The already-finished answer shows the final status: the owner needs no completion notice.
+    if (outcome === "already-finished") yield* tasks.markReported(args.task_id)
+    const value: Value = { outcome, task }
+    return value
+  })
+})

@@ -1,0 +1,64 @@
+/**
+ * The `task_list` tool (CONTRACT §3): the calling session's background tasks, one line each.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import type { AgentTools } from "../services/AgentTools.js"
+import type { Tasks } from "../services/Tasks.js"
+import * as AgentTool from "./AgentTool.js"
+import { taskCards, TaskSnapshot } from "./taskTools.js"
+import { renderTaskList } from "./taskTexts.js"
+
+const fields = {}
+
+/**
+ * `{}`: no parameters.
+ *
+ * @since 0.1.0
+ */
+export type Parameters = Schema.Struct.Type<typeof fields>
+
+/**
+ * The parameters: none; whatever is sent is ignored.
+ *
+ * @since 0.1.0
+ */
+export const parameters = AgentTool.parameters(fields)
+
+/**
+ * The tasks the calling session may see.
+ *
+ * @since 0.1.0
+ */
+export const Value = Schema.Struct({ tasks: Schema.Array(TaskSnapshot) })
+
+/**
+ * @since 0.1.0
+ */
+export type Value = typeof Value.Type
+
+/**
+ * `(no background tasks)` or one `<id> [<kind>] <status> — <label>` line per task.
+ *
+ * @since 0.1.0
+ */
+export const render = (value: Value): string => renderTaskList(value.tasks)
+
+/**
+ * The `task_list` tool over one task runtime; the caller is the calling session.
+ *
+ * @since 0.1.0
+ */
+export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
+  name: "task_list",
+  description: "Lists the background tasks of this session, one per line: id, kind, status and label.",
+  parameters,
+  success: Value,
+  render,
+  ...taskCards(() => "List background tasks", render),
+  handle: Effect.fn("task_list.execute")(function*(_args: Parameters, call: AgentTools.CallContext) {
+    const value: Value = { tasks: yield* tasks.list(call.session?.id) }
+    return value
+  })
+})
