@@ -119,6 +119,13 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
      * session. `undefined` for an unconfined executor, or one whose root is its default workdir.
      */
     readonly workspaceRoot?: string | undefined
+    /**
+     * The workdir a request without one runs in (the configured `cwd`, else the process's working
+     * directory at the time): what `resolve` fills in, without resolving a request.
+     *
+     * @since 0.1.0
+     */
+    readonly defaultWorkdir: Effect.Effect<string>
     /** Fills defaults and validates; fails naming the offending field. */
     readonly resolve: (request: BashExecutor.Request) => Effect.Effect<BashExecutor.Spec, BashRequestError>
     /** Runs in the foreground. Interrupting it kills the group through the timeout path. */

@@ -111,6 +111,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
 
     const executor: BashExecutor["Type"] = {
       sandboxMode: defaultMode,
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve: (request) => resolveSpec(defaults, request),
       run,
       runStreaming: streamingFromRun(run),

@@ -263,6 +263,7 @@ const make = (config: ScriptedBashExecutorConfig) =>
 
     const executor: BashExecutor["Type"] = {
       sandboxMode: config.sandboxMode,
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve: (request) => resolveSpec(defaults, request),
       run,
       runStreaming: streamingFromRun(run),

@@ -85,7 +85,6 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
           session: call.session
         })
       const placement = yield* placeCall(executor, {
-        command: args.command,
         workdir: args.workdir,
         session: call.session,
         mode

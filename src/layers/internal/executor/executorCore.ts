@@ -266,6 +266,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       sandboxMode: confinement.sandboxMode,
       workspaceRoot: confinement.workspaceRoot,
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve,
       run: (spec) => run(spec),
       runStreaming,
