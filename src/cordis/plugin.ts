@@ -38,7 +38,7 @@ import { hostLookup } from "./hostLayers.js"
 import { cordisStackLayer } from "./stack.js"
 import { makeTasksFacade } from "./TasksFacade.js"
 
-export type { CordisBash, CordisBashProcess } from "./BashFacade.js"
+export type { CordisBash, CordisBashProcess, CordisBashSpec } from "./BashFacade.js"
 export { RunnerClosedError, SynchronousCallError } from "./CallRunner.js"
 export type { CordisBashEnv, CordisBashEnvContributor } from "./BashEnvFacade.js"
 export type { EffectBashConfig } from "./config.js"

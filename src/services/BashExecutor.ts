@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Option, Scope, Stream } from "effect"
+import type { Brand, Option, Scope, Stream } from "effect"
 import { Context, Data, Effect } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
 
@@ -212,11 +212,15 @@ export declare namespace BashExecutor {
   }
 
   /**
-   * A request with every default filled in.
+   * A request with every default filled in and every field checked. It is branded: only an
+   * executor's `resolve` (or `resolveSpec`, which a double's `resolve` is built on) produces one, so
+   * `run`, `runStreaming` and `start` take it as checked and never validate it again. A spec built
+   * or changed by hand is not a `Spec`; edges that take one from untyped callers (the Cordis
+   * `ctx.bash`) check it first.
    *
    * @since 0.1.0
    */
-  export interface Spec extends Request {
+  export interface Spec extends Request, Brand.Brand<"effect-bash/BashExecutor.Spec"> {
     readonly workdir: string
     readonly timeoutMs: number
     readonly stdoutMaxBytes: number
