@@ -80,7 +80,7 @@ beforeEach(async () => {
   const bash = tools.tools.find((descriptor) => descriptor.name === "bash")!
   // Our definition is typed structurally; the registry's own type is stricter about optional members.
   root.tools.register(
-    toHarnessTool(bash, (name, args, call) => runtime.runPromise(tools.execute(name, args, call)), calls) as never
+    toHarnessTool(bash, (name, args, call) => runtime.runPromise(tools.call(name, args, call)), calls) as never
   )
 })
 afterEach(() => runtime.dispose())

@@ -14,6 +14,7 @@ import type { BashExecutor } from "../src/services/BashExecutor.js"
 import type { Tasks } from "../src/services/Tasks.js"
 import type { ToolCallContext } from "../src/services/AgentTools.js"
 import { AgentTools } from "../src/services/AgentTools.js"
+import { abortOnSignal } from "../src/tool/abortable.js"
 import { AgentToolsLive } from "../src/tool/AgentToolsLive.js"
 import type { CompletionNotices } from "../src/services/CompletionNotices.js"
 
@@ -69,10 +70,13 @@ export const callContext = (extra: Partial<ToolCallContext> = {}): ToolCallConte
   ...extra
 })
 
+/** A call's context, and the `AbortSignal` a host would abort it with (turned into interruption, as the Cordis and MCP edges do). */
+export type CallExtra = Partial<ToolCallContext> & { readonly signal?: AbortSignal }
+
 /** `AgentTools.call` with a fresh call id. */
-export const callTool = (name: string, args: unknown, extra: Partial<ToolCallContext> = {}) =>
-  Effect.flatMap(AgentTools, (tools) => tools.call(name, args, callContext(extra)))
+export const callTool = (name: string, args: unknown, { signal, ...extra }: CallExtra = {}) =>
+  Effect.flatMap(AgentTools, (tools) => abortOnSignal(tools.call(name, args, callContext(extra)), signal))
 
 /** The text the model sees for one call. */
-export const textOf = (name: string, args: unknown, extra: Partial<ToolCallContext> = {}) =>
+export const textOf = (name: string, args: unknown, extra: CallExtra = {}) =>
   Effect.map(callTool(name, args, extra), (result) => result.text)

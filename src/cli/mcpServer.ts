@@ -19,6 +19,7 @@ import type { Duration } from "effect"
 import { Deferred, Effect, FiberSet, Option, Runtime } from "effect"
 import type { ToolCallContext, ToolCallResult, ToolDescriptor } from "../services/AgentTools.js"
 import { AgentTools } from "../services/AgentTools.js"
+import { abortOnSignal } from "../tool/abortable.js"
 import { quoted } from "../tool/argChecks.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { judgeMessage } from "./jsonRpcLine.js"
@@ -108,8 +109,8 @@ const progressFor = (
 
 /**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
- * Each call runs as a fiber in the scope with the request's abort signal as its
- * `ToolCallContext.signal` (a cancelled request ends as `command aborted`); a request with
+ * Each call runs as a fiber in the scope, interrupted when the request is cancelled (it ends as
+ * `command aborted`); a request with
  * `_meta.progressToken` gets `notifications/progress` carrying the command's new output while it runs
  * (see `ToolCallContext.onProgress`). Closing the scope waits
  * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
@@ -144,13 +145,13 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   server.fallbackRequestHandler = async (request: JSONRPCRequest, extra) => {
     if (request.method !== "tools/call") throw rpcError(ErrorCode.MethodNotFound, "Method not found")
     const { args, name } = callParams(request.params)
+    const call = tools.call(name, args, {
+      callId: `mcp-${String(extra.requestId)}`,
+      session: options.session,
+      ...progressFor(extra._meta?.progressToken, extra.sendNotification)
+    })
     return runCall(
-      tools.call(name, args, {
-        callId: `mcp-${String(extra.requestId)}`,
-        session: options.session,
-        signal: extra.signal,
-        ...progressFor(extra._meta?.progressToken, extra.sendNotification)
-      }).pipe(
+      abortOnSignal(call, extra.signal).pipe(
         Effect.zip(tools.takeNotices(options.session.id)),
         Effect.map(([result, notices]) => toMcpResult(result, notices)),
         Effect.withSpan("McpServer.callTool", { attributes: { tool: name } })

@@ -3,19 +3,26 @@
  *
  * @since 0.1.0
  */
-import type { ToolCallContext, ToolDescriptor, ToolPresentation } from "../services/AgentTools.js"
+import type { ToolCallContext, ToolCallResult, ToolDescriptor, ToolPresentation } from "../services/AgentTools.js"
+import { ToolError } from "../services/AgentTools.js"
 import { toHarnessParameters } from "./harnessParameters.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"
 import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./host.js"
 
 /**
- * Runs one of our tools: resolves with its canonical value, rejects with a `ToolError` whose message
- * is the exact contract text.
+ * Runs one of our tools (`AgentTools.call`) until `signal` fires, which aborts it: resolves with its
+ * result — value and rendered text, or the error with its exact contract text (`command aborted` for
+ * an aborted call).
  *
  * @since 0.1.0
  */
-export type InvokeTool = (name: string, args: unknown, call: ToolCallContext) => Promise<unknown>
+export type InvokeTool = (
+  name: string,
+  args: unknown,
+  call: ToolCallContext,
+  signal: AbortSignal
+) => Promise<ToolCallResult>
 
 const text = (value: string): HarnessTextBlock => ({ type: "text", text: value })
 
@@ -71,28 +78,42 @@ export const toHarnessTool = (
   descriptor: ToolDescriptor,
   invoke: InvokeTool,
   calls: HarnessCalls
-): HarnessToolDefinition => ({
-  name: descriptor.name,
-  description: descriptor.description,
-  parameters: toHarnessParameters(descriptor.parameters),
-  output: {
-    schema: { description: `The canonical result of ${descriptor.name}.` },
-    render: (_args, value) => [text(descriptor.render(value))],
-    presentationMeta: (args, value) => toJson(safely(() => descriptor.presentResult(args, value)))
-  },
-  execute: (args, exec) => {
-    const session = sessionOf(exec.agent)
-    const call: ToolCallContext = {
-      callId: exec.callId,
-      signal: exec.signal,
-      ...(session === undefined ? {} : { session })
-    }
-    return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call)).then(toJson)
-  },
-  presentCall: (args) => {
-    const view = safely(() => descriptor.presentCall(args))
-    return view === undefined ? undefined : callView(view)
-  },
-  presentResult: (_args, result) =>
-    !result.isError && isPresentation(result.meta) ? resultView(result.meta) : undefined
-})
+): HarnessToolDefinition => {
+  // A live call's result was rendered by the call itself: the registry, which renders the value it
+  // snapshots right after `execute` with the same arguments object, takes that text instead of
+  // rendering again. Replays (and a value a hook replaced) are rendered from the value.
+  const rendered = new WeakMap<object, string>()
+  const takeRendered = (args: unknown): string | undefined => {
+    if (typeof args !== "object" || args === null) return undefined
+    const text = rendered.get(args)
+    rendered.delete(args)
+    return text
+  }
+  return {
+    name: descriptor.name,
+    description: descriptor.description,
+    parameters: toHarnessParameters(descriptor.parameters),
+    output: {
+      schema: { description: `The canonical result of ${descriptor.name}.` },
+      render: (args, value) => [text(takeRendered(args) ?? descriptor.render(value))],
+      presentationMeta: (args, value) => toJson(safely(() => descriptor.presentResult(args, value)))
+    },
+    execute: (args, exec) => {
+      const session = sessionOf(exec.agent)
+      const call: ToolCallContext = { callId: exec.callId, ...(session === undefined ? {} : { session }) }
+      return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call, exec.signal)).then(
+        (result) => {
+          if (result.isError) throw new ToolError({ message: result.message })
+          if (typeof args === "object" && args !== null) rendered.set(args, result.text)
+          return toJson(result.value)
+        }
+      )
+    },
+    presentCall: (args) => {
+      const view = safely(() => descriptor.presentCall(args))
+      return view === undefined ? undefined : callView(view)
+    },
+    presentResult: (_args, result) =>
+      !result.isError && isPresentation(result.meta) ? resultView(result.meta) : undefined
+  }
+}

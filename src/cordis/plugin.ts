@@ -37,6 +37,7 @@ import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./h
 import { hostLookup } from "./hostLayers.js"
 import { cordisStackLayer } from "./stack.js"
 import { makeTasksFacade } from "./TasksFacade.js"
+import { abortOnSignal } from "../tool/abortable.js"
 
 export type { CordisBash, CordisBashProcess, CordisBashSpec } from "./BashFacade.js"
 export { RunnerClosedError, SynchronousCallError } from "./CallRunner.js"
@@ -102,8 +103,8 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     yield ctx.provide("tasks", makeTasksFacade(tasks, runner))
     if (config.registerTools === false) return
 
-    const invoke = (toolName: string, args: unknown, call: ToolCallContext) =>
-      runner.run(tools.execute(toolName, args, call))
+    const invoke = (toolName: string, args: unknown, call: ToolCallContext, signal: AbortSignal) =>
+      runner.run(abortOnSignal(tools.call(toolName, args, call), signal))
     const harnessNotices = startHarnessNotices(ctx, {
       plugin: name,
       mode: config.completionDelivery ?? "wakeup",

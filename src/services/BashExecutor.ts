@@ -9,38 +9,12 @@ import { Context, Data, Effect } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
 
 /**
- * Completes when a request's abort trigger fires (at once if it already has).
- *
- * @since 0.1.0
- */
-export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    if (signal.aborted) return resume(Effect.void)
-    const onAbort = () => resume(Effect.void)
-    signal.addEventListener("abort", onAbort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
-  })
-
-/**
  * How many bytes of live output wait for one consumer at most; past it, new chunks are dropped and
  * counted in an {@link BashExecutor.OutputDropped} mark that precedes the next chunk delivered (or ends the stream).
  *
  * @since 0.1.0
  */
 export const liveOutputBufferBytes = 1024 * 1024
-
-/**
- * The CONTRACT §1 merge of two streams' text: `stdout`, then — when `stderr` is non-empty — a newline
- * if `stdout` is non-empty and unterminated, `[stderr]\n` and `stderr`. Background reads, rendered
- * results and UI cards all present output this way.
- *
- * @since 0.1.0
- */
-export const mergeStreams = (stdout: string, stderr: string): string => {
-  if (stderr === "") return stdout
-  const separator = stdout !== "" && !stdout.endsWith("\n") ? "\n" : ""
-  return `${stdout}${separator}[stderr]\n${stderr}`
-}
 
 /**
  * A request that cannot be resolved or run as given; `field` names the culprit.

@@ -111,7 +111,6 @@ const make = (config: FakeConfiningExecutorConfig) =>
 
     const executor: BashExecutor["Type"] = {
       sandboxMode: defaultMode,
-      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve: (request) => resolveSpec(defaults, request),
       run,
       runStreaming: streamingFromRun(run),
@@ -128,7 +127,8 @@ const make = (config: FakeConfiningExecutorConfig) =>
         }),
       ownerOf: (id) =>
         Effect.map(Ref.get(processes), (current) =>
-          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner)),
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd())
     }
 
     return Context.make(BashExecutor, executor).pipe(

@@ -16,6 +16,7 @@ import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolCallResult } from "../services/AgentTools.js"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
+import { abortedCallResult } from "./abortable.js"
 import { makeBashTool } from "./bashTool.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
 import { finalTaskShown, PendingNotices } from "./PendingNotices.js"
@@ -94,9 +95,13 @@ const make = (
     const call = Effect.fn("AgentTools.call")(function*(name: string, args: unknown, context: ToolCallContext) {
       yield* Effect.annotateCurrentSpan({ "tool.name": name, "tool.callId": context.callId })
       const entry = byName.get(name)
+      // An interrupted call is an aborted one: recorded as the error its host answers with.
       const outcome = entry === undefined
         ? Either.left(new ToolError({ message: `unknown tool "${name}"` }))
-        : yield* Effect.either(entry.run(args, context).pipe(Effect.catchAllDefect(internalError(name))))
+        : yield* Effect.either(entry.run(args, context).pipe(
+          Effect.catchAllDefect(internalError(name)),
+          Effect.onInterrupt(() => record(name, args, context, abortedCallResult))
+        ))
       const result: ToolCallResult = Either.match(outcome, {
         onLeft: (error) => ({ isError: true, message: error.message, text: `Error: ${error.message}` }),
         onRight: (value) => ({ isError: false, value, text: entry?.descriptor.render(value) ?? "" })

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Either, Fiber, Option } from "effect"
+import { Effect, Either, Fiber, Option, Scope } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
@@ -12,7 +12,6 @@ import type { SandboxSessions } from "../services/SandboxSessions.js"
 import type { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext } from "../services/AgentTools.js"
 import { ToolError } from "../services/AgentTools.js"
-import { abortable, commandAborted } from "./abortable.js"
 import { reportProgress } from "./liveProgress.js"
 import { bashTaskWork, taskLabel } from "./backgroundTask.js"
 import type { BashToolValue } from "./BashToolValue.js"
@@ -54,10 +53,6 @@ const lastUpdateGrace = "1 second"
 
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
 
-/** Infrastructure faults keep their message; an abort before spawn is the call's abort. */
-const executorFault = (error: BashExecutor.RunError | BashExecutor.StartError): ToolError =>
-  error._tag === "AbortedBeforeSpawnError" ? commandAborted() : failWith(error)
-
 /**
  * The `bash` tool for one composition.
  *
@@ -69,7 +64,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
   const escalationOffered = policy.sandbox
 
   /** Everything before the process starts: approval, placement, the managed environment, defaults. */
-  const prepare = (args: BashArgs, call: ToolCallContext, extra: Partial<BashExecutor.Request>) =>
+  const prepare = (args: BashArgs, call: ToolCallContext, extra: Pick<BashExecutor.Request, "owner">) =>
     Effect.gen(function*() {
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
@@ -103,23 +98,30 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       }).pipe(Effect.mapError(failWith))
     })
 
-  // With a progress callback the run is watched. The reporter ends soon after the run has settled;
-  // a callback that blocks gets `lastUpdateGrace` to deliver the last update, never more.
+  // With a progress callback the run is watched. The reporter ends soon after the run has settled —
+  // also when the call is interrupted: the run is killed first, so the last update shows the output
+  // produced until then. A callback that blocks gets `lastUpdateGrace` to deliver it, never more.
   const runWatched = (spec: BashExecutor.Spec, onProgress: NonNullable<ToolCallContext["onProgress"]>) =>
-    Effect.scoped(Effect.gen(function*() {
-      const live = yield* executor.runStreaming(spec)
-      const reporter = yield* Effect.forkScoped(reportProgress(live.output, onProgress))
-      const result = yield* live.result
-      yield* Fiber.join(reporter).pipe(Effect.timeoutOption(lastUpdateGrace))
-      return result
-    }))
+    Effect.acquireUseRelease(
+      Effect.gen(function*() {
+        const runScope = yield* Scope.make()
+        const live = yield* Scope.extend(executor.runStreaming(spec), runScope)
+        // Not the call's child: interrupting the call must not interrupt the last update.
+        const reporter = yield* Effect.forkDaemon(Effect.interruptible(reportProgress(live.output, onProgress)))
+        return { runScope, live, reporter }
+      }),
+      ({ live }) => live.result,
+      ({ reporter, runScope }, exit) =>
+        Scope.close(runScope, exit).pipe(
+          Effect.zipRight(Fiber.join(reporter).pipe(Effect.interruptible, Effect.timeoutOption(lastUpdateGrace))),
+          Effect.zipRight(Fiber.interrupt(reporter))
+        )
+    )
 
   const runForeground = (spec: BashExecutor.Spec, call: ToolCallContext) =>
     (call.onProgress === undefined ? executor.run(spec) : runWatched(spec, call.onProgress)).pipe(
-      Effect.mapError(executorFault),
-      Effect.flatMap((result) =>
-        result.aborted ? Effect.fail(commandAborted()) : Effect.succeed<BashToolValue>({ kind: "foreground", ...result })
-      )
+      Effect.mapError(failWith),
+      Effect.map((result): BashToolValue => ({ kind: "foreground", ...result }))
     )
 
   const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: ToolCallContext, spec: BashExecutor.Spec) => {
@@ -128,7 +130,7 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       { kind: "bash", label: taskLabel(args.command), ...(owner !== undefined ? { owner } : {}) },
       () => executor.start(spec).pipe(Effect.flatMap((process) => bashTaskWork(process, escalationOffered)))
     ).pipe(
-      Effect.mapError((error) => error._tag === "TasksUnavailableError" ? failWith(error) : executorFault(error)),
+      Effect.mapError(failWith),
       Effect.map((task): BashToolValue => ({ kind: "background", taskId: task.id }))
     )
   }
@@ -140,19 +142,13 @@ export const makeBashTool = (deps: BashToolDeps): ToolEntry => {
       "bash.background": args.runInBackground,
       "bash.escalation": args.escalation?.mode ?? "none"
     })
-    if (!args.runInBackground) {
-      const spec = yield* abortable(
-        prepare(args, call, call.signal !== undefined ? { signal: call.signal } : {}),
-        call.signal
-      )
-      return yield* runForeground(spec, call)
-    }
+    if (!args.runInBackground) return yield* runForeground(yield* prepare(args, call, {}), call)
     if (Option.isNone(deps.tasks)) return yield* new ToolError({ message: noTaskRuntimeMessage })
     const tasks = deps.tasks.value
-    // The process outlives the call: the call's abort trigger stops only the preparation.
     const owner = call.session?.id
-    const spec = yield* abortable(prepare(args, call, owner !== undefined ? { owner } : {}), call.signal)
-    return yield* startBackground(tasks, args, call, spec)
+    const spec = yield* prepare(args, call, owner !== undefined ? { owner } : {})
+    // The process outlives the call: interrupting the call stops only the preparation, never a start.
+    return yield* Effect.uninterruptible(startBackground(tasks, args, call, spec))
   })
 
   return {

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { mergeStreams } from "../services/BashExecutor.js"
+import { mergeStreams } from "../services/mergeStreams.js"
 import type { ToolPresentation } from "../services/AgentTools.js"
 import { isBashToolValue } from "./BashToolValue.js"
 

@@ -8,7 +8,6 @@ import { Effect, Either } from "effect"
 import type { Tasks } from "../services/Tasks.js"
 import type { ToolCallContext, ToolDescriptor } from "../services/AgentTools.js"
 import { ToolError } from "../services/AgentTools.js"
-import { abortable } from "./abortable.js"
 import { taskToolDescriptions } from "./descriptions.js"
 import { presentTaskCall, presentTaskResult } from "./presentation.js"
 import type { LooseFields } from "./schemas.js"
@@ -78,8 +77,8 @@ export const makeTaskTools = (tasks: Tasks["Type"]): ReadonlyArray<ToolEntry> =>
     const { taskId, waitMs } = yield* Either.mapLeft(validateTaskOutputArgs(raw), invalid)
     const caller = callerOf(call)
     yield* Effect.annotateCurrentSpan({ "task.id": taskId, "task.waitMs": waitMs ?? 0 })
-    // Aborting the call ends only the wait, before anything is read, so no output is consumed unseen.
-    if (waitMs !== undefined) yield* abortable(Effect.mapError(tasks.wait(taskId, waitMs, caller), failWith), call.signal)
+    // Interrupting the call ends only the wait, before anything is read, so no output is consumed unseen.
+    if (waitMs !== undefined) yield* Effect.mapError(tasks.wait(taskId, waitMs, caller), failWith)
     const value: TaskOutputValue = yield* Effect.mapError(tasks.read(taskId, caller), failWith)
     return value
   })
