@@ -83,8 +83,6 @@ export const resolveSpec = (
  * `resolve` checks a request and with the same errors — `timeoutMs` and `stdoutMaxBytes` positive and
  * finite, a command and workdir the OS can take, `env` and `dshEnv` names each in their lane — then
  * branded. Nothing is filled in or capped: the spec runs as given.
- *
- * @since 0.1.0
  */
 export const checkSpec = (spec: SpecFields): Effect.Effect<BashExecutor.Spec, BashRequestError> =>
   Effect.gen(function*() {
