@@ -92,6 +92,28 @@ describe("ctx.bash, the reference's way", () => {
     )
   })
 
+  it("checks a spec built or changed by hand as resolve does: run rejects and start throws naming the field", async () => {
+    const handBuilt = { command: "true", workdir: dir.path, timeoutMs: 10_000, stdoutMaxBytes: 64_000 }
+    await expect(plugin.bash.run({ ...handBuilt, command: "echo a\0b" })).rejects.toMatchObject({
+      _tag: "BashRequestError",
+      field: "command",
+      message: "invalid command: expected a string without NUL bytes"
+    })
+    await expect(plugin.bash.run({ ...handBuilt, workdir: `/${"w".repeat(4096)}` })).rejects.toMatchObject({ field: "workdir" })
+    const mutated = { ...plugin.bash.resolve({ command: "true" }), timeoutMs: -1 }
+    await expect(plugin.bash.run(mutated)).rejects.toThrow("invalid timeoutMs: expected a positive finite number, got -1")
+    await expect(plugin.bash.run({ ...handBuilt, stdoutMaxBytes: 0 })).rejects.toThrow(
+      "invalid stdoutMaxBytes: expected a positive finite number, got 0"
+    )
+    await expect(plugin.bash.run({ ...handBuilt, env: { DSH_HOME: "/x" } })).rejects.toThrow(
+      "ordinary bash env cannot set reserved variable \"DSH_HOME\"; use dshEnv"
+    )
+    expect(() => plugin.bash.start({ ...handBuilt, workdir: "/tmp\0" })).toThrow(
+      expect.objectContaining({ _tag: "BashRequestError", field: "workdir" })
+    )
+    expect((await plugin.bash.run({ ...handBuilt, command: "echo by hand" })).stdout.text).toBe("by hand\n")
+  })
+
   it("starts with ctx.bash.start(ctx.bash.resolve(...)): live status, synchronous reads and kill, await done", async () => {
     const pidFile = join(dir.path, "bg.pid")
     const process = plugin.bash.start(

@@ -36,13 +36,12 @@ const fakeTools = (events: Array<string>, aborted: Deferred.Deferred<void>) => {
       case "slow":
         return Effect.sleep(100).pipe(Effect.as(ok("slow done")))
       case "wait_abort":
-        return Effect.async<AgentTools.Result>((resume) => {
-          events.push("waiting")
-          ctx.signal?.addEventListener("abort", () => {
-            events.push("signal aborted")
-            resume(Effect.succeed(error("command aborted")))
-          })
-        }).pipe(Effect.zipLeft(Deferred.succeed(aborted, undefined)))
+        return Effect.sync(() => events.push("waiting")).pipe(
+          Effect.andThen(Effect.never),
+          Effect.onInterrupt(() =>
+            Effect.sync(() => events.push("interrupted")).pipe(Effect.zipRight(Deferred.succeed(aborted, undefined)))
+          )
+        )
       case "forever":
         return Effect.sync(() => events.push("forever started")).pipe(
           Effect.andThen(Effect.never),
@@ -135,7 +134,7 @@ describe("serveMcp (fake AgentTools, in-memory transport)", () => {
       expect(unknown).toEqual({ content: [{ type: "text", text: "unknown tool nope" }], isError: true })
     }))
 
-  it.scopedLive("a cancelled request aborts the call's AgentTools.CallContext.signal", () =>
+  it.scopedLive("a cancelled request interrupts the call", () =>
     Effect.gen(function*() {
       const events: Array<string> = []
       const { aborted, client } = yield* connect(yield* Effect.scope, events)
@@ -145,7 +144,7 @@ describe("serveMcp (fake AgentTools, in-memory transport)", () => {
       yield* Effect.promise(() => waitUntil(() => events.includes("waiting")))
       controller.abort("user pressed stop")
       yield* Deferred.await(aborted).pipe(Effect.timeout(5000))
-      expect(events).toEqual(["waiting", "signal aborted"])
+      expect(events).toEqual(["waiting", "interrupted"])
     }))
 
   it.scopedLive("answers an unknown method with -32601", () =>

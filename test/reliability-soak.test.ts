@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 import { BashStack } from "../src/BashStack.js"
 import { AgentTools } from "../src/services/AgentTools.js"
+import { abortOnSignal } from "../src/tool/abortable.js"
 import { eventually } from "./cli-support.js"
 
 const cwd = mkdtempSync(join(tmpdir(), "effect-bash-soak-"))
@@ -44,7 +45,7 @@ const stack = BashStack.layer({ executor: { graceMs: 150, maxOutputBytes: 1_000,
 const round = (tools: AgentTools["Type"], index: number) => {
   const session = { id: `soak-${index % 3}`, cwd }
   const call = (name: string, args: Record<string, unknown>, signal?: AbortSignal) =>
-    tools.callUnknown(name, args, { callId: `soak-${index}-${name}`, session, ...(signal === undefined ? {} : { signal }) })
+    abortOnSignal(tools.callUnknown(name, args, { callId: `soak-${index}-${name}`, session }), signal)
   const bash = (command: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
     call("bash", { command, description, ...extra }, signal)
   const background = (command: string) =>

@@ -13,6 +13,7 @@ import type { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { BashExecutor } from "../src/services/BashExecutor.js"
 import type { Tasks } from "../src/services/Tasks.js"
 import { AgentTools } from "../src/services/AgentTools.js"
+import { abortOnSignal } from "../src/tool/abortable.js"
 import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
 import type { CompletionNotices } from "../src/services/CompletionNotices.js"
 
@@ -68,10 +69,13 @@ export const callContext = (extra: Partial<AgentTools.CallContext> = {}): AgentT
   ...extra
 })
 
+/** A call's context, and the `AbortSignal` a host would abort it with (turned into interruption, as the Cordis and MCP edges do). */
+export type CallExtra = Partial<AgentTools.CallContext> & { readonly signal?: AbortSignal }
+
 /** `AgentTools.callUnknown` with a fresh call id. */
-export const callTool = (name: string, args: unknown, extra: Partial<AgentTools.CallContext> = {}) =>
-  Effect.flatMap(AgentTools, (tools) => tools.callUnknown(name, args, callContext(extra)))
+export const callTool = (name: string, args: unknown, { signal, ...extra }: CallExtra = {}) =>
+  Effect.flatMap(AgentTools, (tools) => abortOnSignal(tools.callUnknown(name, args, callContext(extra)), signal))
 
 /** The text the model sees for one call. */
-export const textOf = (name: string, args: unknown, extra: Partial<AgentTools.CallContext> = {}) =>
+export const textOf = (name: string, args: unknown, extra: CallExtra = {}) =>
   Effect.map(callTool(name, args, extra), (result) => result.text)

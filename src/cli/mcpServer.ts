@@ -19,6 +19,7 @@ import type { Duration } from "effect"
 import { Deferred, Effect, FiberSet, Option, Runtime } from "effect"
 import { AgentTools } from "../services/AgentTools.js"
 import { echoValue } from "../services/requestChecks.js"
+import { abortOnSignal } from "../tool/abortable.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { judgeMessage } from "./jsonRpcLine.js"
 import { SandboxSessions, sandboxPolicyContext } from "../services/SandboxSessions.js"
@@ -107,8 +108,8 @@ const progressFor = (
 
 /**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
- * Each call runs as a fiber in the scope with the request's abort signal as its
- * `AgentTools.CallContext.signal` (a cancelled request ends as `command aborted`); a request with
+ * Each call runs as a fiber in the scope, interrupted when the request is cancelled (it ends as
+ * `command aborted`); a request with
  * `_meta.progressToken` gets `notifications/progress` carrying the command's new output while it runs
  * (see `AgentTools.CallContext.onProgress`). Closing the scope waits
  * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
@@ -143,13 +144,13 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   server.fallbackRequestHandler = async (request: JSONRPCRequest, extra) => {
     if (request.method !== "tools/call") throw rpcError(ErrorCode.MethodNotFound, "Method not found")
     const { args, name } = callParams(request.params)
+    const call = tools.callUnknown(name, args, {
+      callId: `mcp-${String(extra.requestId)}`,
+      session: options.session,
+      ...progressFor(extra._meta?.progressToken, extra.sendNotification)
+    })
     return runCall(
-      tools.callUnknown(name, args, {
-        callId: `mcp-${String(extra.requestId)}`,
-        session: options.session,
-        signal: extra.signal,
-        ...progressFor(extra._meta?.progressToken, extra.sendNotification)
-      }).pipe(
+      abortOnSignal(call, extra.signal).pipe(
         Effect.zip(tools.takeNotices(options.session.id)),
         Effect.map(([result, notices]) => toMcpResult(result, notices)),
         Effect.withSpan("McpServer.callTool", { attributes: { tool: name } })

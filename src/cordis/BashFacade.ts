@@ -5,9 +5,14 @@
  * `kill()` read and act at once. `start` returns the handle before the spawn completes; a spawn
  * failure settles the handle as `killed` with `spawn failed: <error>` in its stderr.
  *
+ * JavaScript callers may build or change a spec by hand, so `run` and `start` check it as `resolve`
+ * would (the executor trusts a resolved spec and checks nothing again), failing with the same errors.
+ *
  * @since 0.1.0
  */
-import { Option } from "effect"
+import type { Brand } from "effect"
+import { Effect, Option } from "effect"
+import { checkSpec } from "../layers/resolveSpec.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { CallRunner } from "./CallRunner.js"
 import { RunnerClosedError } from "./CallRunner.js"
@@ -35,6 +40,13 @@ export interface CordisBashProcess {
 }
 
 /**
+ * A spec as `ctx.bash` takes it: one from `resolve`, or one a caller built or changed by hand.
+ *
+ * @since 0.1.0
+ */
+export type CordisBashSpec = Omit<BashExecutor.Spec, Brand.BrandTypeId>
+
+/**
  * The `ctx.bash` service. Synchronous methods throw, and `run` rejects with, the executor's typed
  * errors, whose `message` is the contract text (`aborted before spawn: <reason>`, an error naming
  * the bad field, …); a call made after the plugin unloaded (or a `run` cut short by the unload)
@@ -48,9 +60,9 @@ export interface CordisBash {
   /** Fills the defaults (`workdir`, `timeoutMs` capped at `maxTimeoutMs`, `stdoutMaxBytes`). */
   resolve(request: BashExecutor.Request): BashExecutor.Spec
   /** Runs in the foreground; aborting `spec.signal` kills the group and resolves with `aborted: true`. */
-  run(spec: BashExecutor.Spec): Promise<BashExecutor.RunResult>
+  run(spec: CordisBashSpec): Promise<BashExecutor.RunResult>
   /** Starts in the background and returns the handle at once; no timeout applies. */
-  start(spec: BashExecutor.Spec): CordisBashProcess
+  start(spec: CordisBashSpec): CordisBashProcess
   /** The owner token a tracked background process was started for. */
   ownerOf(id: string): string | undefined
 }
@@ -96,7 +108,7 @@ const processHandle = (process: BashExecutor.Process, runner: CallRunner<never>)
 export const makeBashFacade = (executor: BashExecutor["Type"], runner: CallRunner<never>): CordisBash => ({
   sandboxMode: executor.sandboxMode,
   resolve: (request) => runner.runSync(executor.resolve(request)),
-  run: (spec) => runner.run(executor.run(spec)),
-  start: (spec) => processHandle(runner.runSync(executor.start(spec)), runner),
+  run: (spec) => runner.run(Effect.flatMap(checkSpec(spec), executor.run)),
+  start: (spec) => processHandle(runner.runSync(Effect.flatMap(checkSpec(spec), executor.start)), runner),
   ownerOf: (id) => Option.getOrUndefined(runner.runSync(executor.ownerOf(id)))
 })

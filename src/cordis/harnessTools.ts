@@ -11,11 +11,18 @@ import { sessionOf } from "./HarnessCalls.js"
 import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./host.js"
 
 /**
- * Runs one of our tools (`AgentTools.callUnknown`).
+ * Runs one of our tools (`AgentTools.callUnknown`) until `signal` fires, which aborts it: resolves with its
+ * result — value and rendered text, or the error with its exact contract text (`command aborted` for
+ * an aborted call).
  *
  * @since 0.1.0
  */
-export type InvokeTool = (name: string, args: unknown, call: AgentTools.CallContext) => Promise<AgentTools.Result>
+export type InvokeTool = (
+  name: string,
+  args: unknown,
+  call: AgentTools.CallContext,
+  signal: AbortSignal
+) => Promise<AgentTools.Result>
 
 const text = (value: string): HarnessTextBlock => ({ type: "text", text: value })
 
@@ -77,28 +84,41 @@ export const toHarnessTool = (
   descriptor: AgentTools.Descriptor,
   invoke: InvokeTool,
   calls: HarnessCalls
-): HarnessToolDefinition => ({
-  name: descriptor.name,
-  description: descriptor.description,
-  parameters: toHarnessParameters(descriptor.parameters),
-  output: {
-    schema: { description: `The canonical result of ${descriptor.name}.` },
-    render: (_args, value) => [text(descriptor.render(value))],
-    presentationMeta: (args, value) => toJson(safely(() => descriptor.presentResult(args, value)))
-  },
-  execute: (args, exec) => {
-    const session = sessionOf(exec.agent)
-    const call: AgentTools.CallContext = {
-      callId: exec.callId,
-      signal: exec.signal,
-      ...(session === undefined ? {} : { session })
-    }
-    return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call)).then(valueOf)
-  },
-  presentCall: (args) => {
-    const view = safely(() => descriptor.presentCall(args))
-    return view === undefined ? undefined : callView(view)
-  },
-  presentResult: (_args, result) =>
-    !result.isError && isPresentation(result.meta) ? resultView(result.meta) : undefined
-})
+): HarnessToolDefinition => {
+  // A live call's result was rendered by the call itself: the registry, which renders the value it
+  // snapshots right after `execute` with the same arguments object, takes that text instead of
+  // rendering again. Replays (and a value a hook replaced) are rendered from the value.
+  const rendered = new WeakMap<object, string>()
+  const takeRendered = (args: unknown): string | undefined => {
+    if (typeof args !== "object" || args === null) return undefined
+    const text = rendered.get(args)
+    rendered.delete(args)
+    return text
+  }
+  return {
+    name: descriptor.name,
+    description: descriptor.description,
+    parameters: toHarnessParameters(descriptor.parameters),
+    output: {
+      schema: { description: `The canonical result of ${descriptor.name}.` },
+      render: (args, value) => [text(takeRendered(args) ?? descriptor.render(value))],
+      presentationMeta: (args, value) => toJson(safely(() => descriptor.presentResult(args, value)))
+    },
+    execute: (args, exec) => {
+      const session = sessionOf(exec.agent)
+      const call: AgentTools.CallContext = { callId: exec.callId, ...(session === undefined ? {} : { session }) }
+      return calls.during(exec.callId, exec.agent, () => invoke(descriptor.name, args, call, exec.signal)).then(
+        (result) => {
+          if (!result.isError && typeof args === "object" && args !== null) rendered.set(args, result.text)
+          return valueOf(result)
+        }
+      )
+    },
+    presentCall: (args) => {
+      const view = safely(() => descriptor.presentCall(args))
+      return view === undefined ? undefined : callView(view)
+    },
+    presentResult: (_args, result) =>
+      !result.isError && isPresentation(result.meta) ? resultView(result.meta) : undefined
+  }
+}

@@ -36,8 +36,9 @@ import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./h
 import { hostLookup } from "./hostLayers.js"
 import { cordisStackLayer } from "./stack.js"
 import { makeTasksFacade } from "./TasksFacade.js"
+import { abortOnSignal } from "../tool/abortable.js"
 
-export type { CordisBash, CordisBashProcess } from "./BashFacade.js"
+export type { CordisBash, CordisBashProcess, CordisBashSpec } from "./BashFacade.js"
 export { RunnerClosedError, SynchronousCallError } from "./CallRunner.js"
 export type { CordisBashEnv, CordisBashEnvContributor } from "./BashEnvFacade.js"
 export type { EffectBashConfig } from "./config.js"
@@ -101,8 +102,8 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     yield ctx.provide("tasks", makeTasksFacade(tasks, runner))
     if (config.registerTools === false) return
 
-    const invoke = (toolName: string, args: unknown, call: AgentTools.CallContext) =>
-      runner.run(tools.callUnknown(toolName, args, call))
+    const invoke = (toolName: string, args: unknown, call: AgentTools.CallContext, signal: AbortSignal) =>
+      runner.run(abortOnSignal(tools.callUnknown(toolName, args, call), signal))
     const harnessNotices = startHarnessNotices(ctx, {
       plugin: name,
       mode: config.completionDelivery ?? "wakeup",

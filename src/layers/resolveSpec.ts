@@ -1,14 +1,17 @@
 /**
- * CONTRACT §1 `resolve`, and the checks every `run`/`start` repeats on a spec: one implementation
- * for the local executor and the test doubles that stand in for it.
+ * CONTRACT §1 `resolve`: one implementation for the local executor and the test doubles that stand
+ * in for it, and the only producer of the {@link BashExecutor.Spec} brand — with {@link checkSpec},
+ * its twin for a spec an untyped caller built by hand.
  *
  * @since 0.1.0
  */
+import type { Brand } from "effect"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { AbortedBeforeSpawnError, BashRequestError } from "../services/BashExecutor.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../services/requestChecks.js"
 import type { LocalBashExecutorConfig } from "./executorSettings.js"
+import { validateEnv } from "./internal/executor/environment.js"
 
 /**
  * The defaults a request is resolved against.
@@ -17,14 +20,16 @@ import type { LocalBashExecutorConfig } from "./executorSettings.js"
  */
 export type ResolveDefaults = Pick<LocalBashExecutorConfig, "cwd" | "timeoutMs" | "maxTimeoutMs" | "maxOutputBytes">
 
+/** A spec's fields without the brand: what an untyped caller can build by hand. */
+type SpecFields = Omit<BashExecutor.Spec, Brand.BrandTypeId>
+
+/** The brand's one constructor (the brand is a type only): applied to fields once they are checked. */
+const checked = (fields: SpecFields): BashExecutor.Spec => fields as BashExecutor.Spec
+
 const describe = (value: unknown): string => (typeof value === "number" ? String(value) : echoValue(value))
 
-/**
- * `value` when it is a positive finite number, else an error naming `field`.
- *
- * @since 0.1.0
- */
-export const positive = (field: string, value: unknown): Effect.Effect<number, BashRequestError> =>
+/** `value` when it is a positive finite number, else an error naming `field`. */
+const positive = (field: string, value: unknown): Effect.Effect<number, BashRequestError> =>
   typeof value === "number" && Number.isFinite(value) && value > 0 ?
     Effect.succeed(value) :
     Effect.fail(
@@ -34,11 +39,9 @@ export const positive = (field: string, value: unknown): Effect.Effect<number, B
 /**
  * Fails naming `command` or `workdir` when the OS could not take it: a NUL byte, or a workdir longer
  * than the OS allows (so neither surfaces as a raw spawn error).
- *
- * @since 0.1.0
  */
-export const checkCommandAndWorkdir = (
-  spec: Pick<BashExecutor.Spec, "command" | "workdir">
+const checkCommandAndWorkdir = (
+  spec: Pick<SpecFields, "command" | "workdir">
 ): Effect.Effect<void, BashRequestError> => {
   const command = typeof spec.command === "string" ? commandNulProblem(spec.command) : undefined
   if (command !== undefined) return Effect.fail(new BashRequestError({ field: "command", message: command }))
@@ -65,14 +68,30 @@ export const resolveSpec = (
     const stdoutMaxBytes = request.stdoutMaxBytes === undefined ?
       defaults.maxOutputBytes :
       yield* positive("stdoutMaxBytes", request.stdoutMaxBytes)
-    const spec: BashExecutor.Spec = {
+    const spec: SpecFields = {
       ...request,
       workdir: request.workdir ?? defaults.cwd ?? process.cwd(),
       timeoutMs: Math.min(requested, defaults.maxTimeoutMs),
       stdoutMaxBytes
     }
     yield* checkCommandAndWorkdir(spec)
-    return spec
+    return checked(spec)
+  })
+
+/**
+ * A spec an untyped caller built or changed by hand (the Cordis `ctx.bash.run(spec)`), checked as
+ * `resolve` checks a request and with the same errors — `timeoutMs` and `stdoutMaxBytes` positive and
+ * finite, a command and workdir the OS can take, `env` and `dshEnv` names each in their lane — then
+ * branded. Nothing is filled in or capped: the spec runs as given.
+ */
+export const checkSpec = (spec: SpecFields): Effect.Effect<BashExecutor.Spec, BashRequestError> =>
+  Effect.gen(function*() {
+    yield* positive("timeoutMs", spec.timeoutMs)
+    yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
+    yield* checkCommandAndWorkdir(spec)
+    const envError = validateEnv(spec.env, spec.dshEnv)
+    if (envError) return yield* envError
+    return checked(spec)
   })
 
 /**

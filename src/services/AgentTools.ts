@@ -82,15 +82,16 @@ export declare namespace AgentTools {
   export type ProgressCallback = (text: string) => Effect.Effect<void>
 
   /**
-   * The calling context of one tool call.
+   * The calling context of one tool call. A call is aborted by interrupting its fiber: a foreground
+   * command is killed, an approval prompt withdrawn, a wait ended (a started background task runs on),
+   * and the call is recorded as the error `command aborted`. Hosts that cancel with an `AbortSignal`
+   * turn it into interruption at their edge (the Cordis and MCP adapters answer `command aborted`).
    *
    * @since 0.1.0
    */
   export interface CallContext {
     readonly callId: string
     readonly session?: ToolSession
-    /** Aborting it stops the call; the result is the error `command aborted`. */
-    readonly signal?: AbortSignal
     /**
      * Receives a foreground `bash` call's output while it runs: new complete lines cleaned like model
      * text, at most one update per 100 ms (Clock) and a last one at the end. The result is unchanged;

@@ -4,22 +4,9 @@
  *
  * @since 0.1.0
  */
-import type { Option, Scope, Stream } from "effect"
+import type { Brand, Option, Scope, Stream } from "effect"
 import { Context, Data, Effect } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
-
-/**
- * Completes when a request's abort trigger fires (at once if it already has).
- *
- * @since 0.1.0
- */
-export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    if (signal.aborted) return resume(Effect.void)
-    const onAbort = () => resume(Effect.void)
-    signal.addEventListener("abort", onAbort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
-  })
 
 /**
  * How many bytes of live output wait for one consumer at most; past it, new chunks are dropped and
@@ -28,19 +15,6 @@ export const awaitAbort = (signal: AbortSignal): Effect.Effect<void> =>
  * @since 0.1.0
  */
 export const liveOutputBufferBytes = 1024 * 1024
-
-/**
- * The CONTRACT §1 merge of two streams' text: `stdout`, then — when `stderr` is non-empty — a newline
- * if `stdout` is non-empty and unterminated, `[stderr]\n` and `stderr`. Background reads, rendered
- * results and UI cards all present output this way.
- *
- * @since 0.1.0
- */
-export const mergeStreams = (stdout: string, stderr: string): string => {
-  if (stderr === "") return stdout
-  const separator = stdout !== "" && !stdout.endsWith("\n") ? "\n" : ""
-  return `${stdout}${separator}[stderr]\n${stderr}`
-}
 
 /**
  * A request that cannot be resolved or run as given; `field` names the culprit.
@@ -119,6 +93,13 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
      * session. `undefined` for an unconfined executor, or one whose root is its default workdir.
      */
     readonly workspaceRoot?: string | undefined
+    /**
+     * The workdir a request without one runs in (the configured `cwd`, else the process's working
+     * directory at the time): what `resolve` fills in, without resolving a request.
+     *
+     * @since 0.1.0
+     */
+    readonly defaultWorkdir: Effect.Effect<string>
     /** Fills defaults and validates; fails naming the offending field. */
     readonly resolve: (request: BashExecutor.Request) => Effect.Effect<BashExecutor.Spec, BashRequestError>
     /** Runs in the foreground. Interrupting it kills the group through the timeout path. */
@@ -205,11 +186,15 @@ export declare namespace BashExecutor {
   }
 
   /**
-   * A request with every default filled in.
+   * A request with every default filled in and every field checked. It is branded: only an
+   * executor's `resolve` (or `resolveSpec`, which a double's `resolve` is built on) produces one, so
+   * `run`, `runStreaming` and `start` take it as checked and never validate it again. A spec built
+   * or changed by hand is not a `Spec`; edges that take one from untyped callers (the Cordis
+   * `ctx.bash`) check it first.
    *
    * @since 0.1.0
    */
-  export interface Spec extends Request {
+  export interface Spec extends Request, Brand.Brand<"effect-bash/BashExecutor.Spec"> {
     readonly workdir: string
     readonly timeoutMs: number
     readonly stdoutMaxBytes: number

@@ -127,7 +127,8 @@ const make = (config: FakeConfiningExecutorConfig) =>
         }),
       ownerOf: (id) =>
         Effect.map(Ref.get(processes), (current) =>
-          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner)),
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd())
     }
 
     return Context.make(BashExecutor, executor).pipe(

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
-import { awaitAbort, BashExecutor, mergeStreams } from "../services/BashExecutor.js"
+import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
 import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
 
@@ -120,6 +120,19 @@ export const bashRunResult = (overrides: Partial<BashExecutor.RunResult> = {}): 
 export const echoResult = (spec: BashExecutor.Spec): BashExecutor.RunResult =>
   bashRunResult({ timeoutMs: spec.timeoutMs, stdout: { text: `${spec.command}\n`, truncated: false } })
 
+/** Completes once `signal` has fired. */
+const whenAborted = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.async((resume) => {
+    const fired = () => resume(Effect.void)
+    if (signal.aborted) return fired()
+    signal.addEventListener("abort", fired, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", fired))
+  })
+
+/** Both streams as one text, as the executor's reads merge them (CONTRACT §1). */
+const merged = (stdout: string, stderr: string): string =>
+  stderr === "" ? stdout : `${stdout}${stdout === "" || stdout.endsWith("\n") ? "" : "\n"}[stderr]\n${stderr}`
+
 /**
  * A scripted answer that waits until the spec's abort trigger fires, then reports an aborted run
  * ended by SIGTERM. A call without a trigger never settles (interrupt it).
@@ -127,7 +140,7 @@ export const echoResult = (spec: BashExecutor.Spec): BashExecutor.RunResult =>
  * @since 0.1.0
  */
 export const untilAborted: ScriptedRun = (spec) =>
-  (spec.signal === undefined ? Effect.never : awaitAbort(spec.signal)).pipe(
+  (spec.signal === undefined ? Effect.never : whenAborted(spec.signal)).pipe(
     Effect.as(bashRunResult({ aborted: true, signal: "SIGTERM", exitCode: null, timeoutMs: spec.timeoutMs }))
   )
 
@@ -188,7 +201,7 @@ export const makeScriptedProcess = (id: string, spec: BashExecutor.Spec): Effect
 
     const readOutput = Ref.modify(buffers, (current): [BashExecutor.OutputRead, ProcessBuffers] => [
       {
-        delta: mergeStreams(current.stdout, current.stderr),
+        delta: merged(current.stdout, current.stderr),
         lossy: current.lossy,
         ...(current.lossy && current.stdoutSpillPath !== undefined ? { stdoutSpillPath: current.stdoutSpillPath } : {}),
         ...(current.lossy && current.stderrSpillPath !== undefined ? { stderrSpillPath: current.stderrSpillPath } : {})
@@ -264,6 +277,7 @@ const make = (config: ScriptedBashExecutorConfig) =>
 
     const executor: BashExecutor["Type"] = {
       sandboxMode: config.sandboxMode,
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve: (request) => resolveSpec(defaults, request),
       run,
       runStreaming: streamingFromRun(run),

@@ -15,6 +15,7 @@ import { SandboxSessions } from "../services/SandboxSessions.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
+import { abortedCallResult } from "./abortable.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
 import type { AgentTool, AnyAgentTool } from "./AgentTool.js"
 import * as BashTool from "./BashTool.js"
@@ -155,7 +156,9 @@ export const make = (
             : tool.parameters.decode(args).pipe(
               Effect.flatMap((checked) => tool.handle(checked, context)),
               Effect.map((value) => ({ value, text: tool.render(value), shown: tool.finalTask?.(value) })),
-              Effect.catchAllDefect(internalError(name))
+              Effect.catchAllDefect(internalError(name)),
+              // An interrupted call is an aborted one: recorded as the error its host answers with.
+              Effect.onInterrupt(() => record(name, args, context, abortedCallResult))
             )
         )
         const result: AgentTools.Result<Value> = Either.match(outcome, {

@@ -9,7 +9,6 @@ import { echoValue } from "../services/requestChecks.js"
 import type { AgentTools } from "../services/AgentTools.js"
 import type { Tasks } from "../services/Tasks.js"
 import { InvalidWaitTimeoutError } from "../services/Tasks.js"
-import { abortable } from "./abortable.js"
 import * as AgentTool from "./AgentTool.js"
 import { finalTask, taskCards, taskId, TaskSnapshot } from "./taskTools.js"
 import { renderTaskOutput } from "./taskTexts.js"
@@ -102,10 +101,8 @@ export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Valu
     const caller = call.session?.id
     const waitMs = args.wait === false ? undefined : Math.min(args.timeout_ms ?? defaultWaitMs, maxWaitMs)
     yield* Effect.annotateCurrentSpan({ "task.id": args.task_id, "task.waitMs": waitMs ?? 0 })
-    // Aborting the call ends only the wait, before anything is read, so no output is consumed unseen.
-    if (waitMs !== undefined) {
-      yield* abortable(Effect.mapError(tasks.wait(args.task_id, waitMs, caller), AgentTool.failWith), call.signal)
-    }
+    // Interrupting the call ends only the wait, before anything is read, so no output is consumed unseen.
+    if (waitMs !== undefined) yield* Effect.mapError(tasks.wait(args.task_id, waitMs, caller), AgentTool.failWith)
     const value: Value = yield* Effect.mapError(tasks.read(args.task_id, caller), AgentTool.failWith)
     return value
   })

@@ -1,33 +1,34 @@
 /**
- * Ending the preparation of a call when its abort trigger fires.
+ * Aborting a tool call where a host cancels it with an `AbortSignal` (the Cordis and MCP edges).
+ * Inside Effect an abort is interruption: interrupting a call's fiber kills its foreground command,
+ * withdraws its approval prompt or ends its wait. Only at these edges does a signal become
+ * interruption, and an interrupted call the error `command aborted`.
  *
- * @since 0.1.0
+ * @internal
  */
 import { Effect } from "effect"
-import { awaitAbort } from "../services/BashExecutor.js"
-import { ToolError } from "../services/AgentTools.js"
+import type { AgentTools } from "../services/AgentTools.js"
+import { awaitAbort } from "../services/awaitAbort.js"
 
 /**
- * The error of an aborted call: `command aborted`.
- *
- * @since 0.1.0
+ * What a call that was aborted (interrupted) answers: the error `command aborted` (CONTRACT §2).
  */
-export const commandAborted = (): ToolError => new ToolError({ message: "command aborted" })
-
-const whenAborted = (signal: AbortSignal): Effect.Effect<never, ToolError> =>
-  Effect.zipRight(awaitAbort(signal), Effect.fail(commandAborted()))
+export const abortedCallResult: AgentTools.Result = {
+  isError: true,
+  message: "command aborted",
+  text: "Error: command aborted"
+}
 
 /**
- * Runs `effect` unless `signal` fires first, in which case it is interrupted and the call fails with
- * `command aborted`. A signal already fired means `effect` never starts.
- *
- * @since 0.1.0
+ * Runs a tool call (`AgentTools.call`) until `signal` fires; then the call is interrupted and answers
+ * {@link abortedCallResult} once its interruption is over (its command killed, its last progress
+ * update delivered within the grace). A signal that has already fired runs nothing.
  */
-export const abortable = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
+export const abortOnSignal = <R>(
+  call: Effect.Effect<AgentTools.Result, never, R>,
   signal: AbortSignal | undefined
-): Effect.Effect<A, E | ToolError, R> => {
-  if (signal === undefined) return effect
-  if (signal.aborted) return Effect.fail(commandAborted())
-  return Effect.raceFirst(effect, whenAborted(signal))
+): Effect.Effect<AgentTools.Result, never, R> => {
+  if (signal === undefined) return call
+  if (signal.aborted) return Effect.succeed(abortedCallResult)
+  return Effect.raceFirst(call, Effect.as(awaitAbort(signal), abortedCallResult))
 }

@@ -12,7 +12,6 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
-import { ToolError } from "../services/AgentTools.js"
 
 /**
  * The request fields that place a call.
@@ -42,19 +41,14 @@ export const canonicalDir = (dir: string): Effect.Effect<string> =>
 export const placeCall = Effect.fn("bash.placeCall")(function*(
   executor: BashExecutor["Type"],
   call: {
-    readonly command: string
     readonly workdir: string | undefined
     readonly session: ToolSession | undefined
     readonly mode: BashExecutor.SandboxMode | undefined
   }
 ) {
   const sessionDir = call.session?.cwd === undefined ? undefined : yield* canonicalDir(call.session.cwd)
-  const executorDefault = executor.resolve({ command: call.command }).pipe(
-    Effect.map((spec) => spec.workdir),
-    Effect.mapError((error) => new ToolError({ message: error.message }))
-  )
   if (call.mode !== undefined) {
-    const workspaceRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executorDefault, canonicalDir))
+    const workspaceRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executor.defaultWorkdir, canonicalDir))
     // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.
     const workdir = call.workdir === undefined
       ? workspaceRoot
@@ -63,6 +57,6 @@ export const placeCall = Effect.fn("bash.placeCall")(function*(
   }
   if (call.workdir === undefined) return (sessionDir === undefined ? {} : { workdir: sessionDir }) satisfies Placement
   if (path.isAbsolute(call.workdir)) return { workdir: call.workdir } satisfies Placement
-  const base = sessionDir ?? (yield* executorDefault)
+  const base = sessionDir ?? (yield* executor.defaultWorkdir)
   return { workdir: path.resolve(base, call.workdir) } satisfies Placement
 })

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
-import { mergeStreams } from "../services/BashExecutor.js"
+import { mergeStreams } from "../services/mergeStreams.js"
 import { appendLines } from "./appendLines.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"

@@ -4,12 +4,11 @@
  *
  * @internal
  */
-import { Effect, Fiber, Option } from "effect"
+import { Effect, Fiber, Option, Scope } from "effect"
 import type { BashExecutor } from "../../services/BashExecutor.js"
 import type { Tasks } from "../../services/Tasks.js"
 import type { AgentTools } from "../../services/AgentTools.js"
 import { ToolError } from "../../services/AgentTools.js"
-import { abortable, commandAborted } from "../abortable.js"
 import { reportProgress } from "../liveProgress.js"
 import { bashTaskWork, taskLabel } from "../backgroundTask.js"
 import type * as BashTool from "../BashTool.js"
@@ -28,17 +27,13 @@ const lastUpdateGrace = "1 second"
 
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
 
-/** Infrastructure faults keep their message; an abort before spawn is the call's abort. */
-const executorFault = (error: BashExecutor.RunError | BashExecutor.StartError): ToolError =>
-  error._tag === "AbortedBeforeSpawnError" ? commandAborted() : failWith(error)
-
 /** Runs checked `bash` arguments in one composition. */
 export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Policy) => {
   const { env, executor } = deps
   const escalationOffered = policy.sandbox
 
   /** Everything before the process starts: approval, placement, the managed environment, defaults. */
-  const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Partial<BashExecutor.Request>) =>
+  const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Pick<BashExecutor.Request, "owner">) =>
     Effect.gen(function*() {
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
@@ -54,7 +49,6 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
           session: call.session
         })
       const placement = yield* placeCall(executor, {
-        command: args.command,
         workdir: args.workdir,
         session: call.session,
         mode
@@ -73,23 +67,30 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
       }).pipe(Effect.mapError(failWith))
     })
 
-  // With a progress callback the run is watched. The reporter ends soon after the run has settled;
-  // a callback that blocks gets `lastUpdateGrace` to deliver the last update, never more.
+  // With a progress callback the run is watched. The reporter ends soon after the run has settled —
+  // also when the call is interrupted: the run is killed first, so the last update shows the output
+  // produced until then. A callback that blocks gets `lastUpdateGrace` to deliver it, never more.
   const runWatched = (spec: BashExecutor.Spec, onProgress: NonNullable<AgentTools.CallContext["onProgress"]>) =>
-    Effect.scoped(Effect.gen(function*() {
-      const live = yield* executor.runStreaming(spec)
-      const reporter = yield* Effect.forkScoped(reportProgress(live.output, onProgress))
-      const result = yield* live.result
-      yield* Fiber.join(reporter).pipe(Effect.timeoutOption(lastUpdateGrace))
-      return result
-    }))
+    Effect.acquireUseRelease(
+      Effect.gen(function*() {
+        const runScope = yield* Scope.make()
+        const live = yield* Scope.extend(executor.runStreaming(spec), runScope)
+        // Not the call's child: interrupting the call must not interrupt the last update.
+        const reporter = yield* Effect.forkDaemon(Effect.interruptible(reportProgress(live.output, onProgress)))
+        return { runScope, live, reporter }
+      }),
+      ({ live }) => live.result,
+      ({ reporter, runScope }, exit) =>
+        Scope.close(runScope, exit).pipe(
+          Effect.zipRight(Fiber.join(reporter).pipe(Effect.interruptible, Effect.timeoutOption(lastUpdateGrace))),
+          Effect.zipRight(Fiber.interrupt(reporter))
+        )
+    )
 
   const runForeground = (spec: BashExecutor.Spec, call: AgentTools.CallContext) =>
     (call.onProgress === undefined ? executor.run(spec) : runWatched(spec, call.onProgress)).pipe(
-      Effect.mapError(executorFault),
-      Effect.flatMap((result) =>
-        result.aborted ? Effect.fail(commandAborted()) : Effect.succeed<BashTool.Value>({ kind: "foreground", ...result })
-      )
+      Effect.mapError(failWith),
+      Effect.map((result): BashTool.Value => ({ kind: "foreground", ...result }))
     )
 
   const startBackground = (tasks: Tasks["Type"], args: BashArgs, call: AgentTools.CallContext, spec: BashExecutor.Spec) => {
@@ -98,7 +99,7 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
       { kind: "bash", label: taskLabel(args.command), ...(owner !== undefined ? { owner } : {}) },
       () => executor.start(spec).pipe(Effect.flatMap((process) => bashTaskWork(process, escalationOffered)))
     ).pipe(
-      Effect.mapError((error) => error._tag === "TasksUnavailableError" ? failWith(error) : executorFault(error)),
+      Effect.mapError(failWith),
       Effect.map((task): BashTool.Value => ({ kind: "background", taskId: task.id }))
     )
   }
@@ -112,18 +113,12 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
       "bash.background": runInBackground,
       "bash.escalation": args.escalation?.mode ?? "none"
     })
-    if (!runInBackground) {
-      const spec = yield* abortable(
-        prepare(args, call, call.signal !== undefined ? { signal: call.signal } : {}),
-        call.signal
-      )
-      return yield* runForeground(spec, call)
-    }
+    if (!runInBackground) return yield* runForeground(yield* prepare(args, call, {}), call)
     if (Option.isNone(deps.tasks)) return yield* new ToolError({ message: noTaskRuntimeMessage })
     const tasks = deps.tasks.value
-    // The process outlives the call: the call's abort trigger stops only the preparation.
     const owner = call.session?.id
-    const spec = yield* abortable(prepare(args, call, owner !== undefined ? { owner } : {}), call.signal)
-    return yield* startBackground(tasks, args, call, spec)
+    const spec = yield* prepare(args, call, owner !== undefined ? { owner } : {})
+    // The process outlives the call: interrupting the call stops only the preparation, never a start.
+    return yield* Effect.uninterruptible(startBackground(tasks, args, call, spec))
   })
 }

@@ -88,7 +88,10 @@ export class LiveFeed {
     for (const tap of this.taps) tap.end()
   })
 
-  /** A consumer registered now: it sees what arrives from now on. */
+  /**
+   * A consumer registered now: it sees what arrives from now on. Closing it ends its stream after what
+   * was already queued, so a consumer still reading when its run was cut short loses nothing it was owed.
+   */
   readonly subscribe: Effect.Effect<{ readonly stream: Stream.Stream<BashExecutor.LiveOutput>; readonly close: Effect.Effect<void> }> =
     Effect.map(Queue.unbounded<Item>(), (queue) => {
       const tap = new LiveTap(queue, this.maxBytes)
@@ -96,9 +99,8 @@ export class LiveFeed {
       else this.taps.add(tap)
       return {
         stream: tap.stream,
-        close: Effect.suspend(() => {
-          this.taps.delete(tap)
-          return Queue.shutdown(queue)
+        close: Effect.sync(() => {
+          if (this.taps.delete(tap)) tap.end()
         })
       }
     })

@@ -15,7 +15,7 @@ import type { LocalBashExecutorConfig } from "../../executorSettings.js"
 import { makeEnvBuilder, validateEnv } from "./environment.js"
 import { killGroup } from "./killGroup.js"
 import { LiveFeed } from "./LiveFeed.js"
-import { checkCommandAndWorkdir, positive, refuseIfAborted, resolveSpec } from "../../resolveSpec.js"
+import { refuseIfAborted, resolveSpec } from "../../resolveSpec.js"
 import type { RunnerDialect } from "./RunnerWatch.js"
 import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
@@ -112,16 +112,6 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       })
     )
 
-    const checkSpec = (spec: BashExecutor.Spec) =>
-      Effect.gen(function*() {
-        yield* positive("timeoutMs", spec.timeoutMs)
-        yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
-        yield* checkCommandAndWorkdir(spec)
-        const envError = validateEnv(spec.env, spec.dshEnv)
-        if (envError) return yield* envError
-        yield* refuseIfAborted(spec)
-      })
-
     // The runner gets the scrubbed env too: inside a PID namespace `/proc/1/environ` is the runner's.
     const spawnOptions = (spec: BashExecutor.Spec, launch: Launch): ProcessSpawner.Options => ({
       command: spec.command,
@@ -158,8 +148,9 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
     // `live` is the feed runStreaming watches; a plain run's has no consumer.
+    // A spec is checked by `resolve` (its brand says so): only the abort trigger can have changed.
     const runBody = function*(spec: BashExecutor.Spec, live: LiveFeed = new LiveFeed()) {
-      yield* checkSpec(spec)
+      yield* refuseIfAborted(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
       const supervised = yield* Effect.scoped(
@@ -211,7 +202,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     })
 
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecutor.Spec) {
-      yield* checkSpec(spec)
+      yield* refuseIfAborted(spec)
       if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
@@ -266,6 +257,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       sandboxMode: confinement.sandboxMode,
       workspaceRoot: confinement.workspaceRoot,
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve,
       run: (spec) => run(spec),
       runStreaming,

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 
 const firstPollMs = 5
@@ -27,18 +27,24 @@ const awaitGroupDeath = (process: ProcessSpawner.Process): Effect.Effect<void> =
  * Waits for `effect` at most `graceMs`, and not at all once `escalation` has completed: `true` when
  * `effect` finished in time. Each contender is interruptible, so the losers stop and the bound holds
  * inside a finalizer too (where fibers are uninterruptible); the wait itself keeps the caller's
- * interruptibility, so a kill in a finalizer is not cut short by an interrupt.
+ * interruptibility, so a kill in a finalizer is not cut short by an interrupt. The race runs in a
+ * fiber of its own: an interrupt signal reaches a fiber's children even in a finalizer, so a
+ * contender forked by the caller would die of a second interrupt (a host aborting a call, then
+ * shutting down) and end the kill before its SIGKILL.
  */
 export const withinGrace = (
   effect: Effect.Effect<unknown>,
   graceMs: number,
   escalation: Effect.Effect<void> = Effect.never
 ): Effect.Effect<boolean> =>
-  Effect.raceAll([
-    Effect.interruptible(Effect.as(effect, true)),
-    Effect.interruptible(Effect.as(Effect.sleep(graceMs), false)),
-    Effect.interruptible(Effect.as(escalation, false))
-  ])
+  Effect.flatMap(
+    Effect.forkDaemon(Effect.interruptible(Effect.raceAll([
+      Effect.as(effect, true),
+      Effect.as(Effect.sleep(graceMs), false),
+      Effect.as(escalation, false)
+    ]))),
+    (race) => Effect.onInterrupt(Fiber.join(race), () => Fiber.interrupt(race))
+  )
 
 /**
  * TERM → wait up to `graceMs` (less once `escalation` completes) → KILL if anything survived →
