@@ -22,6 +22,7 @@ export const makeOursRunner = async (config: Partial<LocalBashExecutorConfig>): 
   return {
     id: "ours",
     label: "effect-bash LocalBashExecutor",
+    level: "executor",
     execute,
     run: async (command) => {
       await execute({ command })
