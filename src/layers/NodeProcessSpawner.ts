@@ -76,10 +76,15 @@ export const signalNamespaceMembersSync = (pgid: number, signal: GroupSignal): v
  * @since 0.1.0
  */
 export const groupAliveSync = (pgid: number): boolean => {
+  // After a clean exit the answer is nearly always ESRCH, thrown: skip its stack trace (most of its cost).
+  const stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
   try {
     process.kill(-pgid, 0)
   } catch (error) {
     if (errnoCode(error) !== "EPERM") return false
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit
   }
   if (process.platform !== "linux") return true
   for (const entry of pidEntries()) {
