@@ -62,12 +62,15 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
   Effect.gen(function*() {
     const { escalation, graceMs, process } = options
     let settled = false
+    let finished = false
     const finishBoth = Effect.all([options.stdout.finish, options.stderr.finish])
     // The group is killed first, then the spill files are closed. A plain scope finalizer: it needs
     // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
     yield* Scope.addFinalizer(
       yield* Effect.scope,
-      Effect.suspend(() => settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth))
+      Effect.suspend(() =>
+        finished ? Effect.void : settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth)
+      )
     )
     const readers = yield* Effect.fork(process.readPipes({
       stdout: (chunk) => options.stdout.offer(chunk),
@@ -92,5 +95,7 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
     yield* Fiber.interrupt(readers)
     const [stdout, stderr] = yield* finishBoth
+    // Finished once: the finalizer need not close the files and decode the tails again.
+    finished = true
     return { cause, exit, stdout, stderr }
   })
