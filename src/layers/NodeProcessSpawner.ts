@@ -212,8 +212,16 @@ const make = Effect.gen(function*() {
       )).pipe(
       Effect.map((child) => {
         const exited = Deferred.unsafeMake<ProcessExit>(FiberId.none)
-        const settle = (exitCode: number | null, signal: NodeJS.Signals | null) =>
-          Deferred.unsafeDone(exited, Effect.succeed({ exitCode, signal }))
+        let result: ProcessExit | undefined
+        let listeners: Array<(exit: ProcessExit) => void> = []
+        const settle = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+          const exit = { exitCode, signal }
+          result = exit
+          Deferred.unsafeDone(exited, Effect.succeed(exit))
+          const waiting = listeners
+          listeners = []
+          for (const listener of waiting) listener(exit)
+        }
         if (child.exitCode !== null || child.signalCode !== null) settle(child.exitCode, child.signalCode)
         else child.once("exit", settle)
         const pid = child.pid!
@@ -222,6 +230,16 @@ const make = Effect.gen(function*() {
           readPipes: (sinks: OutputSinks) =>
             readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           exit: Deferred.await(exited),
+          onExit: (listener: (exit: ProcessExit) => void) => {
+            if (result !== undefined) {
+              listener(result)
+              return () => {}
+            }
+            listeners.push(listener)
+            return () => {
+              listeners = listeners.filter((each) => each !== listener)
+            }
+          },
           signalGroup: (signal: GroupSignal) =>
             Effect.sync(() =>
               signal === "SIGTERM" && options.wrapper?.pidNamespace === true

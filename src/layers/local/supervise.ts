@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Fiber, Option, Scope } from "effect"
+import { Clock, Effect, Fiber, Option, Scope } from "effect"
 import type { CollectedOutput } from "../../services/BashExecutor.js"
 import { awaitAbort } from "../../services/BashExecutor.js"
 import type { ProcessExit, SpawnedProcess } from "../../services/ProcessSpawner.js"
@@ -52,6 +52,59 @@ export interface SuperviseOptions {
 
 const unknownExit: ProcessExit = { exitCode: null, signal: null }
 
+/** The first of exit / timeout / abort / kill request, each raced on a fiber of its own. */
+const raceTriggers = (options: SuperviseOptions): Effect.Effect<SettleCause> => {
+  const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(options.process.exit, "exit" as const)]
+  if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
+  if (options.signal !== undefined) triggers.push(Effect.as(awaitAbort(options.signal), "abort" as const))
+  if (options.killRequest !== undefined) triggers.push(Effect.as(options.killRequest, "kill" as const))
+  return Effect.raceAll(triggers)
+}
+
+// Effect's live Clock sleeps on a plain timer, and never wakes past the JS timer limit; its `sleep`
+// is one shared method, so comparing it tells the live clock from any other (a TestClock).
+const liveSleep = Clock.make().sleep
+const maxTimerMs = 2 ** 31 - 1
+
+/**
+ * {@link raceTriggers} without the fibers (a good part of a short call's cost): on the live clock,
+ * with a spawner that reports exit as a callback and no kill request, exit, the timer and the abort
+ * signal are awaited in one callback. Any other clock or process takes the fibers' way.
+ */
+const settleCause = (options: SuperviseOptions): Effect.Effect<SettleCause> =>
+  Effect.clockWith((clock) => {
+    const { process, signal, timeoutMs } = options
+    const onExit = process.onExit
+    if (clock.sleep !== liveSleep || onExit === undefined || options.killRequest !== undefined) {
+      return raceTriggers(options)
+    }
+    return Effect.async<SettleCause>((resume) => {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      let removeExitListener: (() => void) | undefined
+      let settled = false
+      const onAbort = () => settle("abort")
+      const cleanup = () => {
+        if (timer !== undefined) clearTimeout(timer)
+        removeExitListener?.()
+        signal?.removeEventListener("abort", onAbort)
+      }
+      const settle = (cause: SettleCause) => {
+        if (settled) return
+        settled = true
+        cleanup()
+        resume(Effect.succeed(cause))
+      }
+      removeExitListener = onExit(() => settle("exit"))
+      if (settled) return
+      if (timeoutMs !== undefined && timeoutMs <= maxTimerMs) timer = setTimeout(() => settle("timeout"), timeoutMs)
+      if (signal !== undefined) {
+        if (signal.aborted) return settle("abort")
+        signal.addEventListener("abort", onAbort, { once: true })
+      }
+      return Effect.sync(cleanup)
+    })
+  })
+
 /**
  * Supervises `options.process` until it has settled. If the calling fiber is interrupted first, the
  * group is killed through the same path before the scope's other finalizers run.
@@ -77,11 +130,7 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       stderr: (chunk) => options.stderr.offer(chunk)
     }))
 
-    const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(process.exit, "exit" as const)]
-    if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
-    if (options.signal !== undefined) triggers.push(Effect.as(awaitAbort(options.signal), "abort" as const))
-    if (options.killRequest !== undefined) triggers.push(Effect.as(options.killRequest, "kill" as const))
-    const cause = yield* Effect.raceAll(triggers)
+    const cause = yield* settleCause(options)
 
     // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
     if (cause !== "exit" || (yield* process.groupAlive)) {
