@@ -4,8 +4,8 @@
  * through a real harness registry; then RSS and settle-time checks of ours, then model-text cleaning.
  * Prints Markdown tables and writes `bench/results.json`, `bench/results.md` and `bench/results.svg`
  * (wall time per call). `--quick` shrinks every item for a smoke run; `--only=model-text` runs item (f)
- * alone and `--only=per-call` items (a) and (b) (wall time, host CPU and JS allocation per call) alone —
- * results are then printed but not written.
+ * alone, `--only=per-call` items (a) and (b) (wall time, host CPU and JS allocation per call) alone and
+ * `--only=throughput` item (c) alone — results are then printed but not written.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
@@ -36,6 +36,7 @@ import { outputToFile } from "./sections/throughput.js"
 const quick = process.argv.includes("--quick")
 const onlyModelText = process.argv.includes("--only=model-text")
 const onlyPerCall = process.argv.includes("--only=per-call")
+const onlyThroughput = process.argv.includes("--only=throughput")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -160,19 +161,37 @@ const spread = (samples: ReadonlyArray<number>) => ({
   samples: samples.map((s) => round(s, 1))
 })
 
-const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
-  await warmUp(runners, dir)
-  const [a, b] = await runPerCallItems(runners)
+const runThroughput = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Comparison> => {
   const s = settings
   log(`(c) ${s.outputBytes / MiB} MiB to a file × ${s.outputRounds}`)
-  const c = compare(
+  return compare(
     "c",
     `(c) ${s.outputBytes / MiB} MiB stdout → file`,
     "MiB/s",
     1,
     await interleavedRounds(runners.filter((r) => r.runToFile !== undefined), s.outputRounds, outputToFile(s.outputBytes, dir))
   )
-  return [a, b, c]
+}
+
+const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
+  await warmUp(runners, dir)
+  const [a, b] = await runPerCallItems(runners)
+  return [a, b, await runThroughput(runners, dir)]
+}
+
+/** `--only=throughput`: item (c) alone, printed, nothing written. */
+const mainThroughput = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
+  const { runners, close } = await makeRunners({ maxSpillBytes: settings.oursMaxSpillBytes })
+  try {
+    const fileRunners = runners.filter((r) => r.runToFile !== undefined)
+    await warmUp(fileRunners, dir)
+    const c = await runThroughput(fileRunners, dir)
+    process.stdout.write(`${c.title}: ${Object.entries(c.contenders).map(([id, v]) => `${id} ${round(v.median, 0)} MiB/s`).join(", ")}\n`)
+  } finally {
+    await close()
+    await rm(dir, { recursive: true, force: true })
+  }
 }
 
 /** `--only=per-call`: items (a) and (b) alone, printed with their targets, nothing written. */
@@ -323,6 +342,7 @@ const runModes = async () => {
 const main = async () => {
   if (onlyModelText) return mainModelText()
   if (onlyPerCall) return mainPerCall()
+  if (onlyThroughput) return mainThroughput()
   if (process.argv.includes("--modes-only")) {
     process.stdout.write(renderModes(await runModes()) + "\n")
     return
