@@ -1,0 +1,51 @@
+/**
+ * `SpawnedProcess.onExit` of the Node spawner, the callback the supervisor waits on under the live
+ * clock (exit, timeout and abort in one callback instead of racing fibers), with real processes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect } from "effect"
+import { LocalBashExecutor } from "../src/layers/LocalBashExecutor.js"
+import { NodeProcessSpawner } from "../src/layers/NodeProcessSpawner.js"
+import { BashExecutor } from "../src/services/BashExecutor.js"
+import type { ProcessExit } from "../src/services/ProcessSpawner.js"
+import { ProcessSpawner } from "../src/services/ProcessSpawner.js"
+import { firstPid, liveMembers } from "./support/processes.js"
+
+const spawn = (command: string) =>
+  Effect.flatMap(ProcessSpawner, (spawner) => spawner.spawn({ command, cwd: process.cwd(), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } }))
+
+describe("NodeProcessSpawner onExit", () => {
+  it.live("calls a listener at exit, and at once when the leader has already exited", () =>
+    Effect.gen(function*() {
+      const process = yield* spawn("exit 7")
+      const seen = yield* Deferred.make<ProcessExit>()
+      const onExit = process.onExit!
+      onExit((exit) => Deferred.unsafeDone(seen, Effect.succeed(exit)))
+      expect(yield* Deferred.await(seen)).toEqual({ exitCode: 7, signal: null })
+      const late: Array<ProcessExit> = []
+      onExit((exit) => late.push(exit))
+      expect(late).toEqual([{ exitCode: 7, signal: null }])
+    }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layer)))
+
+  it.live("never calls a listener that was removed", () =>
+    Effect.gen(function*() {
+      const process = yield* spawn("exit 0")
+      const removedCalls: Array<ProcessExit> = []
+      const remove = process.onExit!((exit) => removedCalls.push(exit))
+      remove()
+      expect(yield* process.exit).toEqual({ exitCode: 0, signal: null })
+      expect(removedCalls).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layer)))
+})
+
+describe("the supervisor on the live clock", () => {
+  it.live("an abort signal ends a call and kills its group", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const abort = new AbortController()
+      setTimeout(() => abort.abort(), 200)
+      const result = yield* bash.run(yield* bash.resolve({ command: "echo $$; sleep 100", signal: abort.signal }))
+      expect(result).toMatchObject({ aborted: true, timedOut: false, signal: "SIGTERM" })
+      expect(liveMembers(firstPid(result.stdout.text))).toEqual([])
+    }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs: 300 }))))
+})
