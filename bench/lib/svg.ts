@@ -5,8 +5,9 @@
 import type { PerCall } from "./results.js"
 import { round } from "./stats.js"
 
+// Markdown backticks in labels are dropped: an image shows them literally.
 const escape = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
+  text.replace(/`/g, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
 const series = [
   { key: "sequential", label: "sequential", color: "#4c78a8" },
@@ -29,7 +30,7 @@ export const renderPerCallSvg = (perCall: ReadonlyArray<PerCall>, caption: strin
   const rowHeight = 2 * barHeight + 14
   const top = 64
   const width = labelWidth + plotWidth + valueWidth
-  const height = top + perCall.length * rowHeight + 40
+  const height = top + perCall.length * rowHeight + 58
   const max = Math.max(...perCall.flatMap((p) => [p.sequential.wallMs, p.concurrent.wallMs]))
   const step = tickStep(max)
   const axisMax = Math.ceil(max / step) * step
@@ -50,8 +51,8 @@ export const renderPerCallSvg = (perCall: ReadonlyArray<PerCall>, caption: strin
   for (let tick = 0; tick <= axisMax + 1e-9; tick += step) {
     const tx = x(tick)
     parts.push(
-      `<line x1="${tx}" y1="${top - 4}" x2="${tx}" y2="${height - 30}" stroke="#e0e0e0"/>`,
-      `<text x="${tx}" y="${height - 16}" text-anchor="middle" fill="#555555">${round(tick, 2)}</text>`
+      `<line x1="${tx}" y1="${top - 4}" x2="${tx}" y2="${height - 48}" stroke="#e0e0e0"/>`,
+      `<text x="${tx}" y="${height - 34}" text-anchor="middle" fill="#555555">${round(tick, 2)}</text>`
     )
   }
   perCall.forEach((p, row) => {
@@ -69,6 +70,10 @@ export const renderPerCallSvg = (perCall: ReadonlyArray<PerCall>, caption: strin
       )
     })
   })
-  parts.push(`<line x1="${labelWidth}" y1="${top - 4}" x2="${labelWidth}" y2="${height - 30}" stroke="#888888"/>`, "</svg>")
+  parts.push(
+    `<line x1="${labelWidth}" y1="${top - 4}" x2="${labelWidth}" y2="${height - 48}" stroke="#888888"/>`,
+    `<text x="12" y="${height - 12}" font-size="11" fill="#555555">8 concurrent: 8 streams of sequential calls; the round's wall time divided by all its calls. Tools are called through a harness registry.</text>`,
+    "</svg>"
+  )
   return parts.join("\n") + "\n"
 }
