@@ -1,6 +1,7 @@
 /**
  * `SpawnedProcess.onExit` of the Node spawner, the callback the supervisor waits on under the live
- * clock (exit, timeout and abort in one callback instead of racing fibers), with real processes.
+ * clock (exit, timeout and abort in one callback instead of racing fibers), and its pipes read from
+ * the start, with real processes.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
@@ -35,6 +36,20 @@ describe("NodeProcessSpawner onExit", () => {
       remove()
       expect(yield* process.exit).toEqual({ exitCode: 0, signal: null })
       expect(removedCalls).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layer)))
+})
+
+describe("NodeProcessSpawner pipes", () => {
+  it.live("keep the output of a command that exited before they were read (Node resumes stdio at exit)", () =>
+    Effect.gen(function*() {
+      const process = yield* spawn("echo out; echo err >&2")
+      yield* process.exit
+      // Past the tick after exit, where Node resumes every stdio stream nobody has taken.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+      const out: Array<Uint8Array> = []
+      const err: Array<Uint8Array> = []
+      yield* process.readPipes({ stdout: (chunk) => void out.push(chunk), stderr: (chunk) => void err.push(chunk) })
+      expect([Buffer.concat(out).toString(), Buffer.concat(err).toString()]).toEqual(["out\n", "err\n"])
     }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layer)))
 })
 

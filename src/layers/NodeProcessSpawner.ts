@@ -16,7 +16,7 @@ import { capEchoed } from "../services/requestChecks.js"
 import { HostReaper, HostReaperLive } from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
 import { procStatFields } from "./procStat.js"
-import { readPipes } from "./readPipes.js"
+import { holdPipe, readPipes } from "./readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -181,6 +181,9 @@ const make = Effect.gen(function*() {
       } finally {
         if (devNull !== undefined) NodeFs.closeSync(devNull)
       }
+      // Read from this tick on: output of a command that exits before its reader starts is kept.
+      holdPipe(child.stdout as Readable)
+      holdPipe(child.stderr as Readable)
       child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
       child.once("spawn", () => {
         if (child.pid !== undefined) tracked.add(child.pid)
