@@ -1,24 +1,34 @@
 /**
- * `node --cpu-prof dist/bench/profile-call.js [ours|raw|both] [count]`: a tight loop of sequential
- * `true` calls through one contender, for a CPU profile of the per-call path, with its per-call CPU
- * and allocation printed.
+ * `node --cpu-prof dist/bench/profile-call.js [ours|raw|reference|both|all] [count]`: a tight loop
+ * of sequential `true` calls through one contender (`both`: raw and ours; `all`: raw, the reference
+ * executor and ours), for a CPU profile of the per-call path, with its per-call CPU and allocation
+ * printed. The reference needs `dsh-subprocess-local` (see `runners/harness.ts`).
  */
+import { makeReferenceRunners } from "./runners/harness.js"
 import { makeOursRunner } from "./runners/ours.js"
 import { rawRunner } from "./runners/raw.js"
+import type { Runner } from "./runners/Runner.js"
 import { perCallCost } from "./sections/perCall.js"
 
 const which = process.argv[2] ?? "both"
 const count = Number(process.argv[3] ?? 500)
+const log = (line: string) => process.stderr.write(`${line}\n`)
 
 const main = async () => {
   const ours = await makeOursRunner({})
-  const runners = [...(which === "ours" ? [] : [rawRunner]), ...(which === "raw" ? [] : [ours])]
+  const reference = which === "reference" || which === "all" ? await makeReferenceRunners({}, log) : undefined
+  const runners: Array<Runner> = [
+    ...(which === "raw" || which === "both" || which === "all" ? [rawRunner] : []),
+    ...(reference === undefined ? [] : [reference.executor]),
+    ...(which === "ours" || which === "both" || which === "all" ? [ours] : [])
+  ]
   for (const runner of runners) for (let i = 0; i < 50; i++) await runner.run("true")
   for (const runner of runners) {
     const cost = await perCallCost(count)(runner)
-    process.stderr.write(`${runner.id}: ${cost.cpuMs.toFixed(3)} ms CPU, ${(cost.allocatedBytes / 1024).toFixed(1)} KiB allocated per call\n`)
+    log(`${runner.id}: ${cost.cpuMs.toFixed(3)} ms CPU, ${(cost.allocatedBytes / 1024).toFixed(1)} KiB allocated per call`)
   }
   await ours.close()
+  await reference?.executor.close()
 }
 
 main().catch((error: unknown) => {

@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import type { RssReport } from "./lib/results.js"
 import { makeOursRunner } from "./runners/ours.js"
-import { rawRunner } from "./runners/raw.js"
+import { rawRunToFile } from "./runners/raw.js"
 
 const SAMPLE_EVERY_MS = 2
 
@@ -43,7 +43,7 @@ const contender = async (name: string, maxSpillBytes: number): Promise<Contender
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-rss-"))
   return {
     run: async (command) => {
-      const file = await rawRunner.runToFile(command, dir)
+      const file = await rawRunToFile(command, dir)
       await rm(file.path)
       return { spilled: true, exitCode: 0 }
     },

@@ -1,9 +1,11 @@
 /**
- * `npm run bench`: raw child_process, execa, @effect/platform Command and our LocalBashExecutor side by
- * side on the same work, then RSS and settle-time checks of ours, then model-text cleaning. Prints a
- * Markdown table and writes `bench/results.json` and `bench/results.md`. `--quick` shrinks every item
- * for a smoke run; `--only=model-text` runs item (f) alone and `--only=per-call` item (h) (host CPU and
- * JS allocation per call) alone — results are then printed but not written.
+ * `npm run bench`: raw child_process, execa, @effect/platform Command, the reference executor
+ * (dsh-bash-local) and ours side by side on the same work, and the reference `bash` tool and ours
+ * through a real harness registry; then RSS and settle-time checks of ours, then model-text cleaning.
+ * Prints Markdown tables and writes `bench/results.json`, `bench/results.md` and `bench/results.svg`
+ * (wall time per call). `--quick` shrinks every item for a smoke run; `--only=model-text` runs item (f)
+ * alone, `--only=per-call` items (a) and (b) (wall time, host CPU and JS allocation per call) alone and
+ * `--only=throughput` item (c) alone — results are then printed but not written.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
@@ -11,11 +13,13 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
-import { renderMarkdown, renderModes, renderPerCall } from "./lib/markdown.js"
+import { renderMarkdown, renderModes, renderPerCall, renderTargets } from "./lib/markdown.js"
 import type { BenchResults, Comparison, ModelTextTiming, PerCall, RssReport, Settle, Target } from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
+import { renderPerCallSvg } from "./lib/svg.js"
 import { execaRunner } from "./runners/execa.js"
+import { makeOursToolRunner, makeReferenceRunners } from "./runners/harness.js"
 import { makeOursRunner } from "./runners/ours.js"
 import { makePlatformRunner } from "./runners/platform.js"
 import { rawRunner } from "./runners/raw.js"
@@ -27,12 +31,12 @@ import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
 import { measureModelText } from "./sections/modelText.js"
 import { measureModes } from "./sections/modes.js"
-import { measurePerCall } from "./sections/perCall.js"
 import { outputToFile } from "./sections/throughput.js"
 
 const quick = process.argv.includes("--quick")
 const onlyModelText = process.argv.includes("--only=model-text")
 const onlyPerCall = process.argv.includes("--only=per-call")
+const onlyThroughput = process.argv.includes("--only=throughput")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -48,8 +52,6 @@ const settings = {
   settleTimeoutMs: 200,
   settleGraceMs: 500,
   settleRounds: 3,
-  perCallCount: quick ? 50 : 200,
-  perCallRounds: quick ? 3 : 5,
   modesCount: quick ? 20 : 100,
   modesRounds: quick ? 1 : 5,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
@@ -61,7 +63,7 @@ const settings = {
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
-const compare = (id: string, title: string, unit: Comparison["unit"], samples: Samples): Comparison => {
+const compare = (id: string, title: string, unit: Comparison["unit"], calls: number, samples: Samples): Comparison => {
   const rawMedian = median(samples.values["raw"]!)
   const rawCpu = median(samples.cpuMs["raw"]!)
   const contenders = Object.fromEntries(
@@ -73,12 +75,84 @@ const compare = (id: string, title: string, unit: Comparison["unit"], samples: S
         samples: values.map((v) => round(v, 3)),
         ratioToRaw: round(m / rawMedian, 3),
         cpuMs: round(cpu, 1),
-        cpuRatioToRaw: round(cpu / rawCpu, 3)
+        cpuRatioToRaw: round(cpu / rawCpu, 3),
+        allocatedKiB: round(median(samples.allocatedBytes[runnerId]!) / 1024, 1)
       }]
     })
   )
   log(`  ${title}: ${Object.entries(contenders).map(([k, v]) => `${k} ${round(v.median)} ${unit} (${v.ratioToRaw}×, cpu ${v.cpuMs} ms)`).join(", ")}`)
-  return { id, title, unit, contenders }
+  return { id, title, unit, calls, contenders }
+}
+
+/** Per-call rows from (a) sequential and (b) concurrent, one per contender, in the runners' order. */
+const perCallRows = (runners: ReadonlyArray<Runner>, a: Comparison, b: Comparison): Array<PerCall> =>
+  runners.map((runner) => {
+    const perCall = (c: Comparison) => {
+      const stat = c.contenders[runner.id]!
+      return {
+        wallMs: round(stat.median / c.calls, 3),
+        cpuMs: round(stat.cpuMs / c.calls, 3),
+        allocatedKiB: round(stat.allocatedKiB / c.calls, 1)
+      }
+    }
+    return { id: runner.id, label: runner.label, level: runner.level, sequential: perCall(a), concurrent: perCall(b) }
+  })
+
+/**
+ * Every contender: raw, execa, Command, the reference executor and ours, the reference tool and ours
+ * (the reference ones only when `dsh-subprocess-local` is installed; `notes` says why not).
+ */
+const makeRunners = async (oursConfig: Parameters<typeof makeOursRunner>[0]) => {
+  const notes: Array<string> = []
+  const reference = await makeReferenceRunners({ maxSpillBytes: settings.oursMaxSpillBytes }, (line) => {
+    log(line)
+    notes.push(line)
+  })
+  const runners: Array<Runner> = [
+    rawRunner,
+    execaRunner,
+    makePlatformRunner(),
+    ...(reference === undefined ? [] : [reference.executor]),
+    await makeOursRunner(oursConfig),
+    ...(reference === undefined ? [] : [reference.tool]),
+    await makeOursToolRunner()
+  ]
+  return {
+    runners,
+    notes,
+    close: async () => {
+      for (const runner of runners) await runner.close()
+    }
+  }
+}
+
+const warmUp = async (runners: ReadonlyArray<Runner>, dir?: string) => {
+  log("warming up")
+  for (const runner of runners) {
+    for (let i = 0; i < 20; i++) await runner.run("true")
+    if (dir !== undefined && runner.runToFile !== undefined) await outputToFile(MiB, dir)(runner)
+  }
+}
+
+const runPerCallItems = async (runners: ReadonlyArray<Runner>): Promise<[Comparison, Comparison]> => {
+  const s = settings
+  log(`(a) ${s.sequentialCount} sequential true × ${s.spawnRounds}`)
+  const a = compare(
+    "a",
+    `(a) ${s.sequentialCount} sequential \`true\``,
+    "ms",
+    s.sequentialCount,
+    await interleavedRounds(runners, s.spawnRounds, sequentialTrue(s.sequentialCount))
+  )
+  log(`(b) ${s.concurrentStreams}×${s.concurrentEach} concurrent true × ${s.spawnRounds}`)
+  const b = compare(
+    "b",
+    `(b) ${s.concurrentStreams} concurrent streams × ${s.concurrentEach} \`true\``,
+    "ms",
+    s.concurrentStreams * s.concurrentEach,
+    await interleavedRounds(runners, s.spawnRounds, concurrentTrue(s.concurrentStreams, s.concurrentEach))
+  )
+  return [a, b]
 }
 
 const spread = (samples: ReadonlyArray<number>) => ({
@@ -87,52 +161,49 @@ const spread = (samples: ReadonlyArray<number>) => ({
   samples: samples.map((s) => round(s, 1))
 })
 
-const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
-  log("warming up")
-  for (const runner of runners) {
-    for (let i = 0; i < 20; i++) await runner.run("true")
-    await outputToFile(MiB, dir)(runner)
-  }
+const runThroughput = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Comparison> => {
   const s = settings
-  log(`(a) ${s.sequentialCount} sequential true × ${s.spawnRounds}`)
-  const a = compare("a", `(a) ${s.sequentialCount} sequential \`true\``, "ms", await interleavedRounds(runners, s.spawnRounds, sequentialTrue(s.sequentialCount)))
-  log(`(b) ${s.concurrentStreams}×${s.concurrentEach} concurrent true × ${s.spawnRounds}`)
-  const b = compare(
-    "b",
-    `(b) ${s.concurrentStreams} concurrent streams × ${s.concurrentEach} \`true\``,
-    "ms",
-    await interleavedRounds(runners, s.spawnRounds, concurrentTrue(s.concurrentStreams, s.concurrentEach))
-  )
   log(`(c) ${s.outputBytes / MiB} MiB to a file × ${s.outputRounds}`)
-  const c = compare(
+  return compare(
     "c",
     `(c) ${s.outputBytes / MiB} MiB stdout → file`,
     "MiB/s",
-    await interleavedRounds(runners, s.outputRounds, outputToFile(s.outputBytes, dir))
+    1,
+    await interleavedRounds(runners.filter((r) => r.runToFile !== undefined), s.outputRounds, outputToFile(s.outputBytes, dir))
   )
-  return [a, b, c]
 }
 
-const runPerCall = async (runners: ReadonlyArray<Runner>) => {
-  const { perCallCount: count, perCallRounds: rounds } = settings
-  log(`(h) host CPU and allocation per call: ${count} sequential true × ${rounds}`)
-  for (const runner of runners) for (let i = 0; i < 20; i++) await runner.run("true")
-  const perCall = await measurePerCall(runners, rounds, count)
-  for (const p of perCall) log(`  ${p.id}: ${p.cpuMs} ms CPU (${p.cpuRatioToRaw}×), ${p.allocatedKiB} KiB (${p.allocatedRatioToRaw}×)`)
-  return perCall
+const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
+  await warmUp(runners, dir)
+  const [a, b] = await runPerCallItems(runners)
+  return [a, b, await runThroughput(runners, dir)]
 }
 
-/** `--only=per-call`: item (h) alone, printed, nothing written. */
-const mainPerCall = async () => {
-  const ours = await makeOursRunner({})
-  const runners: Array<Runner> = [rawRunner, execaRunner, makePlatformRunner(), ours]
+/** `--only=throughput`: item (c) alone, printed, nothing written. */
+const mainThroughput = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
+  const { runners, close } = await makeRunners({ maxSpillBytes: settings.oursMaxSpillBytes })
   try {
-    const perCall = await runPerCall(runners)
-    process.stdout.write(renderPerCall(perCall, Object.fromEntries(runners.map((r) => [r.id, r.label]))) + "\n")
-    const ratio = perCall.find((p) => p.id === "ours")!.cpuRatioToRaw
-    log(`${ratio <= 1.5 ? "PASS" : "MISS"} (h) host CPU per call, effect-bash / raw: ${ratio}× (target ≤ 1.5×)`)
+    const fileRunners = runners.filter((r) => r.runToFile !== undefined)
+    await warmUp(fileRunners, dir)
+    const c = await runThroughput(fileRunners, dir)
+    process.stdout.write(`${c.title}: ${Object.entries(c.contenders).map(([id, v]) => `${id} ${round(v.median, 0)} MiB/s`).join(", ")}\n`)
   } finally {
-    for (const runner of runners) await runner.close()
+    await close()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+/** `--only=per-call`: items (a) and (b) alone, printed with their targets, nothing written. */
+const mainPerCall = async () => {
+  const { runners, close } = await makeRunners({})
+  try {
+    await warmUp(runners)
+    const [a, b] = await runPerCallItems(runners)
+    const perCall = perCallRows(runners, a, b)
+    process.stdout.write(renderPerCall(perCall) + "\n\n" + renderTargets(judgePerCall(perCall)) + "\n")
+  } finally {
+    await close()
   }
 }
 
@@ -200,28 +271,51 @@ const judgeModelText = (timings: ReadonlyArray<ModelTextTiming>): Array<Target> 
   ]
 }
 
+const ratioTarget = (id: string, description: string, measured: number, limit: number) =>
+  judge(id, description, round(measured, 3), "<=", limit, "×")
+
+/** Issue 12's per-call targets: ours against the reference at both levels, and host CPU against raw. */
+const judgePerCall = (perCall: ReadonlyArray<PerCall>): Array<Target> => {
+  const row = (id: string) => perCall.find((p) => p.id === id)
+  const raw = row("raw")!
+  const ours = row("ours")!
+  const targets: Array<Target> = []
+  const versus = (mine: PerCall | undefined, theirs: PerCall | undefined, what: string) => {
+    if (mine === undefined || theirs === undefined) return
+    targets.push(
+      ratioTarget("a", `${what}, wall time per call, sequential`, mine.sequential.wallMs / theirs.sequential.wallMs, 1),
+      ratioTarget("b", `${what}, wall time per call, 8 concurrent`, mine.concurrent.wallMs / theirs.concurrent.wallMs, 1)
+    )
+  }
+  versus(ours, row("reference"), "effect-bash executor / reference executor")
+  versus(row("ours-tool"), row("reference-tool"), "effect-bash `bash` tool / reference tool (registry)")
+  targets.push(
+    ratioTarget("a", "host CPU per call, effect-bash executor / raw, sequential", ours.sequential.cpuMs / raw.sequential.cpuMs, 1.5)
+  )
+  return targets
+}
+
 const judgeAll = (
   comparisons: ReadonlyArray<Comparison>,
+  perCall: ReadonlyArray<PerCall>,
   rss: ReadonlyArray<RssReport>,
-  settle: ReadonlyArray<Settle>,
-  perCall: ReadonlyArray<PerCall>
+  settle: ReadonlyArray<Settle>
 ): Array<Target> => {
-  const ratio = (id: string) => comparisons.find((c) => c.id === id)!.contenders["ours"]!.ratioToRaw
+  const throughput = comparisons.find((c) => c.id === "c")!.contenders["ours"]!.ratioToRaw
   const targets: Array<Target> = [
-    judge("a", "sequential spawns, effect-bash / raw time", ratio("a"), "<=", 1.1, "×"),
-    judge("b", "concurrent spawns, effect-bash / raw time", ratio("b"), "<=", 1.1, "×"),
-    judge("c", "output to file, effect-bash / raw throughput", ratio("c"), ">=", 0.8, "×"),
-    judge("h", "host CPU per call, effect-bash / raw", perCall.find((p) => p.id === "ours")!.cpuRatioToRaw, "<=", 1.5, "×")
+    ...judgePerCall(perCall),
+    judge("c", "output to file, effect-bash / raw throughput", throughput, ">=", 0.8, "×")
   ]
-  const ours = rss.filter((r) => r.contender === "ours")
-  for (const maxSpill of new Set(ours.map((r) => r.maxSpillBytes))) {
-    const small = ours.find((r) => r.maxSpillBytes === maxSpill && r.outputBytes === settings.rssSmallBytes)!
-    const large = ours.find((r) => r.maxSpillBytes === maxSpill && r.outputBytes === settings.rssLargeBytes)!
+  const growth = (contender: RssReport["contender"], maxSpill: number, bytes: number) =>
+    rss.find((r) => r.contender === contender && (contender === "raw" || r.maxSpillBytes === maxSpill) && r.outputBytes === bytes)!.growth
+  const rawLarge = growth("raw", 0, settings.rssLargeBytes)
+  for (const maxSpill of new Set(rss.filter((r) => r.contender === "ours").map((r) => r.maxSpillBytes))) {
+    const small = growth("ours", maxSpill, settings.rssSmallBytes)
+    const large = growth("ours", maxSpill, settings.rssLargeBytes)
     const where = `maxSpillBytes ${maxSpill / MiB} MiB`
     targets.push(
-      judge("d", `RSS growth, ${small.outputBytes / MiB} MiB output, ${where}`, small.growth / MiB, "<", 64, "MiB"),
-      judge("d", `RSS growth, ${large.outputBytes / MiB} MiB output, ${where}`, large.growth / MiB, "<", 64, "MiB"),
-      judge("d", `RSS growth difference ${large.outputBytes / MiB} − ${small.outputBytes / MiB} MiB, ${where}`, (large.growth - small.growth) / MiB, "<", settings.rssSameWithinBytes / MiB, "MiB")
+      ratioTarget("d", `RSS growth, ${settings.rssLargeBytes / MiB} MiB output, effect-bash / raw, ${where}`, large / rawLarge, 1.3),
+      judge("d", `RSS growth difference ${settings.rssLargeBytes / MiB} − ${settings.rssSmallBytes / MiB} MiB, ${where}`, round((large - small) / MiB), "<", settings.rssSameWithinBytes / MiB, "MiB")
     )
   }
   for (const s of settle) {
@@ -248,6 +342,7 @@ const runModes = async () => {
 const main = async () => {
   if (onlyModelText) return mainModelText()
   if (onlyPerCall) return mainPerCall()
+  if (onlyThroughput) return mainThroughput()
   if (process.argv.includes("--modes-only")) {
     process.stdout.write(renderModes(await runModes()) + "\n")
     return
@@ -255,17 +350,15 @@ const main = async () => {
   const started = performance.now()
   const loadAtStart = loadavg()[0]!
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
-  const ours = await makeOursRunner({ maxSpillBytes: settings.oursMaxSpillBytes })
-  const runners: Array<Runner> = [rawRunner, execaRunner, makePlatformRunner(), ours]
+  const { runners, notes, close } = await makeRunners({ maxSpillBytes: settings.oursMaxSpillBytes })
   let comparisons: Array<Comparison>
-  let perCall: Array<PerCall>
   try {
     comparisons = await runComparisons(runners, dir)
-    perCall = await runPerCall(runners)
   } finally {
-    for (const runner of runners) await runner.close()
+    await close()
     await rm(dir, { recursive: true, force: true })
   }
+  const perCall = perCallRows(runners, comparisons[0]!, comparisons[1]!)
   const rss = await runRss()
   const settle = await runSettle()
   const modelText = runModelText()
@@ -277,13 +370,14 @@ const main = async () => {
     durationSeconds: round((performance.now() - started) / 1000, 1),
     settings,
     labels: Object.fromEntries(runners.map((r) => [r.id, r.label])),
+    notes,
     comparisons,
+    perCall,
     rss,
     settle,
     modelText,
     modes,
-    perCall,
-    targets: [...judgeAll(comparisons, rss, settle, perCall), ...judgeModelText(modelText)]
+    targets: [...judgeAll(comparisons, perCall, rss, settle), ...judgeModelText(modelText)]
   }
   const markdown = renderMarkdown(results)
   process.stdout.write(markdown)
@@ -291,9 +385,12 @@ const main = async () => {
   const here = fileURLToPath(new URL(".", import.meta.url))
   // dist/bench/run.js → bench/
   const benchDir = join(here, "..", "..", "bench")
+  const m = results.machine
+  const caption = `${m.cpuCount}× ${m.cpuModel}, node ${m.node}, ${results.date.slice(0, 10)}, load average ${results.loadAverage.start} → ${results.loadAverage.end}`
   await writeFile(join(benchDir, "results.json"), JSON.stringify(results, null, 2) + "\n")
   await writeFile(join(benchDir, "results.md"), markdown)
-  log(`wrote ${join(benchDir, "results.json")} and results.md`)
+  await writeFile(join(benchDir, "results.svg"), renderPerCallSvg(perCall, caption))
+  log(`wrote ${join(benchDir, "results.json")}, results.md and results.svg`)
 }
 
 main().catch((error: unknown) => {

@@ -1,11 +1,11 @@
 /**
  * The Node pipe reader behind `ProcessSpawner.Process.readPipes`, over in-memory streams: order, read
- * errors, and the bound on what it queues while a sink waits.
+ * errors, the bound on what it queues while a sink waits, and pipes held before the reader starts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { PassThrough } from "node:stream"
-import { readPipes } from "../src/layers/internal/spawner/readPipes.js"
+import { holdPipe, readPipes } from "../src/layers/internal/spawner/readPipes.js"
 
 const text = (chunks: ReadonlyArray<Uint8Array>) => Buffer.concat(chunks).toString("utf8")
 
@@ -70,5 +70,28 @@ describe("readPipes", () => {
       stderr.end()
       yield* Fiber.join(reading)
       expect(delivered).toBe(written)
+    }))
+
+  it.live("a held pipe keeps what it read before the reader started, in order, through a resume", () =>
+    Effect.gen(function*() {
+      const stdout = new PassThrough()
+      const stderr = new PassThrough()
+      holdPipe(stdout)
+      holdPipe(stderr)
+      stdout.write("early ")
+      stderr.end("ended before the reader")
+      // What Node does to every stdio stream once the child has exited.
+      stdout.resume()
+      stderr.resume()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      const out: Array<Uint8Array> = []
+      const err: Array<Uint8Array> = []
+      const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
+        stdout: (chunk) => void out.push(chunk),
+        stderr: (chunk) => void err.push(chunk)
+      }))
+      stdout.end("late")
+      yield* Fiber.join(reading)
+      expect([text(out), text(err)]).toEqual(["early late", "ended before the reader"])
     }))
 })

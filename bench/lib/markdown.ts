@@ -1,19 +1,13 @@
 /**
  * Renders a run's results as the Markdown tables printed to stdout and saved to `bench/results.md`.
  */
-import type { BenchResults, Comparison, ContenderStat, ModeCost, PerCall, RssReport } from "./results.js"
+import type { BenchResults, Comparison, ContenderStat, ModeCost, PerCall, RssReport, Target } from "./results.js"
 import { MiB, round } from "./stats.js"
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
   [header, header.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n")
 
-const fmt = (value: number, unit: string) => `${round(value, value >= 100 ? 0 : 1)} ${unit}`
-
-const perContender = (
-  c: Comparison,
-  ids: ReadonlyArray<string>,
-  cell: (stat: ContenderStat, isRaw: boolean) => string
-): Array<string> => [c.title, ...ids.map((id) => (c.contenders[id] === undefined ? "—" : cell(c.contenders[id], id === "raw")))]
+const fmt = (value: number, unit: string) => `${round(value, value >= 100 ? 0 : value >= 10 ? 1 : 2)} ${unit}`
 
 const relationText = { "<=": "≤", ">=": "≥", "<": "<" } as const
 
@@ -27,39 +21,71 @@ export const renderModes = (modes: ReadonlyArray<ModeCost>): string =>
     modes.map((mode) => [mode.label, fmt(mode.msPerCall, "ms"), mode.id === "local" ? "—" : `${mode.addedMs >= 0 ? "+" : ""}${fmt(mode.addedMs, "ms")}`])
   )
 
-/** (h) Host CPU and JS allocation per sequential call of `true`. */
-export const renderPerCall = (perCall: ReadonlyArray<PerCall>, labels: Readonly<Record<string, string>>): string =>
+const levelText = { process: "spawn", executor: "executor", tool: "tool, registry" } as const
+
+const withRatio = (value: number, raw: number, unit: string, isRaw: boolean) =>
+  isRaw ? fmt(value, unit) : `${fmt(value, unit)} (${round(value / raw)}×)`
+
+/** (a)/(b) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to raw. */
+export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
+  const raw = perCall.find((p) => p.id === "raw")!
+  return table(
+    [
+      "Per call of `true` (medians; × raw)",
+      "level",
+      "sequential: wall",
+      "sequential: CPU",
+      "8 concurrent: wall",
+      "8 concurrent: CPU",
+      "JS heap allocated"
+    ],
+    perCall.map((p) => {
+      const isRaw = p.id === "raw"
+      return [
+        p.label,
+        levelText[p.level],
+        withRatio(p.sequential.wallMs, raw.sequential.wallMs, "ms", isRaw),
+        withRatio(p.sequential.cpuMs, raw.sequential.cpuMs, "ms", isRaw),
+        withRatio(p.concurrent.wallMs, raw.concurrent.wallMs, "ms", isRaw),
+        withRatio(p.concurrent.cpuMs, raw.concurrent.cpuMs, "ms", isRaw),
+        withRatio(p.sequential.allocatedKiB, raw.sequential.allocatedKiB, "KiB", isRaw)
+      ]
+    })
+  )
+}
+
+/** The targets, judged. */
+export const renderTargets = (targets: ReadonlyArray<Target>): string =>
   table(
-    ["Per call of `true` (sequential, medians)", "CPU of the node process", "JS heap allocated"],
-    perCall.map((p) => [
-      labels[p.id] ?? p.id,
-      p.id === "raw" ? fmt(p.cpuMs, "ms") : `${fmt(p.cpuMs, "ms")} (${round(p.cpuRatioToRaw)}×)`,
-      p.id === "raw" ? fmt(p.allocatedKiB, "KiB") : `${fmt(p.allocatedKiB, "KiB")} (${round(p.allocatedRatioToRaw, 1)}×)`
+    ["Target", "measured", "target", "result"],
+    targets.map((t) => [
+      `(${t.id}) ${t.description}`,
+      `${round(t.measured)} ${t.unit}`,
+      `${relationText[t.relation]} ${round(t.limit)} ${t.unit}`,
+      t.pass ? "PASS" : "**MISS**"
     ])
   )
 
 /** The whole report: contenders side by side, then RSS, settle times and the targets. */
 export const renderMarkdown = (r: BenchResults): string => {
-  const ids = Object.keys(r.labels)
-  const labels = ids.map((id) => r.labels[id]!)
   const m = r.machine
+  /** (c) One table: throughput and host CPU of each contender that writes to a file. */
+  const throughput = (c: Comparison) => {
+    const ids = Object.keys(c.contenders)
+    const row = (what: string, cell: (stat: ContenderStat, isRaw: boolean) => string) =>
+      [what, ...ids.map((id) => cell(c.contenders[id]!, id === "raw"))]
+    return table([c.title, ...ids.map((id) => r.labels[id] ?? id)], [
+      row("throughput", (s, isRaw) => (isRaw ? fmt(s.median, c.unit) : `${fmt(s.median, c.unit)} (${round(s.ratioToRaw)}×)`)),
+      row("CPU of the node process", (s, isRaw) => (isRaw ? fmt(s.cpuMs, "ms") : `${fmt(s.cpuMs, "ms")} (${round(s.cpuRatioToRaw)}×)`))
+    ])
+  }
   const sections = [
     `Machine: ${m.cpuCount}× ${m.cpuModel}, ${m.totalMemoryMiB} MiB RAM, ${m.os}, node ${m.node}; ${r.date}; ` +
       `load average ${r.loadAverage.start} → ${r.loadAverage.end}; run took ${round(r.durationSeconds, 0)} s. ` +
       `Medians; ratios are to raw child_process.`,
-    table(
-      ["Work (wall time or throughput)", ...labels],
-      r.comparisons.map((c) =>
-        perContender(c, ids, (s, isRaw) => (isRaw ? fmt(s.median, c.unit) : `${fmt(s.median, c.unit)} (${round(s.ratioToRaw)}×)`))
-      )
-    ),
-    table(
-      ["Work (CPU time of the node process)", ...labels],
-      r.comparisons.map((c) =>
-        perContender(c, ids, (s, isRaw) => (isRaw ? fmt(s.cpuMs, "ms") : `${fmt(s.cpuMs, "ms")} (${round(s.cpuRatioToRaw)}×)`))
-      )
-    ),
-    ...(r.perCall === undefined ? [] : [renderPerCall(r.perCall, r.labels)]),
+    ...r.notes.map((note) => `Note: ${note}`),
+    renderPerCall(r.perCall),
+    ...r.comparisons.filter((c) => c.unit === "MiB/s").map(throughput),
     table(
       ["Output", "through", "peak RSS growth", "time", "whole output on disk"],
       r.rss.map((x) => [
@@ -84,15 +110,7 @@ export const renderMarkdown = (r: BenchResults): string => {
       ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
       r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])
     ),
-    table(
-      ["Target", "measured", "target", "result"],
-      r.targets.map((t) => [
-        `(${t.id}) ${t.description}`,
-        `${round(t.measured)} ${t.unit}`,
-        `${relationText[t.relation]} ${round(t.limit)} ${t.unit}`,
-        t.pass ? "PASS" : "**MISS**"
-      ])
-    )
+    renderTargets(r.targets)
   ]
   return sections.join("\n\n") + "\n"
 }

@@ -12,6 +12,8 @@ export interface ContenderStat {
   /** Median CPU time of this process per round, in ms (children excluded). */
   readonly cpuMs: number
   readonly cpuRatioToRaw: number
+  /** Median JS heap allocated per round, in KiB. */
+  readonly allocatedKiB: number
 }
 
 /** One work item run by every contender. */
@@ -19,6 +21,8 @@ export interface Comparison {
   readonly id: string
   readonly title: string
   readonly unit: "ms" | "MiB/s"
+  /** How many calls one round made (for per-call figures); 1 for throughput. */
+  readonly calls: number
   readonly contenders: Readonly<Record<string, ContenderStat>>
 }
 
@@ -78,18 +82,26 @@ export interface ModeCost {
   readonly addedMs: number
 }
 
-/** Everything one run produced. */
-/** (h) One contender's host cost per sequential call of `true`: medians over interleaved rounds. */
-export interface PerCall {
-  readonly id: string
+/** One contender's cost per call of `true` in one work item: medians of the rounds, divided by the calls. */
+export interface PerCallCost {
+  /** Wall time per call, in ms (for the concurrent item: the round's wall time over all its calls). */
+  readonly wallMs: number
   /** CPU time of the node process per call (children excluded), in ms. */
   readonly cpuMs: number
-  readonly cpuRatioToRaw: number
   /** JS heap allocated per call, in KiB. */
   readonly allocatedKiB: number
-  readonly allocatedRatioToRaw: number
 }
 
+/** One contender's per-call costs, sequential (a) and 8-concurrent (b). */
+export interface PerCall {
+  readonly id: string
+  readonly label: string
+  readonly level: "process" | "executor" | "tool"
+  readonly sequential: PerCallCost
+  readonly concurrent: PerCallCost
+}
+
+/** Everything one run produced. */
 export interface BenchResults {
   readonly machine: Machine
   /** 1-minute load average when the run started and ended: other work on the machine skews the numbers. */
@@ -103,7 +115,9 @@ export interface BenchResults {
   readonly settle: ReadonlyArray<Settle>
   readonly modelText: ReadonlyArray<ModelTextTiming>
   readonly modes?: ReadonlyArray<ModeCost>
-  readonly perCall?: ReadonlyArray<PerCall>
+  readonly perCall: ReadonlyArray<PerCall>
+  /** Why a contender or target is missing from this run (e.g. the reference not installed). */
+  readonly notes: ReadonlyArray<string>
   readonly targets: ReadonlyArray<Target>
 }
 

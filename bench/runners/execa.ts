@@ -14,6 +14,7 @@ let fileCounter = 0
 export const execaRunner: Runner = {
   id: "execa",
   label: "execa 9",
+  level: "process",
   run: async (command) => {
     await execa("bash", bashArgs(command), { detached: true, stdin: "ignore", reject: false, stripFinalNewline: false })
   },

@@ -20,6 +20,7 @@ export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): 
   return {
     id: "ours",
     label: "effect-bash LocalBashExecutor",
+    level: "executor",
     execute,
     run: async (command) => {
       await execute({ command })

@@ -43,6 +43,7 @@ export const makePlatformRunner = (): Runner => {
   return {
     id: "platform",
     label: "@effect/platform Command",
+    level: "process",
     run: (command) => runtime.runPromise(collect(command)),
     runToFile: async (command, dir) => {
       const path = join(dir, `platform-${process.pid}-${++fileCounter}.out`)

@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process"
 import { createWriteStream } from "node:fs"
 import { join } from "node:path"
 import { pipeline } from "node:stream/promises"
-import type { Runner } from "./Runner.js"
+import type { Runner, WrittenFile } from "./Runner.js"
 import { bashArgs } from "./Runner.js"
 
 const start = (command: string): ChildProcess =>
@@ -21,10 +21,21 @@ export const closed = (child: ChildProcess): Promise<void> =>
 
 let fileCounter = 0
 
+/** Pipes the command's whole stdout to a new file in `dir` (also the RSS baseline). */
+export const rawRunToFile = async (command: string, dir: string): Promise<WrittenFile> => {
+  const path = join(dir, `raw-${process.pid}-${++fileCounter}.out`)
+  const child = start(command)
+  const stderr: Array<Buffer> = []
+  child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk))
+  await Promise.all([pipeline(child.stdout!, createWriteStream(path, { flags: "wx", mode: 0o600 })), closed(child)])
+  return { path }
+}
+
 /** The raw `child_process` contender. */
 export const rawRunner: Runner = {
   id: "raw",
   label: "raw child_process",
+  level: "process",
   run: async (command) => {
     const child = start(command)
     const stdout: Array<Buffer> = []
@@ -33,14 +44,7 @@ export const rawRunner: Runner = {
     child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk))
     await closed(child)
   },
-  runToFile: async (command, dir) => {
-    const path = join(dir, `raw-${process.pid}-${++fileCounter}.out`)
-    const child = start(command)
-    const stderr: Array<Buffer> = []
-    child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk))
-    await Promise.all([pipeline(child.stdout!, createWriteStream(path, { flags: "wx", mode: 0o600 })), closed(child)])
-    return { path }
-  },
+  runToFile: rawRunToFile,
   close: async () => {}
 }
 

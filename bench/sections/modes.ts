@@ -22,10 +22,10 @@ const runnerOver = async (id: string, label: string, layer: Layer.Layer<BashExec
   return {
     id,
     label,
+    level: "executor",
     run: async (command) => {
       await runtime.runPromise(Effect.flatMap(executor.resolve({ command }), executor.run))
     },
-    runToFile: () => Promise.reject(new Error("not measured")),
     close: () => runtime.dispose()
   }
 }

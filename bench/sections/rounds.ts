@@ -2,8 +2,9 @@
  * Repeats one piece of work for every contender, interleaved: each round runs every contender once,
  * in an order rotated per round so no contender always goes first (warm caches) or last.
  */
-import type { Runner } from "../runners/Runner.js"
+import { hostCost } from "../lib/cost.js"
 import { collectGarbage } from "../lib/stats.js"
+import type { Runner } from "../runners/Runner.js"
 
 /** Per contender id, one entry per round. */
 export interface Samples {
@@ -14,6 +15,8 @@ export interface Samples {
    * included; on a busy machine it is steadier than wall time.
    */
   readonly cpuMs: Record<string, Array<number>>
+  /** JS heap bytes this process allocated during the round. */
+  readonly allocatedBytes: Record<string, Array<number>>
 }
 
 /** Runs `measure` `rounds` times per contender and collects what it returns. */
@@ -22,18 +25,16 @@ export const interleavedRounds = async (
   rounds: number,
   measure: (runner: Runner) => Promise<number>
 ): Promise<Samples> => {
-  const samples: Samples = {
-    values: Object.fromEntries(runners.map((r) => [r.id, []])),
-    cpuMs: Object.fromEntries(runners.map((r) => [r.id, []]))
-  }
+  const perRunner = () => Object.fromEntries(runners.map((r) => [r.id, [] as Array<number>]))
+  const samples: Samples = { values: perRunner(), cpuMs: perRunner(), allocatedBytes: perRunner() }
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < runners.length; i++) {
       const runner = runners[(round + i) % runners.length]!
       collectGarbage()
-      const cpuBefore = process.cpuUsage()
-      samples.values[runner.id]!.push(await measure(runner))
-      const cpu = process.cpuUsage(cpuBefore)
-      samples.cpuMs[runner.id]!.push((cpu.user + cpu.system) / 1000)
+      const cost = await hostCost(() => measure(runner))
+      samples.values[runner.id]!.push(cost.value)
+      samples.cpuMs[runner.id]!.push(cost.cpuMs)
+      samples.allocatedBytes[runner.id]!.push(cost.allocatedBytes)
     }
   }
   return samples

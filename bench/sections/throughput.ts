@@ -7,7 +7,9 @@ import { MiB, timed } from "../lib/stats.js"
 
 /** (c) Throughput in MiB/s of `bytes` zero bytes from `head -c`, checked for completeness, file removed after. */
 export const outputToFile = (bytes: number, dir: string) => async (runner: Runner): Promise<number> => {
-  const { ms, value: file } = await timed(() => runner.runToFile(`head -c ${bytes} /dev/zero`, dir))
+  const runToFile = runner.runToFile
+  if (runToFile === undefined) throw new Error(`${runner.label} does not write to a file`)
+  const { ms, value: file } = await timed(() => runToFile(`head -c ${bytes} /dev/zero`, dir))
   const { size } = await stat(file.path)
   await unlink(file.path)
   if (size !== bytes) throw new Error(`${runner.label} wrote ${size} of ${bytes} bytes to ${file.path}`)

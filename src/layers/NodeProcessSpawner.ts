@@ -16,7 +16,7 @@ import { HostReaper } from "../services/HostReaper.js"
 import * as HostReaperLive from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
-import { readPipes } from "./internal/spawner/readPipes.js"
+import { holdPipe, readPipes } from "./internal/spawner/readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -76,10 +76,15 @@ const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSi
  * @since 0.1.0
  */
 const groupAliveSync = (pgid: number): boolean => {
+  // After a clean exit the answer is nearly always ESRCH, thrown: skip its stack trace (most of its cost).
+  const stackTraceLimit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
   try {
     process.kill(-pgid, 0)
   } catch (error) {
     if (errnoCode(error) !== "EPERM") return false
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit
   }
   if (process.platform !== "linux") return true
   for (const entry of pidEntries()) {
@@ -176,6 +181,9 @@ const make = Effect.gen(function*() {
       } finally {
         if (devNull !== undefined) NodeFs.closeSync(devNull)
       }
+      // Read from this tick on: output of a command that exits before its reader starts is kept.
+      holdPipe(child.stdout as Readable)
+      holdPipe(child.stderr as Readable)
       child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
       child.once("spawn", () => {
         if (child.pid !== undefined) tracked.add(child.pid)
@@ -207,8 +215,16 @@ const make = Effect.gen(function*() {
       )).pipe(
       Effect.map((child) => {
         const exited = Deferred.unsafeMake<ProcessSpawner.Exit>(FiberId.none)
-        const settle = (exitCode: number | null, signal: NodeJS.Signals | null) =>
-          Deferred.unsafeDone(exited, Effect.succeed({ exitCode, signal }))
+        let result: ProcessSpawner.Exit | undefined
+        let listeners: Array<(exit: ProcessSpawner.Exit) => void> = []
+        const settle = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+          const exit = { exitCode, signal }
+          result = exit
+          Deferred.unsafeDone(exited, Effect.succeed(exit))
+          const waiting = listeners
+          listeners = []
+          for (const listener of waiting) listener(exit)
+        }
         if (child.exitCode !== null || child.signalCode !== null) settle(child.exitCode, child.signalCode)
         else child.once("exit", settle)
         const pid = child.pid!
@@ -217,6 +233,16 @@ const make = Effect.gen(function*() {
           readPipes: (sinks: ProcessSpawner.OutputSinks) =>
             readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           exit: Deferred.await(exited),
+          onExit: (listener: (exit: ProcessSpawner.Exit) => void) => {
+            if (result !== undefined) {
+              listener(result)
+              return () => {}
+            }
+            listeners.push(listener)
+            return () => {
+              listeners = listeners.filter((each) => each !== listener)
+            }
+          },
           signalGroup: (signal: ProcessSpawner.GroupSignal) =>
             Effect.sync(() =>
               signal === "SIGTERM" && options.wrapper?.pidNamespace === true

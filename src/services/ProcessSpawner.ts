@@ -127,6 +127,12 @@ export declare namespace ProcessSpawner {
     readonly readPipes: (sinks: OutputSinks) => Effect.Effect<void>
     /** Completes when the leader has exited (its pipes may still be open). */
     readonly exit: Effect.Effect<Exit>
+    /**
+     * The same moment as {@link exit}, as a callback (at once if the leader has already exited);
+     * returns a function that removes `listener`. Optional: it lets a supervisor on the live clock wait
+     * for exit, timeout and abort in one callback instead of racing fibers.
+     */
+    readonly onExit?: (listener: (exit: Exit) => void) => () => void
     /** Sends a signal to every member of the group; a group that is already gone is not an error. */
     readonly signalGroup: (signal: GroupSignal) => Effect.Effect<void>
     /** Whether any member of the group is still alive. Zombies count as dead. */

@@ -16,6 +16,51 @@ import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
  */
 const maxQueuedBytes = 256 * 1024
 
+/** What a held pipe read before {@link readPipes} took it over. */
+interface Held {
+  readonly chunks: Array<Uint8Array>
+  ended: boolean
+  failure: unknown
+  bytes: number
+  readonly release: () => void
+}
+
+const held = new WeakMap<Readable, Held>()
+
+/**
+ * Starts reading `readable` at once, keeping what it reads until {@link readPipes} takes the pipe
+ * over. A child's pipes must be read from the tick they are created: once the child exits, Node
+ * resumes every stdio stream (`flushStdio`), and a stream nobody listens to then drops its data —
+ * the whole output of a command that exits before the reading fiber starts. Past the queue bound
+ * the pipe is paused (Node's resume at exit still flows into the held chunks, never to nobody).
+ */
+export const holdPipe = (readable: Readable): void => {
+  const chunks: Array<Uint8Array> = []
+  const onData = (chunk: Uint8Array) => {
+    chunks.push(chunk)
+    state.bytes += chunk.length
+    if (state.bytes >= maxQueuedBytes) readable.pause()
+  }
+  const onEnd = () => {
+    state.ended = true
+  }
+  const onError = (error: unknown) => {
+    state.failure = error
+    state.ended = true
+  }
+  const state: Held = {
+    chunks,
+    ended: false,
+    failure: undefined,
+    bytes: 0,
+    release: () => {
+      readable.off("data", onData).off("end", onEnd).off("close", onEnd).off("error", onError)
+    }
+  }
+  readable.on("data", onData).once("end", onEnd).once("close", onEnd).once("error", onError)
+  held.set(readable, state)
+}
+
 /**
  * Reads `stdout` and `stderr` into `sinks` until both have ended, closed or failed (a read error
  * ends its pipe after the bytes read before it). Interruption stops the reading; the pipes
@@ -44,9 +89,6 @@ export const readPipes = (
       resume?.()
     }
     const attach = (readable: Readable, sink: ProcessSpawner.OutputSink) => {
-      if (readable.destroyed) return
-      open++
-      let ended = false
       const onData = (chunk: Uint8Array) => {
         if (!busy) {
           work = sink(chunk)
@@ -62,6 +104,19 @@ export const readPipes = (
           for (const each of readables) each.pause()
         }
       }
+      // A held pipe: what it read so far goes first, and its listeners hand over to ours in this
+      // same tick, so no event falls in between.
+      const early = held.get(readable)
+      if (early !== undefined) {
+        held.delete(readable)
+        early.release()
+        if (early.failure !== undefined) failures.push(early.failure)
+        for (const chunk of early.chunks) onData(chunk)
+        early.chunks.length = 0
+      }
+      if (readable.destroyed || early?.ended === true) return
+      open++
+      let ended = false
       const onEnd = () => {
         if (ended) return
         ended = true
@@ -74,6 +129,8 @@ export const readPipes = (
       }
       readable.on("data", onData).once("end", onEnd).once("close", onEnd).once("error", onError)
       detachers.push(() => readable.off("data", onData).off("end", onEnd).off("close", onEnd).off("error", onError))
+      // The hold paused the pipe at its bound; from here the queue bound above governs.
+      if (early !== undefined && early.bytes >= maxQueuedBytes && !paused) readable.resume()
     }
     attach(pipes.stdout, sinks.stdout)
     attach(pipes.stderr, sinks.stderr)
