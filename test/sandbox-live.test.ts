@@ -16,7 +16,7 @@ import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "./support/bwrap.js"
-import { compose, textOf } from "./tool-support.js"
+import { composeWith, textOf, withTasks } from "./tool-support.js"
 
 
 const graceMs = 1_000
@@ -233,7 +233,7 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
 
 describe.skipIf(!bwrapUsable)("the bash tool over the sandbox", () => {
   const tools = (approval: ReadonlyArray<"allowed-once">, workdir: string) =>
-    compose({ executor: sandbox({ cwd: workdir }).pipe(Layer.orDie), approval })
+    composeWith({ executor: sandbox({ cwd: workdir }).pipe(Layer.orDie), services: withTasks(ApprovalScripted.layer(approval)) })
 
   it.live("renders the reference's denial text exactly", () => {
     const workdir = freshDir("tool")

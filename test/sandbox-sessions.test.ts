@@ -7,23 +7,24 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { serveMcp } from "../src/cli/mcpServer.js"
 import { Effect, Layer, Option } from "effect"
+import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
 import * as SandboxSessionsLive from "../src/layers/SandboxSessionsLive.js"
 import { SandboxSessions } from "../src/services/SandboxSessions.js"
-import { compose, textOf } from "./tool-support.js"
+import { composeWith, textOf, withTasks } from "./tool-support.js"
 
 const workspace = "/work/space"
 const a = { id: "s-a", cwd: workspace }
 const b = { id: "s-b", cwd: workspace }
 const write = { command: "echo x > notes.txt", description: "Write a note here" }
 
-const confined = compose({
+const confined = composeWith({
   executor: Layer.provideMerge(
     SandboxSessionsLive.layer,
     FakeConfiningExecutor.layer({ sandboxMode: "read-only", workspaceRoot: workspace, cwd: workspace })
   ),
-  approval: []
+  services: withTasks(ApprovalScripted.layer([]))
 })
 
 const modesRun = Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls).pipe(

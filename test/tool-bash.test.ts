@@ -2,14 +2,16 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Logger, Option } from "effect"
+import { Effect, Layer, Logger, Option } from "effect"
+import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import { bashRunResult, ScriptedBashExecutor, untilAborted } from "../src/testing/ScriptedBashExecutor.js"
+import * as SessionJsonlEnvContributor from "../src/layers/SessionJsonlEnvContributor.js"
 import * as SessionPersistenceJsonl from "../src/layers/SessionPersistenceJsonl.js"
 import { SpawnError } from "../src/services/ProcessSpawner.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { callTool, compose, dshHome, textOf } from "./tool-support.js"
+import { callTool, compose, composeWith, dshHome, textOf, withTasks } from "./tool-support.js"
 
 const scripted = (config: Parameters<typeof ScriptedBashExecutor.layer>[0] = {}) => ScriptedBashExecutor.layer(config)
 const recorded = Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)
@@ -80,7 +82,7 @@ describe("bash validation: exact messages, nothing runs", () => {
       Effect.gen(function*() {
         expect(yield* textOf("bash", args)).toBe(`Error: ${message}`)
         expect(yield* Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)).toEqual([])
-      }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer(), approval: ["allowed-once"] }))))
+      }).pipe(Effect.provide(composeWith({ executor: FakeConfiningExecutor.layer(), services: withTasks(ApprovalScripted.layer(["allowed-once"])) }))))
   }
 
   it.effect("a forced background call while background execution is disabled", () =>
@@ -99,7 +101,7 @@ describe("bash validation: exact messages, nothing runs", () => {
         "Error: background tasks unavailable: compose a Tasks layer (TasksLive) with AgentToolsLive, which attaches the task tools"
       )
       expect(yield* recorded).toEqual([])
-    }).pipe(Effect.provide(compose({ executor: scripted(), tasks: false }))))
+    }).pipe(Effect.provide(composeWith({ executor: scripted(), services: Layer.empty }))))
 
   it.effect("an unknown tool", () =>
     Effect.gen(function*() {
@@ -129,7 +131,7 @@ describe("published tools per composition", () => {
   it.effect("no task runtime: bash only", () =>
     Effect.gen(function*() {
       expect((yield* AgentTools).tools.map((tool) => tool.name)).toEqual(["bash"])
-    }).pipe(Effect.provide(compose({ executor: scripted(), tasks: false }))))
+    }).pipe(Effect.provide(composeWith({ executor: scripted(), services: Layer.empty }))))
 
   it.effect("a confining executor adds sandbox_permissions (closed enum) and justification", () =>
     Effect.gen(function*() {
@@ -212,10 +214,12 @@ describe("what reaches the executor", () => {
         DSH_SHELL: "1"
       })
     }).pipe(
-      Effect.provide(compose({
+      Effect.provide(composeWith({
         executor: scripted(),
-        persistence: SessionPersistenceJsonl.layer({ directory: path.join(scratch, "env-sessions") }),
-        jsonlEnv: true
+        services: withTasks(Layer.provideMerge(
+          SessionJsonlEnvContributor.layer,
+          SessionPersistenceJsonl.layer({ directory: path.join(scratch, "env-sessions") })
+        ))
       }))
     ))
 })
@@ -363,9 +367,9 @@ describe("call records (replay without parsing text)", () => {
           text: "Error: invalid command: expected a non-empty string"
         }
       ])
-    }).pipe(Effect.provide(compose({
+    }).pipe(Effect.provide(composeWith({
       executor: scripted({ runs: [bashRunResult({ stdout: { text: "done\n[exit code: 7]\n", truncated: false } })] }),
-      persistence: persistence()
+      services: withTasks(persistence())
     }))))
 
   it.effect("a replayed result presents the exit status of the stored value, not the text's last line", () =>
@@ -389,9 +393,9 @@ describe("call records (replay without parsing text)", () => {
         signal: null,
         timedOut: false
       })
-    }).pipe(Effect.provide(compose({
+    }).pipe(Effect.provide(composeWith({
       executor: scripted({ runs: [bashRunResult({ stdout: { text: "done\n[exit code: 7]\n", truncated: false } })] }),
-      persistence: persistence()
+      services: withTasks(persistence())
     }))))
 
   it.effect("a stored value that is not a whole bash result presents as the call card (never throws)", () =>

@@ -5,18 +5,22 @@ import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
 import type { Approval } from "../src/services/Approval.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
-import { callTool, compose, textOf } from "./tool-support.js"
+import { callTool, compose, composeWith, textOf, withTasks } from "./tool-support.js"
 
 const workspace = "/work/space"
 const session = { id: "s-esc", cwd: "/work/space" }
 const outside = { command: "echo x > /etc/forbidden", description: "Write outside the workspace" }
 const escalated = (mode: string) => ({ ...outside, sandbox_permissions: mode, justification: "It must edit /etc." })
 
-const confined = (options: { readonly approval?: ReadonlyArray<Approval.Outcome>; readonly mode?: "read-only" } = {}) =>
-  compose({
-    executor: FakeConfiningExecutor.layer({ workspaceRoot: workspace, cwd: workspace, ...(options.mode ? { sandboxMode: options.mode } : {}) }),
-    ...(options.approval !== undefined ? { approval: options.approval } : {})
-  })
+const confinedExecutor = (mode?: "read-only") =>
+  FakeConfiningExecutor.layer({ workspaceRoot: workspace, cwd: workspace, ...(mode ? { sandboxMode: mode } : {}) })
+
+/** The tools over the confining executor, with no approval channel. */
+const confined = () => compose({ executor: confinedExecutor() })
+
+/** The tools over the confining executor, with an approval channel that answers `approval` in order. */
+const asking = (approval: ReadonlyArray<Approval.Outcome>, mode?: "read-only") =>
+  composeWith({ executor: confinedExecutor(mode), services: withTasks(ApprovalScripted.layer(approval)) })
 
 const executorCalls = Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)
 const approvalRequests = Effect.flatMap(ApprovalScripted, (approval) => approval.requests)
@@ -33,7 +37,7 @@ const pendingApproval = () =>
       return new Promise<never>(() => {})
     })
     return Layer.merge(
-      compose({ executor: FakeConfiningExecutor.layer({ workspaceRoot: workspace, cwd: workspace }), approvalLayer: host }),
+      composeWith({ executor: FakeConfiningExecutor.layer({ workspaceRoot: workspace, cwd: workspace }), services: withTasks(host) }),
       Layer.succeed(Prompts, prompt)
     )
   }))
@@ -60,7 +64,7 @@ describe("escalation refusals: exact messages, nothing executes", () => {
       )
       expect(yield* approvalRequests).toEqual([])
       expect(yield* executorCalls).toEqual([])
-    }).pipe(Effect.provide(confined({ approval: ["allowed-once"] }))))
+    }).pipe(Effect.provide(asking(["allowed-once"]))))
 
   const outcomes: ReadonlyArray<readonly [Approval.Outcome, string]> = [
     ["rejected", "the user rejected escalating this command to \"danger-full-access\""],
@@ -73,7 +77,7 @@ describe("escalation refusals: exact messages, nothing executes", () => {
         expect(yield* textOf("bash", escalated("danger-full-access"), { session })).toBe(`Error: ${message}`)
         expect((yield* approvalRequests).length).toBe(1)
         expect(yield* executorCalls).toEqual([])
-      }).pipe(Effect.provide(confined({ approval: [outcome] }))))
+      }).pipe(Effect.provide(asking([outcome]))))
   }
 
   it.effect("no approval service composed", () =>
@@ -103,7 +107,7 @@ describe("allowed-once", () => {
       const modes = (yield* executorCalls).map((call) => call.spec.sandboxPolicy?.mode)
       expect(modes).toEqual(["danger-full-access", "workspace-write"])
       expect((yield* approvalRequests).length).toBe(1)
-    }).pipe(Effect.provide(confined({ approval: ["allowed-once", "allowed-once"] }))))
+    }).pipe(Effect.provide(asking(["allowed-once", "allowed-once"]))))
 
   it.effect("from read-only, workspace-write is wider and can be granted", () =>
     Effect.gen(function*() {
@@ -115,7 +119,7 @@ describe("allowed-once", () => {
         })
       ).toBe("(no output)")
       expect((yield* executorCalls).map((call) => call.spec.sandboxPolicy?.mode)).toEqual(["read-only", "workspace-write"])
-    }).pipe(Effect.provide(confined({ approval: ["allowed-once"], mode: "read-only" }))))
+    }).pipe(Effect.provide(asking(["allowed-once"], "read-only"))))
 
   it.effect("a granted background call starts under the granted mode", () =>
     Effect.gen(function*() {
@@ -125,7 +129,7 @@ describe("allowed-once", () => {
       const calls = yield* executorCalls
       expect(calls.map((call) => [call.op, call.spec.sandboxPolicy?.mode])).toEqual([["start", "danger-full-access"]])
       expect((yield* approvalRequests).length).toBe(1)
-    }).pipe(Effect.provide(confined({ approval: ["allowed-once"] }))))
+    }).pipe(Effect.provide(asking(["allowed-once"]))))
 
   it.effect("aborting the call while the user is asked withdraws the prompt and runs nothing", () =>
     Effect.gen(function*() {
@@ -148,5 +152,5 @@ describe("allowed-once", () => {
         yield* textOf("bash", { ...escalated("danger-full-access"), run_in_background: true }, { session })
       ).toBe("Error: the user rejected escalating this command to \"danger-full-access\"")
       expect(yield* executorCalls).toEqual([])
-    }).pipe(Effect.provide(confined({ approval: ["rejected"] }))))
+    }).pipe(Effect.provide(asking(["rejected"]))))
 })

@@ -16,7 +16,7 @@ import { BashExecutor } from "../src/services/BashExecutor.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
-import { callTool, compose } from "./tool-support.js"
+import { callTool, compose, composeWith } from "./tool-support.js"
 
 const scratch = mkdtempSync(path.join(tmpdir(), "tool-onepass-"))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -72,7 +72,7 @@ describe("abort is interruption", () => {
       expect(Exit.isInterrupted(exit)).toBe(true)
       expect((yield* fake.signals).map((sent) => sent.signal)).toEqual(["SIGTERM"])
       expect(Chunk.toReadonlyArray(yield* Queue.takeAll(updates))).toEqual(["part\n"])
-    }).pipe(Effect.provide(compose({ executor: fakeLocal, tasks: false }))))
+    }).pipe(Effect.provide(composeWith({ executor: fakeLocal, services: Layer.empty }))))
 
   it.effect("an interrupted call is recorded as the error `command aborted`", () =>
     Effect.gen(function*() {
@@ -92,9 +92,8 @@ describe("abort is interruption", () => {
         result: { message: "command aborted" },
         text: "Error: command aborted"
       }])
-    }).pipe(Effect.provide(compose({
+    }).pipe(Effect.provide(composeWith({
       executor: fakeLocal,
-      tasks: false,
-      persistence: SessionPersistenceJsonl.layer({ directory: path.join(scratch, "records") })
+      services: SessionPersistenceJsonl.layer({ directory: path.join(scratch, "records") })
     }))))
 })

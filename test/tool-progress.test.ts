@@ -8,15 +8,15 @@ import { Chunk, Effect, Fiber, Layer, Option, Queue, TestClock } from "effect"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 import type { FakeProcess } from "../src/testing/FakeProcessSpawner.js"
-import { callTool, compose } from "./tool-support.js"
+import { callTool, composeWith } from "./tool-support.js"
 
-const tools = compose({
+const tools = composeWith({
   executor: LocalBashExecutor.layerWith({ cwd: "/", graceMs: 100 }).pipe(
     Layer.provideMerge(FakeProcessSpawner.layer()),
     Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)),
     Layer.orDie
   ),
-  tasks: false
+  services: Layer.empty
 })
 
 /** The output both calls produce: colours, a `\r` progress line, an unterminated last line. */

@@ -1,15 +1,11 @@
 /**
  * Compositions for the tool tests: AgentToolsLive over a double executor, the live env registry and
- * task runtime, and optional approval / persistence, with every service the tests inspect exposed.
+ * task runtime, and the services a test adds (approval, persistence), each exposed to the test.
  */
 import { Effect, Layer } from "effect"
-import type { Approval } from "../src/services/Approval.js"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import type { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
-import * as SessionJsonlEnvContributor from "../src/layers/SessionJsonlEnvContributor.js"
 import * as TasksLive from "../src/layers/TasksLive.js"
-import type { SessionPersistence } from "../src/services/SessionPersistence.js"
 import type { BashExecutor } from "../src/services/BashExecutor.js"
 import type { Tasks } from "../src/services/Tasks.js"
 import { AgentTools } from "../src/services/AgentTools.js"
@@ -20,46 +16,43 @@ import type { CompletionNotices } from "../src/services/CompletionNotices.js"
 /** The harness home every composition uses, so `DSH_HOME` is predictable. */
 export const dshHome = "/tmp/effect-bash-test-home"
 
-export interface Composition<X> {
+export interface Composition<X, S> {
   readonly executor: Layer.Layer<BashExecutor | X>
-  readonly tasks?: boolean
-  readonly approval?: ReadonlyArray<Approval.Outcome>
-  /** Another approval channel (instead of `approval`). */
-  readonly approvalLayer?: Layer.Layer<Approval>
+  /**
+   * The services composed beside the executor and the env registry (a task runtime, an approval
+   * channel, persistence, an env contributor); they may use the registry.
+   */
+  readonly services: Layer.Layer<S, unknown, BashEnvRegistry>
   readonly enableRunInBackground?: boolean
-  readonly persistence?: Layer.Layer<SessionPersistence>
-  /** Register the `session-persistence` env contributor (needs `persistence`). */
-  readonly jsonlEnv?: boolean
-  /** A replacement task runtime (e.g. one that never attaches a surface). */
-  readonly tasksLayer?: Layer.Layer<Tasks>
 }
 
 /**
- * AgentTools plus the executor's controls, the registry, and (when asked) Tasks, ApprovalScripted and
- * SessionPersistence. The type lists every service a test may ask for; one that was not composed is
- * missing at run time.
+ * AgentTools over exactly `executor` and `services`, with the live env registry. The type lists only
+ * what was composed: asking for a service that is not there is a type error, not a run-time one.
  */
-export const compose = <X>(
-  composition: Composition<X>
-): Layer.Layer<
-  AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
-> => {
-  const base = Layer.mergeAll(
+export const composeWith = <X, S>(
+  composition: Composition<X, S>
+): Layer.Layer<AgentTools | CompletionNotices | BashEnvRegistry | BashExecutor | X | S> => {
+  const services = Layer.merge(
     composition.executor,
-    BashEnvRegistryLive.layer({ dshHome }),
-    composition.tasks === false ? Layer.empty : composition.tasksLayer ?? TasksLive.layer(),
-    composition.approval === undefined ? Layer.empty : ApprovalScripted.layer(composition.approval),
-    composition.approvalLayer ?? Layer.empty,
-    composition.persistence ?? Layer.empty
+    Layer.provideMerge(composition.services, BashEnvRegistryLive.layer({ dshHome }))
   )
-  const services = composition.jsonlEnv === true ? Layer.provideMerge(SessionJsonlEnvContributor.layer, base) : base
   const config = composition.enableRunInBackground === undefined
     ? {}
     : { enableRunInBackground: composition.enableRunInBackground }
-  return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie) as Layer.Layer<
-    AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
-  >
+  return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie)
 }
+
+/** `services` beside the live task runtime. */
+export const withTasks = <S>(
+  services: Layer.Layer<S, unknown, BashEnvRegistry>
+): Layer.Layer<Tasks | S, unknown, BashEnvRegistry> => Layer.merge(TasksLive.layer(), services)
+
+/** The usual composition: {@link composeWith} with the live task runtime as the only service. */
+export const compose = <X>(
+  composition: Omit<Composition<X, never>, "services">
+): Layer.Layer<AgentTools | CompletionNotices | BashEnvRegistry | BashExecutor | Tasks | X> =>
+  composeWith({ ...composition, services: TasksLive.layer() })
 
 let calls = 0
 

@@ -7,7 +7,7 @@ import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools } from "../src/services/AgentTools.js"
 import { CompletionNotices } from "../src/services/CompletionNotices.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
-import { callTool, compose, dshHome, textOf } from "./tool-support.js"
+import { callTool, compose, composeWith, dshHome, textOf } from "./tool-support.js"
 
 const s1 = { session: { id: "s1" } }
 const s2 = { session: { id: "s2" } }
@@ -49,10 +49,10 @@ describe("background start", () => {
       )
       expect(yield* processes).toEqual([])
       expect(yield* Effect.flatMap(executor, (scripted) => scripted.calls)).toEqual([])
-    }).pipe(Effect.provide(compose({
+    }).pipe(Effect.provide(composeWith({
       executor: ScriptedBashExecutor.layer(),
       // A runtime whose surface never attaches, as when the task tools are not composed with it.
-      tasksLayer: Layer.effect(Tasks, Effect.map(Tasks, (tasks) => ({ ...tasks, attachSurface: Effect.void }))).pipe(
+      services: Layer.effect(Tasks, Effect.map(Tasks, (tasks) => ({ ...tasks, attachSurface: Effect.void }))).pipe(
         Layer.provide(TasksLive.layer()),
         Layer.orDie
       )

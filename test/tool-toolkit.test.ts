@@ -9,9 +9,9 @@ import { AgentTools, ToolError } from "../src/services/AgentTools.js"
 import { CurrentToolSession } from "../src/services/CurrentToolSession.js"
 import { BashToolkit } from "../src/tool/BashToolkit.js"
 import type { Composition } from "./tool-support.js"
-import { compose, dshHome } from "./tool-support.js"
+import { compose, composeWith, dshHome, withTasks } from "./tool-support.js"
 
-const withToolkit = <X>(composition: Composition<X>) =>
+const withToolkit = <X>(composition: Omit<Composition<X, never>, "services">) =>
   BashToolkit.layer.pipe(Layer.provideMerge(compose(composition)))
 
 const recorded = Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)
@@ -85,7 +85,9 @@ describe("BashToolkit", () => {
       })
       const run = Effect.flatMap(BashToolkit, (toolkit) => Effect.repeatN(toolkit.handle("bash", ok), 1)).pipe(
         Effect.provideService(CurrentToolSession, { id: "agent-7" }),
-        Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer(), persistence: capture }))
+        Effect.provide(BashToolkit.layer.pipe(
+          Layer.provideMerge(composeWith({ executor: ScriptedBashExecutor.layer(), services: withTasks(capture) }))
+        ))
       )
       yield* run
       yield* run
