@@ -5,7 +5,7 @@
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import type { FakeScript } from "../src/testing/FakeProcessSpawner.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
@@ -27,8 +27,8 @@ const build = (script: FakeScript) =>
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
     const context = yield* Layer.buildWithScope(executorWith(script, escalation), scope)
-    const executor = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
-    const control = context.unsafeMap.get(FakeSpawnerControl.key) as FakeSpawnerControl["Type"]
+    const executor = Context.get(context, BashExecutor)
+    const control = Context.get(context, FakeSpawnerControl)
     const escalate = Deferred.succeed(escalation, undefined)
     return { executor, control, scope, escalate }
   })

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 import { firstPid, isAlive, liveMembers } from "./support/processes.js"
@@ -57,7 +57,7 @@ describe("LocalBashExecutor with real processes", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(executor(), scope)
-      const bash = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
+      const bash = Context.get(context, BashExecutor)
       const handle = yield* bash.start(yield* bash.resolve({ command: "echo $$; trap '' TERM; sleep 100" }))
       let output = ""
       while (!output.includes("\n")) {

@@ -5,7 +5,7 @@ import { FileSystem } from "@effect/platform"
 import { SystemError } from "@effect/platform/Error"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -30,7 +30,7 @@ const withExecutor = <A, E>(
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(layer(config), scope)
-    const bash = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
+    const bash = Context.get(context, BashExecutor)
     return yield* body(bash).pipe(Effect.ensuring(Scope.close(scope, Exit.void)))
   })
 

@@ -3,7 +3,7 @@
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import type { FakeScript } from "../src/testing/FakeProcessSpawner.js"
 import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
@@ -89,8 +89,8 @@ describe("kill path timing (TestClock)", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(executorWith({ onTerm: "ignore" }), scope)
-      const executor = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
-      const control = context.unsafeMap.get(FakeSpawnerControl.key) as FakeSpawnerControl["Type"]
+      const executor = Context.get(context, BashExecutor)
+      const control = Context.get(context, FakeSpawnerControl)
       const spec = yield* executor.resolve({ command: "fg" })
       const foreground = yield* Effect.fork(executor.run(spec))
       const background = yield* executor.start(yield* executor.resolve({ command: "bg" }))

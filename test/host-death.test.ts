@@ -7,7 +7,7 @@ import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
 import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
@@ -181,7 +181,7 @@ const openExecutor = (logs: Array<string> = []) =>
     const context = yield* Layer.buildWithScope(LocalBashExecutor.layer(), scope).pipe(
       Effect.provide(logger)
     )
-    return { bash: context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"], scope }
+    return { bash: Context.get(context, BashExecutor), scope }
   })
 
 describe("the host-death reaper", () => {
@@ -217,13 +217,12 @@ describe("the host-death reaper", () => {
   it.live("an executor over the fake spawner starts no reaper", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(
+      yield* Layer.buildWithScope(
         LocalBashExecutor.layerWith().pipe(
           Layer.provide(Layer.mergeAll(FakeProcessSpawner.layer(), NodeFileSystem.layer, NodePath.layer))
         ),
         scope
       )
-      expect(context.unsafeMap.has(BashExecutor.key)).toBe(true)
       expect(reaperOf(process.pid)).toEqual([])
       yield* Scope.close(scope, Exit.void)
     }))

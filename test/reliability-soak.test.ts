@@ -6,7 +6,7 @@
  * inherits, so grandchildren count too).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -100,7 +100,7 @@ describe("reliability soak (real processes)", () => {
 
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(stack, scope)
-        const tools = context.unsafeMap.get(AgentTools.key) as AgentTools["Type"]
+        const tools = Context.get(context, AgentTools)
         const during: Array<number> = []
         for (let index = 0; index < rounds; index++) {
           yield* round(tools, index)

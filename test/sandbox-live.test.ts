@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Chunk, Effect, Exit, Layer, Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Exit, Layer, Scope, Stream } from "effect"
 import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
@@ -156,7 +156,7 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
 
       const killed = uniqueSleep()
       const scope = yield* Scope.make()
-      const bash = (yield* Layer.buildWithScope(sandbox(), scope)).unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
+      const bash = Context.get(yield* Layer.buildWithScope(sandbox(), scope), BashExecutor)
       const handle = yield* bash.start(yield* bash.resolve({ command: `${escapes(killed)}\necho up; sleep 100` }))
       while (!(yield* handle.readOutput).delta.includes("up")) yield* Effect.sleep(10)
       expect(withMarker(killed).length).toBeGreaterThan(0)

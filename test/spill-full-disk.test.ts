@@ -5,7 +5,7 @@
  * Mounting needs root (CI runs as root); elsewhere the suite is skipped with the reason.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -66,7 +66,7 @@ describe.skipIf(cannotMount !== undefined)("a full tmpfs under the spill directo
           LocalBashExecutor.layer({ spillParent: mount, maxOutputBytes: 1000 }),
           layerScope
         )
-        const bash = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
+        const bash = Context.get(context, BashExecutor)
         // 4 MB: sixteen times the file system, in both streams.
         const command = "head -c 4000000 /dev/zero | tr '\\0' x; echo; echo end; head -c 4000000 /dev/zero >&2; echo err >&2"
         const result = yield* bash.run(yield* bash.resolve({ command }))
@@ -94,7 +94,7 @@ describe.skipIf(cannotMount !== undefined)("a full tmpfs under the spill directo
         // comes back only when the file is flushed at the end of the stream.
         const mount = yield* smallTmpfs("4k")
         const context = yield* Layer.build(LocalBashExecutor.layer({ spillParent: mount, maxOutputBytes: 1000 }))
-        const bash = context.unsafeMap.get(BashExecutor.key) as BashExecutor["Type"]
+        const bash = Context.get(context, BashExecutor)
         const result = yield* bash.run(yield* bash.resolve({ command: "head -c 20000 /dev/zero | tr '\\0' y" }))
         expect(result.stdout).toEqual({ text: "y".repeat(1000), truncated: true })
         expect(filesUnder(mount)).toEqual([])
