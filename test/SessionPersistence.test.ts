@@ -65,7 +65,7 @@ describe("SessionPersistenceJsonl.locate", () => {
       )
       for (const path of paths) {
         expect(NodePath.dirname(path)).toBe(dir)
-        expect(NodePath.basename(path).endsWith(".jsonl")).toBe(true)
+        expect(NodePath.basename(path)).toMatch(/\.jsonl$/)
         expect(Buffer.byteLength(NodePath.basename(path))).toBeLessThanOrEqual(255)
       }
       expect(new Set(paths).size).toBe(ids.length)

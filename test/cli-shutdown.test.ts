@@ -84,7 +84,8 @@ describe("effect-bash run: a second signal escalates at once (real process)", ()
       )
       let shell: number | undefined
       try {
-        expect(await eventually(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), 15_000)).toBe(true)
+        await eventually(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), 15_000)
+        expect(readFileSync(pidFile, "utf8")).toMatch(/^\d+\n$/)
         shell = Number(readFileSync(pidFile, "utf8"))
         const group = [shell]
         expect(await eventually(() => membersOfGroups(group).length === 2)).toBe(true)

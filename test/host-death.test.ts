@@ -90,7 +90,7 @@ describe("host death", () => {
       yield* killOnFailure(host, pidDir)
       let output = ""
       host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-      expect(yield* eventually(() => output.includes("ready\n"), (ok) => ok, startupAttempts)).toBe(true)
+      expect(yield* eventually(() => output, (text) => text.includes("ready\n"), startupAttempts)).toContain("ready\n")
       const commandGroups = readPids(pidDir)
       expect(commandGroups).toHaveLength(3)
       // Every group the host started (the commands and whatever else it runs), each alive now.
@@ -152,8 +152,8 @@ describe("host death", () => {
         ).pipe(Effect.ignore)
       )
       const pidFile = path.join(workdir, "pid")
-      expect(yield* eventually(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").endsWith("\n"), (ok) => ok, startupAttempts))
-        .toBe(true)
+      const pidText = () => (fs.existsSync(pidFile) ? fs.readFileSync(pidFile, "utf8") : "")
+      expect(yield* eventually(pidText, (text) => text.endsWith("\n"), startupAttempts)).toMatch(/^\d+\n$/)
       const pgid = Number(fs.readFileSync(pidFile, "utf8"))
       expect(yield* eventually(() => liveMembers(pgid).length, (count) => count === 2)).toBe(2)
       const descendants = childGroups(server)
@@ -206,9 +206,11 @@ describe("the host-death reaper", () => {
       const { bash, scope } = yield* openExecutor(logs)
       const [reaper] = reaperOf(process.pid)
       process.kill(reaper!.pid, "SIGKILL")
-      const reported = yield* eventually(() => logs.some((line) => line.includes("host-death reaper exited")), (ok) => ok)
-      expect(reported).toBe(true)
-      expect(logs.find((line) => line.includes("host-death reaper exited"))).toContain("SIGKILL")
+      const reported = yield* eventually(
+        () => logs.find((line) => line.includes("host-death reaper exited")),
+        (line) => line !== undefined
+      )
+      expect(reported, "the reaper's exit is logged").toContain("SIGKILL")
       const result = yield* bash.run(yield* bash.resolve({ command: "echo still; sleep 0 & wait" }))
       expect(result.stdout.text).toBe("still\n")
       yield* Scope.close(scope, Exit.void)

@@ -91,6 +91,6 @@ describe("the MCP server's instructions", () => {
       expect(instructions.split("\n\n").at(-1)).toBe(
         "Current DSH file policy: read-only. Any available operation enforced by the DSH file sandbox cannot modify files in the standing mode. Do not refuse a required modification from this policy alone: try an available tool normally and follow any denial and escalation guidance it returns."
       )
-      expect(instructions.startsWith("Every bash result")).toBe(true)
+      expect(instructions).toMatch(/^Every bash result/)
     }))
 })
