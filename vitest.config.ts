@@ -26,6 +26,8 @@ const processTests = [
   "reliability-soak",
   "sandbox-config",
   "sandbox-live",
+  "settings-schema-process",
+  "spawner-exit",
   "spill-full-disk",
   "stack"
 ].map((name) => `test/${name}.test.ts`)
