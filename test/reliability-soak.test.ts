@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { BashStack } from "../src/BashStack.js"
+import * as BashStack from "../src/BashStack.js"
 import { AgentTools } from "../src/services/AgentTools.js"
 import { eventually } from "./cli-support.js"
 
