@@ -4,7 +4,7 @@
  */
 import { Effect, Layer } from "effect"
 import type { Approval } from "../src/services/Approval.js"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
+import * as ApprovalScripted from "../src/testing/ApprovalScripted.js"
 import type { BashEnvRegistry } from "../src/services/BashEnvRegistry.js"
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import * as SessionJsonlEnvContributor from "../src/layers/SessionJsonlEnvContributor.js"
@@ -41,7 +41,7 @@ export interface Composition<X> {
 export const compose = <X>(
   composition: Composition<X>
 ): Layer.Layer<
-  AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
+  AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted.ApprovalScripted | SessionPersistence
 > => {
   const base = Layer.mergeAll(
     composition.executor,
@@ -56,7 +56,7 @@ export const compose = <X>(
     ? {}
     : { enableRunInBackground: composition.enableRunInBackground }
   return AgentToolsLive.layer(config).pipe(Layer.provideMerge(services), Layer.orDie) as Layer.Layer<
-    AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted | SessionPersistence
+    AgentTools | CompletionNotices | BashExecutor | X | BashEnvRegistry | Tasks | ApprovalScripted.ApprovalScripted | SessionPersistence
   >
 }
 

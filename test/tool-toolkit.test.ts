@@ -1,8 +1,8 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools, ToolError } from "../src/services/AgentTools.js"
@@ -14,7 +14,7 @@ import { compose, dshHome } from "./tool-support.js"
 const withToolkit = <X>(composition: Composition<X>) =>
   BashToolkit.layer.pipe(Layer.provideMerge(compose(composition)))
 
-const recorded = Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)
+const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)
 const publishedKeys = (toolkit: BashToolkit.BashToolkit["Type"]) =>
   Object.keys((Tool.getJsonSchema(toolkit.tools["bash"]!) as { readonly properties: object }).properties)
 const ok = { command: "echo hi", description: "Print a greeting" }
@@ -111,7 +111,7 @@ describe("BashToolkit", () => {
       const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
       const started = yield* toolkit.handle("bash", { ...ok, run_in_background: true } as never).pipe(inSession)
       expect(started.result).toBe("started background task bash-1")
-      const [process] = yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.processes)
+      const [process] = yield* Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.processes)
       yield* process!.finish({ exitCode: 0 })
       yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
       const notice =
@@ -133,7 +133,7 @@ describe("BashToolkit", () => {
       const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
       const background = { ...ok, run_in_background: true } as never
       yield* toolkit.handle("bash", background).pipe(inSession)
-      const [process] = yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.processes)
+      const [process] = yield* Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.processes)
       yield* process!.finish({ exitCode: 0 })
       yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
       const notice =

@@ -7,15 +7,15 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import { Context, Effect, Layer, Option, Ref } from "effect"
+import { Context, Effect, Layer, Ref } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
 import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
-import type { RecordedBashCall, ScriptedProcess } from "./ScriptedBashExecutor.js"
-import { bashRunResult, makeScriptedProcess, streamingFromRun } from "./ScriptedBashExecutor.js"
+import type { RecordedBashCall } from "./ScriptedBashExecutor.js"
+import { bashRunResult, makeScriptedProcesses, streamingFromRun } from "./ScriptedBashExecutor.js"
 
 /**
- * Settings of {@link FakeConfiningExecutor.layer}.
+ * Settings of {@link layer}.
  *
  * @since 0.1.0
  */
@@ -39,14 +39,7 @@ export class FakeConfiningExecutor extends Context.Tag("effect-bash/FakeConfinin
     /** Every run/start call so far, oldest first. */
     readonly calls: Effect.Effect<ReadonlyArray<RecordedBashCall>>
   }
->() {
-  /**
-   * Provides {@link BashExecutor} (the double) and {@link FakeConfiningExecutor} (its controls).
-   */
-  static readonly layer = (
-    config: FakeConfiningExecutorConfig = {}
-  ): Layer.Layer<BashExecutor | FakeConfiningExecutor> => Layer.effectContext(make(config))
-}
+>() {}
 
 const redirectTarget = /(?:\d*|&)>>?\|?\s*([^\s;|&<>()]+)/g
 const teeTargets = /\btee\s+(?:-[a-z]+\s+)*([^\s;|&<>()]+)/g
@@ -79,7 +72,7 @@ const deniedTarget = (spec: BashExecutor.Spec, mode: BashExecutor.SandboxMode, r
 const make = (config: FakeConfiningExecutorConfig) =>
   Effect.gen(function*() {
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
-    const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+    const processes = yield* makeScriptedProcesses
     const defaultMode = config.sandboxMode ?? "workspace-write"
     const defaults: ResolveDefaults = { ...LocalBashExecutor.defaults, cwd: config.cwd }
 
@@ -117,20 +110,25 @@ const make = (config: FakeConfiningExecutorConfig) =>
       start: (spec) =>
         Effect.gen(function*() {
           yield* begin("start", spec)
-          const started = yield* Ref.get(processes)
-          const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
-          yield* Ref.update(processes, (current) => [...current, scripted])
+          const scripted = yield* processes.start(spec)
           const { sandbox, stderr } = judge(spec)
           yield* scripted.emit("", stderr)
           yield* scripted.finish({ exitCode: sandbox.denied ? 1 : 0, sandbox })
           return scripted.process
         }),
-      ownerOf: (id) =>
-        Effect.map(Ref.get(processes), (current) =>
-          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+      ownerOf: processes.ownerOf
     }
 
     return Context.make(BashExecutor, executor).pipe(
       Context.add(FakeConfiningExecutor, { calls: Ref.get(calls) })
     )
   })
+
+/**
+ * Provides {@link BashExecutor} (the double) and {@link FakeConfiningExecutor} (its controls).
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  config: FakeConfiningExecutorConfig = {}
+): Layer.Layer<BashExecutor | FakeConfiningExecutor> => Layer.effectContext(make(config))

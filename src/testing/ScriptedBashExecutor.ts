@@ -28,7 +28,7 @@ export interface RecordedBashCall {
 export type ScriptedRun = BashExecutor.RunResult | ((spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.RunResult, BashExecutor.RunError>)
 
 /**
- * Settings of {@link ScriptedBashExecutor.layer}.
+ * Settings of {@link layer}.
  *
  * @since 0.1.0
  */
@@ -87,14 +87,7 @@ export class ScriptedBashExecutor extends Context.Tag("effect-bash/ScriptedBashE
     /** Every background process started so far, oldest first. */
     readonly processes: Effect.Effect<ReadonlyArray<ScriptedProcess>>
   }
->() {
-  /**
-   * Provides {@link BashExecutor} (the double) and {@link ScriptedBashExecutor} (its controls).
-   */
-  static readonly layer = (
-    config: ScriptedBashExecutorConfig = {}
-  ): Layer.Layer<BashExecutor | ScriptedBashExecutor> => Layer.effectContext(make(config))
-}
+>() {}
 
 /**
  * A successful foreground result; `overrides` replace any field.
@@ -233,11 +226,34 @@ export const makeScriptedProcess = (id: string, spec: BashExecutor.Spec): Effect
     }
   })
 
+/**
+ * The hand-driven background processes of a double: `start` makes the next one (`proc-1`,
+ * `proc-2`, …) for a spec, `ownerOf` finds the owner a process was started for.
+ *
+ * @since 0.1.0
+ */
+export const makeScriptedProcesses = Effect.gen(function*() {
+  const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+  return {
+    all: Ref.get(processes),
+    start: (spec: BashExecutor.Spec) =>
+      Effect.gen(function*() {
+        const started = yield* Ref.get(processes)
+        const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
+        yield* Ref.update(processes, (current) => [...current, scripted])
+        return scripted
+      }),
+    ownerOf: (id: string) =>
+      Effect.map(Ref.get(processes), (current) =>
+        Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+  }
+})
+
 const make = (config: ScriptedBashExecutorConfig) =>
   Effect.gen(function*() {
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
     const queue = yield* Ref.make<ReadonlyArray<ScriptedRun>>(config.runs ?? [])
-    const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+    const processes = yield* makeScriptedProcesses
     // The local executor's defaults, so a script resolves a request as the real executor would.
     const defaults: ResolveDefaults = {
       cwd: config.cwd,
@@ -271,21 +287,25 @@ const make = (config: ScriptedBashExecutorConfig) =>
         Effect.gen(function*() {
           yield* record("start", spec)
           yield* refuseIfAborted(spec)
-          const started = yield* Ref.get(processes)
-          const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
-          yield* Ref.update(processes, (current) => [...current, scripted])
-          return scripted.process
+          return (yield* processes.start(spec)).process
         }),
-      ownerOf: (id) =>
-        Effect.map(Ref.get(processes), (current) =>
-          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+      ownerOf: processes.ownerOf
     }
 
     return Context.make(BashExecutor, executor).pipe(
       Context.add(ScriptedBashExecutor, {
         calls: Ref.get(calls),
         script: (...runs) => Ref.update(queue, (current) => [...current, ...runs]),
-        processes: Ref.get(processes)
+        processes: processes.all
       })
     )
   })
+
+/**
+ * Provides {@link BashExecutor} (the double) and {@link ScriptedBashExecutor} (its controls).
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  config: ScriptedBashExecutorConfig = {}
+): Layer.Layer<BashExecutor | ScriptedBashExecutor> => Layer.effectContext(make(config))
