@@ -7,12 +7,12 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
-import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
+import { LocalBashExecutor, resolveSpec } from "../index.js"
 import type { RecordedBashCall } from "./ScriptedBashExecutor.js"
-import { bashRunResult, makeScriptedProcesses, streamingFromRun } from "./ScriptedBashExecutor.js"
+import { bashRunResult, makeScriptedExecutor } from "./ScriptedBashExecutor.js"
 
 /**
  * Settings of {@link layer}.
@@ -71,8 +71,6 @@ const deniedTarget = (spec: BashExecutor.Spec, mode: BashExecutor.SandboxMode, r
 
 const make = (config: FakeConfiningExecutorConfig) =>
   Effect.gen(function*() {
-    const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
-    const processes = yield* makeScriptedProcesses
     const defaultMode = config.sandboxMode ?? "workspace-write"
     const defaults: ResolveDefaults = { ...LocalBashExecutor.defaults, cwd: config.cwd }
 
@@ -87,40 +85,29 @@ const make = (config: FakeConfiningExecutorConfig) =>
       }
     }
 
-    const begin = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>
-      Ref.update(calls, (current) => [...current, { op, spec }]).pipe(Effect.zipRight(refuseIfAborted(spec)))
-
-    const run: BashExecutor["Type"]["run"] = (spec) =>
-      Effect.gen(function*() {
-        yield* begin("run", spec)
-        const { sandbox, stderr } = judge(spec)
-        return bashRunResult({
-          exitCode: sandbox.denied ? 1 : 0,
-          timeoutMs: spec.timeoutMs,
-          stderr: { text: stderr, truncated: false },
-          sandbox
-        })
-      })
-
-    const executor: BashExecutor["Type"] = {
+    const double = yield* makeScriptedExecutor({
       sandboxMode: defaultMode,
       resolve: (request) => resolveSpec(defaults, request),
-      run,
-      runStreaming: streamingFromRun(run),
-      start: (spec) =>
-        Effect.gen(function*() {
-          yield* begin("start", spec)
-          const scripted = yield* processes.start(spec)
+      answer: (spec) =>
+        Effect.sync(() => {
           const { sandbox, stderr } = judge(spec)
+          return bashRunResult({
+            exitCode: sandbox.denied ? 1 : 0,
+            timeoutMs: spec.timeoutMs,
+            stderr: { text: stderr, truncated: false },
+            sandbox
+          })
+        }),
+      started: (scripted) =>
+        Effect.gen(function*() {
+          const { sandbox, stderr } = judge(scripted.spec)
           yield* scripted.emit("", stderr)
           yield* scripted.finish({ exitCode: sandbox.denied ? 1 : 0, sandbox })
-          return scripted.process
-        }),
-      ownerOf: processes.ownerOf
-    }
+        })
+    })
 
-    return Context.make(BashExecutor, executor).pipe(
-      Context.add(FakeConfiningExecutor, { calls: Ref.get(calls) })
+    return Context.make(BashExecutor, double.executor).pipe(
+      Context.add(FakeConfiningExecutor, { calls: double.calls })
     )
   })
 
