@@ -9,7 +9,7 @@ import { Schema } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
-import { mergeStreams } from "../services/BashExecutor.js"
+import { mergeStreams, SandboxMode } from "../services/BashExecutor.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../services/requestChecks.js"
 import type { SandboxSessions } from "../services/SandboxSessions.js"
 import type { Tasks } from "../services/Tasks.js"
@@ -187,8 +187,6 @@ export const escalationOf = (args: Parameters): EscalationRequest | undefined =>
   args.sandbox_permissions === undefined || args.justification === undefined
     ? undefined
     : { mode: args.sandbox_permissions, justification: args.justification }
-
-const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
 
 const CollectedOutput = Schema.Struct({
   text: Schema.String,
