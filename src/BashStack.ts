@@ -79,35 +79,33 @@ export type BashStackServices =
  *
  * @since 0.1.0
  */
-export const BashStack = {
-  layer: (
-    config: BashStackConfig = {},
-    overrides: BashStackOverrides = {}
-  ): Layer.Layer<
-    BashStackServices,
-    LocalBashExecutorConfigError | ConfigError.ConfigError | BashEnvRegistrationError
-  > => {
-    const configured = config.sessionJsonlDir === undefined
-      ? Option.none()
-      : Option.some(SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir }))
-    const persistence: Layer.Layer<never> = overrides.persistence
-      ? overrides.persistence(configured)
-      : Option.getOrElse(configured, () => Layer.empty)
-    const executor = overrides.executor ??
-      (config.sandbox === undefined
-        ? LocalBashExecutor.layer(config.executor)
-        : SandboxBashExecutor.layer({ ...config.executor, ...config.sandbox }))
-    const services = Layer.mergeAll(
-      Layer.provideMerge(SandboxSessionsLive.layer, executor),
-      TasksLive.layer(config.tasks),
-      BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
-      persistence,
-      overrides.approval ?? Layer.empty
-    )
-    const withContributor = Layer.merge(services, SessionJsonlEnvContributor.layer.pipe(Layer.provide(services)))
-    const tools = AgentToolsLive.layer(
-      config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }
-    )
-    return Layer.provideMerge(tools, withContributor)
-  }
-} as const
+export const layer = (
+  config: BashStackConfig = {},
+  overrides: BashStackOverrides = {}
+): Layer.Layer<
+  BashStackServices,
+  LocalBashExecutorConfigError | ConfigError.ConfigError | BashEnvRegistrationError
+> => {
+  const configured = config.sessionJsonlDir === undefined
+    ? Option.none()
+    : Option.some(SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir }))
+  const persistence: Layer.Layer<never> = overrides.persistence
+    ? overrides.persistence(configured)
+    : Option.getOrElse(configured, () => Layer.empty)
+  const executor = overrides.executor ??
+    (config.sandbox === undefined
+      ? LocalBashExecutor.layer(config.executor)
+      : SandboxBashExecutor.layer({ ...config.executor, ...config.sandbox }))
+  const services = Layer.mergeAll(
+    Layer.provideMerge(SandboxSessionsLive.layer, executor),
+    TasksLive.layer(config.tasks),
+    BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
+    persistence,
+    overrides.approval ?? Layer.empty
+  )
+  const withContributor = Layer.merge(services, SessionJsonlEnvContributor.layer.pipe(Layer.provide(services)))
+  const tools = AgentToolsLive.layer(
+    config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }
+  )
+  return Layer.provideMerge(tools, withContributor)
+}

@@ -5,5 +5,5 @@
  * @since 0.1.0
  */
 export { CurrentToolSession } from "./services/CurrentToolSession.js"
-export { BashToolkit } from "./tool/BashToolkit.js"
+export * as BashToolkit from "./tool/BashToolkit.js"
 export type { BashAiTool, BashToolkitWithHandler } from "./tool/BashToolkit.js"

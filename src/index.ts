@@ -17,7 +17,7 @@ export * from "./services/ToolExecution.js"
 // Layers
 export * as ApprovalCallback from "./layers/ApprovalCallback.js"
 export * as BashEnvRegistryLive from "./layers/BashEnvRegistryLive.js"
-export { BashStack } from "./BashStack.js"
+export * as BashStack from "./BashStack.js"
 export type { BashStackConfig, BashStackOverrides, BashStackServices } from "./BashStack.js"
 export * as HostReaperLive from "./layers/HostReaper.js"
 export * as LocalBashExecutor from "./layers/LocalBashExecutor.js"

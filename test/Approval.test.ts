@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
 import * as ApprovalCallback from "../src/layers/ApprovalCallback.js"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
+import * as ApprovalScripted from "../src/testing/ApprovalScripted.js"
 import { Approval } from "../src/services/Approval.js"
 
 const escalation = (callId: string): Approval.Request => ({
@@ -91,14 +91,14 @@ describe("ApprovalScripted", () => {
     Effect.gen(function*() {
       const answers = yield* Effect.forEach(["a", "b", "c", "d"], (id) => ask(escalation(id)))
       expect(answers).toEqual(["rejected", "allowed-once", "unavailable", "unavailable"])
-      const script = yield* ApprovalScripted
+      const script = yield* ApprovalScripted.ApprovalScripted
       expect(yield* script.requests).toEqual(["a", "b", "c", "d"].map(escalation))
       expect(yield* script.remaining).toEqual([])
     }).pipe(Effect.provide(ApprovalScripted.layer(["rejected", "allowed-once"]))))
 
   it.effect("starts with nothing recorded and the whole script remaining", () =>
     Effect.gen(function*() {
-      const script = yield* ApprovalScripted
+      const script = yield* ApprovalScripted.ApprovalScripted
       expect(yield* script.requests).toEqual([])
       expect(yield* script.remaining).toEqual(["cancelled", "allowed-once"])
       expect(yield* ask(escalation("x"))).toBe("cancelled")

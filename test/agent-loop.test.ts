@@ -13,7 +13,7 @@ import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import * as TasksLive from "../src/layers/TasksLive.js"
 import { CurrentToolSession } from "../src/services/CurrentToolSession.js"
 import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
-import { BashToolkit } from "../src/tool/BashToolkit.js"
+import * as BashToolkit from "../src/tool/BashToolkit.js"
 
 /** Every spawned process inherits the session id through the managed environment. */
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`
@@ -118,7 +118,7 @@ const tools = BashToolkit.layer.pipe(
 const agent = Effect.gen(function*() {
   let prompt = Prompt.make("Exercise the bash tool.")
   for (let turn = 0; turn <= script.length; turn++) {
-    const response = yield* LanguageModel.generateText({ prompt, toolkit: BashToolkit })
+    const response = yield* LanguageModel.generateText({ prompt, toolkit: BashToolkit.BashToolkit })
     prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
     if (response.toolCalls.length === 0) return response.text
   }

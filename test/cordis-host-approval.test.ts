@@ -13,7 +13,7 @@ import { toHarnessTool } from "../src/cordis/harnessTools.js"
 import type { HostApproval } from "../src/cordis/host.js"
 import { hostApprovalLayer, hostLookup } from "../src/cordis/hostLayers.js"
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
 import { AgentTools } from "../src/services/AgentTools.js"
 import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
 
@@ -65,7 +65,7 @@ const escalate = async () => {
 }
 
 const executedCommands = () =>
-  runtime.runPromise(Effect.flatMap(FakeConfiningExecutor, (fake) => fake.calls)).then((calls) =>
+  runtime.runPromise(Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (fake) => fake.calls)).then((calls) =>
     calls.map((call) => call.spec.command)
   )
 

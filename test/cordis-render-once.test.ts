@@ -12,7 +12,7 @@ import { HarnessCalls } from "../src/cordis/HarnessCalls.js"
 import { toHarnessTool } from "../src/cordis/harnessTools.js"
 import * as BashEnvRegistryLive from "../src/layers/BashEnvRegistryLive.js"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import { abortOnSignal } from "../src/tool/abortable.js"
 import * as AgentToolsLive from "../src/tool/AgentToolsLive.js"
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, FiberId, Layer, TestClock } from "effect"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
-import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
+import * as FakeProcessSpawner from "../src/testing/FakeProcessSpawner.js"
+import { FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
 
 const graceMs = 300
 

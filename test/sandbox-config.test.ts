@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import { BashStack } from "../src/BashStack.js"
+import * as BashStack from "../src/BashStack.js"
 import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 import { AgentTools } from "../src/services/AgentTools.js"

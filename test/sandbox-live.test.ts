@@ -10,7 +10,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Chunk, Context, Effect, Exit, Layer, Scope, Stream } from "effect"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
+import * as ApprovalScripted from "../src/testing/ApprovalScripted.js"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../src/services/BashExecutor.js"
@@ -256,7 +256,7 @@ describe.skipIf(!bwrapUsable)("the bash tool over the sandbox", () => {
       expect(yield* textOf("bash", write, { session })).toContain("[sandbox: file access denied under read-only mode]")
       const retry = { ...write, sandbox_permissions: "workspace-write", justification: "The task asks for this file." }
       expect(yield* textOf("bash", retry, { session })).toBe("(no output)")
-      expect((yield* (yield* ApprovalScripted).requests).map((request) => request.mode)).toEqual(["workspace-write"])
+      expect((yield* (yield* ApprovalScripted.ApprovalScripted).requests).map((request) => request.mode)).toEqual(["workspace-write"])
       expect(yield* textOf("bash", write, { session })).toContain("[sandbox: file access denied under read-only mode]")
       expect(fs.readFileSync(path.join(workdir, "file.txt"), "utf8")).toBe("hi\n")
     }).pipe(Effect.provide(tools(["allowed-once"], workdir)))

@@ -7,9 +7,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { serveMcp } from "../src/cli/mcpServer.js"
 import { Effect, Layer, Option } from "effect"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as ApprovalScripted from "../src/testing/ApprovalScripted.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import * as SandboxSessionsLive from "../src/layers/SandboxSessionsLive.js"
 import { SandboxSessions } from "../src/services/SandboxSessions.js"
 import { composeWith, textOf, withTasks } from "./tool-support.js"
@@ -27,7 +27,7 @@ const confined = composeWith({
   services: withTasks(ApprovalScripted.layer([]))
 })
 
-const modesRun = Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls).pipe(
+const modesRun = Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls).pipe(
   Effect.map((calls) => calls.map((call) => call.spec.sandboxPolicy?.mode))
 )
 

@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { BashStack } from "../src/BashStack.js"
+import * as BashStack from "../src/BashStack.js"
 import { AgentTools } from "../src/services/AgentTools.js"
 
 describe("BashStack", () => {

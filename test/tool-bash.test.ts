@@ -3,9 +3,10 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option } from "effect"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { bashRunResult, ScriptedBashExecutor, untilAborted } from "../src/testing/ScriptedBashExecutor.js"
+import * as ApprovalScripted from "../src/testing/ApprovalScripted.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
+import { bashRunResult, untilAborted } from "../src/testing/ScriptedBashExecutor.js"
 import * as SessionJsonlEnvContributor from "../src/layers/SessionJsonlEnvContributor.js"
 import * as SessionPersistenceJsonl from "../src/layers/SessionPersistenceJsonl.js"
 import { SpawnError } from "../src/services/ProcessSpawner.js"
@@ -14,7 +15,7 @@ import { AgentTools } from "../src/services/AgentTools.js"
 import { callTool, compose, composeWith, dshHome, textOf, withTasks } from "./tool-support.js"
 
 const scripted = (config: Parameters<typeof ScriptedBashExecutor.layer>[0] = {}) => ScriptedBashExecutor.layer(config)
-const recorded = Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)
+const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)
 /** Lets forked calls progress until the executor has been asked `n` times (bounded). */
 const untilRecorded = (n: number) =>
   Effect.gen(function*() {
@@ -81,7 +82,7 @@ describe("bash validation: exact messages, nothing runs", () => {
     it.effect(name, () =>
       Effect.gen(function*() {
         expect(yield* textOf("bash", args)).toBe(`Error: ${message}`)
-        expect(yield* Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)).toEqual([])
+        expect(yield* Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls)).toEqual([])
       }).pipe(Effect.provide(composeWith({ executor: FakeConfiningExecutor.layer(), services: withTasks(ApprovalScripted.layer(["allowed-once"])) }))))
   }
 
@@ -249,7 +250,7 @@ describe("workdir", () => {
   it.effect("under a sandbox policy the canonical workspace root is the base, and carries the mode", () =>
     Effect.gen(function*() {
       yield* textOf("bash", { ...ok, workdir: "sub" }, { session: { id: "s", cwd: path.join(scratch, "link") } })
-      const [call] = yield* Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)
+      const [call] = yield* Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls)
       expect(call!.spec.sandboxPolicy).toEqual({ mode: "workspace-write", workspaceRoot: path.join(real, "project") })
       expect(call!.spec.workdir).toBe(path.join(real, "project", "sub"))
     }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer() }))))
@@ -259,7 +260,7 @@ describe("workdir", () => {
       const session = { id: "s", cwd: path.join(scratch, "project") }
       const write = { command: "echo x > notes.txt", description: "Write a note" }
       expect(yield* textOf("bash", { ...write, workdir: path.join(scratch, "link", "sub") }, { session })).toBe("(no output)")
-      const [call] = yield* Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)
+      const [call] = yield* Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls)
       expect(call!.spec.workdir).toBe(path.join(real, "project", "sub"))
       expect(call!.spec.sandboxPolicy?.workspaceRoot).toBe(path.join(real, "project"))
     }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer() }))))

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import * as ApprovalCallback from "../src/layers/ApprovalCallback.js"
-import { ApprovalScripted } from "../src/testing/ApprovalScripted.js"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
+import * as ApprovalScripted from "../src/testing/ApprovalScripted.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
 import type { Approval } from "../src/services/Approval.js"
 import { escalationHint } from "../src/tool/sandboxNotices.js"
 import { callTool, compose, composeWith, textOf, withTasks } from "./tool-support.js"
@@ -22,8 +22,8 @@ const confined = () => compose({ executor: confinedExecutor() })
 const asking = (approval: ReadonlyArray<Approval.Outcome>, mode?: "read-only") =>
   composeWith({ executor: confinedExecutor(mode), services: withTasks(ApprovalScripted.layer(approval)) })
 
-const executorCalls = Effect.flatMap(FakeConfiningExecutor, (executor) => executor.calls)
-const approvalRequests = Effect.flatMap(ApprovalScripted, (approval) => approval.requests)
+const executorCalls = Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls)
+const approvalRequests = Effect.flatMap(ApprovalScripted.ApprovalScripted, (approval) => approval.requests)
 
 /** The signal of the one approval prompt the host was shown. */
 class Prompts extends Context.Tag("test/Prompts")<Prompts, Deferred.Deferred<AbortSignal>>() {}

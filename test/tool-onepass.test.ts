@@ -14,8 +14,9 @@ import * as SessionPersistenceJsonl from "../src/layers/SessionPersistenceJsonl.
 import { AgentTools } from "../src/services/AgentTools.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
-import { FakeProcessSpawner, FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as FakeProcessSpawner from "../src/testing/FakeProcessSpawner.js"
+import { FakeSpawnerControl } from "../src/testing/FakeProcessSpawner.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import { callTool, compose, composeWith } from "./tool-support.js"
 
 const scratch = mkdtempSync(path.join(tmpdir(), "tool-onepass-"))
@@ -45,7 +46,7 @@ describe("one pass into the executor", () => {
     Effect.gen(function*() {
       const count = yield* Ref.make(0)
       const [result, calls] = yield* callTool("bash", { ...work, workdir: "sub" }).pipe(
-        Effect.zip(Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)),
+        Effect.zip(Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)),
         Effect.provide(compose({ executor: countingResolves(count) }))
       )
       expect(result.isError).toBe(false)

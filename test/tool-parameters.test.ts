@@ -1,6 +1,7 @@
 /**
  * The parameter Schemas decode the model's loose input with the exact messages: fields in their
- * order, each field's own checks first, then the cross-field escalation rule.
+ * order, then the escalation as one step (the pair rule, then justification, then the mode), as
+ * `validateBashArgs` checked them before the typed parameters.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
@@ -21,15 +22,21 @@ const decode = (policy: BashTool.Policy, raw: unknown) =>
 const sandboxed = { background: true, sandbox: true }
 
 describe("bash parameters", () => {
-  it("a field's own checks come before the escalation pair rule", () => {
+  it("the escalation is one step after the other fields: the pair rule, then justification, then the mode", () => {
+    expect(messageOf(decode(sandboxed, { ...ok, timeoutMs: 0, sandbox_permissions: "root" }))).toBe(
+      "invalid timeoutMs: expected a positive number, got 0"
+    )
     expect(messageOf(decode(sandboxed, { ...ok, sandbox_permissions: "root" }))).toBe(
-      "invalid sandbox_permissions: expected one of \"workspace-write\", \"danger-full-access\", got \"root\""
+      "invalid escalation: sandbox_permissions requires a justification"
     )
     expect(messageOf(decode(sandboxed, { ...ok, justification: " " }))).toBe(
+      "invalid escalation: justification is only valid together with sandbox_permissions"
+    )
+    expect(messageOf(decode(sandboxed, { ...ok, sandbox_permissions: "root", justification: " " }))).toBe(
       "invalid justification: expected a non-empty sentence"
     )
-    expect(messageOf(decode(sandboxed, { ...ok, justification: "needs it" }))).toBe(
-      "invalid escalation: justification is only valid together with sandbox_permissions"
+    expect(messageOf(decode(sandboxed, { ...ok, sandbox_permissions: "root", justification: "needs it" }))).toBe(
+      "invalid sandbox_permissions: expected one of \"workspace-write\", \"danger-full-access\", got \"root\""
     )
   })
 

@@ -10,8 +10,8 @@ import { Effect, Layer } from "effect"
 import { toHarnessParameters } from "../src/cordis/harnessParameters.js"
 import { AgentTools } from "../src/services/AgentTools.js"
 import type { BashExecutor } from "../src/services/BashExecutor.js"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import { compose } from "./tool-support.js"
 
 const fixture: Readonly<Record<string, unknown>> = JSON.parse(

@@ -8,7 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { expectTypeOf } from "vitest"
 import { AgentTools } from "../src/services/AgentTools.js"
-import { bashRunResult, ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
+import { bashRunResult } from "../src/testing/ScriptedBashExecutor.js"
 import type * as BashTool from "../src/tool/BashTool.js"
 import type * as TaskKillTool from "../src/tool/TaskKillTool.js"
 import type * as TaskListTool from "../src/tool/TaskListTool.js"
@@ -58,7 +59,7 @@ describe("AgentTools, typed by tool name", () => {
         isError: true,
         message: "invalid command: expected a non-empty string"
       })
-      expect(yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)).toEqual([])
+      expect(yield* Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)).toEqual([])
     }).pipe(Effect.provide(compose({ executor: ScriptedBashExecutor.layer() }))))
 
   it.effect("callUnknown serves a name from the wire, typed or not", () =>

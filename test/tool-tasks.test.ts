@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import * as TasksLive from "../src/layers/TasksLive.js"
 import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools } from "../src/services/AgentTools.js"
@@ -14,7 +14,7 @@ const s2 = { session: { id: "s2" } }
 const background = (command: string) => ({ command, description: "Run it in the background", run_in_background: true })
 
 const layer = () => compose({ executor: ScriptedBashExecutor.layer() })
-const executor = ScriptedBashExecutor
+const executor = ScriptedBashExecutor.ScriptedBashExecutor
 const processes = Effect.flatMap(executor, (scripted) => scripted.processes)
 const nth = (index: number) => Effect.map(processes, (all) => all[index]!)
 

@@ -1,28 +1,28 @@
 import { Tool } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { FakeConfiningExecutor } from "../src/testing/FakeConfiningExecutor.js"
-import { ScriptedBashExecutor } from "../src/testing/ScriptedBashExecutor.js"
+import * as FakeConfiningExecutor from "../src/testing/FakeConfiningExecutor.js"
+import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
 import { SessionPersistence } from "../src/services/SessionPersistence.js"
 import { Tasks } from "../src/services/Tasks.js"
 import { AgentTools, ToolError } from "../src/services/AgentTools.js"
 import { CurrentToolSession } from "../src/services/CurrentToolSession.js"
-import { BashToolkit } from "../src/tool/BashToolkit.js"
+import * as BashToolkit from "../src/tool/BashToolkit.js"
 import type { Composition } from "./tool-support.js"
 import { compose, composeWith, dshHome, withTasks } from "./tool-support.js"
 
 const withToolkit = <X>(composition: Omit<Composition<X, never>, "services">) =>
   BashToolkit.layer.pipe(Layer.provideMerge(compose(composition)))
 
-const recorded = Effect.flatMap(ScriptedBashExecutor, (executor) => executor.calls)
-const publishedKeys = (toolkit: BashToolkit["Type"]) =>
+const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)
+const publishedKeys = (toolkit: BashToolkit.BashToolkit["Type"]) =>
   Object.keys((Tool.getJsonSchema(toolkit.tools["bash"]!) as { readonly properties: object }).properties)
 const ok = { command: "echo hi", description: "Print a greeting" }
 
 describe("BashToolkit", () => {
   it.effect("publishes the composed tools with exactly their AgentTools JSON Schemas", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       const tools = yield* AgentTools
       expect(Object.keys(toolkit.tools)).toEqual(["bash", "task_output", "task_list", "task_kill"])
       for (const descriptor of tools.tools) {
@@ -35,20 +35,20 @@ describe("BashToolkit", () => {
 
   it.effect("a confining executor's escalation fields reach the published schema", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       expect(publishedKeys(toolkit)).toContain("sandbox_permissions")
     }).pipe(Effect.provide(withToolkit({ executor: FakeConfiningExecutor.layer() }))))
 
   it.effect("a valid call returns the rendered text", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       const result = yield* toolkit.handle("bash", ok)
       expect(result).toMatchObject({ isFailure: false, result: "echo hi\n", encodedResult: "echo hi\n" })
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
 
   it.effect("invalid arguments come back as a failure result with the exact message, not an AiError", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       const cases: ReadonlyArray<readonly [unknown, string]> = [
         [{ description: "x" }, "invalid command: expected a non-empty string"],
         [{ command: 42, description: "x" }, "invalid command: expected a non-empty string"],
@@ -70,7 +70,7 @@ describe("BashToolkit", () => {
 
   it.effect("task tool failures are returned too", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       const result = yield* toolkit.handle("task_output", { task_id: "bash-5", wait: false } as never)
       expect(result).toMatchObject({ isFailure: true, encodedResult: { _tag: "ToolError", message: "unknown task bash-5" } })
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
@@ -83,7 +83,7 @@ describe("BashToolkit", () => {
         record: (record) => Effect.sync(() => callIds.push(record.callId)),
         replay: () => Effect.succeed([])
       })
-      const run = Effect.flatMap(BashToolkit, (toolkit) => Effect.repeatN(toolkit.handle("bash", ok), 1)).pipe(
+      const run = Effect.flatMap(BashToolkit.BashToolkit, (toolkit) => Effect.repeatN(toolkit.handle("bash", ok), 1)).pipe(
         Effect.provideService(CurrentToolSession, { id: "agent-7" }),
         Effect.provide(BashToolkit.layer.pipe(
           Layer.provideMerge(composeWith({ executor: ScriptedBashExecutor.layer(), services: withTasks(capture) }))
@@ -97,7 +97,7 @@ describe("BashToolkit", () => {
 
   it.effect("extra keys are dropped and the request-level session reaches the managed environment", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       yield* toolkit.handle("bash", { ...ok, env: { A: "1" }, stdin: "x", stdoutMaxBytes: 1 } as never).pipe(
         Effect.provideService(CurrentToolSession, { id: "agent-7" })
       )
@@ -109,11 +109,11 @@ describe("BashToolkit", () => {
 
   it.effect("completion notices of the session's finished tasks follow the next successful result, once", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
       const started = yield* toolkit.handle("bash", { ...ok, run_in_background: true } as never).pipe(inSession)
       expect(started.result).toBe("started background task bash-1")
-      const [process] = yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.processes)
+      const [process] = yield* Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.processes)
       yield* process!.finish({ exitCode: 0 })
       yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
       const notice =
@@ -131,11 +131,11 @@ describe("BashToolkit", () => {
 
   it.effect("a notice after a result without a final newline is also separated by exactly one blank line", () =>
     Effect.gen(function*() {
-      const toolkit = yield* BashToolkit
+      const toolkit = yield* BashToolkit.BashToolkit
       const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
       const background = { ...ok, run_in_background: true } as never
       yield* toolkit.handle("bash", background).pipe(inSession)
-      const [process] = yield* Effect.flatMap(ScriptedBashExecutor, (executor) => executor.processes)
+      const [process] = yield* Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.processes)
       yield* process!.finish({ exitCode: 0 })
       yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
       const notice =

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { BashStack } from "../BashStack.js"
+import * as BashStack from "../BashStack.js"
 import type { CliSettings } from "./settings.js"
 import { makeShutdown, processSignals } from "./shutdown.js"
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Layer, Option } from "effect"
-import { BashStack } from "../BashStack.js"
+import * as BashStack from "../BashStack.js"
 import type * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import type * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { EffectBashConfig } from "./config.js"

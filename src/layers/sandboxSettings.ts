@@ -4,6 +4,7 @@
  * `bash-sandbox: …`.
  */
 import { Schema } from "effect"
+import { SandboxMode } from "../services/BashExecutor.js"
 import type { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
 import { defaultHidden } from "./internal/sandbox/bwrap.js"
@@ -12,8 +13,6 @@ import { environmentOf, PositiveFinite, SettingId } from "./settingsSchema.js"
 import type { Effect } from "effect"
 
 const setting = (annotation: Setting) => ({ [SettingId]: annotation })
-
-const modes = ["read-only", "workspace-write", "danger-full-access"] as const
 
 /**
  * The sandboxing executor's settings: the local executor's, plus the sandbox's own.
@@ -24,13 +23,13 @@ export const Settings = Schema.Struct({
   ...LocalSettings.fields,
   /** The default mode (`sandboxMode` of the executor). */
   sandboxMode: Schema.optionalWith(
-    Schema.Literal(...modes).annotations({
+    SandboxMode.annotations({
       ...setting({
         env: "SANDBOX",
         flag: { name: "sandbox", description: (name) => `Confine commands with bubblewrap in this mode (env ${name})` }
       }),
       message: (issue) => ({
-        message: `must be one of ${modes.join(", ")}, got ${JSON.stringify(issue.actual)}`,
+        message: `must be one of ${SandboxMode.literals.join(", ")}, got ${JSON.stringify(issue.actual)}`,
         override: true
       })
     }),

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { Brand, Option, Scope, Stream } from "effect"
-import { Context, Data, Effect } from "effect"
+import { Context, Data, Effect, Schema } from "effect"
 import type { SpawnError } from "./ProcessSpawner.js"
 
 /**
@@ -51,6 +51,14 @@ export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError
     return `too many background processes running (limit ${this.limit}); kill one or wait for one to finish`
   }
 }
+
+/**
+ * The sandbox modes, narrowest first: the one list every setting, parameter and value that names a
+ * mode is checked against ({@link BashExecutor.SandboxMode} is its type).
+ *
+ * @since 0.1.0
+ */
+export const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
 
 /**
  * The exact refusal of a confined mode when no sandbox runner is usable (CONTRACT §7).
@@ -130,11 +138,11 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
  */
 export declare namespace BashExecutor {
   /**
-   * Sandbox modes, narrowest first.
+   * A sandbox mode, as {@link SandboxMode} lists them.
    *
    * @since 0.1.0
    */
-  export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access"
+  export type SandboxMode = typeof SandboxMode.Type
 
   /**
    * The confinement a confining executor applies to one call.

@@ -13,7 +13,7 @@ interface Script {
 
 /**
  * What a scripted approval channel was asked; provided beside {@link Approval} by
- * {@link ApprovalScripted.layer}.
+ * {@link layer}.
  *
  * @since 0.1.0
  */
@@ -25,27 +25,29 @@ export class ApprovalScripted extends Context.Tag("effect-bash/ApprovalScripted"
     /** The scripted outcomes not yet given. */
     readonly remaining: Effect.Effect<ReadonlyArray<Approval.Outcome>>
   }
->() {
-  /**
-   * Answers requests with `outcomes` in order, then `unavailable` once the script runs out; records
-   * every request, answered or not.
-   */
-  static readonly layer = (outcomes: ReadonlyArray<Approval.Outcome>): Layer.Layer<Approval | ApprovalScripted> =>
-    Layer.effectContext(
-      Effect.gen(function*() {
-        const script = yield* Ref.make<Script>({ remaining: [...outcomes], asked: [] })
-        const request = Effect.fn("Approval.request")(function*(request: Approval.Request) {
-          return yield* Ref.modify(script, ({ asked, remaining }): readonly [Approval.Outcome, Script] => [
-            remaining[0] ?? "unavailable",
-            { remaining: remaining.slice(1), asked: [...asked, request] }
-          ])
-        })
-        return Context.make(Approval, Approval.of({ request })).pipe(
-          Context.add(ApprovalScripted, {
-            requests: Effect.map(Ref.get(script), ({ asked }) => asked),
-            remaining: Effect.map(Ref.get(script), ({ remaining }) => remaining)
-          })
-        )
+>() {}
+
+/**
+ * Answers requests with `outcomes` in order, then `unavailable` once the script runs out; records
+ * every request, answered or not.
+ *
+ * @since 0.1.0
+ */
+export const layer = (outcomes: ReadonlyArray<Approval.Outcome>): Layer.Layer<Approval | ApprovalScripted> =>
+  Layer.effectContext(
+    Effect.gen(function*() {
+      const script = yield* Ref.make<Script>({ remaining: [...outcomes], asked: [] })
+      const request = Effect.fn("Approval.request")(function*(request: Approval.Request) {
+        return yield* Ref.modify(script, ({ asked, remaining }): readonly [Approval.Outcome, Script] => [
+          remaining[0] ?? "unavailable",
+          { remaining: remaining.slice(1), asked: [...asked, request] }
+        ])
       })
-    )
-}
+      return Context.make(Approval, Approval.of({ request })).pipe(
+        Context.add(ApprovalScripted, {
+          requests: Effect.map(Ref.get(script), ({ asked }) => asked),
+          remaining: Effect.map(Ref.get(script), ({ remaining }) => remaining)
+        })
+      )
+    })
+  )

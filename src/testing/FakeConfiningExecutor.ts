@@ -7,15 +7,15 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import { Context, Effect, Layer, Option, Ref } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import type { ResolveDefaults } from "../index.js"
-import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
-import type { RecordedBashCall, ScriptedProcess } from "./ScriptedBashExecutor.js"
-import { bashRunResult, makeScriptedProcess, streamingFromRun } from "./ScriptedBashExecutor.js"
+import { LocalBashExecutor, resolveSpec } from "../index.js"
+import type { RecordedBashCall } from "./ScriptedBashExecutor.js"
+import { bashRunResult, makeScriptedExecutor } from "./ScriptedBashExecutor.js"
 
 /**
- * Settings of {@link FakeConfiningExecutor.layer}.
+ * Settings of {@link layer}.
  *
  * @since 0.1.0
  */
@@ -39,14 +39,7 @@ export class FakeConfiningExecutor extends Context.Tag("effect-bash/FakeConfinin
     /** Every run/start call so far, oldest first. */
     readonly calls: Effect.Effect<ReadonlyArray<RecordedBashCall>>
   }
->() {
-  /**
-   * Provides {@link BashExecutor} (the double) and {@link FakeConfiningExecutor} (its controls).
-   */
-  static readonly layer = (
-    config: FakeConfiningExecutorConfig = {}
-  ): Layer.Layer<BashExecutor | FakeConfiningExecutor> => Layer.effectContext(make(config))
-}
+>() {}
 
 const redirectTarget = /(?:\d*|&)>>?\|?\s*([^\s;|&<>()]+)/g
 const teeTargets = /\btee\s+(?:-[a-z]+\s+)*([^\s;|&<>()]+)/g
@@ -78,8 +71,6 @@ const deniedTarget = (spec: BashExecutor.Spec, mode: BashExecutor.SandboxMode, r
 
 const make = (config: FakeConfiningExecutorConfig) =>
   Effect.gen(function*() {
-    const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
-    const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
     const defaultMode = config.sandboxMode ?? "workspace-write"
     const defaults: ResolveDefaults = { ...LocalBashExecutor.defaults, cwd: config.cwd }
 
@@ -94,44 +85,38 @@ const make = (config: FakeConfiningExecutorConfig) =>
       }
     }
 
-    const begin = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>
-      Ref.update(calls, (current) => [...current, { op, spec }]).pipe(Effect.zipRight(refuseIfAborted(spec)))
-
-    const run: BashExecutor["Type"]["run"] = (spec) =>
-      Effect.gen(function*() {
-        yield* begin("run", spec)
-        const { sandbox, stderr } = judge(spec)
-        return bashRunResult({
-          exitCode: sandbox.denied ? 1 : 0,
-          timeoutMs: spec.timeoutMs,
-          stderr: { text: stderr, truncated: false },
-          sandbox
-        })
-      })
-
-    const executor: BashExecutor["Type"] = {
+    const double = yield* makeScriptedExecutor({
       sandboxMode: defaultMode,
+      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve: (request) => resolveSpec(defaults, request),
-      run,
-      runStreaming: streamingFromRun(run),
-      start: (spec) =>
-        Effect.gen(function*() {
-          yield* begin("start", spec)
-          const started = yield* Ref.get(processes)
-          const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
-          yield* Ref.update(processes, (current) => [...current, scripted])
+      answer: (spec) =>
+        Effect.sync(() => {
           const { sandbox, stderr } = judge(spec)
+          return bashRunResult({
+            exitCode: sandbox.denied ? 1 : 0,
+            timeoutMs: spec.timeoutMs,
+            stderr: { text: stderr, truncated: false },
+            sandbox
+          })
+        }),
+      started: (scripted) =>
+        Effect.gen(function*() {
+          const { sandbox, stderr } = judge(scripted.spec)
           yield* scripted.emit("", stderr)
           yield* scripted.finish({ exitCode: sandbox.denied ? 1 : 0, sandbox })
-          return scripted.process
-        }),
-      ownerOf: (id) =>
-        Effect.map(Ref.get(processes), (current) =>
-          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner)),
-      defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd())
-    }
+        })
+    })
 
-    return Context.make(BashExecutor, executor).pipe(
-      Context.add(FakeConfiningExecutor, { calls: Ref.get(calls) })
+    return Context.make(BashExecutor, double.executor).pipe(
+      Context.add(FakeConfiningExecutor, { calls: double.calls })
     )
   })
+
+/**
+ * Provides {@link BashExecutor} (the double) and {@link FakeConfiningExecutor} (its controls).
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  config: FakeConfiningExecutorConfig = {}
+): Layer.Layer<BashExecutor | FakeConfiningExecutor> => Layer.effectContext(make(config))

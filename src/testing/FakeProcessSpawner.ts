@@ -152,27 +152,25 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
  *
  * @since 0.1.0
  */
-export const FakeProcessSpawner = {
-  layer: (
-    script: (options: ProcessSpawner.Options) => FakeScript = () => ({ onTerm: "obey" })
-  ): Layer.Layer<ProcessSpawner | FakeSpawnerControl> =>
-    Layer.effectContext(
-      Effect.gen(function*() {
-        const spawned = yield* Queue.unbounded<FakeProcess>()
-        const count = yield* Ref.make(0)
-        const spawn = (options: ProcessSpawner.Options) =>
-          Effect.gen(function*() {
-            const behaviour = script(options)
-            if (behaviour.spawnError) return yield* Effect.fail(behaviour.spawnError)
-            const pid = 1000 + (yield* Ref.updateAndGet(count, (n) => n + 1))
-            const { control, spawned: process } = yield* makeFakeProcess(pid, options, behaviour)
-            yield* spawned.offer(control)
-            return process
-          })
-        return Context.make(ProcessSpawner, ProcessSpawner.of({ spawn })).pipe(
-          Context.add(FakeSpawnerControl, { next: spawned.take, spawnCount: Ref.get(count) })
-        )
-      })
-    )
-} as const
+export const layer = (
+  script: (options: ProcessSpawner.Options) => FakeScript = () => ({ onTerm: "obey" })
+): Layer.Layer<ProcessSpawner | FakeSpawnerControl> =>
+  Layer.effectContext(
+    Effect.gen(function*() {
+      const spawned = yield* Queue.unbounded<FakeProcess>()
+      const count = yield* Ref.make(0)
+      const spawn = (options: ProcessSpawner.Options) =>
+        Effect.gen(function*() {
+          const behaviour = script(options)
+          if (behaviour.spawnError) return yield* Effect.fail(behaviour.spawnError)
+          const pid = 1000 + (yield* Ref.updateAndGet(count, (n) => n + 1))
+          const { control, spawned: process } = yield* makeFakeProcess(pid, options, behaviour)
+          yield* spawned.offer(control)
+          return process
+        })
+      return Context.make(ProcessSpawner, ProcessSpawner.of({ spawn })).pipe(
+        Context.add(FakeSpawnerControl, { next: spawned.take, spawnCount: Ref.get(count) })
+      )
+    })
+  )
 

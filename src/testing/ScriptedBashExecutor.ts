@@ -28,7 +28,7 @@ export interface RecordedBashCall {
 export type ScriptedRun = BashExecutor.RunResult | ((spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.RunResult, BashExecutor.RunError>)
 
 /**
- * Settings of {@link ScriptedBashExecutor.layer}.
+ * Settings of {@link layer}.
  *
  * @since 0.1.0
  */
@@ -87,14 +87,7 @@ export class ScriptedBashExecutor extends Context.Tag("effect-bash/ScriptedBashE
     /** Every background process started so far, oldest first. */
     readonly processes: Effect.Effect<ReadonlyArray<ScriptedProcess>>
   }
->() {
-  /**
-   * Provides {@link BashExecutor} (the double) and {@link ScriptedBashExecutor} (its controls).
-   */
-  static readonly layer = (
-    config: ScriptedBashExecutorConfig = {}
-  ): Layer.Layer<BashExecutor | ScriptedBashExecutor> => Layer.effectContext(make(config))
-}
+>() {}
 
 /**
  * A successful foreground result; `overrides` replace any field.
@@ -246,11 +239,51 @@ export const makeScriptedProcess = (id: string, spec: BashExecutor.Spec): Effect
     }
   })
 
-const make = (config: ScriptedBashExecutorConfig) =>
+/**
+ * A double's executor from its parts. Every `run` and `start` is recorded (`calls`) and refused
+ * when already aborted before `answer` answers the run or `start` makes the next hand-driven process
+ * (`proc-1`, `proc-2`, …, listed in `processes`), which `started` may drive at once.
+ *
+ * @since 0.1.0
+ */
+export const makeScriptedExecutor = (parts: {
+  readonly sandboxMode: BashExecutor.SandboxMode | undefined
+  readonly defaultWorkdir: BashExecutor["Type"]["defaultWorkdir"]
+  readonly resolve: BashExecutor["Type"]["resolve"]
+  readonly answer: BashExecutor["Type"]["run"]
+  readonly started?: (scripted: ScriptedProcess) => Effect.Effect<void>
+}) =>
   Effect.gen(function*() {
     const calls = yield* Ref.make<ReadonlyArray<RecordedBashCall>>([])
-    const queue = yield* Ref.make<ReadonlyArray<ScriptedRun>>(config.runs ?? [])
     const processes = yield* Ref.make<ReadonlyArray<ScriptedProcess>>([])
+    const begin = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>
+      Ref.update(calls, (current) => [...current, { op, spec }]).pipe(Effect.zipRight(refuseIfAborted(spec)))
+    const run: BashExecutor["Type"]["run"] = (spec) => Effect.zipRight(begin("run", spec), parts.answer(spec))
+    const executor: BashExecutor["Type"] = {
+      sandboxMode: parts.sandboxMode,
+      defaultWorkdir: parts.defaultWorkdir,
+      resolve: parts.resolve,
+      run,
+      runStreaming: streamingFromRun(run),
+      start: (spec) =>
+        Effect.gen(function*() {
+          yield* begin("start", spec)
+          const count = (yield* Ref.get(processes)).length
+          const scripted = yield* makeScriptedProcess(`proc-${count + 1}`, spec)
+          yield* Ref.update(processes, (current) => [...current, scripted])
+          if (parts.started !== undefined) yield* parts.started(scripted)
+          return scripted.process
+        }),
+      ownerOf: (id) =>
+        Effect.map(Ref.get(processes), (current) =>
+          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
+    }
+    return { executor, calls: Ref.get(calls), processes: Ref.get(processes) }
+  })
+
+const make = (config: ScriptedBashExecutorConfig) =>
+  Effect.gen(function*() {
+    const queue = yield* Ref.make<ReadonlyArray<ScriptedRun>>(config.runs ?? [])
     // The local executor's defaults, so a script resolves a request as the real executor would.
     const defaults: ResolveDefaults = {
       cwd: config.cwd,
@@ -259,47 +292,36 @@ const make = (config: ScriptedBashExecutorConfig) =>
       maxOutputBytes: config.maxOutputBytes ?? LocalBashExecutor.defaults.maxOutputBytes
     }
 
-    const record = (op: RecordedBashCall["op"], spec: BashExecutor.Spec) =>
-      Ref.update(calls, (current) => [...current, { op, spec }])
-
     const nextRun = Ref.modify(queue, (current): [Option.Option<ScriptedRun>, ReadonlyArray<ScriptedRun>] =>
       current.length === 0 ? [Option.none(), current] : [Option.fromNullable(current[0]), current.slice(1)]
     )
 
-    const run: BashExecutor["Type"]["run"] = (spec) =>
-      Effect.gen(function*() {
-        yield* record("run", spec)
-        yield* refuseIfAborted(spec)
-        const scripted = yield* nextRun
-        if (Option.isNone(scripted)) return echoResult(spec)
-        return typeof scripted.value === "function" ? yield* scripted.value(spec) : scripted.value
-      })
-
-    const executor: BashExecutor["Type"] = {
+    const double = yield* makeScriptedExecutor({
       sandboxMode: config.sandboxMode,
       defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve: (request) => resolveSpec(defaults, request),
-      run,
-      runStreaming: streamingFromRun(run),
-      start: (spec) =>
+      answer: (spec) =>
         Effect.gen(function*() {
-          yield* record("start", spec)
-          yield* refuseIfAborted(spec)
-          const started = yield* Ref.get(processes)
-          const scripted = yield* makeScriptedProcess(`proc-${started.length + 1}`, spec)
-          yield* Ref.update(processes, (current) => [...current, scripted])
-          return scripted.process
-        }),
-      ownerOf: (id) =>
-        Effect.map(Ref.get(processes), (current) =>
-          Option.fromNullable(current.find((scripted) => scripted.id === id)?.spec.owner))
-    }
+          const scripted = yield* nextRun
+          if (Option.isNone(scripted)) return echoResult(spec)
+          return typeof scripted.value === "function" ? yield* scripted.value(spec) : scripted.value
+        })
+    })
 
-    return Context.make(BashExecutor, executor).pipe(
+    return Context.make(BashExecutor, double.executor).pipe(
       Context.add(ScriptedBashExecutor, {
-        calls: Ref.get(calls),
+        calls: double.calls,
         script: (...runs) => Ref.update(queue, (current) => [...current, ...runs]),
-        processes: Ref.get(processes)
+        processes: double.processes
       })
     )
   })
+
+/**
+ * Provides {@link BashExecutor} (the double) and {@link ScriptedBashExecutor} (its controls).
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  config: ScriptedBashExecutorConfig = {}
+): Layer.Layer<BashExecutor | ScriptedBashExecutor> => Layer.effectContext(make(config))

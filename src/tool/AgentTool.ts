@@ -74,24 +74,72 @@ const jsonSchemaOf = (fields: Schema.Struct.Fields): AgentTools.JsonSchema => {
 }
 
 /**
- * The parameters of a tool from its fields, in the order they are checked; `check` adds the
- * cross-field rules, run once every field has passed. `schema` decodes raw arguments; the JSON
- * Schema is that of the same fields, less the unadvertised ones.
+ * Fields checked together as one step, after every other field (e.g. a pair that is both or neither):
+ * `rule` reads their raw values first, then each field's own checks run in `checkOrder`. They are
+ * published after the other fields, in the order of `fields`.
  */
-export const parameters = <Fields extends Schema.Struct.Fields>(
+export interface Composite<Fields extends Schema.Struct.Fields> {
+  readonly fields: Fields
+  readonly rule: (values: { readonly [K in keyof Fields]?: unknown }) => string | undefined
+  readonly checkOrder: ReadonlyArray<keyof Fields & string>
+}
+
+/**
+ * A {@link Composite}.
+ */
+export const composite = <Fields extends Schema.Struct.Fields>(
   fields: Fields,
-  check?: (args: Schema.Struct<Fields>["Type"]) => string | undefined
-) => {
-  const struct = Schema.asSchema(Schema.Struct(fields))
-  const checked = check === undefined ? struct : struct.pipe(Schema.filter((args) => check(args)))
-  const schema = Schema.transform(Schema.Unknown, checked, { strict: false, decode: argumentRecord, encode: (args) => args })
-  const decode = Schema.decodeUnknown(schema)
+  rule: Composite<Fields>["rule"],
+  checkOrder: Composite<Fields>["checkOrder"]
+): Composite<Fields> => ({ fields, rule, checkOrder })
+
+// The composite as one schema over the raw record: its keys as given, the rule, then its fields.
+const compositeSchema = <Fields extends Schema.Struct.Fields>(composite: Composite<Fields>) => {
+  const keys = Object.keys(composite.fields) as ReadonlyArray<keyof Fields & string>
+  const raw = Schema.Struct(Object.fromEntries(keys.map((key) => [key, optional(Schema.Unknown)])))
+  // The same entries in another key order: a struct checks its fields in key order.
+  const ordered = Object.fromEntries(
+    [...composite.checkOrder, ...keys.filter((key) => !composite.checkOrder.includes(key))].map((key) => [
+      key,
+      composite.fields[key]
+    ])
+  ) as Schema.Struct.Fields as Fields
+  return Schema.compose(raw.pipe(Schema.filter((values) => composite.rule(values))), Schema.Struct(ordered), {
+    strict: false
+  })
+}
+
+const failure = (error: ParseResult.ParseError): ToolError =>
+  new ToolError({ message: ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? error.message })
+
+/**
+ * The parameters of a tool from its fields, in the order they are checked, and optionally a
+ * {@link Composite} checked last. The JSON Schema is that of the same fields, less the unadvertised
+ * ones.
+ */
+export function parameters<Fields extends Schema.Struct.Fields>(fields: Fields): Parameters<Schema.Struct.Type<Fields>>
+export function parameters<Fields extends Schema.Struct.Fields, Last extends Schema.Struct.Fields>(
+  fields: Fields,
+  composite: Composite<Last>
+): Parameters<Schema.Struct.Type<Fields> & Schema.Struct.Type<Last>>
+export function parameters<Fields extends Schema.Struct.Fields, Last extends Schema.Struct.Fields>(
+  fields: Fields,
+  composite?: Composite<Last>
+) {
+  const decodeFields = Schema.decodeUnknown(Schema.Struct(fields))
+  const decodeLast = composite === undefined ? undefined : Schema.decodeUnknown(compositeSchema(composite))
+  const published = { ...fields, ...composite?.fields }
   return {
-    schema,
-    jsonSchema: jsonSchemaOf(Object.fromEntries(Object.entries(fields).filter(([, field]) => !unadvertisedFields.has(field)))),
-    decode: (raw: unknown) =>
-      Effect.mapError(decode(raw), (error) =>
-        new ToolError({ message: ParseResult.ArrayFormatter.formatErrorSync(error)[0]?.message ?? error.message }))
+    jsonSchema: jsonSchemaOf(
+      Object.fromEntries(Object.entries(published).filter(([, field]) => !unadvertisedFields.has(field)))
+    ),
+    decode: (raw: unknown) => {
+      const record = argumentRecord(raw)
+      const args = decodeLast === undefined
+        ? decodeFields(record)
+        : Effect.zipWith(decodeFields(record), decodeLast(record), (args, last) => ({ ...args, ...last }))
+      return Effect.mapError(args, failure)
+    }
   }
 }
 

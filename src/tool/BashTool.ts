@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import type { Approval } from "../services/Approval.js"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
+import { SandboxMode } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/mergeStreams.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../services/requestChecks.js"
 import type { SandboxSessions } from "../services/SandboxSessions.js"
@@ -127,35 +128,46 @@ export const backgroundDisabledMessage =
 const escalationUnavailableMessage =
   "sandbox_permissions is not available in this composition (no sandboxing executor to escalate)"
 
-// Both halves of an escalation, or neither.
-const escalationPair = (args: Parameters): string | undefined =>
-  args.sandbox_permissions !== undefined && args.justification === undefined
-    ? "invalid escalation: sandbox_permissions requires a justification"
-    : args.justification !== undefined && args.sandbox_permissions === undefined
-    ? "invalid escalation: justification is only valid together with sandbox_permissions"
-    : undefined
+// The escalation as one step, after the other fields: both halves or neither, then the
+// justification, then the mode (so two mistakes together read as before the typed parameters).
+const escalation = AgentTool.composite(
+  { sandbox_permissions: fields.sandbox_permissions, justification: fields.justification },
+  (pair) =>
+    pair.sandbox_permissions !== undefined && pair.justification === undefined
+      ? "invalid escalation: sandbox_permissions requires a justification"
+      : pair.justification !== undefined && pair.sandbox_permissions === undefined
+      ? "invalid escalation: justification is only valid together with sandbox_permissions"
+      : undefined,
+  ["justification", "sandbox_permissions"]
+)
+
+const commonFields = {
+  command: fields.command,
+  description: fields.description,
+  timeoutMs: fields.timeoutMs,
+  workdir: fields.workdir
+}
 
 /**
  * The parameters of one composition, checked in order: command, description, timeoutMs, workdir,
- * run_in_background, sandbox_permissions, justification, then the escalation pair. An unadvertised
- * `run_in_background: true` or `sandbox_permissions` is refused in its turn; an unadvertised
- * `justification` is ignored.
+ * run_in_background, then the escalation as one step (both halves or neither, then the
+ * justification, then the mode). An unadvertised `run_in_background: true` or `sandbox_permissions`
+ * is refused in its turn; an unadvertised `justification` is ignored.
  *
  * @since 0.1.0
  */
-export const parametersFor = (policy: Policy) =>
-  AgentTool.parameters({
-    command: fields.command,
-    description: fields.description,
-    timeoutMs: fields.timeoutMs,
-    workdir: fields.workdir,
-    run_in_background: policy.background
-      ? fields.run_in_background
-      : AgentTool.unadvertised(backgroundDisabledMessage, (value) => value === true),
-    ...(policy.sandbox
-      ? { sandbox_permissions: fields.sandbox_permissions, justification: fields.justification }
-      : { sandbox_permissions: AgentTool.unadvertised(escalationUnavailableMessage, () => true) })
-  }, policy.sandbox ? escalationPair : undefined)
+export const parametersFor = (policy: Policy): AgentTool.Parameters<Parameters> => {
+  const run_in_background = policy.background
+    ? fields.run_in_background
+    : AgentTool.unadvertised(backgroundDisabledMessage, (value) => value === true)
+  return policy.sandbox
+    ? AgentTool.parameters({ ...commonFields, run_in_background }, escalation)
+    : AgentTool.parameters({
+      ...commonFields,
+      run_in_background,
+      sandbox_permissions: AgentTool.unadvertised(escalationUnavailableMessage, () => true)
+    })
+}
 
 /**
  * A sandbox escalation the model asked for.
@@ -176,8 +188,6 @@ export const escalationOf = (args: Parameters): EscalationRequest | undefined =>
   args.sandbox_permissions === undefined || args.justification === undefined
     ? undefined
     : { mode: args.sandbox_permissions, justification: args.justification }
-
-const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
 
 const CollectedOutput = Schema.Struct({
   text: Schema.String,

@@ -53,39 +53,47 @@ const withNotices = (text: string, notices: ReadonlyArray<string>): string =>
   notices.length === 0 ? text : `${text}${text.endsWith("\n") ? "\n" : "\n\n"}${notices.join("\n\n")}`
 
 /**
- * The composed tools as a ready `@effect/ai` toolkit. `yield* BashToolkit` gives the toolkit; as an
- * Effect it can also be passed directly: `generateText({ prompt, toolkit: BashToolkit })`.
+ * The composed tools as a ready `@effect/ai` toolkit. `yield* BashToolkit.BashToolkit` gives the
+ * toolkit; as an Effect it can also be passed directly:
+ * `generateText({ prompt, toolkit: BashToolkit.BashToolkit })`.
  *
  * @since 0.1.0
  */
-export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashToolkit, BashToolkitWithHandler>() {
-  /**
-   * Builds the toolkit from {@link AgentTools}: `bash`, and the task tools when composed.
-   */
-  static readonly layer: Layer.Layer<BashToolkit, never, AgentTools> = Layer.effect(
-    BashToolkit,
-    Effect.gen(function*() {
-      const tools = yield* AgentTools
-      const calls = yield* Ref.make(0)
-      // @effect/ai hands a handler no call id. A per-toolkit prefix keeps ids unique across restarts,
-      // so records appended to one session file never share a call id.
-      const prefix = `effect-ai-${NodeCrypto.randomUUID().slice(0, 8)}`
-      const toolkit: Toolkit.Toolkit<Record<string, BashAiTool>> = Toolkit.make(...tools.tools.map(toAiTool))
-      const handlerFor = (name: string) =>
-        Effect.fn("BashToolkit.handle")(function*(params: unknown) {
-          const session = yield* Effect.serviceOption(CurrentToolSession)
-          const callId = `${prefix}-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
-          const result = yield* tools.callUnknown(name, params, {
-            callId,
-            ...(Option.isSome(session) ? { session: session.value } : {})
-          })
-          if (result.isError) return yield* new ToolError({ message: result.message })
-          // Completion notices of the session's finished background tasks follow the text.
-          return withNotices(result.text, yield* tools.takeNotices(Option.getOrUndefined(session)?.id))
-        })
-      const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
-      const context = yield* toolkit.toContext(handlers)
-      return yield* Effect.provide(toolkit, context)
+export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashToolkit, BashToolkitWithHandler>() {}
+
+/**
+ * Builds the toolkit from {@link AgentTools}: `bash`, and the task tools when composed, each
+ * handler calling the tool under a fresh call id.
+ *
+ * @since 0.1.0
+ */
+export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = Effect.gen(function*() {
+  const tools = yield* AgentTools
+  const calls = yield* Ref.make(0)
+  // @effect/ai hands a handler no call id. A per-toolkit prefix keeps ids unique across restarts,
+  // so records appended to one session file never share a call id.
+  const prefix = `effect-ai-${NodeCrypto.randomUUID().slice(0, 8)}`
+  const toolkit: Toolkit.Toolkit<Record<string, BashAiTool>> = Toolkit.make(...tools.tools.map(toAiTool))
+  const handlerFor = (name: string) =>
+    Effect.fn("BashToolkit.handle")(function*(params: unknown) {
+      const session = yield* Effect.serviceOption(CurrentToolSession)
+      const callId = `${prefix}-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
+      const result = yield* tools.callUnknown(name, params, {
+        callId,
+        ...(Option.isSome(session) ? { session: session.value } : {})
+      })
+      if (result.isError) return yield* new ToolError({ message: result.message })
+      // Completion notices of the session's finished background tasks follow the text.
+      return withNotices(result.text, yield* tools.takeNotices(Option.getOrUndefined(session)?.id))
     })
-  )
-}
+  const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
+  const context = yield* toolkit.toContext(handlers)
+  return yield* Effect.provide(toolkit, context)
+})
+
+/**
+ * {@link BashToolkit} over the composed {@link AgentTools}.
+ *
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<BashToolkit, never, AgentTools> = Layer.effect(BashToolkit, make)

@@ -1,0 +1,52 @@
+/**
+ * The layer family of an executor built on the core (the local and the sandboxing executor): the
+ * same wiring over each one's own settings and confinement.
+ *
+ * @internal
+ */
+import type { FileSystem, Path } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import type { ConfigError, Scope } from "effect"
+import { Config, Effect, Layer } from "effect"
+import { BashExecutor } from "../../../services/BashExecutor.js"
+import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "../../executorSettings.js"
+import * as NodeProcessSpawner from "../../NodeProcessSpawner.js"
+import type { Confinement } from "./executorCore.js"
+import { makeExecutorCore } from "./executorCore.js"
+
+/** The ports an executor runs on. */
+type Ports = ProcessSpawner | FileSystem.FileSystem | Path.Path
+
+/**
+ * `make`, `layerWith`, `layer` and `layerConfig` of an executor whose settings `resolve` checks
+ * and completes, and whose commands `confine` wraps; `environment` is the default `Config`.
+ */
+export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(executor: {
+  readonly resolve: (settings: Input) => Effect.Effect<Resolved, LocalBashExecutorConfigError>
+  readonly confine: (
+    config: Resolved
+  ) => Effect.Effect<Confinement, LocalBashExecutorConfigError, ProcessSpawner | Scope.Scope>
+  readonly environment: Config.Config.Wrap<Input>
+  /** The settings of a call without any: every field at its default. */
+  readonly empty: Input
+}) => {
+  const make = (
+    settings: Input = executor.empty
+  ): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
+    Effect.gen(function*() {
+      const config = yield* executor.resolve(settings)
+      return yield* makeExecutorCore(config, yield* executor.confine(config))
+    })
+  const layerWith = (
+    settings: Input = executor.empty
+  ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
+  const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
+    layerWith(settings).pipe(Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, NodeFileSystem.layer, NodePath.layer)))
+  const layerConfig = (
+    config: Config.Config.Wrap<Input> = executor.environment
+  ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError> =>
+    Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+  return { make, layerWith, layer, layerConfig } as const
+}
