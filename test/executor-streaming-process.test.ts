@@ -6,9 +6,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Chunk, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
 import { BashExecutor, liveOutputBufferBytes } from "../src/services/BashExecutor.js"
+import { firstPid, liveMembers } from "./support/processes.js"
 
 const executor = LocalBashExecutor.layer({ graceMs: 300 })
 const decoder = new TextDecoder()
@@ -27,6 +28,23 @@ const tempDir = Effect.acquireRelease(
 )
 
 describe("live output", () => {
+  // The tool's watched run starts runStreaming in an acquire (interruption off): the run must still
+  // be interruptible, or closing the scope waits for the command to end instead of killing it.
+  it.live("started where interruption is off, closing its scope kills the group at once", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const spec = yield* bash.resolve({ command: "echo $$; sleep 30 & wait", timeoutMs: 60_000 })
+      const scope = yield* Scope.make()
+      const live = yield* Effect.uninterruptible(Scope.extend(bash.runStreaming(spec), scope))
+      const first = yield* Stream.runHead(live.output)
+      const shell = firstPid(Option.match(first, { onNone: () => "", onSome: (item) => textOf([item], "stdout") }))
+      expect(liveMembers(shell).length).toBeGreaterThan(0)
+      // Bounded: a run that ignored the interrupt would hold the close for the command's 30 s.
+      const closed = yield* Effect.timeoutOption(Scope.close(scope, Exit.void), "5 seconds")
+      expect(Option.isSome(closed), "the scope closed within the bound").toBe(true)
+      expect(liveMembers(shell)).toEqual([])
+    }).pipe(Effect.provide(executor)))
+
   it.live("a foreground run's chunks arrive in order while it runs; the result is run's", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir

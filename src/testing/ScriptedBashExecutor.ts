@@ -156,7 +156,7 @@ const encoder = new TextEncoder()
  * @since 0.1.0
  */
 export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: BashExecutor.Spec) =>
-  Effect.map(Effect.forkScoped(run(spec)), (fiber): BashExecutor.LiveRun => ({
+  Effect.map(Effect.forkScoped(Effect.interruptible(run(spec))), (fiber): BashExecutor.LiveRun => ({
     output: Stream.fromEffect(Effect.option(Fiber.join(fiber))).pipe(
       Stream.flatMap(Option.match({
         onNone: () => Stream.empty,

@@ -192,12 +192,14 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       Effect.fnUntraced(runBody)
     )
 
-    // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's.
+    // The consumer subscribes before the spawn, so it misses nothing; the run is the scope's, and
+    // interruptible even when started where interruption is off (an acquire), so closing the scope
+    // kills it rather than waiting for the command to end.
     const runStreaming = Effect.fn("BashExecutor.runStreaming")(function*(spec: BashExecutor.Spec) {
       yield* Effect.annotateCurrentSpan("timeoutMs", spec.timeoutMs)
       const live = new LiveFeed()
       const subscription = yield* Effect.acquireRelease(live.subscribe, (subscription) => subscription.close)
-      const fiber = yield* Effect.forkScoped(Effect.ensuring(run(spec, live), live.end))
+      const fiber = yield* Effect.forkScoped(Effect.interruptible(Effect.ensuring(run(spec, live), live.end)))
       return { output: subscription.stream, result: Fiber.join(fiber) }
     })
 
