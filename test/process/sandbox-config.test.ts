@@ -1,0 +1,51 @@
+/**
+ * Building the sandboxing executor: settings from code and from `EFFECT_BASH_*`, validation, and
+ * `BashStack`'s `sandbox` setting. Building a confined executor starts the runner's real probe, so
+ * these tests run on the live clock.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer } from "effect"
+import * as BashStack from "../../src/BashStack.js"
+import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { AgentTools } from "../../src/services/AgentTools.js"
+
+const fromEnv = (env: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
+
+describe("SandboxBashExecutor settings", () => {
+  it.live("the default mode is read-only; EFFECT_BASH_SANDBOX overrides it", () =>
+    Effect.gen(function*() {
+      expect((yield* Effect.provide(BashExecutor, SandboxBashExecutor.layer())).sandboxMode).toBe("read-only")
+      const configured = SandboxBashExecutor.layerConfig().pipe(Layer.provide(fromEnv({ EFFECT_BASH_SANDBOX: "workspace-write" })))
+      expect((yield* Effect.provide(BashExecutor, configured)).sandboxMode).toBe("workspace-write")
+    }))
+
+  it.live("an invalid setting fails the build naming the field", () =>
+    Effect.gen(function*() {
+      const badMode = yield* Effect.flip(Effect.provide(BashExecutor, SandboxBashExecutor.layer({ sandboxMode: "open" as never })))
+      expect(badMode).toMatchObject({
+        field: "sandboxMode",
+        message: "bash-sandbox: sandboxMode must be one of read-only, workspace-write, danger-full-access, got \"open\""
+      })
+      const badNetwork = yield* Effect.flip(Effect.provide(BashExecutor, SandboxBashExecutor.layer({ network: "lan" as never })))
+      expect(badNetwork).toMatchObject({ field: "network" })
+      const badGrace = yield* Effect.flip(Effect.provide(BashExecutor, SandboxBashExecutor.layer({ graceMs: -1 })))
+      expect(badGrace.message).toBe("bash-local: graceMs must be a positive finite number")
+    }))
+
+  it.live("calls without a workdir start in the configured workspace root", () =>
+    Effect.gen(function*() {
+      const executor = yield* Effect.provide(BashExecutor, SandboxBashExecutor.layer({ workspaceRoot: "/srv/project" }))
+      expect((yield* executor.resolve({ command: "ls" })).workdir).toBe("/srv/project")
+    }))
+
+  it.live("BashStack with `sandbox` offers sandbox_permissions", () =>
+    Effect.gen(function*() {
+      const tools = yield* Effect.provide(AgentTools, BashStack.layer({ sandbox: { sandboxMode: "workspace-write" } }))
+      const bash = tools.tools.find((tool) => tool.name === "bash")
+      expect(JSON.stringify(bash?.parameters)).toContain("sandbox_permissions")
+      const plain = yield* Effect.provide(AgentTools, BashStack.layer())
+      expect(JSON.stringify(plain.tools.find((tool) => tool.name === "bash")?.parameters)).not.toContain("sandbox_permissions")
+    }))
+})

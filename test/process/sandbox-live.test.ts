@@ -1,0 +1,300 @@
+/**
+ * The sandboxing executor and local containment against real processes on bubblewrap. Survivors are
+ * checked with `ps`, never with the code under test.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { execFileSync, spawn } from "node:child_process"
+import { once } from "node:events"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Chunk, Context, Effect, Exit, Layer, Scope, Stream } from "effect"
+import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
+import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
+import { escalationHint } from "../../src/tool/sandboxNotices.js"
+import { bwrapUsable } from "../support/bwrap.js"
+import { composeWith, textOf, withTasks } from "../support/tools.js"
+
+
+const graceMs = 1_000
+const tmp = fs.realpathSync(os.tmpdir())
+const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-sandbox-${label}-`))
+
+const sandbox = (config: SandboxBashExecutor.Settings.Input = {}) =>
+  SandboxBashExecutor.layer({ graceMs, ...config })
+
+const run = (request: BashExecutor.Request) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    return yield* bash.run(yield* bash.resolve(request))
+  })
+
+/** Processes whose command line contains `marker`, by `ps`. */
+const withMarker = (marker: string): ReadonlyArray<string> =>
+  execFileSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(marker) && !/^\s*\d+\s+Z/.test(line))
+
+let markers = 0
+/** A `sleep` duration nobody else uses, to find its process by `ps`. */
+const uniqueSleep = () => `${8_000 + (process.pid % 1_000)}.${++markers}${Date.now() % 100_000}`
+
+/** Commands that try to outlive their call. */
+const escapes = (seconds: string) => [
+  `setsid sleep ${seconds} &`,
+  `nohup sleep ${seconds} >/dev/null 2>&1 &`,
+  `( (sleep ${seconds} &) & )`,
+  `set -m; sleep ${seconds} &`,
+  `(timeout 60 sleep ${seconds} | tail -5) &`
+].join("\n")
+
+describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
+  it.live("read-only: a write is denied with the runner's text; a failure that is handled is no denial", () =>
+    Effect.gen(function*() {
+      const workdir = freshDir("ro")
+      const denied = yield* run({ command: "echo hi > file.txt", workdir })
+      expect(denied).toMatchObject({
+        exitCode: 1,
+        stderr: { text: "bash: line 1: file.txt: Read-only file system\n" },
+        sandbox: { mode: "read-only", denied: true, enforcement: "full" }
+      })
+      expect(fs.existsSync(path.join(workdir, "file.txt"))).toBe(false)
+      const handled = yield* run({ command: "echo hi > file.txt; echo rc=$?", workdir })
+      expect(handled).toMatchObject({ exitCode: 0, stdout: { text: "rc=1\n" }, sandbox: { denied: false } })
+      const devNull = yield* run({ command: "echo hi > /dev/null && echo devnull-ok", workdir })
+      expect(devNull.stdout.text).toBe("devnull-ok\n")
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("live output through the sandbox: the denial streams and is still judged", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const live = yield* bash.runStreaming(yield* bash.resolve({ command: "echo hi > file.txt", workdir: freshDir("live") }))
+      const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(live.output))
+      const stderr = chunks.map((item) =>
+        item._tag === "OutputChunk" && item.stream === "stderr" ? new TextDecoder().decode(item.bytes) : ""
+      ).join("")
+      expect(stderr).toBe("bash: line 1: file.txt: Read-only file system\n")
+      expect(yield* live.result).toMatchObject({ exitCode: 1, sandbox: { mode: "read-only", denied: true } })
+    })).pipe(Effect.provide(sandbox())))
+
+  it.live("workspace-write: the root is writable, elsewhere is not, and /tmp is private", () =>
+    Effect.gen(function*() {
+      const root = freshDir("ww")
+      // Outside both the root and /tmp (which is private here).
+      const other = fs.mkdtempSync("/var/tmp/effect-bash-sandbox-ww-other-")
+      const hostTmp = path.join(tmp, `effect-bash-host-visible-${process.pid}`)
+      fs.writeFileSync(hostTmp, "host")
+      const inside = `/tmp/effect-bash-private-${process.pid}`
+      const result = yield* run({
+        command: `echo in > inside.txt && echo tmp > ${inside} && cat ${inside} && ls ${hostTmp}; echo out > ${other}/x`,
+        workdir: root,
+        sandboxPolicy: { mode: "workspace-write", workspaceRoot: root }
+      })
+      expect(fs.readFileSync(path.join(root, "inside.txt"), "utf8")).toBe("in\n")
+      expect(result.stdout.text).toBe("tmp\n")
+      expect(result.stderr.text).toContain("No such file or directory")
+      expect(result.stderr.text).toContain(`${other}/x: Read-only file system`)
+      expect(result.sandbox).toEqual({ mode: "workspace-write", denied: true, enforcement: "full" })
+      expect(fs.existsSync(inside)).toBe(false)
+      expect(fs.existsSync(path.join(other, "x"))).toBe(false)
+      fs.rmSync(hostTmp)
+      fs.rmSync(other, { recursive: true })
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("workspace-write with `/` as the root: /proc, /dev and the PID namespace stay the sandbox's", () =>
+    Effect.gen(function*() {
+      const workdir = freshDir("ww-slash")
+      const result = yield* run({
+        // One pid level in /proc's view of itself: the namespace's own /proc. The host's shows two
+        // or more (the host's pid first), and lists every host process.
+        command: "grep -c . <(ls /proc | grep -x '[0-9]*'); grep ^NSpid: /proc/self/status; ls /dev | wc -l",
+        workdir,
+        sandboxPolicy: { mode: "workspace-write", workspaceRoot: "/" }
+      })
+      const [processes, nspid, devices] = result.stdout.text.trim().split("\n")
+      expect(nspid).toMatch(/^NSpid:\t\d+$/)
+      expect(Number(processes)).toBeLessThan(10)
+      expect(Number(devices)).toBeLessThan(20)
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("danger-full-access runs unconfined and still reports its mode", () =>
+    Effect.gen(function*() {
+      const workdir = freshDir("dfa")
+      const result = yield* run({ command: "echo hi > file.txt && cat file.txt", workdir })
+      expect(result).toMatchObject({ exitCode: 0, stdout: { text: "hi\n" } })
+      expect(result.sandbox).toEqual({ mode: "danger-full-access", denied: false })
+    }).pipe(Effect.provide(sandbox({ sandboxMode: "danger-full-access" }))))
+
+  it.live("a TERM trap runs at the timeout: the runner stays up for the command's grace", () =>
+    Effect.gen(function*() {
+      const result = yield* run({ command: "trap 'echo got-term; exit 0' TERM; sleep 100 & wait", timeoutMs: 500 })
+      expect(result).toMatchObject({ timedOut: true, exitCode: 0, stdout: { text: "got-term\n" } })
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("nothing escapes a call: setsid, nohup, double forks, set -m, timeout | tail", () =>
+    Effect.gen(function*() {
+      const seconds = uniqueSleep()
+      const result = yield* run({ command: `${escapes(seconds)}\nsleep 0.3; echo started` })
+      expect(result.stdout.text).toBe("started\n")
+      expect(withMarker(seconds)).toEqual([])
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("nothing escapes a timeout, an abort, a background kill or disposal", () =>
+    Effect.gen(function*() {
+      const timedOut = uniqueSleep()
+      yield* run({ command: `${escapes(timedOut)}\nsleep 100`, timeoutMs: 500 })
+      expect(withMarker(timedOut)).toEqual([])
+
+      const aborted = uniqueSleep()
+      const controller = new AbortController()
+      setTimeout(() => controller.abort(), 500)
+      yield* run({ command: `${escapes(aborted)}\nsleep 100`, signal: controller.signal })
+      expect(withMarker(aborted)).toEqual([])
+
+      const killed = uniqueSleep()
+      const scope = yield* Scope.make()
+      const bash = Context.get(yield* Layer.buildWithScope(sandbox(), scope), BashExecutor)
+      const handle = yield* bash.start(yield* bash.resolve({ command: `${escapes(killed)}\necho up; sleep 100` }))
+      while (!(yield* handle.readOutput).delta.includes("up")) yield* Effect.sleep(10)
+      expect(withMarker(killed).length).toBeGreaterThan(0)
+      yield* handle.kill
+      yield* handle.done
+      expect(withMarker(killed)).toEqual([])
+
+      const disposed = uniqueSleep()
+      const other = yield* bash.start(yield* bash.resolve({ command: `${escapes(disposed)}\necho up; sleep 100` }))
+      while (!(yield* other.readOutput).delta.includes("up")) yield* Effect.sleep(10)
+      yield* Scope.close(scope, Exit.void)
+      expect(withMarker(disposed)).toEqual([])
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("credential stores are hidden, even under workspace-write", () => {
+    const home = freshDir("home")
+    return Effect.gen(function*() {
+      fs.mkdirSync(path.join(home, ".ssh"))
+      fs.writeFileSync(path.join(home, ".ssh", "id_ed25519"), "PRIVATE-KEY")
+      fs.writeFileSync(path.join(home, ".netrc"), "machine x password NETRC-SECRET")
+      const command = `cat ${home}/.ssh/id_ed25519 ${home}/.netrc; ls -A ${home}/.ssh`
+      for (const mode of ["read-only", "workspace-write"] as const) {
+        const result = yield* run({ command, sandboxPolicy: { mode, workspaceRoot: home } })
+        expect(result.stdout.text).toBe("")
+        expect(result.stderr.text).not.toMatch(/PRIVATE-KEY|NETRC-SECRET/)
+      }
+      expect(fs.readFileSync(path.join(home, ".ssh", "id_ed25519"), "utf8")).toBe("PRIVATE-KEY")
+    }).pipe(Effect.provide(sandbox({ home })))
+  })
+
+  it.live("the host's environment is not readable through /proc", () =>
+    Effect.gen(function*() {
+      const name = "EFFECT_BASH_SANDBOX_TEST_SECRET_TOKEN"
+      process.env[name] = "s3cr3t-value"
+      try {
+        const result = yield* run({
+          command: `cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n' | grep -c s3cr3t-value; cat /proc/${process.pid}/environ`
+        })
+        expect(result.stdout.text).toBe("0\n")
+        expect(result.stderr.text).toContain(`/proc/${process.pid}/environ: No such file or directory`)
+      } finally {
+        delete process.env[name]
+      }
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("network none blocks a loopback connection to a server outside; host allows it", () =>
+    Effect.acquireUseRelease(
+      Effect.async<net.Server>((resume) => {
+        const server = net.createServer((socket) => socket.end())
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.gen(function*() {
+          const port = (server.address() as net.AddressInfo).port
+          const command = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`
+          const blocked = yield* run({ command }).pipe(Effect.provide(sandbox({ network: "none" })))
+          expect(blocked.stdout.text).toBe("")
+          expect(blocked.exitCode).not.toBe(0)
+          const allowed = yield* run({ command }).pipe(Effect.provide(sandbox()))
+          expect(allowed.stdout.text).toBe("connected\n")
+        }),
+      (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ))
+
+  it.live("a missing runner fails closed and runs nothing", () =>
+    Effect.gen(function*() {
+      const marker = path.join(freshDir("missing"), "ran")
+      const error = yield* Effect.flip(run({ command: `touch ${marker}` }))
+      expect(error).toMatchObject({ _tag: "SandboxUnavailableError", code: "SANDBOX_UNAVAILABLE" })
+      expect(error.message).toBe(sandboxUnavailableText("read-only"))
+      expect(fs.existsSync(marker)).toBe(false)
+    }).pipe(Effect.provide(sandbox({ bwrapPath: "/nonexistent/bwrap" }))))
+})
+
+describe.skipIf(!bwrapUsable)("the bash tool over the sandbox", () => {
+  const tools = (approval: ReadonlyArray<"allowed-once">, workdir: string) =>
+    composeWith({ executor: sandbox({ cwd: workdir }).pipe(Layer.orDie), services: withTasks(ApprovalScripted.layer(approval)) })
+
+  it.live("renders the reference's denial text exactly", () => {
+    const workdir = freshDir("tool")
+    return Effect.gen(function*() {
+      expect(yield* textOf("bash", { command: "echo hi > file.txt", description: "Write a file here" })).toBe(
+        "[stderr]\nbash: line 1: file.txt: Read-only file system\n" +
+          "[sandbox: file access denied under read-only mode]\n" +
+          "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]\n" +
+          "[exit code: 1]"
+      )
+      expect(escalationHint).toContain("escalation available")
+    }).pipe(Effect.provide(tools([], workdir)))
+  })
+
+  it.live("escalation end to end: denied, approved once, runs wider once", () => {
+    const workdir = freshDir("esc")
+    const session = { id: "s-sandbox", cwd: workdir }
+    const write = { command: "echo hi >> file.txt", description: "Append to a file here" }
+    return Effect.gen(function*() {
+      expect(yield* textOf("bash", write, { session })).toContain("[sandbox: file access denied under read-only mode]")
+      const retry = { ...write, sandbox_permissions: "workspace-write", justification: "The task asks for this file." }
+      expect(yield* textOf("bash", retry, { session })).toBe("(no output)")
+      expect((yield* (yield* ApprovalScripted.ApprovalScripted).requests).map((request) => request.mode)).toEqual(["workspace-write"])
+      expect(yield* textOf("bash", write, { session })).toContain("[sandbox: file access denied under read-only mode]")
+      expect(fs.readFileSync(path.join(workdir, "file.txt"), "utf8")).toBe("hi\n")
+    }).pipe(Effect.provide(tools(["allowed-once"], workdir)))
+  })
+})
+
+describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
+  it.live("nothing escapes, and files are not confined", () =>
+    Effect.gen(function*() {
+      const workdir = freshDir("contain")
+      const seconds = uniqueSleep()
+      const result = yield* run({ command: `${escapes(seconds)}\necho hi > file.txt; sleep 0.3; cat file.txt`, workdir })
+      expect(result).toMatchObject({ exitCode: 0, stdout: { text: "hi\n" } })
+      expect(result.sandbox).toBeUndefined()
+      expect(withMarker(seconds)).toEqual([])
+    }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs, contain: true }))))
+
+  it.live("a missing runner fails the layer's build with a clear message", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Layer.build(LocalBashExecutor.layer({ contain: true, bwrapPath: "/nonexistent/bwrap" })).pipe(Effect.scoped))
+      expect(exit).toMatchObject({ _tag: "Failure" })
+      const error = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : ""
+      expect(error).toContain("bash-local: contain needs bubblewrap, but \\\"/nonexistent/bwrap\\\" cannot start")
+    }))
+})
+
+describe.skipIf(!bwrapUsable)("a SIGKILLed host", () => {
+  it.live("takes every sandboxed process with it, escapees included", () =>
+    Effect.gen(function*() {
+      const seconds = uniqueSleep()
+      const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "sandbox-host.mjs")
+      const host = spawn(process.execPath, [fixture, seconds], { stdio: ["ignore", "pipe", "inherit"] })
+      yield* Effect.promise(() => once(host.stdout!, "data"))
+      expect(withMarker(seconds).length).toBeGreaterThanOrEqual(4)
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      // The kernel delivers the parent-death signals asynchronously: poll, bounded.
+      for (let attempt = 0; attempt < 200 && withMarker(seconds).length > 0; attempt++) yield* Effect.sleep(10)
+      expect(withMarker(seconds)).toEqual([])
+    }))
+})

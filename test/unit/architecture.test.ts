@@ -1,0 +1,57 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+// The import graph runs one way: services ← layers ← tool ← surfaces (the composition root, cordis,
+// cli), and executor internals stay inside layers/.
+const srcDir = path.resolve(import.meta.dirname, "../../src")
+
+const sourceFiles = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    return entry.isDirectory() ? sourceFiles(full) : entry.name.endsWith(".ts") ? [full] : []
+  })
+
+const relativeImports = (file: string): ReadonlyArray<string> =>
+  [...fs.readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((match) =>
+    path.relative(srcDir, path.resolve(path.dirname(file), match[1]!)).replace(/\.js$/, ".ts")
+  )
+
+const room = (file: string): string => {
+  if (file.startsWith("layers/internal/")) return "layers/internal"
+  const top = file.split("/")[0]!
+  return top.endsWith(".ts") ? file : top
+}
+
+// What each room may import, besides itself.
+const allowed: Record<string, ReadonlyArray<string>> = {
+  "services": [],
+  "layers/internal": ["services", "layers"],
+  "layers": ["services", "layers/internal"],
+  "tool": ["services"],
+  "testing": ["services", "index.ts"],
+  "BashStack.ts": ["services", "layers", "tool"],
+  "cordis": ["services", "layers", "tool", "BashStack.ts", "index.ts"],
+  "cordis-adapter.ts": ["cordis"],
+  "cli": ["services", "layers", "tool", "BashStack.ts", "index.ts"],
+  "index.ts": ["services", "layers", "tool", "BashStack.ts"],
+  "ai.ts": ["services", "layers", "tool", "BashStack.ts", "index.ts"]
+}
+
+describe("architecture", () => {
+  const edges = sourceFiles(srcDir).flatMap((full) => {
+    const file = path.relative(srcDir, full)
+    return relativeImports(full).map((target) => ({ file, from: room(file), to: room(target), target }))
+  })
+
+  it("every source file belongs to a known room", () => {
+    expect([...new Set(edges.map((edge) => edge.from))].filter((name) => !(name in allowed))).toEqual([])
+  })
+
+  it("imports run one way: services ← layers ← tool ← surfaces, internals stay in layers/", () => {
+    const backwards = edges
+      .filter(({ from, to }) => from !== to && !(allowed[from] ?? []).includes(to))
+      .map(({ file, target }) => `${file} imports ${target}`)
+    expect(backwards).toEqual([])
+  })
+})

@@ -1,0 +1,52 @@
+/**
+ * `run`'s command line before @effect/cli reads it: unknown flags are errors, flags end at the first
+ * command word.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { checkRunArgv } from "../../src/cli/runArgv.js"
+import { runFlagNames } from "../../src/cli/runCommand.js"
+
+const check = (...args: Array<string>) => checkRunArgv(["node", "main.js", ...args], runFlagNames)
+const checked = (...args: Array<string>) => Effect.map(check(...args), (argv) => argv.slice(2))
+
+describe("run's command line", () => {
+  it.effect("inserts -- before the first command word, after flags and their values", () =>
+    Effect.gen(function*() {
+      expect(yield* checked("run", "echo", "hi", "--json")).toEqual(["run", "--", "echo", "hi", "--json"])
+      expect(yield* checked("run", "--json", "--grace-ms", "500", "ls", "-l")).toEqual(
+        ["run", "--json", "--grace-ms", "500", "--", "ls", "-l"]
+      )
+      expect(yield* checked("run", "--workdir=/tmp", "--keep-spill-files", "pwd")).toEqual(
+        ["run", "--workdir=/tmp", "--keep-spill-files", "--", "pwd"]
+      )
+      expect(yield* checked("--log-level", "debug", "run", "-h")).toEqual(["--log-level", "debug", "run", "-h"])
+    }))
+
+  it.effect("--contain takes no value: the word after it is the command", () =>
+    Effect.gen(function*() {
+      expect(yield* checked("run", "--contain", "pwd")).toEqual(["run", "--contain", "--", "pwd"])
+      expect(yield* checked("run", "--contain", "--", "pwd")).toEqual(["run", "--contain", "--", "pwd"])
+    }))
+
+  it.effect("leaves an explicit -- and everything after it alone", () =>
+    Effect.gen(function*() {
+      expect(yield* checked("run", "--json", "--", "--version", "--json")).toEqual(["run", "--json", "--", "--version", "--json"])
+    }))
+
+  it.effect("other subcommands are not touched", () =>
+    Effect.gen(function*() {
+      expect(yield* checked("mcp", "--workdir", "/tmp", "--bogus")).toEqual(["mcp", "--workdir", "/tmp", "--bogus"])
+    }))
+
+  it.effect("an unknown flag or a flag without its value is an error naming it", () =>
+    Effect.gen(function*() {
+      expect((yield* Effect.flip(check("run", "--timeout", "5000", "--", "echo hi"))).message).toBe(
+        "--timeout: unknown flag (did you mean --timeout-ms?); a command starting with - goes after --"
+      )
+      expect((yield* Effect.flip(check("run", "--jsn", "ls"))).message).toBe(
+        "--jsn: unknown flag (did you mean --json?); a command starting with - goes after --"
+      )
+      expect((yield* Effect.flip(check("run", "--grace-ms"))).message).toBe("--grace-ms: expected a value")
+    }))
+})

@@ -1,0 +1,160 @@
+import { NodeContext } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Option } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll } from "vitest"
+import type { SettingsFlags } from "../../src/cli/settings.js"
+import { resolveSettings } from "../../src/cli/settings.js"
+
+const noFlags: SettingsFlags = {
+  cwd: Option.none(),
+  timeoutMs: Option.none(),
+  maxTimeoutMs: Option.none(),
+  maxOutputBytes: Option.none(),
+  maxSpillBytes: Option.none(),
+  maxSpillTotalBytes: Option.none(),
+  graceMs: Option.none(),
+  keepSpillFiles: false,
+  spillParent: Option.none(),
+  envAllow: [],
+  envDeny: [],
+  maxBackground: Option.none(),
+  maxFinishedBackground: Option.none(),
+  contain: false,
+  sandboxMode: Option.none(),
+  workspaceRoot: Option.none(),
+  network: Option.none()
+}
+
+const dir = mkdtempSync(join(tmpdir(), "effect-bash-settings-"))
+const file = join(dir, "a-file")
+writeFileSync(file, "")
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** Resolves `flags` against exactly the environment `env` (nothing inherited from this process). */
+const resolve = (flags: SettingsFlags, env: Record<string, string> = {}) =>
+  resolveSettings({ ...noFlags, ...flags }).pipe(
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
+    Effect.provide(NodeContext.layer)
+  )
+
+const failureOf = (flags: SettingsFlags, env: Record<string, string> = {}) =>
+  Effect.flip(resolve(flags, env))
+
+describe("resolveSettings", () => {
+  it.effect("with nothing set, runs in the current directory on the executor's defaults", () =>
+    Effect.gen(function*() {
+      expect(yield* resolve({})).toEqual({ workdir: process.cwd(), executor: { cwd: process.cwd() } })
+    }))
+
+  it.effect("reads EFFECT_BASH_* variables", () =>
+    Effect.gen(function*() {
+      const settings = yield* resolve({}, {
+        EFFECT_BASH_CWD: dir,
+        EFFECT_BASH_TIMEOUT_MS: "5000",
+        EFFECT_BASH_GRACE_MS: "250",
+        EFFECT_BASH_KEEP_SPILL_FILES: "true",
+        EFFECT_BASH_ENV_ALLOW: "GITHUB_TOKEN,NPM_TOKEN",
+        EFFECT_BASH_MAX_BACKGROUND: "4",
+        EFFECT_BASH_MAX_SPILL_TOTAL_BYTES: "1048576"
+      })
+      expect(settings).toEqual({
+        workdir: dir,
+        executor: {
+          cwd: dir,
+          timeoutMs: 5000,
+          graceMs: 250,
+          keepSpillFiles: true,
+          envAllow: ["GITHUB_TOKEN", "NPM_TOKEN"],
+          maxBackground: 4,
+          maxSpillTotalBytes: 1_048_576
+        }
+      })
+    }))
+
+  it.effect("a flag wins over its variable; a relative --workdir becomes absolute", () =>
+    Effect.gen(function*() {
+      const settings = yield* resolve(
+        {
+          cwd: Option.some("."),
+          timeoutMs: Option.some("750"),
+          envDeny: ["^AWS_", "^GCP_"],
+          keepSpillFiles: true,
+          spillParent: Option.some(dir)
+        },
+        { EFFECT_BASH_TIMEOUT_MS: "5000", EFFECT_BASH_MAX_OUTPUT_BYTES: "1024", EFFECT_BASH_CWD: dir }
+      )
+      expect(settings).toEqual({
+        workdir: process.cwd(),
+        executor: {
+          cwd: process.cwd(),
+          timeoutMs: 750,
+          maxOutputBytes: 1024,
+          envDeny: ["^AWS_", "^GCP_"],
+          keepSpillFiles: true,
+          spillParent: dir
+        }
+      })
+    }))
+
+  it.effect("sandbox and containment: flags over EFFECT_BASH_SANDBOX / _NETWORK / _CONTAIN", () =>
+    Effect.gen(function*() {
+      const settings = yield* resolve(
+        { sandboxMode: Option.some("workspace-write"), workspaceRoot: Option.some(".") },
+        { EFFECT_BASH_SANDBOX: "read-only", EFFECT_BASH_NETWORK: "none", EFFECT_BASH_CONTAIN: "true" }
+      )
+      expect(settings).toEqual({
+        workdir: process.cwd(),
+        executor: { cwd: process.cwd(), contain: true },
+        sandbox: { sandboxMode: "workspace-write", workspaceRoot: process.cwd(), network: "none" }
+      })
+      expect(yield* failureOf({ workspaceRoot: Option.some(dir) })).toMatchObject({
+        field: "--workspace-root",
+        message: "--workspace-root: applies only with --sandbox"
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_SANDBOX: "everything" })).toMatchObject({ field: "EFFECT_BASH_SANDBOX" })
+    }))
+
+  it.effect("a bad flag is named in the error", () =>
+    Effect.gen(function*() {
+      expect(yield* failureOf({ graceMs: Option.some("soon") })).toMatchObject({
+        field: "--grace-ms",
+        message: "--grace-ms: expected a positive finite number, got \"soon\""
+      })
+      expect(yield* failureOf({ maxSpillTotalBytes: Option.some("-1") })).toMatchObject({
+        message: "--max-spill-total-bytes: expected a positive finite number, got \"-1\""
+      })
+      expect(yield* failureOf({ maxBackground: Option.some("0") })).toMatchObject({
+        message: "--max-background: expected a positive finite number, got \"0\""
+      })
+      expect(yield* failureOf({ envDeny: ["(unclosed"] })).toMatchObject({
+        message: "--env-deny: \"(unclosed\" is not a valid regular expression"
+      })
+      expect(yield* failureOf({ envAllow: ["NOT A NAME"] })).toMatchObject({
+        message: "--env-allow: \"NOT A NAME\" is not an environment variable name"
+      })
+      expect(yield* failureOf({ cwd: Option.some(file) })).toMatchObject({
+        message: `--workdir: ${JSON.stringify(file)} is not a directory`
+      })
+    }))
+
+  it.effect("a bad variable is named in the error", () =>
+    Effect.gen(function*() {
+      expect(yield* failureOf({}, { EFFECT_BASH_TIMEOUT_MS: "0" })).toMatchObject({
+        field: "EFFECT_BASH_TIMEOUT_MS",
+        message: "EFFECT_BASH_TIMEOUT_MS: expected a positive finite number, got 0"
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_MAX_SPILL_BYTES: "lots" })).toMatchObject({
+        field: "EFFECT_BASH_MAX_SPILL_BYTES",
+        message: expect.stringMatching(/^EFFECT_BASH_MAX_SPILL_BYTES: Expected a number value but received "lots"/)
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_KEEP_SPILL_FILES: "maybe" })).toMatchObject({
+        field: "EFFECT_BASH_KEEP_SPILL_FILES"
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_CWD: join(dir, "missing") })).toMatchObject({
+        message: `EFFECT_BASH_CWD: ${JSON.stringify(join(dir, "missing"))} is not a directory`
+      })
+    }))
+})

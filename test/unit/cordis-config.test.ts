@@ -1,0 +1,85 @@
+/**
+ * The plugin's `Config`: a Standard Schema that accepts no config at all, and whose errors name the
+ * field — both from the schema and as Cordis reports them when loading the plugin.
+ */
+import { Context as ForkContext } from "@deepseek-ai/cordis"
+import * as upstream from "cordis"
+import { describe, expect, it } from "vitest"
+import EffectBash, { Config } from "../../src/cordis-adapter.js"
+
+interface Root {
+  plugin(plugin: unknown, config?: unknown): PromiseLike<unknown> & { readonly dispose: () => Promise<void> }
+}
+const { Context: UpstreamContext } = upstream as unknown as { readonly Context: new() => Root }
+
+const validate = (input: unknown) => Config["~standard"].validate(input)
+
+describe("Config", () => {
+  it("accepts undefined and an empty object as all defaults", () => {
+    expect(validate(undefined)).toEqual({ value: {} })
+    expect(validate({})).toEqual({ value: {} })
+  })
+
+  it("accepts every documented field", () => {
+    const config = {
+      cwd: "/tmp",
+      timeoutMs: 1_000,
+      maxTimeoutMs: 2_000,
+      maxOutputBytes: 100,
+      maxSpillBytes: 1_000,
+      maxSpillTotalBytes: 10_000,
+      graceMs: 50,
+      keepSpillFiles: true,
+      spillParent: "/tmp",
+      envAllow: ["MY_TOKEN"],
+      envDeny: ["^AWS_"],
+      maxBackground: 2,
+      maxFinishedBackground: 4,
+      enableRunInBackground: false,
+      dshHome: "~/.dsh",
+      sessionJsonlDir: "/tmp/sessions",
+      registerTools: false,
+      completionDelivery: "quiet"
+    }
+    expect(validate(config)).toEqual({ value: config })
+  })
+
+  it("names the field of a bad completionDelivery", () => {
+    expect(validate({ completionDelivery: "loud" })).toEqual({
+      issues: [{ path: ["completionDelivery"], message: `completionDelivery must be "wakeup" or "quiet", got "loud"` }]
+    })
+  })
+
+  it("names the field of a bad number", () => {
+    expect(validate({ timeoutMs: -1 })).toEqual({
+      issues: [{ path: ["timeoutMs"], message: "timeoutMs must be a positive finite number, got -1" }]
+    })
+  })
+
+  it("names every bad field, of any type", () => {
+    const result = validate({ graceMs: 0, keepSpillFiles: "yes", envDeny: [1] })
+    expect("issues" in result ? result.issues?.map((issue) => issue.path) : undefined).toEqual([
+      ["graceMs"],
+      ["keepSpillFiles"],
+      ["envDeny", 0]
+    ])
+  })
+
+  it("rejects an unknown (misspelt) field by name, listing the known ones", () => {
+    const result = validate({ timeoutMS: 5 })
+    const issues = "issues" in result ? result.issues : undefined
+    expect(issues?.map((issue) => issue.path)).toEqual([["timeoutMS"]])
+    expect(issues?.[0]?.message).toMatch(/^is unexpected, expected: .*"timeoutMs"/)
+  })
+
+  it.each([
+    ["upstream cordis", () => new UpstreamContext()],
+    ["the harness's fork", () => new ForkContext() as unknown as Root]
+  ])("makes loading fail in %s with an error naming the field", async (_host, makeRoot) => {
+    const fiber = makeRoot().plugin(EffectBash, { maxOutputBytes: Number.POSITIVE_INFINITY })
+    await expect(fiber).rejects.toThrow(
+      "maxOutputBytes must be a positive finite number, got Infinity (at maxOutputBytes)"
+    )
+    await fiber.dispose()
+  })
+})

@@ -1,0 +1,156 @@
+/**
+ * One settings Schema per configurable layer: the defaults, the bounds and the `EFFECT_BASH_*`
+ * variables all come from it, and `layerConfig` reads the settings from variables a user names.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Config, ConfigError, ConfigProvider, Effect, Layer } from "effect"
+import { settingsFlagNames } from "../../src/cli/settings.js"
+import * as BashEnvRegistryLive from "../../src/layers/BashEnvRegistryLive.js"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
+import * as SessionPersistenceJsonl from "../../src/layers/SessionPersistenceJsonl.js"
+import * as TasksLive from "../../src/layers/TasksLive.js"
+import { BashEnvRegistry } from "../../src/services/BashEnvRegistry.js"
+import { SessionPersistence } from "../../src/services/SessionPersistence.js"
+import { Tasks } from "../../src/services/Tasks.js"
+
+const withEnv = (env: Record<string, string>) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
+
+describe("settings Schemas", () => {
+  it("the defaults are CONTRACT §1, §3 and §7's, decoded from the Schemas", () => {
+    expect(LocalBashExecutor.defaults).toEqual({
+      timeoutMs: 120_000,
+      maxTimeoutMs: 600_000,
+      maxOutputBytes: 64_000,
+      maxSpillBytes: 67_108_864,
+      maxSpillTotalBytes: 1_073_741_824,
+      graceMs: 3_000,
+      keepSpillFiles: false,
+      envAllow: [],
+      envDeny: [],
+      maxBackground: 16,
+      maxFinishedBackground: 64,
+      contain: false,
+      bwrapPath: "bwrap"
+    })
+    expect(SandboxBashExecutor.defaults).toMatchObject({
+      sandboxMode: "read-only",
+      network: "host",
+      probeTimeoutMs: 5_000,
+      hide: expect.arrayContaining(["~/.ssh", "~/.aws"])
+    })
+    expect(TasksLive.defaults).toEqual({ maxRetainedFinished: 100, disposeTimeoutMs: 10_000 })
+  })
+
+  it.effect("the EFFECT_BASH_* variables keep their names", () =>
+    Effect.gen(function*() {
+      const input = yield* SandboxBashExecutor.environment.pipe(withEnv({
+        EFFECT_BASH_CWD: "/w",
+        EFFECT_BASH_TIMEOUT_MS: "1",
+        EFFECT_BASH_MAX_TIMEOUT_MS: "2",
+        EFFECT_BASH_MAX_OUTPUT_BYTES: "3",
+        EFFECT_BASH_MAX_SPILL_BYTES: "4",
+        EFFECT_BASH_MAX_SPILL_TOTAL_BYTES: "5",
+        EFFECT_BASH_GRACE_MS: "6",
+        EFFECT_BASH_KEEP_SPILL_FILES: "true",
+        EFFECT_BASH_SPILL_DIR: "/spill",
+        EFFECT_BASH_ENV_ALLOW: "A,B",
+        EFFECT_BASH_ENV_DENY: "^X_",
+        EFFECT_BASH_MAX_BACKGROUND: "7",
+        EFFECT_BASH_MAX_FINISHED_BACKGROUND: "8",
+        EFFECT_BASH_CONTAIN: "true",
+        EFFECT_BASH_BWRAP_PATH: "/opt/bwrap",
+        EFFECT_BASH_SANDBOX: "workspace-write",
+        EFFECT_BASH_WORKSPACE_ROOT: "/w",
+        EFFECT_BASH_NETWORK: "none",
+        EFFECT_BASH_HIDE: "~/.a,~/.b",
+        EFFECT_BASH_PROBE_TIMEOUT_MS: "9"
+      }))
+      expect(input).toEqual({
+        cwd: "/w",
+        timeoutMs: 1,
+        maxTimeoutMs: 2,
+        maxOutputBytes: 3,
+        maxSpillBytes: 4,
+        maxSpillTotalBytes: 5,
+        graceMs: 6,
+        keepSpillFiles: true,
+        spillParent: "/spill",
+        envAllow: ["A", "B"],
+        envDeny: ["^X_"],
+        maxBackground: 7,
+        maxFinishedBackground: 8,
+        contain: true,
+        bwrapPath: "/opt/bwrap",
+        sandboxMode: "workspace-write",
+        workspaceRoot: "/w",
+        network: "none",
+        hide: ["~/.a", "~/.b"],
+        probeTimeoutMs: 9
+      })
+      expect(yield* SandboxBashExecutor.environment.pipe(withEnv({}))).toEqual({})
+    }))
+
+  it("the CLI flags keep their names", () => {
+    expect(settingsFlagNames).toEqual({
+      valued: [
+        "workdir",
+        "timeout-ms",
+        "max-timeout-ms",
+        "max-output-bytes",
+        "max-spill-bytes",
+        "max-spill-total-bytes",
+        "grace-ms",
+        "spill-dir",
+        "env-allow",
+        "env-deny",
+        "max-background",
+        "max-finished-background",
+        "sandbox",
+        "workspace-root",
+        "network"
+      ],
+      boolean: ["keep-spill-files", "contain"]
+    })
+  })
+
+})
+
+describe("layerConfig", () => {
+  it.scoped("the task runtime reads the variables a user names, and names a bad one", () =>
+    Effect.gen(function*() {
+      const finished: Tasks.Work = { read: Effect.succeed(""), cancel: Effect.void, done: Effect.succeed({ status: "completed" }) }
+      const kept = yield* Effect.gen(function*() {
+        const tasks = yield* Tasks
+        yield* tasks.attachSurface
+        for (const label of ["a", "b", "c"]) {
+          const task = yield* tasks.start({ kind: "bash", label }, () => Effect.succeed(finished))
+          yield* tasks.wait(task.id, 60_000, undefined)
+        }
+        return (yield* tasks.list(undefined)).map((task) => task.label)
+      }).pipe(Effect.provide(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })), withEnv({ KEEP: "1" }))
+      expect(kept).toEqual(["c"])
+      const error = yield* Effect.flip(
+        Layer.build(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })).pipe(Effect.scoped, withEnv({ KEEP: "0" }))
+      )
+      expect(ConfigError.isInvalidData(error) && error.message).toBe("tasks: maxRetainedFinished must be a positive integer")
+    }))
+
+  it.effect("the registry and the JSONL persistence read the variables a user names", () =>
+    Effect.gen(function*() {
+      const registry = yield* BashEnvRegistry
+      const env = yield* registry.collect({ callId: "call-1", toolName: "bash" })
+      expect(env.DSH_HOME).toBe("/opt/harness")
+      const persistence = yield* SessionPersistence
+      expect(yield* persistence.locate({ id: "s-1", cwd: "/" })).toMatchObject({
+        value: { kind: "jsonl", path: expect.stringMatching(/^\/var\/sessions\//) }
+      })
+    }).pipe(
+      Effect.provide(Layer.merge(
+        BashEnvRegistryLive.layerConfig({ dshHome: Config.string("HARNESS_HOME") }),
+        SessionPersistenceJsonl.layerConfig({ directory: Config.string("SESSIONS_DIR") })
+      )),
+      withEnv({ HARNESS_HOME: "/opt/harness", SESSIONS_DIR: "/var/sessions", DSH_HOME: "/elsewhere" })
+    ))
+})
