@@ -52,8 +52,9 @@ const checkCommandAndWorkdir = (
 
 /**
  * Fills `workdir`, `timeoutMs` (capped at `maxTimeoutMs`) and `stdoutMaxBytes`, copies every other
- * given field, and names the field of a given non-positive or non-finite number, or of a command or
- * workdir the OS could not take.
+ * given field, and names the field of a given non-positive or non-finite number, of a command or
+ * workdir the OS could not take, or of an `env`/`dshEnv` name outside its lane (the result is a
+ * branded spec, which `run` and `start` never check again).
  *
  * @since 0.1.0
  */
@@ -75,6 +76,8 @@ export const resolveSpec = (
       stdoutMaxBytes
     }
     yield* checkCommandAndWorkdir(spec)
+    const envError = validateEnv(request.env, request.dshEnv)
+    if (envError) return yield* envError
     return checked(spec)
   })
 

@@ -12,7 +12,7 @@ import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry, settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "../../executorSettings.js"
-import { makeEnvBuilder, validateEnv } from "./environment.js"
+import { makeEnvBuilder } from "./environment.js"
 import { killGroup } from "./killGroup.js"
 import { LiveFeed } from "./LiveFeed.js"
 import { refuseIfAborted, resolveSpec } from "../../resolveSpec.js"
@@ -140,10 +140,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       launch.sandbox?.dialect === undefined ? undefined : new RunnerWatch(launch.sandbox.dialect)
 
     const resolveBody = function*(request: BashExecutor.Request) {
-      const spec = yield* resolveSpec(config, request)
-      const envError = validateEnv(request.env, request.dshEnv)
-      if (envError) return yield* envError
-      return spec
+      return yield* resolveSpec(config, request)
     }
     const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
 
