@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { resolveSpec } from "../src/index.js"
-import { BashExecutor } from "../src/services/BashExecutor.js"
-import * as ScriptedBashExecutor from "../src/testing/ScriptedBashExecutor.js"
+import { resolveSpec } from "../../src/index.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
 
 const defaults = { cwd: "/", timeoutMs: 1000, maxTimeoutMs: 5000, maxOutputBytes: 100 }
 
