@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Tracer } from "effect"
 import * as LocalBashExecutor from "../src/layers/LocalBashExecutor.js"
-import { whenTraced } from "../src/layers/internal/executor/whenTraced.js"
+import { whenTraced } from "../src/services/whenTraced.js"
 import { BashExecutor } from "../src/services/BashExecutor.js"
 
 const recordingTracer = () => {
