@@ -19,7 +19,8 @@ export const abortedCallResult: AgentTools.Result = {
 }
 
 /**
- * Runs a tool call (`AgentTools.call`) until `signal` fires; then the call is interrupted and answers
+ * Runs a tool call (`AgentTools.call`) until `signal` fires (the MCP edge; the Cordis runner does the
+ * same on the call's own fiber, `CallRunner.runUntil`); then the call is interrupted and answers
  * {@link abortedCallResult} once its interruption is over (its command killed, its last progress
  * update delivered within the grace). A signal that has already fired runs nothing.
  */
