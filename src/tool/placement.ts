@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { realpathSync } from "node:fs"
+import { realpath } from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
@@ -31,15 +31,7 @@ export interface Placement {
  * @since 0.1.0
  */
 export const canonicalDir = (dir: string): Effect.Effect<string> =>
-  // One realpath(3) call, as the reference tool makes it: cheaper than a round trip through the
-  // thread pool, and the spawn that follows blocks the host longer anyway.
-  Effect.sync(() => {
-    try {
-      return realpathSync.native(dir)
-    } catch {
-      return path.resolve(dir)
-    }
-  })
+  Effect.tryPromise(() => realpath(dir)).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
 
 const placeBody = function*(
   executor: BashExecutor["Type"],
