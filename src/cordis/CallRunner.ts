@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { Runtime as EffectRuntime } from "effect"
-import { Cause, Effect, Exit, Fiber, ManagedRuntime, Option, Runtime } from "effect"
+import { Cause, Effect, Exit, Fiber, FiberId, ManagedRuntime, Option, Runtime } from "effect"
 
 /**
  * The runner's face.
@@ -16,6 +16,12 @@ import { Cause, Effect, Exit, Fiber, ManagedRuntime, Option, Runtime } from "eff
 export interface CallRunner<R> {
   /** Runs `effect`; rejects with the effect's own error (e.g. a `BashRequestError`), never a wrapper. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, R>) => Promise<A>
+  /**
+   * `run` until `signal` fires: then the effect is interrupted, and once its interruption is over the
+   * promise resolves with `aborted`. A signal that has already fired runs nothing. (The call's own
+   * fiber is interrupted: no second fiber waits on a signal that almost never fires.)
+   */
+  readonly runUntil: <A, E>(effect: Effect.Effect<A, E, R>, signal: AbortSignal, aborted: A) => Promise<A>
   /**
    * Runs an observer (a process's `done`) that must see teardown finish: it is interrupted only
    * after the runtime has been disposed, so it settles with the final state.
@@ -92,6 +98,29 @@ export const makeCallRunner = async <R, ER>(
       )
     }
 
+  const runUntil = <A, E>(effect: Effect.Effect<A, E, R>, signal: AbortSignal, aborted: A): Promise<A> => {
+    if (closing) return Promise.reject(new RunnerClosedError())
+    if (signal.aborted) return Promise.resolve(aborted)
+    const fiber = Runtime.runFork(runtime)(effect)
+    calls.add(fiber)
+    // Once the signal has fired the call answers `aborted`, whatever its interrupted fiber ends with.
+    let abortedFirst = false
+    const onAbort = () => {
+      abortedFirst = true
+      fiber.unsafeInterruptAsFork(FiberId.none)
+    }
+    signal.addEventListener("abort", onAbort, { once: true })
+    return new Promise<A>((resolve, reject) =>
+      fiber.addObserver((exit) => {
+        calls.delete(fiber)
+        signal.removeEventListener("abort", onAbort)
+        if (abortedFirst) resolve(aborted)
+        else if (Exit.isSuccess(exit)) resolve(exit.value)
+        else reject(failureOf(exit.cause))
+      })
+    )
+  }
+
   const readSync = <A, E>(effect: Effect.Effect<A, E, R>): A => {
     const exit = Runtime.runSyncExit(runtime)(effect)
     if (Exit.isSuccess(exit)) return exit.value
@@ -114,5 +143,5 @@ export const makeCallRunner = async <R, ER>(
       .then(() => managed.dispose())
       .then(() => Effect.runPromise(Fiber.interruptAll([...watchers]))))
 
-  return { run: tracked(calls), watch: tracked(watchers), runSync, readSync, shutdown }
+  return { run: tracked(calls), runUntil, watch: tracked(watchers), runSync, readSync, shutdown }
 }

@@ -36,7 +36,7 @@ import type { CordisContext, HarnessSystemPrompt, HarnessToolRuntime } from "./h
 import { hostLookup } from "./hostLayers.js"
 import { cordisStackLayer } from "./stack.js"
 import { makeTasksFacade } from "./TasksFacade.js"
-import { abortOnSignal } from "../tool/abortable.js"
+import { abortedCallResult } from "../tool/abortable.js"
 
 export type { CordisBash, CordisBashProcess, CordisBashSpec } from "./BashFacade.js"
 export { RunnerClosedError, SynchronousCallError } from "./CallRunner.js"
@@ -103,7 +103,7 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
     if (config.registerTools === false) return
 
     const invoke = (toolName: string, args: unknown, call: AgentTools.CallContext, signal: AbortSignal) =>
-      runner.run(abortOnSignal(tools.callUnknown(toolName, args, call), signal))
+      runner.runUntil(tools.callUnknown(toolName, args, call), signal, abortedCallResult)
     const harnessNotices = startHarnessNotices(ctx, {
       plugin: name,
       mode: config.completionDelivery ?? "wakeup",

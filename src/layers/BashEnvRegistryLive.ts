@@ -8,6 +8,7 @@ import type { ConfigError, Scope } from "effect"
 import { Config, Effect, Either, Layer, Ref } from "effect"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
+import { whenTraced } from "../services/whenTraced.js"
 import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
 import { registrationProblem } from "./internal/bashEnv/registration.js"
 
@@ -99,21 +100,24 @@ const make = (config: Options) =>
       }
     )
 
-    const collect = Effect.fn("BashEnvRegistry.collect")(
-      function*(execution: ToolExecution): Effect.fn.Return<Readonly<Record<string, string>>, BashEnvCollectError> {
-        const { byName } = yield* Ref.get(registrations)
-        const contributors = [...byName.values()].sort((a, b) => byCodeUnits(a.name, b.name))
-        const answers = yield* Effect.forEach(
-          contributors,
-          (contributor) => Effect.map(contributor.resolve(execution), (answer) => [contributor, answer] as const),
-          { concurrency: "unbounded" }
-        )
-        const values: Record<string, string> = { DSH_HOME: dshHome, DSH_SHELL: "1" }
-        if (execution.session !== undefined) values.DSH_SESSION_ID = execution.session.id
-        for (const [contributor, answer] of answers) yield* addValues(contributor, answer, values)
-        return Object.freeze(Object.fromEntries(Object.entries(values).sort(([a], [b]) => byCodeUnits(a, b))))
-      }
-    )
+    const collectBody = function*(
+      execution: ToolExecution
+    ): Effect.fn.Return<Readonly<Record<string, string>>, BashEnvCollectError> {
+      const { byName } = yield* Ref.get(registrations)
+      const contributors = [...byName.values()].sort((a, b) => byCodeUnits(a.name, b.name))
+      const answers = yield* Effect.forEach(
+        contributors,
+        (contributor) => Effect.map(contributor.resolve(execution), (answer) => [contributor, answer] as const),
+        // Concurrent only when there is something to overlap: a fiber per contributor is not free.
+        { concurrency: contributors.length > 1 ? "unbounded" : 1 }
+      )
+      const values: Record<string, string> = { DSH_HOME: dshHome, DSH_SHELL: "1" }
+      if (execution.session !== undefined) values.DSH_SESSION_ID = execution.session.id
+      for (const [contributor, answer] of answers) yield* addValues(contributor, answer, values)
+      return Object.freeze(Object.fromEntries(Object.entries(values).sort(([a], [b]) => byCodeUnits(a, b))))
+    }
+    // A span only when a tracer is installed: see `whenTraced`.
+    const collect = whenTraced(Effect.fn("BashEnvRegistry.collect")(collectBody), Effect.fnUntraced(collectBody))
 
     const list = Ref.get(registrations).pipe(
       Effect.map(({ byName }): ReadonlyArray<BashEnvRegistry.Declaration> =>

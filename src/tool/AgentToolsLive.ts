@@ -14,6 +14,7 @@ import { capEchoed } from "../services/requestChecks.js"
 import { SandboxSessions } from "../services/SandboxSessions.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
+import { whenTraced } from "../services/whenTraced.js"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
 import { abortedCallResult } from "./abortable.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
@@ -143,7 +144,7 @@ export const make = (
 
     // Decodes the arguments, runs the tool and renders its value: the result of any call, typed by the
     // tool's value. A defect anywhere in the tool (its render included) is an internal error result.
-    const respond = <Args, Value>(
+    const answer = <Args, Value>(
       name: string,
       tool: AgentTool<Args, Value> | undefined,
       args: unknown,
@@ -168,7 +169,20 @@ export const make = (
         if (Either.isRight(outcome) && outcome.right.shown !== undefined) notices.seen(outcome.right.shown)
         yield* record(name, args, context, result)
         return result
-      }).pipe(Effect.withSpan("AgentTools.call", { attributes: { "tool.name": name, "tool.callId": context.callId } }))
+      })
+    // A span only when a tracer is installed: see `whenTraced`.
+    const respond: <Args, Value>(
+      name: string,
+      tool: AgentTool<Args, Value> | undefined,
+      args: unknown,
+      context: AgentTools.CallContext
+    ) => Effect.Effect<AgentTools.Result<Value>> = whenTraced(
+      (name, tool, args, context) =>
+        Effect.withSpan(answer(name, tool, args, context), "AgentTools.call", {
+          attributes: { "tool.name": name, "tool.callId": context.callId }
+        }),
+      answer
+    )
 
     const agentTools: AgentTools.Service = {
       tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),

@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
+import { whenTraced } from "../services/whenTraced.js"
 
 /**
  * The request fields that place a call.
@@ -32,13 +33,7 @@ export interface Placement {
 export const canonicalDir = (dir: string): Effect.Effect<string> =>
   Effect.tryPromise(() => realpath(dir)).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
 
-/**
- * The workdir and sandbox policy of one call. `mode` is the call's effective sandbox mode (absent for
- * an unconfined executor).
- *
- * @since 0.1.0
- */
-export const placeCall = Effect.fn("bash.placeCall")(function*(
+const placeBody = function*(
   executor: BashExecutor["Type"],
   call: {
     readonly workdir: string | undefined
@@ -59,4 +54,12 @@ export const placeCall = Effect.fn("bash.placeCall")(function*(
   if (path.isAbsolute(call.workdir)) return { workdir: call.workdir } satisfies Placement
   const base = sessionDir ?? (yield* executor.defaultWorkdir)
   return { workdir: path.resolve(base, call.workdir) } satisfies Placement
-})
+}
+
+/**
+ * The workdir and sandbox policy of one call. `mode` is the call's effective sandbox mode (absent for
+ * an unconfined executor). A span when a tracer is installed.
+ *
+ * @since 0.1.0
+ */
+export const placeCall = whenTraced(Effect.fn("bash.placeCall")(placeBody), Effect.fnUntraced(placeBody))

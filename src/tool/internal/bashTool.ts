@@ -9,6 +9,7 @@ import type { BashExecutor } from "../../services/BashExecutor.js"
 import type { Tasks } from "../../services/Tasks.js"
 import type { AgentTools } from "../../services/AgentTools.js"
 import { ToolError } from "../../services/AgentTools.js"
+import { whenTraced } from "../../services/whenTraced.js"
 import { reportProgress } from "../liveProgress.js"
 import { bashTaskWork, taskLabel } from "../backgroundTask.js"
 import type * as BashTool from "../BashTool.js"
@@ -104,21 +105,33 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
     )
   }
 
-  return Effect.fn("bash.execute")(function*(checked: BashTool.Parameters, call: AgentTools.CallContext) {
-    const escalation = escalationOf(checked)
-    const args: BashArgs = escalation === undefined ? checked : { ...checked, escalation }
-    const runInBackground = args.run_in_background === true
-    yield* Effect.annotateCurrentSpan({
-      "bash.callId": call.callId,
-      "bash.background": runInBackground,
-      "bash.escalation": args.escalation?.mode ?? "none"
-    })
-    if (!runInBackground) return yield* runForeground(yield* prepare(args, call, {}), call)
+  const execute = function*(args: BashArgs, call: AgentTools.CallContext) {
+    if (args.run_in_background !== true) return yield* runForeground(yield* prepare(args, call, {}), call)
     if (Option.isNone(deps.tasks)) return yield* new ToolError({ message: noTaskRuntimeMessage })
     const tasks = deps.tasks.value
     const owner = call.session?.id
     const spec = yield* prepare(args, call, owner !== undefined ? { owner } : {})
     // The process outlives the call: interrupting the call stops only the preparation, never a start.
     return yield* Effect.uninterruptible(startBackground(tasks, args, call, spec))
-  })
+  }
+  const withEscalation = (checked: BashTool.Parameters): BashArgs => {
+    const escalation = escalationOf(checked)
+    return escalation === undefined ? checked : { ...checked, escalation }
+  }
+
+  // The span (and its stack capture) only when a tracer is installed: see `whenTraced`.
+  return whenTraced(
+    Effect.fn("bash.execute")(function*(checked: BashTool.Parameters, call: AgentTools.CallContext) {
+      const args = withEscalation(checked)
+      yield* Effect.annotateCurrentSpan({
+        "bash.callId": call.callId,
+        "bash.background": args.run_in_background === true,
+        "bash.escalation": args.escalation?.mode ?? "none"
+      })
+      return yield* execute(args, call)
+    }),
+    Effect.fnUntraced(function*(checked: BashTool.Parameters, call: AgentTools.CallContext) {
+      return yield* execute(withEscalation(checked), call)
+    })
+  )
 }
