@@ -7,8 +7,6 @@
  * Here a line over the limit is dropped unread and answered, a malformed line is answered (see
  * `jsonRpcLine.ts`), and the transport closes — `onclose`, once — when its input ends, closes or
  * fails, when its output fails (the client is gone), or on `close()`.
- *
- * @since 0.1.0
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
@@ -18,8 +16,6 @@ import { judgeLine, judgeOversizeLine } from "./jsonRpcLine.js"
 
 /**
  * The read limit per line, as in the SDK.
- *
- * @since 0.1.0
  */
 export const defaultMaxLineBytes = 10 * 1024 * 1024
 
@@ -29,8 +25,6 @@ const newline = 0x0a
 
 /**
  * A line-delimited JSON-RPC transport over a pair of Node streams.
- *
- * @since 0.1.0
  */
 export class LineTransport implements Transport {
   onclose?: () => void

@@ -1,7 +1,5 @@
 /**
  * The `effect-bash` command line: `run`, `mcp` and `demo`, and how a finished program reports itself.
- *
- * @since 0.1.0
  */
 import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -19,8 +17,6 @@ import { packageVersion } from "./version.js"
 
 /**
  * The root command and its subcommands.
- *
- * @since 0.1.0
  */
 export const effectBash = Command.make("effect-bash").pipe(
   Command.withDescription("A model-facing bash tool: run a command, serve MCP on stdio, or take the demo tour"),
@@ -41,8 +37,6 @@ const report = (message: string, code: number) =>
  * Runs the CLI on `argv` (`process.argv`). Every failure is reported on stderr here and becomes an
  * {@link ExitCode}: usage errors (already printed by @effect/cli) and invalid settings exit 2,
  * anything else (defects included) exits 1 with `effect-bash: <message>`.
- *
- * @since 0.1.0
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
   Effect.suspend(() => Effect.flatMap(checkRunArgv(argv, runFlagNames), cli)).pipe(

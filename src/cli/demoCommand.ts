@@ -2,8 +2,6 @@
  * `effect-bash demo`: a short guided tour through the real stack. Each step calls a tool exactly as
  * a model would and prints the model-facing result under a one-line heading. The demo uses fixed
  * settings (a 500 ms kill grace, a 160-byte output budget) so the tour is quick and predictable.
- *
- * @since 0.1.0
  */
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
@@ -15,8 +13,6 @@ import { cliStack } from "./stack.js"
 
 /**
  * The executor settings of the tour.
- *
- * @since 0.1.0
  */
 export const demoExecutorSettings = { graceMs: 500, maxOutputBytes: 160 } as const
 
@@ -27,8 +23,6 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 
 /**
  * Runs the tour against the composed tools, printing to stdout.
- *
- * @since 0.1.0
  */
 export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
   const tools = yield* AgentTools
@@ -99,8 +93,6 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
 
 /**
  * The `demo` subcommand.
- *
- * @since 0.1.0
  */
 export const demoCommand = Command.make("demo", {}, () =>
   tour({ id: "demo", cwd: process.cwd() }).pipe(

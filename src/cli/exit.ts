@@ -5,37 +5,27 @@
  * signal n ended it; 125 when the tool itself could not run it (an error result such as a missing
  * workdir or `command aborted`), so it never collides with the command's own `exit 1`. Invalid flags
  * or settings exit 2, other failures 1, and an interrupt by SIGINT/SIGTERM 128+n.
- *
- * @since 0.1.0
  */
 import { Cause, Data, Exit, Option } from "effect"
 import { constants } from "node:os"
 
 /**
  * A subcommand finished and asks the process to exit with `code` (its output is already printed).
- *
- * @since 0.1.0
  */
 export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: number }> {}
 
 /**
  * The tool could not run the command (an error result).
- *
- * @since 0.1.0
  */
 export const toolErrorExitCode = 125
 
 /**
  * Invalid flags or settings.
- *
- * @since 0.1.0
  */
 export const usageExitCode = 2
 
 /**
  * `128 + n` for a signal name (`SIGKILL` → 137), or `undefined` for a name this OS does not know.
- *
- * @since 0.1.0
  */
 export const signalExitCode = (signal: string): number | undefined => {
   const number = (constants.signals as Readonly<Record<string, number | undefined>>)[signal]
@@ -44,8 +34,6 @@ export const signalExitCode = (signal: string): number | undefined => {
 
 /**
  * The exit code mirroring one foreground run: 124 on timeout, 128+n on a signal, else its exit code.
- *
- * @since 0.1.0
  */
 export const runExitCode = (result: {
   readonly timedOut: boolean
@@ -59,8 +47,6 @@ export const runExitCode = (result: {
 
 /**
  * The process exit code for the CLI program's exit; `signal` is the signal that interrupted it, if any.
- *
- * @since 0.1.0
  */
 export const processExitCode = (exit: Exit.Exit<unknown, unknown>, signal: string | undefined): number => {
   if (Exit.isSuccess(exit)) return 0

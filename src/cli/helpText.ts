@@ -3,8 +3,6 @@
  * `effect-bash run …` instead of `$ run …`, the generic sentences it puts before every option's own
  * description ("A user-defined piece of text.") are dropped, and ANSI colour is removed unless the
  * stream is a terminal and `NO_COLOR` is unset (https://no-color.org).
- *
- * @since 0.1.0
  */
 import { Console, Effect } from "effect"
 import { stripAnsi } from "../tool/modelText.js"
@@ -18,15 +16,11 @@ const usageLine = /^\$ (.*)$/gm
 
 /**
  * Whether colour may be written to `stream`.
- *
- * @since 0.1.0
  */
 export const colourAllowed = (stream: NodeJS.WriteStream): boolean => stream.isTTY === true && !process.env["NO_COLOR"]
 
 /**
  * One piece of @effect/cli output as this CLI prints it on `stream`.
- *
- * @since 0.1.0
  */
 export const tidyCliText = (text: string, stream: NodeJS.WriteStream): string => {
   const tidied = text
@@ -39,8 +33,6 @@ const tidy = (stream: NodeJS.WriteStream) => (arg: unknown) => typeof arg === "s
 
 /**
  * Runs `effect` with a `Console` whose `log` (stdout) and `error` (stderr) tidy @effect/cli's text.
- *
- * @since 0.1.0
  */
 export const withTidyCliConsole = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Console.consoleWith((current) =>

@@ -4,16 +4,12 @@
  * not JSON, -32600 for JSON that is not a valid message), with the request's id when it can be read
  * and `null` otherwise; the SDK's own stdio transport only logs such lines, leaving a client that
  * sent an id waiting forever.
- *
- * @since 0.1.0
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 
 /**
  * What to do with one line.
- *
- * @since 0.1.0
  */
 export type LineVerdict =
   | { readonly _tag: "Message"; readonly message: JSONRPCMessage }
@@ -26,8 +22,6 @@ type Id = string | number | null
 
 /**
  * A JSON-RPC error answer; its id is `null` when the request's id could not be read.
- *
- * @since 0.1.0
  */
 export interface ErrorReply {
   readonly jsonrpc: "2.0"
@@ -60,8 +54,6 @@ const invalidRequest = (id: Id, reason: string): LineVerdict => ({
 
 /**
  * Judges one decoded message (a line's JSON, or what a transport delivered).
- *
- * @since 0.1.0
  */
 export const judgeMessage = (value: unknown): ReadonlyArray<LineVerdict> => {
   if (Array.isArray(value)) {
@@ -81,8 +73,6 @@ export const judgeMessage = (value: unknown): ReadonlyArray<LineVerdict> => {
 
 /**
  * Judges one complete line (without its newline). A blank line is nothing.
- *
- * @since 0.1.0
  */
 export const judgeLine = (line: string): ReadonlyArray<LineVerdict> => {
   if (line.trim() === "") return []
@@ -109,8 +99,6 @@ const trailingId = new RegExp(String.raw`[{,]\s*${idPattern}\s*\}\s*$`)
 /**
  * The answer to a line longer than the read limit, which is dropped unread: its id is recovered
  * from the line's `head` and `tail` (the first and last few hundred bytes) when it can be.
- *
- * @since 0.1.0
  */
 export const judgeOversizeLine = (head: string, tail: string, limit: number): LineVerdict => {
   const match = leadingId.exec(head) ?? trailingId.exec(tail)

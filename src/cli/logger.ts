@@ -1,14 +1,10 @@
 /**
  * The CLI's logger: one logfmt line per entry on **stderr**. Effect's default logger writes to
  * stdout, which would corrupt `run`'s output and the MCP stdio protocol.
- *
- * @since 0.1.0
  */
 import { Logger } from "effect"
 
 /**
  * Replaces the default logger with a logfmt logger writing to stderr.
- *
- * @since 0.1.0
  */
 export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))

@@ -2,8 +2,6 @@
 /**
  * The `effect-bash` executable. `NodeRuntime.runMain` turns SIGINT/SIGTERM (and here SIGHUP) into an
  * interrupt, so every scope closes and every process group we started dies before the process exits.
- *
- * @since 0.1.0
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { main } from "./app.js"

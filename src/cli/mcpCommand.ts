@@ -6,8 +6,6 @@
  * in-flight calls to answer → close the server → interrupt what is left → release the stack, which
  * kills every process group, foreground and background, and awaits their exit. A signal during that
  * shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
- *
- * @since 0.1.0
  */
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
@@ -22,8 +20,6 @@ import { cliStack } from "./stack.js"
 /**
  * How long shutdown waits for in-flight calls to answer. Short, because a client that closes our
  * stdin sends SIGTERM 2 s later and SIGKILL 2 s after that (the SDK's `StdioClientTransport`).
- *
- * @since 0.1.0
  */
 export const mcpDrainTimeoutMs = 500
 
@@ -31,15 +27,11 @@ export const mcpDrainTimeoutMs = 500
  * When shutdown escalates to SIGKILL, counted from its start: the process groups get SIGTERM and up
  * to this long to exit (less the drain), so the whole shutdown fits well inside the client's 2 s
  * before its SIGTERM — a SIGKILLed server could kill nothing.
- *
- * @since 0.1.0
  */
 export const mcpShutdownDeadlineMs = 1000
 
 /**
  * Serves the tools on stdio until the transport closes (or the fiber is interrupted), then shuts down.
- *
- * @since 0.1.0
  */
 export const serveStdio = Effect.fn("Cli.mcp")(function*(session: ToolSession, shutdown: Shutdown) {
   const connection = yield* serveMcp(new LineTransport(process.stdin, process.stdout), {
@@ -60,8 +52,6 @@ const noBackground = Options.boolean("no-background").pipe(
 /**
  * The `mcp` subcommand. Calls run in one fixed session `{ id: "mcp", cwd: workdir }` (MCP has no
  * agent session), so background tasks started by a client are visible to its later calls.
- *
- * @since 0.1.0
  */
 export const mcpCommand = Command.make("mcp", { settings: settingsOptions, noBackground }, (input) =>
   Effect.gen(function*() {

@@ -8,8 +8,6 @@
  * text, a tool error is `isError: true` with our exact message, unknown methods get -32601 (from
  * the SDK's `Protocol`), and a `tools/call` with invalid params gets -32602 with our message (the
  * SDK answers those with -32603 and a dump of its schema errors).
- *
- * @since 0.1.0
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
@@ -27,8 +25,6 @@ import { packageVersion } from "./version.js"
 
 /**
  * How {@link serveMcp} runs.
- *
- * @since 0.1.0
  */
 export interface McpServeOptions {
   /**
@@ -58,8 +54,6 @@ const toMcpResult = (result: AgentTools.Result, notices: ReadonlyArray<string>):
 
 /**
  * A served connection.
- *
- * @since 0.1.0
  */
 export interface McpConnection {
   readonly server: Server
@@ -115,8 +109,6 @@ const progressFor = (
  * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
  * (which kills their process groups) — so closing leaves no call running. The scope's owner closes
  * it when the connection's `closed` completes.
- *
- * @since 0.1.0
  */
 export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transport, options: McpServeOptions) {
   const tools = yield* AgentTools

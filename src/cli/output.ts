@@ -1,8 +1,6 @@
 /**
  * Writing to stdout/stderr as effects that complete once the stream has taken the bytes, so an
  * exit right after never cuts output short.
- *
- * @since 0.1.0
  */
 import { Effect } from "effect"
 
@@ -13,14 +11,10 @@ const write = (stream: NodeJS.WriteStream, text: string): Effect.Effect<void> =>
 
 /**
  * Writes `text` to stdout exactly as given.
- *
- * @since 0.1.0
  */
 export const writeStdout = (text: string): Effect.Effect<void> => write(process.stdout, text)
 
 /**
  * Writes `text` to stderr exactly as given.
- *
- * @since 0.1.0
  */
 export const writeStderr = (text: string): Effect.Effect<void> => write(process.stderr, text)

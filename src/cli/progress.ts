@@ -1,8 +1,6 @@
 /**
  * A spinner on stderr while a step waits — only when stderr is a terminal, so CI logs and pipes
  * never see control characters.
- *
- * @since 0.1.0
  */
 import { Effect } from "effect"
 
@@ -23,8 +21,6 @@ const draw = (label: string) =>
 
 /**
  * Runs `effect` with a spinner labelled `label` on stderr (when stderr is a TTY), erased afterwards.
- *
- * @since 0.1.0
  */
 export const withProgress = (label: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   process.stderr.isTTY

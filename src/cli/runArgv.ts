@@ -4,8 +4,6 @@
  * run `--timeout 5000 -- echo hi` through bash and `run echo hi --json` would lose `--json` to the
  * CLI. Here an unknown flag is an error, and flags end at the first command word (a `--` is
  * inserted before it), so the command's words are passed on exactly.
- *
- * @since 0.1.0
  */
 import { AutoCorrect, CliConfig } from "@effect/cli"
 import { Effect } from "effect"
@@ -14,8 +12,6 @@ import { SettingsError } from "./settings.js"
 
 /**
  * The flags a command accepts, by whether they take a value; names without the leading dashes.
- *
- * @since 0.1.0
  */
 export interface FlagNames {
   readonly valued: ReadonlyArray<string>
@@ -43,8 +39,6 @@ const unknownFlag = (flag: string, known: ReadonlyArray<string>): SettingsError 
 /**
  * The subcommand's arguments (`argv` after the subcommand's name) with `--` inserted before the first
  * command word, or an error naming an unknown flag or a flag missing its value.
- *
- * @since 0.1.0
  */
 export const separateCommandWords = (
   args: ReadonlyArray<string>,
@@ -72,8 +66,6 @@ export const separateCommandWords = (
 /**
  * `argv` (`process.argv`) with the `run` subcommand's arguments checked by
  * {@link separateCommandWords}; any other command line is returned as it is.
- *
- * @since 0.1.0
  */
 export const checkRunArgv = (
   argv: ReadonlyArray<string>,

@@ -2,8 +2,6 @@
  * `effect-bash run [flags] [--] <command...>`: one command through the whole tool stack, printing
  * exactly what a model would read (or the canonical JSON value with `--json`) and a final newline,
  * exiting with a code that mirrors the command's (see `exit.ts`).
- *
- * @since 0.1.0
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
@@ -34,8 +32,6 @@ const command = Args.text({ name: "command" }).pipe(
 
 /**
  * The flags `run` accepts (see `runArgv.ts`).
- *
- * @since 0.1.0
  */
 export const runFlagNames: FlagNames = {
   valued: ["description", ...settingsFlagNames.valued],
@@ -44,8 +40,6 @@ export const runFlagNames: FlagNames = {
 
 /**
  * How one `run` ended: the exit code to leave with and the spill files its output pointed at.
- *
- * @since 0.1.0
  */
 export interface RunOutcome {
   readonly code: number
@@ -68,8 +62,6 @@ const afterLiveOutput = (value: typeof BashTool.Foreground.Type, text: string, l
  * Runs one command through the `bash` tool (no session, no background) and prints its result, ending
  * with a newline. With `live` (stdout is a terminal, no `--json`), the output is printed as the command
  * produces it (cleaned like model text) and only the truncation notices and markers follow.
- *
- * @since 0.1.0
  */
 export const runOnce = Effect.fn("Cli.run")(function*(input: {
   readonly command: string
@@ -113,8 +105,6 @@ const reportRemovedSpillFiles = (spillPaths: ReadonlyArray<string>) =>
 
 /**
  * The `run` subcommand.
- *
- * @since 0.1.0
  */
 export const runCommand = Command.make(
   "run",

@@ -2,8 +2,6 @@
  * The executor's settings as the CLI takes them: a flag wins over its `EFFECT_BASH_*` environment
  * variable, which wins over the executor's default. Every value is checked here, and an error names
  * the flag or variable it came from (`--grace-ms: expected a positive finite number, got "soon"`).
- *
- * @since 0.1.0
  */
 import { Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
@@ -17,8 +15,6 @@ import { echoValue } from "../services/requestChecks.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.
- *
- * @since 0.1.0
  */
 export class SettingsError extends Data.TaggedError("SettingsError")<{
   readonly field: string
@@ -27,8 +23,6 @@ export class SettingsError extends Data.TaggedError("SettingsError")<{
 
 /**
  * The settings every subcommand runs with.
- *
- * @since 0.1.0
  */
 export interface CliSettings {
   /** Absolute working directory: the executor's default and the MCP session's `cwd`. */
@@ -63,8 +57,6 @@ type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecut
 /**
  * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`,
  * `--contain`).
- *
- * @since 0.1.0
  */
 export const settingsFlagNames = {
   valued: flagged.filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
@@ -94,8 +86,6 @@ const optionOf = (kind: SettingKind, flag: NonNullable<Setting["flag"]>, env: st
  * The settings flags, shared by `run` and `mcp`, derived from the executors' settings Schemas (one
  * per annotated field, keyed by the setting's name). Values stay raw text here; {@link resolveSettings}
  * checks them, so flag and environment errors read alike.
- *
- * @since 0.1.0
  */
 export const settingsOptions: Options.Options<SettingsFlags> = Options.all(
   Object.fromEntries(flagged.map(({ key, kind, setting, flag }) => [key, optionOf(kind, flag, envName(setting))]))
@@ -103,8 +93,6 @@ export const settingsOptions: Options.Options<SettingsFlags> = Options.all(
 
 /**
  * The raw values of {@link settingsOptions}, by setting name.
- *
- * @since 0.1.0
  */
 export type SettingsFlags = { readonly [key: string]: FlagValue }
 
@@ -186,8 +174,6 @@ const valuesOf = (given: ReadonlyMap<Key, Given>, keep: (key: Key) => boolean) =
 /**
  * Merges the flags over the `EFFECT_BASH_*` environment (read through the current `ConfigProvider`),
  * checks every value and resolves the working directory to an existing absolute directory.
- *
- * @since 0.1.0
  */
 export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags: SettingsFlags) {
   const given = yield* gather(flags)

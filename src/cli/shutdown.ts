@@ -8,16 +8,12 @@
  * Why: an MCP client closes a server by ending its stdin, then SIGTERM 2 s later and SIGKILL 2 s
  * after that (the official SDK's `StdioClientTransport`). A SIGKILLed host runs no finalizer, so a
  * process group still in its grace period then would survive it.
- *
- * @since 0.1.0
  */
 import type { Scope } from "effect"
 import { Deferred, Effect } from "effect"
 
 /**
  * Where signals come from: the process, or a fake in tests.
- *
- * @since 0.1.0
  */
 export interface SignalSource {
   readonly on: (listener: () => void) => void
@@ -29,8 +25,6 @@ const shutdownSignals = ["SIGINT", "SIGTERM"] as const
 /**
  * SIGINT and SIGTERM of this process. Listening adds to the host's own handlers (the runtime's
  * interrupt), it does not replace them.
- *
- * @since 0.1.0
  */
 export const processSignals: SignalSource = {
   on: (listener) => shutdownSignals.forEach((signal) => process.on(signal, listener)),
@@ -39,8 +33,6 @@ export const processSignals: SignalSource = {
 
 /**
  * One command's shutdown.
- *
- * @since 0.1.0
  */
 export interface Shutdown {
   /** Starts the shutdown (idempotent); signals from now on escalate. */
@@ -52,8 +44,6 @@ export interface Shutdown {
 /**
  * Watches `signals` for the lifetime of the scope. The deadline runs on the Clock, in the scope
  * (not in the program's fiber), so it keeps running while an interrupted program closes its scopes.
- *
- * @since 0.1.0
  */
 export const makeShutdown = (options: {
   readonly signals: SignalSource

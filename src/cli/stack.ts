@@ -1,7 +1,5 @@
 /**
  * The tool stack every subcommand runs on: `BashStack` with the CLI's settings.
- *
- * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
 import * as BashStack from "../BashStack.js"
@@ -21,8 +19,6 @@ const stackWith = (settings: CliSettings, background: boolean, escalation: Effec
  * `escalation` (see `shutdown.ts`) makes every kill SIGKILL at once when it completes — without one, a
  * second SIGINT/SIGTERM does (the first interrupts the program, and its kills get their grace).
  * Releasing it kills and awaits every process it started.
- *
- * @since 0.1.0
  */
 export const cliStack = (
   settings: CliSettings,

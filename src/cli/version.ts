@@ -1,8 +1,6 @@
 /**
  * The package's own version, read from the nearest `package.json` named `effect-bash` (the same
  * lookup works from `src/cli` under vitest and from `dist/src/cli` when installed).
- *
- * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -22,7 +20,5 @@ const findVersion = (from: string): string => {
 
 /**
  * The `effect-bash` package version (`0.0.0` if its `package.json` cannot be found).
- *
- * @since 0.1.0
  */
 export const packageVersion: string = findVersion(dirname(fileURLToPath(import.meta.url)))

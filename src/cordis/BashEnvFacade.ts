@@ -3,8 +3,6 @@
  * which runs contributors, is a Promise. A registration belongs to the plugin that made it: Cordis
  * hands this service the caller's context, the registration lives in a `Scope` opened for it, and
  * that scope closes when the caller's fiber unloads (or when the returned disposer is called).
- *
- * @since 0.1.0
  */
 import { Cause, Effect, Exit, Scope } from "effect"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
@@ -44,8 +42,6 @@ export interface CordisBashEnv {
 /**
  * The `ctx.bashEnv` service object. Its methods read `this.ctx`, which Cordis rebinds to the
  * calling plugin's context (so it must stay a class with prototype methods, not closures).
- *
- * @since 0.1.0
  */
 export class BashEnvFacade implements CordisBashEnv {
   readonly [cordisTracker] = { associate: "bashEnv", property: "ctx" }

@@ -7,8 +7,6 @@
  *
  * JavaScript callers may build or change a spec by hand, so `run` and `start` check it as `resolve`
  * would (the executor trusts a resolved spec and checks nothing again), failing with the same errors.
- *
- * @since 0.1.0
  */
 import type { Brand } from "effect"
 import { Effect, Option } from "effect"
@@ -102,8 +100,6 @@ const processHandle = (process: BashExecutor.Process, runner: CallRunner<never>)
 
 /**
  * The `ctx.bash` facade over one executor instance.
- *
- * @since 0.1.0
  */
 export const makeBashFacade = (executor: BashExecutor["Type"], runner: CallRunner<never>): CordisBash => ({
   sandboxMode: executor.sandboxMode,

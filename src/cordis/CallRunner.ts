@@ -2,16 +2,12 @@
  * Runs the adapter's effects as Promises on one built runtime, and stops them all at unload: every
  * call in flight is interrupted (a foreground command is killed through the executor's kill path)
  * before the runtime's layers are closed.
- *
- * @since 0.1.0
  */
 import type { Runtime as EffectRuntime } from "effect"
 import { Cause, Effect, Exit, Fiber, FiberId, ManagedRuntime, Option, Runtime } from "effect"
 
 /**
  * The runner's face.
- *
- * @since 0.1.0
  */
 export interface CallRunner<R> {
   /** Runs `effect`; rejects with the effect's own error (e.g. a `BashRequestError`), never a wrapper. */
@@ -70,8 +66,6 @@ const failureOf = <E>(cause: Cause.Cause<E>): unknown =>
 /**
  * Builds `managed` (rejecting with its layer's own error; the caller still disposes it) and returns
  * a runner over the built runtime.
- *
- * @since 0.1.0
  */
 export const makeCallRunner = async <R, ER>(
   managed: ManagedRuntime.ManagedRuntime<R, ER>

@@ -1,16 +1,12 @@
 /**
  * The harness agents behind the tool calls in flight: host services (approval, session persistence)
  * want the harness's own agent or session object, while our services see only a `ToolSession`.
- *
- * @since 0.1.0
  */
 import type { ToolSession } from "../services/ToolExecution.js"
 import type { HarnessAgent } from "./host.js"
 
 /**
  * Who is told when a session's calls start and when its last call in flight has ended.
- *
- * @since 0.1.0
  */
 export interface SessionCallObserver {
   readonly started: (session: string, agent: HarnessAgent) => void
@@ -19,8 +15,6 @@ export interface SessionCallObserver {
 
 /**
  * Which agent each call in flight runs for.
- *
- * @since 0.1.0
  */
 export class HarnessCalls {
   private readonly agents = new Map<string, HarnessAgent>()
@@ -71,8 +65,6 @@ export class HarnessCalls {
 
 /**
  * The session a harness agent's calls belong to (`agent.session.header.{ id, cwd }`).
- *
- * @since 0.1.0
  */
 export const sessionOf = (agent: HarnessAgent | undefined): ToolSession | undefined => {
   const header = agent?.session?.header

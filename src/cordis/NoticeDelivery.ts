@@ -8,8 +8,6 @@
  * a `task_output` or `task_kill` result that shows the task's final status drops it first, so the
  * model is never told twice. A running agent claims injected context only at its next step, after
  * those calls, so the wait delays nothing it would see.
- *
- * @since 0.1.0
  */
 import type { CompletionNotices } from "../services/CompletionNotices.js"
 import type { HarnessAgent, HarnessNoticeMessage } from "./host.js"
@@ -18,22 +16,16 @@ import { noticeMessage } from "./noticeMessage.js"
 /**
  * `wakeup`: an idle owner is woken (within its budget); `quiet`: notices are always injected (no
  * turn is ever opened for one, for deterministic transcripts).
- *
- * @since 0.1.0
  */
 export type CompletionDelivery = "wakeup" | "quiet"
 
 /**
  * Follow-ups an owner may receive in a row before further notices are only injected.
- *
- * @since 0.1.0
  */
 export const maxConsecutiveWakes = 3
 
 /**
  * An agent that takes unprompted messages.
- *
- * @since 0.1.0
  */
 export interface NoticeTarget {
   readonly status?: unknown
@@ -43,16 +35,12 @@ export interface NoticeTarget {
 
 /**
  * The agent as a notice target, when it has both lanes (an older harness's agent has neither).
- *
- * @since 0.1.0
  */
 export const noticeTargetOf = (agent: HarnessAgent | undefined): NoticeTarget | undefined =>
   typeof agent?.inject === "function" && typeof agent.followup === "function" ? agent as NoticeTarget : undefined
 
 /**
  * What the delivery needs from the plugin.
- *
- * @since 0.1.0
  */
 export interface NoticeDeliveryOptions {
   readonly mode: CompletionDelivery
@@ -68,8 +56,6 @@ export interface NoticeDeliveryOptions {
 
 /**
  * Notice targets by session, their wake budgets, and the delivery itself.
- *
- * @since 0.1.0
  */
 export class NoticeDelivery {
   private readonly targets = new Map<string, NoticeTarget>()

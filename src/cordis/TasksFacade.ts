@@ -1,7 +1,5 @@
 /**
  * `ctx.tasks`: the background-task runtime with Promise methods, over the {@link Tasks} service.
- *
- * @since 0.1.0
  */
 import { Effect } from "effect"
 import type { Tasks } from "../services/Tasks.js"
@@ -49,8 +47,6 @@ const failed = (error: unknown): Tasks.Outcome => ({
 
 /**
  * The `ctx.tasks` facade over one task runtime.
- *
- * @since 0.1.0
  */
 export const makeTasksFacade = (tasks: Tasks["Type"], runner: CallRunner<never>): CordisTasks => ({
   start: (meta, launch) =>

@@ -1,7 +1,5 @@
 /**
  * The plugin's configuration: one `effect/Schema` struct, published to Cordis as a Standard Schema.
- *
- * @since 0.1.0
  */
 import type { ParseResult } from "effect"
 import { Option, Schema, SchemaAST } from "effect"
@@ -30,8 +28,6 @@ const sandboxFields = SandboxBashExecutor.Settings.fields
 /**
  * The configuration fields; every one is optional. The executor's come from its settings Schema
  * (`LocalBashExecutor.Settings`, `SandboxBashExecutor.Settings`), with their bounds and defaults.
- *
- * @since 0.1.0
  */
 export const EffectBashConfigFields = Schema.Struct({
   /** Default working directory of commands (default: `process.cwd()` at call time). */

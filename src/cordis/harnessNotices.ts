@@ -2,8 +2,6 @@
  * Wires {@link NoticeDelivery} into a running plugin: the sessions' calls, the stream of waiting
  * notices, the harness events that refill a wake budget or retire an agent, and the `tool:bash`
  * prompt text that promises notices only to agents that get them.
- *
- * @since 0.1.0
  */
 import { Effect, Stream } from "effect"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
@@ -17,8 +15,6 @@ import { NoticeDelivery, noticeTargetOf } from "./NoticeDelivery.js"
 
 /**
  * What the wiring needs from the plugin.
- *
- * @since 0.1.0
  */
 export interface HarnessNoticesOptions {
   readonly plugin: string
@@ -38,8 +34,6 @@ const isUserAuthored = (message: unknown): boolean =>
  * Starts delivering; returns the `tool:bash` prompt text provider and the disposers, to be yielded in
  * this order (Cordis disposes in reverse, so the delivery closes first: an unloading plugin delivers
  * nothing).
- *
- * @since 0.1.0
  */
 export const startHarnessNotices = (ctx: CordisContext, options: HarnessNoticesOptions): {
   readonly promptText: (context: HarnessAssembleContext | undefined) => string

@@ -5,8 +5,6 @@
  * additionalProperties/items/enum/const + annotations). This file converts the first into the second.
  * Validation keywords the subset lacks (`minLength`, `minimum`, …) are dropped: the tool handler
  * validates every call itself, so the model still sees our exact messages.
- *
- * @since 0.1.0
  */
 import type { AgentTools } from "../services/AgentTools.js"
 
@@ -15,15 +13,11 @@ type Node = Readonly<Record<string, unknown>>
 
 /**
  * One value schema of the harness's DSL.
- *
- * @since 0.1.0
  */
 export type HarnessValueSpec = { readonly [key: string]: unknown }
 
 /**
  * The harness's parameter map: property name → value schema (plus `required: true`).
- *
- * @since 0.1.0
  */
 export type HarnessParameterMap = Readonly<Record<string, HarnessValueSpec>>
 
@@ -132,8 +126,6 @@ const toParameterMapOf = (properties: Node, required: unknown): HarnessParameter
 
 /**
  * The harness parameter map equivalent to a tool's JSON Schema parameters.
- *
- * @since 0.1.0
  */
 export const toHarnessParameterMap = (parameters: AgentTools.JsonSchema): HarnessParameterMap =>
   toParameterMapOf(parameters.properties, parameters.required)
@@ -161,8 +153,6 @@ const compileMap = (map: HarnessParameterMap): { properties: Record<string, unkn
 /**
  * Compiles a parameter map to the raw JSON Schema the harness registry publishes — the same shape
  * its `parameterSchemaSpecToJsonSchema` produces (an open object root).
- *
- * @since 0.1.0
  */
 export const compileHarnessParameters = (map: HarnessParameterMap): Record<string, unknown> => ({
   type: "object",
@@ -171,8 +161,6 @@ export const compileHarnessParameters = (map: HarnessParameterMap): Record<strin
 
 /**
  * A tool's JSON Schema parameters, in the harness's supported subset.
- *
- * @since 0.1.0
  */
 export const toHarnessParameters = (parameters: AgentTools.JsonSchema): Record<string, unknown> =>
   compileHarnessParameters(toHarnessParameterMap(parameters))

@@ -1,7 +1,5 @@
 /**
  * Our host-neutral tool descriptors as harness tool definitions (`ctx.tools.register`).
- *
- * @since 0.1.0
  */
 import type { AgentTools } from "../services/AgentTools.js"
 import { ToolError } from "../services/AgentTools.js"
@@ -14,8 +12,6 @@ import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./hos
  * Runs one of our tools (`AgentTools.callUnknown`) until `signal` fires, which aborts it: resolves with its
  * result — value and rendered text, or the error with its exact contract text (`command aborted` for
  * an aborted call).
- *
- * @since 0.1.0
  */
 export type InvokeTool = (
   name: string,
@@ -77,8 +73,6 @@ const isPresentation = (meta: unknown): meta is AgentTools.Presentation =>
  * The harness definition of one tool. The registry does not validate a raw definition's arguments, so
  * every call reaches our handler, which validates and answers with our exact messages. The result
  * card is presented from the structured result (carried as presentation metadata), never from text.
- *
- * @since 0.1.0
  */
 export const toHarnessTool = (
   descriptor: AgentTools.Descriptor,

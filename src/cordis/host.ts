@@ -2,21 +2,15 @@
  * The parts of a Cordis 4 host the adapter touches, typed structurally: the adapter imports nothing
  * from Cordis or the harness at runtime, so it loads under upstream `cordis` and the harness's fork
  * alike (and the upstream `.d.ts` files do not type-check under `nodenext` anyway).
- *
- * @since 0.1.0
  */
 
 /**
  * A cleanup Cordis runs when an effect or fiber unloads; it may be async.
- *
- * @since 0.1.0
  */
 export type CordisDisposable = () => unknown
 
 /**
  * A plugin's running instance, as `ctx.plugin()` / `ctx.inject()` return it.
- *
- * @since 0.1.0
  */
 export interface CordisFiber {
   /** Unloads the plugin; settles once its cleanups (and child plugins) have finished. */
@@ -42,8 +36,6 @@ export interface CordisContext {
 /**
  * Event listening, which every Cordis 4 context has. It is kept out of {@link CordisContext}: each
  * Cordis line types `on` over its own closed set of event names, which no structural type accepts.
- *
- * @since 0.1.0
  */
 export interface CordisEvents {
   /** Listens to an event for the lifetime of the calling fiber; returns the disposer. */
@@ -52,8 +44,6 @@ export interface CordisEvents {
 
 /**
  * A content block of a harness tool result.
- *
- * @since 0.1.0
  */
 export interface HarnessTextBlock {
   readonly type: "text"
@@ -63,8 +53,6 @@ export interface HarnessTextBlock {
 /**
  * A frozen user-role message of the harness (`UserMessage` of `@deepseek-ai/dsh-llm`), as a
  * plugin's `notice` carries it.
- *
- * @since 0.1.0
  */
 export interface HarnessNoticeMessage {
   readonly id: string
@@ -82,8 +70,6 @@ export interface HarnessNoticeMessage {
 /**
  * The agent a harness tool call runs for (`Agent` of `@deepseek-ai/dsh-agent`): its session header,
  * and — in harnesses that have them — its status and the lanes for unprompted messages.
- *
- * @since 0.1.0
  */
 export interface HarnessAgent {
   readonly session?: {
@@ -99,8 +85,6 @@ export interface HarnessAgent {
 
 /**
  * What a harness tool body receives besides its arguments.
- *
- * @since 0.1.0
  */
 export interface HarnessRunContext {
   readonly callId: string
@@ -110,8 +94,6 @@ export interface HarnessRunContext {
 
 /**
  * The completed outcome a harness hands `presentResult`.
- *
- * @since 0.1.0
  */
 export interface HarnessToolResult {
   readonly content: ReadonlyArray<unknown>
@@ -121,8 +103,6 @@ export interface HarnessToolResult {
 
 /**
  * A UI card of the harness (`card`-tagged render intent).
- *
- * @since 0.1.0
  */
 export type HarnessView =
   | { readonly card: "terminal"; readonly [field: string]: unknown }
@@ -132,8 +112,6 @@ export type HarnessView =
  * A raw harness tool definition (`ToolDefinition` of `@deepseek-ai/dsh-tools`): a JSON Schema for
  * the parameters — which the registry does not validate, so the body does — and a mandatory output
  * declaration whose schema the returned value is validated against.
- *
- * @since 0.1.0
  */
 export interface HarnessToolDefinition {
   readonly name: string
@@ -151,8 +129,6 @@ export interface HarnessToolDefinition {
 
 /**
  * The harness tool registry (`ctx.tools`).
- *
- * @since 0.1.0
  */
 export interface HarnessToolRuntime {
   /** Registers for the lifetime of the calling fiber; returns the exact disposer. */
@@ -161,8 +137,6 @@ export interface HarnessToolRuntime {
 
 /**
  * What a harness prompt assembly is for (`AssembleContext`; `agent` when it is an agent's request).
- *
- * @since 0.1.0
  */
 export interface HarnessAssembleContext {
   readonly agent?: HarnessAgent
@@ -170,8 +144,6 @@ export interface HarnessAssembleContext {
 
 /**
  * The harness prompt registry (`ctx.systemPrompt`).
- *
- * @since 0.1.0
  */
 export interface HarnessSystemPrompt {
   /**
@@ -193,8 +165,6 @@ export interface HarnessSystemPrompt {
 
 /**
  * A host approval service (`ctx.approval`, `@deepseek-ai/dsh-user-approval`'s shape).
- *
- * @since 0.1.0
  */
 export interface HostApproval {
   request(request: {
@@ -209,8 +179,6 @@ export interface HostApproval {
 
 /**
  * A host session-persistence service (`ctx.sessionPersistence`): only `locate` is used.
- *
- * @since 0.1.0
  */
 export interface HostSessionPersistence {
   locate(session: unknown): unknown
@@ -219,7 +187,5 @@ export interface HostSessionPersistence {
 /**
  * The marker Cordis reads to hand a service's methods the *caller's* context as `this.ctx`
  * (both Cordis lines use this global symbol).
- *
- * @since 0.1.0
  */
 export const cordisTracker: unique symbol = Symbol.for("cordis.tracker")

@@ -2,8 +2,6 @@
  * Our Approval and SessionPersistence seams backed by the host's own services when it has them. The
  * host's services are read at call time (`ctx.get`), so one that loads, unloads or reloads after
  * our plugin is followed without rebuilding anything.
- *
- * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
@@ -14,8 +12,6 @@ import type { HostApproval, HostSessionPersistence } from "./host.js"
 
 /**
  * Reads an optional host service, or `undefined` while there is none.
- *
- * @since 0.1.0
  */
 export type HostLookup<S> = () => S | undefined
 
@@ -24,8 +20,6 @@ const hasMethod = <S>(value: unknown, method: string): value is S =>
 
 /**
  * A typed reader of the optional host service `name` (one with a `method` function).
- *
- * @since 0.1.0
  */
 export const hostLookup = <S>(get: (name: string) => unknown, name: string, method: string): HostLookup<S> => () => {
   const service = get(name)
@@ -38,8 +32,6 @@ const approvalReason = (request: Approval.Request): string =>
 /**
  * Approval answered by the host's `approval` service for the agent of the call in flight;
  * `unavailable` while the host has none (or the call has no agent).
- *
- * @since 0.1.0
  */
 export const hostApprovalLayer = (approval: HostLookup<HostApproval>, calls: HarnessCalls): Layer.Layer<Approval> =>
   ApprovalCallback.layer(async (request, signal): Promise<Approval.Outcome> => {
@@ -67,8 +59,6 @@ const nothingLocated = Effect.succeed(Option.none<SessionPersistence.Location>()
  * there is one (handing it the harness's own session object of a call in flight), and otherwise —
  * and for `record`/`replay`, which a harness does through its own log — through the
  * SessionPersistence in context, if any (with none, nothing is located, recorded or replayed).
- *
- * @since 0.1.0
  */
 export const hostSessionPersistenceLayer = (
   persistence: HostLookup<HostSessionPersistence>,

@@ -2,8 +2,6 @@
  * A completion notice as the harness's agents take unprompted input: a frozen user message whose
  * source says which plugin sent it and that it is a `notice`. Built structurally (the shape of
  * `createUserMessage` in `@deepseek-ai/dsh-llm`), so the adapter imports nothing from the harness.
- *
- * @since 0.1.0
  */
 import { randomUUID } from "node:crypto"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
@@ -12,8 +10,6 @@ import type { HarnessNoticeMessage } from "./host.js"
 
 /**
  * The harness's bound on a notice summary (`CONTEXT_SUMMARY_MAX_CHARS`).
- *
- * @since 0.1.0
  */
 export const summaryMaxChars = 120
 
@@ -28,16 +24,12 @@ const bound = (line: string): string => {
 /**
  * The one-line account shown on a collapsed transcript row: id, status line, then the label with
  * its whitespace (newlines included) folded.
- *
- * @since 0.1.0
  */
 export const noticeSummary = (notice: CompletionNotices.Notice): string =>
   bound(`background task ${notice.task.id} finished ${statusLine(notice.task)} — ${notice.task.label.replace(/\s+/g, " ").trim()}`)
 
 /**
  * The frozen message for one notice: a fresh UUID, the exact CONTRACT §3 text as its only block.
- *
- * @since 0.1.0
  */
 export const noticeMessage = (plugin: string, notice: CompletionNotices.Notice): HarnessNoticeMessage =>
   Object.freeze({

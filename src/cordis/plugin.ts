@@ -14,8 +14,6 @@
  * await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
  * const result = await ctx.bash.run(ctx.bash.resolve({ command: "echo hi" }))
  * ```
- *
- * @since 0.1.0
  */
 import { Effect, ManagedRuntime } from "effect"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"

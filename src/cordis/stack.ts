@@ -1,8 +1,6 @@
 /**
  * The layer graph one plugin instance runs: the local executor, the managed environment, the task
  * runtime and the tools, with Approval and SessionPersistence backed by the host's services.
- *
- * @since 0.1.0
  */
 import { Layer, Option } from "effect"
 import * as BashStack from "../BashStack.js"
@@ -16,8 +14,6 @@ import { hostApprovalLayer, hostSessionPersistenceLayer } from "./hostLayers.js"
 
 /**
  * The host services the graph may consult at call time.
- *
- * @since 0.1.0
  */
 export interface HostServices {
   readonly approval: HostLookup<HostApproval>
@@ -47,8 +43,6 @@ const sandboxConfigOf = (
 
 /**
  * The plugin's layer graph: {@link BashStack} with Approval and SessionPersistence backed by the host.
- *
- * @since 0.1.0
  */
 export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =>
   BashStack.layer(

@@ -27,8 +27,6 @@ const errnoCode = (error: unknown): string | undefined =>
  * Sends `signal` to every member of group `pgid`. A vanished group (ESRCH) is not an error, nor is a
  * group whose remaining members we may not signal (EPERM: e.g. a setuid program); the liveness
  * check still sees those, and the kill path stays bounded by its grace.
- *
- * @since 0.1.0
  */
 const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
   try {
@@ -51,8 +49,6 @@ const pidEntries = (): ReadonlyArray<string> =>
  * Sends `signal` to the members of group `pgid` except its leader (a PID-namespace runner) and the
  * leader's direct children (the namespace's init), so the runner keeps the namespace up while the
  * command inside handles the signal. Vanished members are not an error.
- *
- * @since 0.1.0
  */
 const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
   for (const entry of pidEntries()) {
@@ -72,8 +68,6 @@ const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSi
 /**
  * Whether any member of group `pgid` is alive. `kill(-pgid, 0)` succeeds for zombies, so on Linux a
  * positive answer is confirmed by finding a member in `/proc` whose state is not `Z`/`X`.
- *
- * @since 0.1.0
  */
 const groupAliveSync = (pgid: number): boolean => {
   // After a clean exit the answer is nearly always ESRCH, thrown: skip its stack trace (most of its cost).

@@ -2,8 +2,6 @@
  * CONTRACT §1 `resolve`: one implementation for the local executor and the test doubles that stand
  * in for it, and the only producer of the {@link BashExecutor.Spec} brand — with {@link checkSpec},
  * its twin for a spec an untyped caller built by hand.
- *
- * @since 0.1.0
  */
 import type { Brand } from "effect"
 import { Effect } from "effect"

@@ -1,8 +1,6 @@
 /**
  * The host-neutral face of the tools: what every host (an `@effect/ai` toolkit, the Cordis adapter,
  * the MCP server, the CLI) needs to publish and call `bash`, `task_output`, `task_list`, `task_kill`.
- *
- * @since 0.1.0
  */
 import type { Effect } from "effect"
 import { Context, Schema } from "effect"

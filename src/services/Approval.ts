@@ -1,7 +1,5 @@
 /**
  * Asking a human (CONTRACT §5): the consent step before a sandbox escalation runs.
- *
- * @since 0.1.0
  */
 import type { Effect } from "effect"
 import { Context } from "effect"

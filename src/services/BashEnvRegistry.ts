@@ -1,7 +1,5 @@
 /**
  * The managed `DSH_*` environment (CONTRACT §4): built-in keys plus scoped contributors.
- *
- * @since 0.1.0
  */
 import type { Effect, Scope } from "effect"
 import { Context, Data } from "effect"

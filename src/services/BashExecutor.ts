@@ -1,8 +1,6 @@
 /**
  * The executor seam (CONTRACT §1): resolve a request against defaults, run a command in the
  * foreground, or start one in the background.
- *
- * @since 0.1.0
  */
 import type { Brand, Option, Scope, Stream } from "effect"
 import { Context, Data, Effect, Schema } from "effect"
@@ -104,8 +102,6 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
     /**
      * The workdir a request without one runs in (the configured `cwd`, else the process's working
      * directory at the time): what `resolve` fills in, without resolving a request.
-     *
-     * @since 0.1.0
      */
     readonly defaultWorkdir: Effect.Effect<string>
     /** Fills defaults and validates; fails naming the offending field. */
@@ -115,8 +111,6 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
     /**
      * `run`, started at once in the scope, with its output observable while it runs. Closing the
      * scope before the result interrupts the run (which kills the group).
-     *
-     * @since 0.1.0
      */
     readonly runStreaming: (spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.LiveRun, never, Scope.Scope>
     /** Starts in the background and returns at once (once {@link ready} has completed). */
@@ -335,8 +329,6 @@ export declare namespace BashExecutor {
     /**
      * The output produced from the moment the stream is run, until the process settles (at once if it
      * has). Does not consume: `readOutput` still returns every byte. Bounded like {@link LiveRun.output}.
-     *
-     * @since 0.1.0
      */
     readonly output: Stream.Stream<LiveOutput>
     /** Kills the group (TERM → KILL); `false` once the process has finished. Idempotent. */

@@ -1,8 +1,6 @@
 /**
  * Completion notices for a host that can reach an agent unprompted (a harness agent's inbox), rather
  * than with the session's next tool result.
- *
- * @since 0.1.0
  */
 import type { Effect, Stream } from "effect"
 import { Context } from "effect"

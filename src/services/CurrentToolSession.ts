@@ -1,8 +1,6 @@
 /**
  * The agent session of the tool calls a request makes, for hosts whose handlers are handed no call
  * context (an `@effect/ai` toolkit).
- *
- * @since 0.1.0
  */
 import { Context } from "effect"
 import type { ToolSession } from "./ToolExecution.js"

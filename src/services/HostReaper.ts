@@ -1,8 +1,6 @@
 /**
  * The host's watchdog: kills the process groups and removes the directories of a host that dies
  * without running its finalizers (SIGKILL, the OOM killer). `NodeProcessSpawner` provides it.
- *
- * @since 0.1.0
  */
 import type { Effect } from "effect"
 import { Context } from "effect"

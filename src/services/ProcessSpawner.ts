@@ -3,8 +3,6 @@
  *
  * The executor owns every policy (timeouts, grace, drain bounds, spill files); a spawner only does
  * what the OS does, so a test can replace it with a fake and drive time with `TestClock`.
- *
- * @since 0.1.0
  */
 import type { Effect, Scope } from "effect"
 import { Context, Data } from "effect"

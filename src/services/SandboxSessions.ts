@@ -1,8 +1,6 @@
 /**
  * Per-session sandbox modes (CONTRACT §5, §7): a session's standing override, and the model-facing
  * policy text of the mode a session's next call runs under.
- *
- * @since 0.1.0
  */
 import type { Effect, Option } from "effect"
 import { Context } from "effect"

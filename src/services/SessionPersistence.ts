@@ -1,7 +1,5 @@
 /**
  * Where sessions are stored (CONTRACT §6), and the record of each tool call for replay.
- *
- * @since 0.1.0
  */
 import type { Effect, Option } from "effect"
 import { Context, Data } from "effect"

@@ -2,8 +2,6 @@
  * The generic background-task runtime (CONTRACT §3): ids, owner isolation, consuming reads,
  * waiting, cancellation, completion notices and disposal. Producers (the `bash` tool) hand it a
  * {@link Tasks.Work}; the runtime never knows what the work is.
- *
- * @since 0.1.0
  */
 import type { Effect, Scope, Stream } from "effect"
 import { Context, Data } from "effect"

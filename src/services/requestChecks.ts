@@ -2,21 +2,15 @@
  * Checks of a request's text fields that the tools and every executor share, with one wording:
  * NUL bytes (no argument or path of a process can carry one), path lengths the OS refuses, and how
  * a message quotes a value it was given (capped, so a huge value never makes a huge message).
- *
- * @since 0.1.0
  */
 
 /**
  * The most characters of a value an error message echoes; longer ones end in `…`.
- *
- * @since 0.1.0
  */
 export const maxEchoedChars = 200
 
 /**
  * `text` cut to {@link maxEchoedChars} characters plus `…` when longer (never inside a surrogate pair).
- *
- * @since 0.1.0
  */
 export const capEchoed = (text: string): string => {
   if (text.length <= maxEchoedChars) return text
@@ -27,8 +21,6 @@ export const capEchoed = (text: string): string => {
 /**
  * A value as messages quote it: its JSON (its string form when it has none, like `undefined`; its type
  * tag when it cannot be serialized), capped.
- *
- * @since 0.1.0
  */
 export const echoValue = (value: unknown): string => {
   let text: string
@@ -43,8 +35,6 @@ export const echoValue = (value: unknown): string => {
 
 /**
  * The message for a command with a NUL byte, or `undefined` when it has none.
- *
- * @since 0.1.0
  */
 export const commandNulProblem = (command: string): string | undefined =>
   command.includes("\0") ? "invalid command: expected a string without NUL bytes" : undefined
@@ -56,8 +46,6 @@ const maxNameBytes = 255
 /**
  * The message for a workdir the OS cannot take (a NUL byte, longer than `PATH_MAX`, a name longer
  * than `NAME_MAX`), or `undefined` when it is fine.
- *
- * @since 0.1.0
  */
 export const workdirProblem = (workdir: string): string | undefined => {
   if (workdir.includes("\0")) return `invalid workdir: expected a path without NUL bytes, got ${echoValue(workdir)}`

@@ -1,7 +1,5 @@
 /**
  * Completion notices waiting for their owner, rendered once and handed out once.
- *
- * @since 0.1.0
  */
 import type { Tasks } from "../services/Tasks.js"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
@@ -12,8 +10,6 @@ const maxPerOwner = 256
 
 /**
  * Notices by owner.
- *
- * @since 0.1.0
  */
 export class PendingNotices {
   private readonly byOwner = new Map<string | undefined, Array<CompletionNotices.Notice>>()

@@ -1,14 +1,10 @@
 /**
  * Status and marker lines after a model-facing body.
- *
- * @since 0.1.0
  */
 
 /**
  * Appends `lines`, each on its own line, after `body`, starting a new line first when a non-empty
  * body does not end in one; no lines leave the body as it is.
- *
- * @since 0.1.0
  */
 export const appendLines = (body: string, lines: ReadonlyArray<string>): string =>
   lines.length === 0 ? body : `${body}${body === "" || body.endsWith("\n") ? "" : "\n"}${lines.join("\n")}`

@@ -1,8 +1,6 @@
 /**
  * A background `bash` process as generic task work (CONTRACT §3): rendered incremental output, the
  * cancel hook, and the outcome with its detail.
- *
- * @since 0.1.0
  */
 import { Effect, Ref } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
@@ -13,8 +11,6 @@ import { sandboxNotices } from "./sandboxNotices.js"
 /**
  * How a finished process ended, as a task outcome: `signal: SIG…` or `exit code: N` (a killed process
  * that trapped the signal and exited still has its code), else `killed before exit`.
- *
- * @since 0.1.0
  */
 export const bashTaskOutcome = (state: BashExecutor.ProcessState): Tasks.Outcome => {
   const detail = state.signal !== null
@@ -28,8 +24,6 @@ export const bashTaskOutcome = (state: BashExecutor.ProcessState): Tasks.Outcome
 
 /**
  * A short one-line label for a command: whitespace collapsed, at most 80 characters.
- *
- * @since 0.1.0
  */
 export const taskLabel = (command: string): string => {
   const line = command.trim().replace(/\s+/g, " ")
@@ -39,8 +33,6 @@ export const taskLabel = (command: string): string => {
 /**
  * Adapts a started process. Reads render the delta, the lossy notice, and (once, after the process
  * has finished) its sandbox notices.
- *
- * @since 0.1.0
  */
 export const bashTaskWork = (process: BashExecutor.Process, escalationOffered: boolean): Effect.Effect<Tasks.Work> =>
   Effect.map(Ref.make(false), (sandboxReported): Tasks.Work => ({

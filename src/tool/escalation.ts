@@ -1,8 +1,6 @@
 /**
  * One-shot sandbox escalation (CONTRACT §5): strictly wider than the call's current mode, approved
  * by the user before anything runs, for this call only.
- *
- * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import type { Approval } from "../services/Approval.js"
@@ -19,16 +17,12 @@ const breadth: Readonly<Record<BashExecutor.SandboxMode, number>> = {
 
 /**
  * Whether `target` grants more than `current`.
- *
- * @since 0.1.0
  */
 export const isStrictlyWider = (target: BashExecutor.SandboxMode, current: BashExecutor.SandboxMode): boolean =>
   breadth[target] > breadth[current]
 
 /**
  * The call an escalation is for.
- *
- * @since 0.1.0
  */
 export interface EscalationCall {
   readonly escalation: EscalationRequest
@@ -53,8 +47,6 @@ const refusal = (mode: BashExecutor.SandboxMode, outcome: Exclude<Approval.Outco
 /**
  * The mode granted for this one call, or the exact refusal. A mode that is not strictly wider fails
  * without asking anyone.
- *
- * @since 0.1.0
  */
 export const approveEscalation = Effect.fn("bash.approveEscalation")(function*(
   approval: Option.Option<Approval["Type"]>,

@@ -2,8 +2,6 @@
  * Progress of a running `bash` call: its live output as complete lines cleaned like model text
  * (escape sequences removed, carriage-return progress folded), coalesced into at most one update per
  * interval on the Clock, and a last update when the output ends.
- *
- * @since 0.1.0
  */
 import type { Duration } from "effect"
 import { Deferred, Effect, Fiber, Queue, Stream } from "effect"

@@ -2,8 +2,6 @@
  * Turning terminal output into text a model reads (CONTRACT §2 Beyond): escape sequences removed,
  * carriage-return progress folded, a sequence cut in half by truncation dropped. Spill files keep the
  * raw bytes; only model-facing text goes through here.
- *
- * @since 0.1.0
  */
 
 const ESC = 0x1b
@@ -112,8 +110,6 @@ const dropCutHead = (text: string): string => {
 /**
  * Removes ANSI escape sequences (complete ones anywhere, an unfinished one at the end, stray ESC
  * bytes), in time linear in the text's length.
- *
- * @since 0.1.0
  */
 export const stripAnsi = (text: string): string =>
   removeCompleteSequences(text).replace(unfinishedSequence, "").replace(strayEscape, "")
@@ -122,8 +118,6 @@ export const stripAnsi = (text: string): string =>
  * Folds carriage-return progress: within a line, a `\r` not followed by `\n` means "overwrite", so
  * the line keeps only its last non-empty segment (`10%\r50%\r100%\n` → `100%\n`; a trailing `\r`
  * erases nothing, as on a terminal). `\r\n` line endings stay exactly as they came.
- *
- * @since 0.1.0
  */
 export const foldCarriageReturns = (text: string): string => {
   if (!text.includes("\r")) return text
@@ -142,8 +136,6 @@ export const foldCarriageReturns = (text: string): string => {
 /**
  * Model-facing text of one stream. `cut` says the text is a tail whose start may fall inside an
  * escape sequence; that remnant is dropped before the sequences are stripped.
- *
- * @since 0.1.0
  */
 export const modelText = (text: string, cut: boolean): string =>
   foldCarriageReturns(stripAnsi(cut ? dropCutHead(text) : text))

@@ -4,8 +4,6 @@
  * session's cwd, else the executor's configured root, else its default workdir; then the workdir too
  * is canonical, so confinement and launch agree on it); an absolute workdir wins;
  * without a session the executor's default applies.
- *
- * @since 0.1.0
  */
 import { realpath } from "node:fs/promises"
 import * as path from "node:path"
@@ -16,8 +14,6 @@ import { whenTraced } from "../services/whenTraced.js"
 
 /**
  * The request fields that place a call.
- *
- * @since 0.1.0
  */
 export interface Placement {
   readonly workdir?: string
@@ -27,8 +23,6 @@ export interface Placement {
 /**
  * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
  * given, made absolute, and the spawn reports it.
- *
- * @since 0.1.0
  */
 export const canonicalDir = (dir: string): Effect.Effect<string> =>
   Effect.tryPromise(() => realpath(dir)).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
@@ -59,7 +53,5 @@ const placeBody = function*(
 /**
  * The workdir and sandbox policy of one call. `mode` is the call's effective sandbox mode (absent for
  * an unconfined executor). A span when a tracer is installed.
- *
- * @since 0.1.0
  */
 export const placeCall = whenTraced(Effect.fn("bash.placeCall")(placeBody), Effect.fnUntraced(placeBody))

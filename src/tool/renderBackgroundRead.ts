@@ -1,7 +1,5 @@
 /**
  * The model-facing text of one consuming read of a background process (CONTRACT §2).
- *
- * @since 0.1.0
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { appendLines } from "./appendLines.js"
@@ -9,8 +7,6 @@ import { modelText } from "./modelText.js"
 
 /**
  * The lossy-read notice: `[some output was dropped from memory; full output: <paths or (unavailable)>]`.
- *
- * @since 0.1.0
  */
 export const lossyNotice = (read: BashExecutor.OutputRead): string => {
   const paths = [read.stdoutSpillPath, read.stderrSpillPath].filter((p): p is string => p !== undefined)
@@ -20,8 +16,6 @@ export const lossyNotice = (read: BashExecutor.OutputRead): string => {
 /**
  * The delta (made model-readable; after a lossy gap its head may be a cut escape sequence), then
  * the lossy notice and `notices` (sandbox lines), each on its own line. May be empty.
- *
- * @since 0.1.0
  */
 export const renderBackgroundRead = (read: BashExecutor.OutputRead, notices: ReadonlyArray<string> = []): string => {
   const lines = [...(read.lossy ? [lossyNotice(read)] : []), ...notices]

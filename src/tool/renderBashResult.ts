@@ -1,7 +1,5 @@
 /**
  * The model-facing text of a `bash` result (CONTRACT §2 render rules).
- *
- * @since 0.1.0
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/mergeStreams.js"
@@ -21,8 +19,6 @@ const streamText = (output: BashExecutor.CollectedOutput): string => {
 /**
  * The output part of a foreground run's text: both streams merged, with their truncation notices;
  * empty when the run printed nothing (the text then says `(no output)`).
- *
- * @since 0.1.0
  */
 export const renderForegroundOutput = (result: BashExecutor.RunResult): string =>
   mergeStreams(streamText(result.stdout), streamText(result.stderr))
@@ -30,8 +26,6 @@ export const renderForegroundOutput = (result: BashExecutor.RunResult): string =
 /**
  * The truncation notices of a foreground run, stdout's first: what a reader who saw the output live
  * needs to know about it afterwards (with the markers that end the text).
- *
- * @since 0.1.0
  */
 export const truncationNotices = (result: BashExecutor.RunResult): ReadonlyArray<string> =>
   [result.stdout, result.stderr].filter((output) => output.truncated).map(truncationNotice)
@@ -39,8 +33,6 @@ export const truncationNotices = (result: BashExecutor.RunResult): ReadonlyArray
 /**
  * The text of a completed foreground run: stdout, an optional `[stderr]` section, `(no output)` when
  * both are empty, then the markers — sandbox, timeout, and last the signal or non-zero exit.
- *
- * @since 0.1.0
  */
 export const renderForeground = (result: BashExecutor.RunResult, escalationOffered: boolean): string => {
   const joined = renderForegroundOutput(result)
@@ -59,7 +51,5 @@ export const renderForeground = (result: BashExecutor.RunResult, escalationOffer
 
 /**
  * The acknowledgement of a background start, exactly `started background task <id>`.
- *
- * @since 0.1.0
  */
 export const renderBackgroundStart = (taskId: string): string => `started background task ${taskId}`

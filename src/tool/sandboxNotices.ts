@@ -1,14 +1,10 @@
 /**
  * The sandbox lines of a result (CONTRACT §2): a denial, the escalation hint, a runner failure.
- *
- * @since 0.1.0
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 
 /**
  * The exact escalation hint shown after a denial when the composition offers escalation.
- *
- * @since 0.1.0
  */
 export const escalationHint =
   "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]"
@@ -16,8 +12,6 @@ export const escalationHint =
 /**
  * The sandbox lines for one set of facts, in order. `escalationOffered` is true when the tool
  * advertises `sandbox_permissions`; the hint is shown only when a wider mode exists.
- *
- * @since 0.1.0
  */
 export const sandboxNotices = (facts: BashExecutor.SandboxFacts | undefined, escalationOffered: boolean): ReadonlyArray<string> => {
   if (facts === undefined) return []

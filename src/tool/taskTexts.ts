@@ -1,31 +1,23 @@
 /**
  * The exact texts of the task tools and the completion notice (CONTRACT §3).
- *
- * @since 0.1.0
  */
 import type { Tasks } from "../services/Tasks.js"
 import { appendLines } from "./appendLines.js"
 
 /**
  * `[status: <s>]` or `[status: <s>, <detail>]`.
- *
- * @since 0.1.0
  */
 export const statusLine = (task: Tasks.Snapshot): string =>
   task.detail === undefined ? `[status: ${task.status}]` : `[status: ${task.status}, ${task.detail}]`
 
 /**
  * `task_output`: the new output or `(no new output)`, a newline if missing, then the status line.
- *
- * @since 0.1.0
  */
 export const renderTaskOutput = (output: string, task: Tasks.Snapshot): string =>
   appendLines(output === "" ? "(no new output)" : output, [statusLine(task)])
 
 /**
  * `task_list`: `(no background tasks)` or one `<id> [<kind>] <status> — <label>` line per task.
- *
- * @since 0.1.0
  */
 export const renderTaskList = (tasks: ReadonlyArray<Tasks.Snapshot>): string =>
   tasks.length === 0
@@ -34,8 +26,6 @@ export const renderTaskList = (tasks: ReadonlyArray<Tasks.Snapshot>): string =>
 
 /**
  * `task_kill`: `requested cancellation of task <id>`, or `task <id> had already finished <status line>`.
- *
- * @since 0.1.0
  */
 export const renderTaskKill = (
   outcome: "requested" | "already-finished",
