@@ -4,24 +4,11 @@
  * cost) while Effect's built-in tracer, which nobody reads, is the current one.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Tracer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashEnvRegistry } from "../../src/services/BashEnvRegistry.js"
 import { callTool, composeWith } from "../support/tools.js"
-
-const recordingTracer = () => {
-  const builtIn = Effect.runSync(Effect.tracer)
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = builtIn.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: (f, fiber) => builtIn.context(f, fiber)
-  })
-  return { tracer, spans }
-}
+import { recordingTracer } from "../support/tracing.js"
 
 const tools = composeWith({ executor: Layer.orDie(LocalBashExecutor.layer()), services: Layer.empty })
 
