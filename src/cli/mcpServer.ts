@@ -16,7 +16,7 @@ import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/typ
 import type { Duration } from "effect"
 import { Deferred, Effect, FiberSet, Option, Runtime } from "effect"
 import { AgentTools } from "../services/AgentTools.js"
-import { echoValue } from "../services/requestChecks.js"
+import { echoValue } from "../services/internal/requestChecks.js"
 import { abortOnSignal } from "../tool/abortable.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { judgeMessage } from "./jsonRpcLine.js"

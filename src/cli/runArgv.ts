@@ -7,7 +7,7 @@
  */
 import { AutoCorrect, CliConfig } from "@effect/cli"
 import { Effect } from "effect"
-import { capEchoed } from "../services/requestChecks.js"
+import { capEchoed } from "../services/internal/requestChecks.js"
 import { SettingsError } from "./settings.js"
 
 /**

@@ -11,7 +11,7 @@ import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { Setting, SettingKind } from "../layers/settingsSchema.js"
 import { decodeSettings, elementExpectationOf, envName, expectationOf, kindOf, settingOf } from "../layers/settingsSchema.js"
-import { echoValue } from "../services/requestChecks.js"
+import { echoValue } from "../services/internal/requestChecks.js"
 
 /**
  * A flag or environment variable holds a value the CLI cannot use; `field` is its name.

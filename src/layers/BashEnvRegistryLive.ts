@@ -8,7 +8,7 @@ import type { ConfigError, Scope } from "effect"
 import { Config, Effect, Either, Layer, Ref } from "effect"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
-import { whenTraced } from "../services/whenTraced.js"
+import { whenTraced } from "../services/internal/whenTraced.js"
 import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
 import { registrationProblem } from "./internal/bashEnv/registration.js"
 

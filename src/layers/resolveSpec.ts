@@ -7,7 +7,7 @@ import type { Brand } from "effect"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { AbortedBeforeSpawnError, BashRequestError } from "../services/BashExecutor.js"
-import { commandNulProblem, echoValue, workdirProblem } from "../services/requestChecks.js"
+import { commandNulProblem, echoValue, workdirProblem } from "../services/internal/requestChecks.js"
 import type { LocalBashExecutorConfig } from "./executorSettings.js"
 import { validateEnv } from "./internal/executor/environment.js"
 

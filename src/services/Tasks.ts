@@ -5,7 +5,7 @@
  */
 import type { Effect, Scope, Stream } from "effect"
 import { Context, Data } from "effect"
-import { capEchoed } from "./requestChecks.js"
+import { capEchoed } from "./internal/requestChecks.js"
 
 /**
  * Whether a task has ended (`completed`, `killed` or `failed`).

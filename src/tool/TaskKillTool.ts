@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
-import { echoValue } from "../services/requestChecks.js"
+import { echoValue } from "../services/internal/requestChecks.js"
 import type { AgentTools } from "../services/AgentTools.js"
 import type { Tasks } from "../services/Tasks.js"
 import * as AgentTool from "./AgentTool.js"

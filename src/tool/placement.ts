@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
-import { whenTraced } from "../services/whenTraced.js"
+import { whenTraced } from "../services/internal/whenTraced.js"
 
 /**
  * The request fields that place a call.

@@ -2,7 +2,7 @@
  * The model-facing text of a `bash` result (CONTRACT §2 render rules).
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
-import { mergeStreams } from "../services/mergeStreams.js"
+import { mergeStreams } from "../services/internal/mergeStreams.js"
 import { appendLines } from "./appendLines.js"
 import { modelText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import type { AgentTools } from "../services/AgentTools.js"
-import { echoValue } from "../services/requestChecks.js"
+import { echoValue } from "../services/internal/requestChecks.js"
 import type { Tasks } from "../services/Tasks.js"
 import { isTerminalStatus } from "../services/Tasks.js"
 import { expecting, isNonBlank, required } from "./AgentTool.js"

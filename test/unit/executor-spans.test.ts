@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { whenTraced } from "../../src/services/whenTraced.js"
+import { whenTraced } from "../../src/services/internal/whenTraced.js"
 import { recordingTracer } from "../support/tracing.js"
 
 describe("executor spans", () => {

@@ -6,7 +6,7 @@
  */
 import { Deferred, Effect, Option } from "effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
-import { mergeStreams } from "../../../services/mergeStreams.js"
+import { mergeStreams } from "../../../services/internal/mergeStreams.js"
 import type { LiveFeed } from "./LiveFeed.js"
 import type { StreamCollector } from "./StreamCollector.js"
 import type { Supervised } from "./supervise.js"

@@ -21,7 +21,7 @@ import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
-import { whenTraced } from "../../../services/whenTraced.js"
+import { whenTraced } from "../../../services/internal/whenTraced.js"
 
 const encoder = new TextEncoder()
 

@@ -7,7 +7,7 @@
  */
 import { Clock, Effect, Fiber, Option, Scope } from "effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
-import { awaitAbort } from "../../../services/awaitAbort.js"
+import { awaitAbort } from "../../../services/internal/awaitAbort.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup, withinGrace } from "./killGroup.js"
 import type { StreamCollector } from "./StreamCollector.js"

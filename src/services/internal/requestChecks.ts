@@ -2,6 +2,8 @@
  * Checks of a request's text fields that the tools and every executor share, with one wording:
  * NUL bytes (no argument or path of a process can carry one), path lengths the OS refuses, and how
  * a message quotes a value it was given (capped, so a huge value never makes a huge message).
+ *
+ * @internal
  */
 
 /**
