@@ -35,17 +35,17 @@ const positive = (field: string, value: unknown): Effect.Effect<number, BashRequ
     )
 
 /**
- * Fails naming `command` or `workdir` when the OS could not take it: a NUL byte, or a workdir longer
- * than the OS allows (so neither surfaces as a raw spawn error).
+ * The checks left once the numbers are known to be positive, then the brand: a command or workdir the
+ * OS could not take (a NUL byte, a workdir longer than the OS allows — so neither surfaces as a raw
+ * spawn error), and `env`/`dshEnv` names each in their lane.
  */
-const checkCommandAndWorkdir = (
-  spec: Pick<SpecFields, "command" | "workdir">
-): Effect.Effect<void, BashRequestError> => {
+const brandChecked = (spec: SpecFields): Effect.Effect<BashExecutor.Spec, BashRequestError> => {
   const command = typeof spec.command === "string" ? commandNulProblem(spec.command) : undefined
   if (command !== undefined) return Effect.fail(new BashRequestError({ field: "command", message: command }))
   const workdir = typeof spec.workdir === "string" ? workdirProblem(spec.workdir) : undefined
   if (workdir !== undefined) return Effect.fail(new BashRequestError({ field: "workdir", message: workdir }))
-  return Effect.void
+  const envError = validateEnv(spec.env, spec.dshEnv)
+  return envError ? Effect.fail(envError) : Effect.succeed(checked(spec))
 }
 
 /**
@@ -73,10 +73,7 @@ export const resolveSpec = (
       timeoutMs: Math.min(requested, defaults.maxTimeoutMs),
       stdoutMaxBytes
     }
-    yield* checkCommandAndWorkdir(spec)
-    const envError = validateEnv(request.env, request.dshEnv)
-    if (envError) return yield* envError
-    return checked(spec)
+    return yield* brandChecked(spec)
   })
 
 /**
@@ -89,10 +86,7 @@ export const checkSpec = (spec: SpecFields): Effect.Effect<BashExecutor.Spec, Ba
   Effect.gen(function*() {
     yield* positive("timeoutMs", spec.timeoutMs)
     yield* positive("stdoutMaxBytes", spec.stdoutMaxBytes)
-    yield* checkCommandAndWorkdir(spec)
-    const envError = validateEnv(spec.env, spec.dshEnv)
-    if (envError) return yield* envError
-    return checked(spec)
+    return yield* brandChecked(spec)
   })
 
 /**
