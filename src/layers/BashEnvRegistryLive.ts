@@ -8,7 +8,7 @@ import type { ConfigError, Scope } from "effect"
 import { Config, Effect, Either, Layer, Ref } from "effect"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
-import { whenTraced } from "../services/internal/whenTraced.js"
+import { fnWhenTraced } from "../services/internal/whenTraced.js"
 import { resolveDshHome } from "./internal/bashEnv/dshHome.js"
 import { registrationProblem } from "./internal/bashEnv/registration.js"
 
@@ -117,7 +117,7 @@ const make = (config: Options) =>
       return Object.freeze(Object.fromEntries(Object.entries(values).sort(([a], [b]) => byCodeUnits(a, b))))
     }
     // A span only when a tracer is installed: see `whenTraced`.
-    const collect = whenTraced(Effect.fn("BashEnvRegistry.collect")(collectBody), Effect.fnUntraced(collectBody))
+    const collect = fnWhenTraced("BashEnvRegistry.collect")(collectBody)
 
     const list = Ref.get(registrations).pipe(
       Effect.map(({ byName }): ReadonlyArray<BashEnvRegistry.Declaration> =>

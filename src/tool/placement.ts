@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
-import { whenTraced } from "../services/internal/whenTraced.js"
+import { fnWhenTraced } from "../services/internal/whenTraced.js"
 
 /**
  * The request fields that place a call.
@@ -54,4 +54,4 @@ const placeBody = function*(
  * The workdir and sandbox policy of one call. `mode` is the call's effective sandbox mode (absent for
  * an unconfined executor). A span when a tracer is installed.
  */
-export const placeCall = whenTraced(Effect.fn("bash.placeCall")(placeBody), Effect.fnUntraced(placeBody))
+export const placeCall = fnWhenTraced("bash.placeCall")(placeBody)

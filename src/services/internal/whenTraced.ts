@@ -7,6 +7,7 @@
  */
 import type { Tracer } from "effect"
 import { Effect } from "effect"
+import type { YieldWrap } from "effect/Utils"
 
 let builtIn: Tracer.Tracer | undefined
 
@@ -19,3 +20,12 @@ export const whenTraced = <Args extends ReadonlyArray<unknown>, A, E, R>(
 ) =>
 (...args: Args): Effect.Effect<A, E, R> =>
   Effect.tracerWith((tracer) => (tracer === (builtIn ??= Effect.runSync(Effect.tracer)) ? untraced : traced)(...args))
+
+/**
+ * `Effect.fn(name)(body)` when a tracer is installed, else `Effect.fnUntraced(body)`: the one
+ * generator body, spanned only when someone reads spans.
+ */
+export const fnWhenTraced = (name: string) =>
+<Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
+  body: (...args: Args) => Generator<Eff, AEff, never>
+) => whenTraced(Effect.fn(name)(body), Effect.fnUntraced(body))

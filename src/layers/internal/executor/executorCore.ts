@@ -21,7 +21,7 @@ import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
-import { whenTraced } from "../../../services/internal/whenTraced.js"
+import { fnWhenTraced, whenTraced } from "../../../services/internal/whenTraced.js"
 
 const encoder = new TextEncoder()
 
@@ -142,7 +142,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const resolveBody = function*(request: BashExecutor.Request) {
       return yield* resolveSpec(config, request)
     }
-    const resolve = whenTraced(Effect.fn("BashExecutor.resolve")(resolveBody), Effect.fnUntraced(resolveBody))
+    const resolve = fnWhenTraced("BashExecutor.resolve")(resolveBody)
 
     // `live` is the feed runStreaming watches; a plain run's has no consumer.
     // A spec is checked by `resolve` (its brand says so): only the abort trigger can have changed.
