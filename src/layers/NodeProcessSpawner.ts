@@ -16,7 +16,7 @@ import { HostReaper } from "../services/HostReaper.js"
 import * as HostReaperLive from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
-import { holdPipe, readPipes } from "./internal/spawner/readPipes.js"
+import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -140,8 +140,25 @@ const make = Effect.gen(function*() {
   )
 
   // Inherited descriptors reach no command: each is replaced by /dev/null in the child (a dup2
-  // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before.
+  // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before. The
+  // /dev/null descriptor (close-on-exec, as Node opens every file) and the stdio lists are the
+  // layer's: made once, not per call, since a high inherited fd makes the list long.
   const inherited = inheritedDescriptorsSync()
+  const devNull = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
+    Effect.sync(() => NodeFs.openSync("/dev/null", "r")),
+    (fd) => Effect.sync(() => NodeFs.closeSync(fd))
+  )
+  const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
+  // Node reads these lists and never changes them.
+  const stdioLists = [false, true].map((stdin) =>
+    [false, true].map((script): Array<"pipe" | "ignore" | number> => [
+      stdin ? "pipe" : "ignore",
+      "pipe",
+      "pipe",
+      ...(script ? ["pipe" as const, ...masked.slice(1)] : masked)
+    ])
+  )
+  const stdioFor = (stdin: boolean, script: boolean) => stdioLists[stdin ? 1 : 0]![script ? 1 : 0]!
 
   const start = (options: ProcessSpawner.Options) =>
     Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
@@ -152,9 +169,6 @@ const make = Effect.gen(function*() {
       // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
       const shell = shellInvocation(options.command)
       let child: ChildProcess.ChildProcess
-      // Open only across the spawn: Node's spawn returns once the child has exec'd.
-      const devNull = inherited.length === 0 ? undefined : NodeFs.openSync("/dev/null", "r")
-      const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
       try {
         const bash = ["bash", ...shell.args]
         const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
@@ -162,37 +176,34 @@ const make = Effect.gen(function*() {
           cwd: options.cwd,
           env: options.env,
           detached: true,
-          stdio: [
-            options.stdin === undefined ? "ignore" : "pipe",
-            "pipe",
-            "pipe",
-            ...(shell.script === undefined ? masked : ["pipe" as const, ...masked.slice(1)])
-          ]
+          stdio: stdioFor(options.stdin !== undefined, shell.script !== undefined)
         })
       } catch (error) {
         // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
         return resume(Effect.fail(spawnFailure(error, options)))
-      } finally {
-        if (devNull !== undefined) NodeFs.closeSync(devNull)
       }
       // Read from this tick on: output of a command that exits before its reader starts is kept.
       holdPipe(child.stdout as Readable)
       holdPipe(child.stderr as Readable)
-      child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
-      child.once("spawn", () => {
-        if (child.pid !== undefined) tracked.add(child.pid)
-        // The command may exit without reading its input: EPIPE is expected, not a fault.
-        if (options.stdin !== undefined && child.stdin) {
-          child.stdin.on("error", () => {})
-          child.stdin.end(options.stdin)
-        }
-        const scriptPipe = child.stdio[3] as Writable | null | undefined
-        if (shell.script !== undefined && scriptPipe) {
-          scriptPipe.on("error", () => {})
-          scriptPipe.end(shell.script)
-        }
-        resume(Effect.succeed(child))
-      })
+      // A child without a pid was never started: Node reports why in an `error` event on the next
+      // tick. With a pid it runs already, and its pipes are open to write.
+      if (child.pid === undefined) {
+        child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
+        return
+      }
+      tracked.add(child.pid)
+      child.on("error", () => {})
+      // The command may exit without reading its input: EPIPE is expected, not a fault.
+      if (options.stdin !== undefined && child.stdin) {
+        child.stdin.on("error", () => {})
+        child.stdin.end(options.stdin)
+      }
+      const scriptPipe = child.stdio[3] as Writable | null | undefined
+      if (shell.script !== undefined && scriptPipe) {
+        scriptPipe.on("error", () => {})
+        scriptPipe.end(shell.script)
+      }
+      resume(Effect.succeed(child))
     }).pipe(Effect.tap((child) => reaper.track(child.pid!)))
 
   const release = (child: ChildProcess.ChildProcess) =>
@@ -226,6 +237,8 @@ const make = Effect.gen(function*() {
           pid,
           readPipes: (sinks: ProcessSpawner.OutputSinks) =>
             readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
+          openPipes: (sinks: ProcessSpawner.OutputSinks) =>
+            new PipeReader({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           exit: Deferred.await(exited),
           onExit: (listener: (exit: ProcessSpawner.Exit) => void) => {
             if (result !== undefined) {

@@ -108,6 +108,25 @@ export declare namespace ProcessSpawner {
   }
 
   /**
+   * The leader's pipes being read into their sinks, as {@link Process.openPipes} returns them: a
+   * chunk reaches its sink from the pipe's own callback, and only a sink's work needs {@link drain}.
+   *
+   * @since 0.2.0
+   */
+  export interface OpenPipes {
+    /** Both pipes have ended and every chunk was delivered with no work left to run. */
+    readonly ended: boolean
+    /** A sink returned work (or chunks queue behind it): {@link drain} must run for reading to go on. */
+    readonly hasWork: boolean
+    /** Calls `listener` once, on the next change of {@link ended} or {@link hasWork}; returns a remover. */
+    readonly onChange: (listener: () => void) => () => void
+    /** Runs the sinks' work and delivers the rest, until both pipes have ended (as `readPipes` does). */
+    readonly drain: Effect.Effect<void>
+    /** Stops delivering (the pipes themselves belong to the process's scope). */
+    readonly close: () => void
+  }
+
+  /**
    * A started process group. Its lifetime is the `Scope` it was spawned in: closing that scope stops
    * tracking the group and releases its pipes (it does **not** kill it — the executor decides that).
    *
@@ -123,6 +142,12 @@ export declare namespace ProcessSpawner {
      * bytes read before the failure. Call it once.
      */
     readonly readPipes: (sinks: OutputSinks) => Effect.Effect<void>
+    /**
+     * {@link readPipes} with a callback face, started at once. Optional: with {@link onExit} it lets a
+     * supervisor on the live clock wait for a short command without a reading fiber. Call it (or
+     * `readPipes`) once.
+     */
+    readonly openPipes?: (sinks: OutputSinks) => OpenPipes
     /** Completes when the leader has exited (its pipes may still be open). */
     readonly exit: Effect.Effect<Exit>
     /**

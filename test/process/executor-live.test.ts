@@ -53,6 +53,31 @@ describe("LocalBashExecutor with real processes", () => {
       expect(liveMembers(firstPid(result.stdout.text))).toEqual([])
     }).pipe(Effect.provide(executor({ graceMs: 60_000 }))))
 
+  it.live("output that spills before the shell exits does not stop the timeout, and is all on disk", () =>
+    Effect.gen(function*() {
+      const result = yield* run({ command: "head -c 300000 /dev/zero; sleep 100", stdoutMaxBytes: 1024, timeoutMs: 500 })
+      expect(result).toMatchObject({ timedOut: true, signal: "SIGTERM" })
+      expect(fs.statSync(result.stdout.spillPath!).size).toBe(300_000)
+    }).pipe(Effect.provide(executor())))
+
+  it.live("a daemon that escaped the group holding the pipes is not waited for past the grace", () =>
+    Effect.gen(function*() {
+      const pidFile = path.join(os.tmpdir(), `effect-bash-daemon-${process.pid}-${Date.now()}`)
+      // The daemon keeps the shell's stdout for 100 s; the drain after exit is bounded by the grace.
+      const result = yield* run({
+        command: `setsid sh -c 'echo $$ > "$F"; exec sleep 100' & while [ ! -s "$F" ]; do :; done; cat "$F"`,
+        env: { F: pidFile }
+      }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("waited for the pipes") }))
+      fs.rmSync(pidFile)
+      const daemon = firstPid(result.stdout.text)
+      try {
+        expect(result).toMatchObject({ exitCode: 0, timedOut: false })
+        expect(isAlive(daemon)).toBe(true)
+      } finally {
+        process.kill(daemon, "SIGKILL")
+      }
+    }).pipe(Effect.provide(executor())))
+
   it.live("closing the layer kills background processes and awaits their exit", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()

@@ -109,8 +109,12 @@ describe("reliability soak (real processes)", () => {
         yield* Scope.close(scope, Exit.void)
 
         expect(openFds()).toBe(baseline)
-        // Between rounds only the finished calls' nothing stays open: no growth with the number of calls.
-        expect(Math.max(...during) - baseline).toBeLessThan(10)
+        // Between rounds nothing of the finished calls stays open: no growth with the number of calls.
+        // The layer's own: the watchdog's pipe, and /dev/null when the host inherited descriptors.
+        const layerFds = 2
+        expect(Math.max(...during.slice(0, rounds - 4)) - baseline).toBeLessThanOrEqual(layerFds)
+        // Then the two pipes of each task the last four rounds leave running.
+        expect(Math.max(...during) - baseline).toBeLessThanOrEqual(layerFds + 4 * 2)
         expect(yield* Effect.promise(() => eventually(() => markedProcesses().length === 0, 5_000))).toBe(true)
       } finally {
         delete process.env[name]

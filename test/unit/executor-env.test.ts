@@ -163,10 +163,16 @@ describe("makeEnvBuilder", () => {
     check({ TERM: "vt100" })
   })
 
-  it("hands out a fresh object each call", () => {
+  it("shares the base, frozen, with calls that add no variables, and copies it for calls that do", () => {
     const build = makeEnvBuilder(noScrubExtras)
-    const first = build(inherited, undefined, undefined)
-    first.PATH = "changed"
+    const plain = build(inherited, undefined, {})
+    expect(build(inherited, {}, undefined)).toBe(plain)
+    expect(() => {
+      ;(plain as Record<string, string>).PATH = "changed"
+    }).toThrow(TypeError)
+    const added = build(inherited, { A: "1" }, undefined)
+    expect(added).not.toBe(plain)
+    ;(added as Record<string, string>).PATH = "changed"
     expect(build(inherited, undefined, undefined).PATH).toBe(inherited.PATH)
   })
 })

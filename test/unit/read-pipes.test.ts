@@ -1,11 +1,12 @@
 /**
- * The Node pipe reader behind `ProcessSpawner.Process.readPipes`, over in-memory streams: order, read
- * errors, the bound on what it queues while a sink waits, and pipes held before the reader starts.
+ * The Node pipe reader behind `ProcessSpawner.Process.readPipes` and `openPipes`, over in-memory
+ * streams: order, read errors, the bound on what it queues while a sink waits, pipes held before the
+ * reader starts, and the callback face a supervisor waits on without a fiber.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { PassThrough } from "node:stream"
-import { holdPipe, readPipes } from "../../src/layers/internal/spawner/readPipes.js"
+import { holdPipe, PipeReader, readPipes } from "../../src/layers/internal/spawner/readPipes.js"
 
 const text = (chunks: ReadonlyArray<Uint8Array>) => Buffer.concat(chunks).toString("utf8")
 
@@ -93,5 +94,50 @@ describe("readPipes", () => {
       stdout.end("late")
       yield* Fiber.join(reading)
       expect([text(out), text(err)]).toEqual(["early late", "ended before the reader"])
+    }))
+
+  it.live("without work, delivers from the pipes' own callbacks and says when both have ended", () =>
+    Effect.gen(function*() {
+      const stdout = new PassThrough()
+      const stderr = new PassThrough()
+      const out: Array<Uint8Array> = []
+      const reader = new PipeReader({ stdout, stderr }, { stdout: (chunk) => void out.push(chunk), stderr: () => undefined })
+      let changes = 0
+      const watch = () => reader.onChange(() => changes++)
+      watch()
+      stdout.end("all of it")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect(text(out)).toBe("all of it")
+      expect([reader.ended, reader.hasWork, changes]).toEqual([false, false, 1])
+      watch()
+      stderr.end()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect([reader.ended, reader.hasWork, changes]).toEqual([true, false, 2])
+    }))
+
+  it.live("a sink's work is reported, waits for drain, and the chunks behind it keep their order", () =>
+    Effect.gen(function*() {
+      const stdout = new PassThrough()
+      const stderr = new PassThrough()
+      const out: Array<string> = []
+      const reader = new PipeReader({ stdout, stderr }, {
+        stdout: (chunk) => {
+          const part = Buffer.from(chunk).toString("utf8")
+          return part === "slow" ? Effect.sync(() => void out.push(part)) : void out.push(part)
+        },
+        stderr: () => undefined
+      })
+      let changed = false
+      reader.onChange(() => (changed = true))
+      stdout.write("fast ")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      stdout.write("slow")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      stdout.end(" after")
+      stderr.end()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect([changed, reader.hasWork, reader.ended, out]).toEqual([true, true, false, ["fast "]])
+      yield* reader.drain
+      expect([reader.hasWork, reader.ended, out.join("")]).toEqual([false, true, "fast slow after"])
     }))
 })

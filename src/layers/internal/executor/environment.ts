@@ -124,10 +124,15 @@ const sameEntries = (
   return true
 }
 
+const isEmpty = (record: Readonly<Record<string, string>> | undefined): boolean => {
+  for (const _ in record) return false
+  return true
+}
+
 /**
  * {@link buildEnv} for one scrub, with the scrubbed base (the inherited part and the fixed
  * settings) computed again only when the inherited names or values have changed since the last
- * call; the caller's variables are merged onto a copy every time.
+ * call. The caller's variables are merged onto a copy; a call without any gets the (frozen) base.
  */
 export const makeEnvBuilder = (scrub: EnvScrub) => {
   let source: ReadonlyArray<readonly [string, string | undefined]> = []
@@ -136,12 +141,12 @@ export const makeEnvBuilder = (scrub: EnvScrub) => {
     inherited: Readonly<Record<string, string | undefined>>,
     env: Readonly<Record<string, string>> | undefined,
     dshEnv: Readonly<Record<string, string>> | undefined
-  ): Record<string, string> => {
+  ): Readonly<Record<string, string>> => {
     const entries = Object.entries(inherited)
     if (base === undefined || !sameEntries(entries, source)) {
       source = entries
-      base = buildEnv(Object.fromEntries(entries), scrub, undefined, undefined)
+      base = Object.freeze(buildEnv(Object.fromEntries(entries), scrub, undefined, undefined))
     }
-    return Object.assign({}, base, env, dshEnv)
+    return isEmpty(env) && isEmpty(dshEnv) ? base : Object.assign({}, base, env, dshEnv)
   }
 }

@@ -47,9 +47,9 @@ export interface SuperviseOptions {
 const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
 
 /** The first of exit / timeout / abort / kill request, each raced on a fiber of its own. */
-const raceTriggers = (options: SuperviseOptions): Effect.Effect<SettleCause> => {
+const raceTriggers = (options: SuperviseOptions, timeoutMs: number | undefined): Effect.Effect<SettleCause> => {
   const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(options.process.exit, "exit" as const)]
-  if (options.timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(options.timeoutMs), "timeout" as const))
+  if (timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(timeoutMs), "timeout" as const))
   if (options.signal !== undefined) triggers.push(Effect.as(awaitAbort(options.signal), "abort" as const))
   if (options.killRequest !== undefined) triggers.push(Effect.as(options.killRequest, "kill" as const))
   return Effect.raceAll(triggers)
@@ -61,43 +61,78 @@ const liveSleep = Clock.make().sleep
 const maxTimerMs = 2 ** 31 - 1
 
 /**
- * {@link raceTriggers} without the fibers (a good part of a short call's cost): on the live clock,
- * with a spawner that reports exit as a callback and no kill request, exit, the timer and the abort
- * signal are awaited in one callback. Any other clock or process takes the fibers' way.
+ * Whether supervision can wait in one callback: on the live clock, with a spawner that reports exit
+ * and pipes as callbacks, and no kill request. Any other clock or process takes the fibers' way.
  */
-const settleCause = (options: SuperviseOptions): Effect.Effect<SettleCause> =>
-  Effect.clockWith((clock) => {
-    const { process, signal, timeoutMs } = options
-    const onExit = process.onExit
-    if (clock.sleep !== liveSleep || onExit === undefined || options.killRequest !== undefined) {
-      return raceTriggers(options)
+const waitsInOneCallback = (clock: Clock.Clock, options: SuperviseOptions): boolean =>
+  clock.sleep === liveSleep && options.process.onExit !== undefined &&
+  options.process.openPipes !== undefined && options.killRequest === undefined
+
+/**
+ * {@link raceTriggers} without the fibers (a good part of a short call's cost): exit, the timer and
+ * the abort signal awaited in one callback, and with `pipes` the reading too. Then exit counts once
+ * the pipes have ended as well, or once the event loop has delivered what was ready with the exit
+ * (what is still open then — a leftover, a daemon — is the caller's to drain); a sink's work before
+ * exit ends the wait as `"work"`, for the caller to start a reading fiber and wait again.
+ */
+function settleInOneCallback(
+  options: SuperviseOptions,
+  timeoutMs: number | undefined,
+  pipes: ProcessSpawner.OpenPipes
+): Effect.Effect<SettleCause | "work">
+function settleInOneCallback(options: SuperviseOptions, timeoutMs: number | undefined): Effect.Effect<SettleCause>
+function settleInOneCallback(
+  options: SuperviseOptions,
+  timeoutMs: number | undefined,
+  pipes?: ProcessSpawner.OpenPipes
+): Effect.Effect<SettleCause | "work"> {
+  return Effect.async<SettleCause | "work">((resume) => {
+    const { process, signal } = options
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let afterExit: ReturnType<typeof setImmediate> | undefined
+    let removeExitListener: (() => void) | undefined
+    let removePipesListener: (() => void) | undefined
+    let exited = false
+    let settled = false
+    const onAbort = () => settle("abort")
+    const cleanup = () => {
+      if (timer !== undefined) clearTimeout(timer)
+      if (afterExit !== undefined) clearImmediate(afterExit)
+      removeExitListener?.()
+      removePipesListener?.()
+      signal?.removeEventListener("abort", onAbort)
     }
-    return Effect.async<SettleCause>((resume) => {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      let removeExitListener: (() => void) | undefined
-      let settled = false
-      const onAbort = () => settle("abort")
-      const cleanup = () => {
-        if (timer !== undefined) clearTimeout(timer)
-        removeExitListener?.()
-        signal?.removeEventListener("abort", onAbort)
-      }
-      const settle = (cause: SettleCause) => {
-        if (settled) return
-        settled = true
-        cleanup()
-        resume(Effect.succeed(cause))
-      }
-      removeExitListener = onExit(() => settle("exit"))
+    const settle = (cause: SettleCause | "work") => {
       if (settled) return
-      if (timeoutMs !== undefined && timeoutMs <= maxTimerMs) timer = setTimeout(() => settle("timeout"), timeoutMs)
-      if (signal !== undefined) {
-        if (signal.aborted) return settle("abort")
-        signal.addEventListener("abort", onAbort, { once: true })
+      settled = true
+      cleanup()
+      resume(Effect.succeed(cause))
+    }
+    const onPipes = () => {
+      if (pipes === undefined) return
+      if (pipes.hasWork) return settle(exited ? "exit" : "work")
+      if (pipes.ended) {
+        if (exited) settle("exit")
+        return
       }
-      return Effect.sync(cleanup)
+      removePipesListener = pipes.onChange(onPipes)
+    }
+    removeExitListener = process.onExit!(() => {
+      exited = true
+      if (pipes === undefined || pipes.ended) return settle("exit")
+      afterExit = setImmediate(() => settle("exit"))
     })
+    if (settled) return
+    onPipes()
+    if (settled) return
+    if (timeoutMs !== undefined && timeoutMs <= maxTimerMs) timer = setTimeout(() => settle("timeout"), timeoutMs)
+    if (signal !== undefined) {
+      if (signal.aborted) return settle("abort")
+      signal.addEventListener("abort", onAbort, { once: true })
+    }
+    return Effect.sync(cleanup)
   })
+}
 
 /**
  * Supervises `options.process` until it has settled. If the calling fiber is interrupted first, the
@@ -106,6 +141,14 @@ const settleCause = (options: SuperviseOptions): Effect.Effect<SettleCause> =>
 export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { escalation, graceMs, process } = options
+    const clock = yield* Effect.clock
+    const sinks: ProcessSpawner.OutputSinks = {
+      stdout: (chunk) => options.stdout.offer(chunk),
+      stderr: (chunk) => options.stderr.offer(chunk)
+    }
+    // Read without a fiber while the wait is one callback; a reading fiber only when work needs one.
+    const pipes = waitsInOneCallback(clock, options) ? process.openPipes!(sinks) : undefined
+    let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
     let settled = false
     let finished = false
     const finishBoth = Effect.all([options.stdout.finish, options.stderr.finish])
@@ -113,16 +156,31 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
     yield* Scope.addFinalizer(
       yield* Effect.scope,
-      Effect.suspend(() =>
-        finished ? Effect.void : settled ? finishBoth : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth)
-      )
+      Effect.suspend(() => {
+        pipes?.close()
+        return finished
+          ? Effect.void
+          : settled
+          ? finishBoth
+          : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth)
+      })
     )
-    const readers = yield* Effect.fork(process.readPipes({
-      stdout: (chunk) => options.stdout.offer(chunk),
-      stderr: (chunk) => options.stderr.offer(chunk)
-    }))
 
-    const cause = yield* settleCause(options)
+    let cause: SettleCause
+    if (pipes === undefined) {
+      cause = yield* raceTriggers(options, options.timeoutMs)
+    } else {
+      const started = clock.unsafeCurrentTimeMillis()
+      const first = yield* settleInOneCallback(options, options.timeoutMs, pipes)
+      if (first === "work") {
+        readers = yield* Effect.fork(pipes.drain)
+        const elapsed = clock.unsafeCurrentTimeMillis() - started
+        const left = options.timeoutMs === undefined ? undefined : Math.max(0, options.timeoutMs - elapsed)
+        cause = yield* settleInOneCallback(options, left)
+      } else {
+        cause = first
+      }
+    }
 
     // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
     if (cause !== "exit" || (yield* process.groupAlive)) {
@@ -132,9 +190,13 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       ? yield* process.exit
       : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
     settled = true
-    // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
-    if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
-    yield* Fiber.interrupt(readers)
+    if (readers === undefined && !pipes!.ended) readers = yield* Effect.fork(pipes!.drain)
+    if (readers !== undefined) {
+      // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
+      if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
+      yield* Fiber.interrupt(readers)
+    }
+    pipes?.close()
     const [stdout, stderr] = yield* finishBoth
     // Finished once: the finalizer need not close the files and decode the tails again.
     finished = true

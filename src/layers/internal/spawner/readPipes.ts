@@ -62,118 +62,158 @@ export const holdPipe = (readable: Readable): void => {
 }
 
 /**
- * Reads `stdout` and `stderr` into `sinks` until both have ended, closed or failed (a read error
- * ends its pipe after the bytes read before it). Interruption stops the reading; the pipes
- * themselves are released by whoever owns them.
+ * Reads `stdout` and `stderr` into `sinks` from the moment it is made: a chunk goes to its sink
+ * from the `'data'` listener, and only a sink's work (or a chunk queued behind it) needs
+ * {@link PipeReader.drain} to run. A supervisor that waits in one callback reads {@link ended} and
+ * {@link hasWork}, and is told of their changes through {@link onChange}, without a fiber.
  */
-export const readPipes = (
-  pipes: { readonly stdout: Readable; readonly stderr: Readable },
-  sinks: ProcessSpawner.OutputSinks
-): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    // `busy`: the loop owns delivery (work is pending or chunks are queued); listeners only queue.
-    let busy = false
-    let work: Effect.Effect<void> | undefined
-    let chunks: Array<Uint8Array> = []
-    let targets: Array<ProcessSpawner.OutputSink> = []
-    let queued = 0
-    let open = 0
-    let paused = false
-    let wake: (() => void) | undefined
-    const failures: Array<unknown> = []
-    const detachers: Array<() => void> = []
-    const readables = [pipes.stdout, pipes.stderr]
-    const signal = () => {
-      const resume = wake
-      wake = undefined
-      resume?.()
-    }
-    const attach = (readable: Readable, sink: ProcessSpawner.OutputSink) => {
-      const onData = (chunk: Uint8Array) => {
-        if (!busy) {
-          work = sink(chunk)
-          if (work === undefined) return
-          busy = true
-          return signal()
-        }
-        chunks.push(chunk)
-        targets.push(sink)
-        queued += chunk.length
-        if (queued >= maxQueuedBytes && !paused) {
-          paused = true
-          for (const each of readables) each.pause()
-        }
-      }
-      // A held pipe: what it read so far goes first, and its listeners hand over to ours in this
-      // same tick, so no event falls in between.
-      const early = held.get(readable)
-      if (early !== undefined) {
-        held.delete(readable)
-        early.release()
-        if (early.failure !== undefined) failures.push(early.failure)
-        for (const chunk of early.chunks) onData(chunk)
-        early.chunks.length = 0
-      }
-      if (readable.destroyed || early?.ended === true) return
-      open++
-      let ended = false
-      const onEnd = () => {
-        if (ended) return
-        ended = true
-        open--
-        signal()
-      }
-      const onError = (error: unknown) => {
-        failures.push(error)
-        onEnd()
-      }
-      readable.on("data", onData).once("end", onEnd).once("close", onEnd).once("error", onError)
-      detachers.push(() => readable.off("data", onData).off("end", onEnd).off("close", onEnd).off("error", onError))
-      // The hold paused the pipe at its bound; from here the queue bound above governs.
-      if (early !== undefined && early.bytes >= maxQueuedBytes && !paused) readable.resume()
-    }
-    attach(pipes.stdout, sinks.stdout)
-    attach(pipes.stderr, sinks.stderr)
+export class PipeReader implements ProcessSpawner.OpenPipes {
+  // `busy`: the drain owns delivery (work is pending or chunks are queued); listeners only queue.
+  private busy = false
+  private work: Effect.Effect<void> | undefined
+  private chunks: Array<Uint8Array> = []
+  private targets: Array<ProcessSpawner.OutputSink> = []
+  private queued = 0
+  private open = 0
+  private paused = false
+  private listener: (() => void) | undefined
+  private readonly failures: Array<unknown> = []
+  private readonly detachers: Array<() => void> = []
+  private readonly readables: ReadonlyArray<Readable>
 
-    // The check and the registration are one step, so nothing arrives unseen in between.
-    const arrival = Effect.async<void>((resume) => {
-      if (work !== undefined || open === 0) return resume(Effect.void)
-      wake = () => resume(Effect.void)
-      return Effect.sync(() => {
-        wake = undefined
-      })
+  constructor(pipes: { readonly stdout: Readable; readonly stderr: Readable }, sinks: ProcessSpawner.OutputSinks) {
+    this.readables = [pipes.stdout, pipes.stderr]
+    this.attach(pipes.stdout, sinks.stdout)
+    this.attach(pipes.stderr, sinks.stderr)
+  }
+
+  get ended(): boolean {
+    return this.open === 0 && !this.busy && this.failures.length === 0
+  }
+
+  get hasWork(): boolean {
+    return this.busy
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listener = listener
+    return () => {
+      if (this.listener === listener) this.listener = undefined
+    }
+  }
+
+  close(): void {
+    for (const detach of this.detachers) detach()
+    this.detachers.length = 0
+  }
+
+  private signal() {
+    const listener = this.listener
+    this.listener = undefined
+    listener?.()
+  }
+
+  private attach(readable: Readable, sink: ProcessSpawner.OutputSink) {
+    const onData = (chunk: Uint8Array) => {
+      if (!this.busy) {
+        this.work = sink(chunk)
+        if (this.work === undefined) return
+        this.busy = true
+        return this.signal()
+      }
+      this.chunks.push(chunk)
+      this.targets.push(sink)
+      this.queued += chunk.length
+      if (this.queued >= maxQueuedBytes && !this.paused) {
+        this.paused = true
+        for (const each of this.readables) each.pause()
+      }
+    }
+    // A held pipe: what it read so far goes first, and its listeners hand over to ours in this
+    // same tick, so no event falls in between.
+    const early = held.get(readable)
+    if (early !== undefined) {
+      held.delete(readable)
+      early.release()
+      if (early.failure !== undefined) this.failures.push(early.failure)
+      for (const chunk of early.chunks) onData(chunk)
+      early.chunks.length = 0
+    }
+    if (readable.destroyed || early?.ended === true) return
+    this.open++
+    let ended = false
+    const onEnd = () => {
+      if (ended) return
+      ended = true
+      this.open--
+      this.signal()
+    }
+    const onError = (error: unknown) => {
+      this.failures.push(error)
+      onEnd()
+    }
+    readable.on("data", onData).once("end", onEnd).once("close", onEnd).once("error", onError)
+    this.detachers.push(() =>
+      readable.off("data", onData).off("end", onEnd).off("close", onEnd).off("error", onError)
+    )
+    // The hold paused the pipe at its bound; from here the queue bound above governs.
+    if (early !== undefined && early.bytes >= maxQueuedBytes && !this.paused) readable.resume()
+  }
+
+  // The check and the registration are one step, so nothing arrives unseen in between.
+  private readonly arrival = Effect.async<void>((resume) => {
+    if (this.work !== undefined || this.open === 0) return resume(Effect.void)
+    this.listener = () => resume(Effect.void)
+    return Effect.sync(() => {
+      this.listener = undefined
     })
+  })
 
+  /**
+   * Runs the sinks' work and delivers queued chunks until both pipes have ended, closed or failed
+   * (a read error ends its pipe after the bytes read before it). Interruption stops the reading;
+   * the pipes themselves are released by whoever owns them.
+   */
+  get drain(): Effect.Effect<void> {
+    const self = this
     return Effect.gen(function*() {
       while (true) {
-        if (work !== undefined) {
-          const pending = work
-          work = undefined
+        if (self.work !== undefined) {
+          const pending = self.work
+          self.work = undefined
           yield* pending
         }
-        while (chunks.length > 0) {
-          const batch = chunks
-          const batchTargets = targets
-          chunks = []
-          targets = []
+        while (self.chunks.length > 0) {
+          const batch = self.chunks
+          const batchTargets = self.targets
+          self.chunks = []
+          self.targets = []
           for (let i = 0; i < batch.length; i++) {
             const chunk = batch[i]!
             batch[i] = undefined as never
-            queued -= chunk.length
+            self.queued -= chunk.length
             const next = batchTargets[i]!(chunk)
             if (next !== undefined) yield* next
           }
         }
-        busy = false
-        while (failures.length > 0) yield* Effect.logDebug("pipe read failed", failures.shift())
-        if (open === 0) return
-        if (paused) {
-          paused = false
-          for (const readable of readables) readable.resume()
+        self.busy = false
+        while (self.failures.length > 0) yield* Effect.logDebug("pipe read failed", self.failures.shift())
+        if (self.open === 0) return
+        if (self.paused) {
+          self.paused = false
+          for (const readable of self.readables) readable.resume()
         }
-        yield* arrival
+        yield* self.arrival
       }
-    }).pipe(Effect.ensuring(Effect.sync(() => {
-      for (const detach of detachers) detach()
-    })))
-  })
+    }).pipe(Effect.ensuring(Effect.sync(() => this.close())))
+  }
+}
+
+/**
+ * Reads `stdout` and `stderr` into `sinks` until both have ended, closed or failed: a
+ * {@link PipeReader} made when the effect runs, drained.
+ */
+export const readPipes = (
+  pipes: { readonly stdout: Readable; readonly stderr: Readable },
+  sinks: ProcessSpawner.OutputSinks
+): Effect.Effect<void> => Effect.suspend(() => new PipeReader(pipes, sinks).drain)
