@@ -159,7 +159,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
             process,
             ...collectors(spec, watch, live),
             graceMs: config.graceMs,
-            escalation,
+            ...(config.escalation === undefined ? {} : { escalation: config.escalation }),
             timeoutMs: spec.timeoutMs,
             ...(spec.signal === undefined ? {} : { signal: spec.signal })
           })
@@ -231,7 +231,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
             process,
             ...output,
             graceMs: config.graceMs,
-            escalation,
+            ...(config.escalation === undefined ? {} : { escalation: config.escalation }),
             killRequest: Deferred.await(entry.killRequest),
             ...(spec.signal === undefined ? {} : { signal: spec.signal })
           })

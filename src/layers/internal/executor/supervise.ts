@@ -70,10 +70,8 @@ const waitsInOneCallback = (clock: Clock.Clock, options: SuperviseOptions): bool
 
 /**
  * {@link raceTriggers} without the fibers (a good part of a short call's cost): exit, the timer and
- * the abort signal awaited in one callback, and with `pipes` the reading too. Then exit counts once
- * the pipes have ended as well, or once the event loop has delivered what was ready with the exit
- * (what is still open then — a leftover, a daemon — is the caller's to drain); a sink's work before
- * exit ends the wait as `"work"`, for the caller to start a reading fiber and wait again.
+ * the abort signal awaited in one callback. With `pipes`, a sink's work before exit ends the wait
+ * as `"work"`, for the caller to start a reading fiber and wait again.
  */
 function settleInOneCallback(
   options: SuperviseOptions,
@@ -89,15 +87,12 @@ function settleInOneCallback(
   return Effect.async<SettleCause | "work">((resume) => {
     const { process, signal } = options
     let timer: ReturnType<typeof setTimeout> | undefined
-    let afterExit: ReturnType<typeof setImmediate> | undefined
     let removeExitListener: (() => void) | undefined
     let removePipesListener: (() => void) | undefined
-    let exited = false
     let settled = false
     const onAbort = () => settle("abort")
     const cleanup = () => {
       if (timer !== undefined) clearTimeout(timer)
-      if (afterExit !== undefined) clearImmediate(afterExit)
       removeExitListener?.()
       removePipesListener?.()
       signal?.removeEventListener("abort", onAbort)
@@ -109,19 +104,11 @@ function settleInOneCallback(
       resume(Effect.succeed(cause))
     }
     const onPipes = () => {
-      if (pipes === undefined) return
-      if (pipes.hasWork) return settle(exited ? "exit" : "work")
-      if (pipes.ended) {
-        if (exited) settle("exit")
-        return
-      }
+      if (pipes === undefined || pipes.ended) return
+      if (pipes.hasWork) return settle("work")
       removePipesListener = pipes.onChange(onPipes)
     }
-    removeExitListener = process.onExit!(() => {
-      exited = true
-      if (pipes === undefined || pipes.ended) return settle("exit")
-      afterExit = setImmediate(() => settle("exit"))
-    })
+    removeExitListener = process.onExit!(() => settle("exit"))
     if (settled) return
     onPipes()
     if (settled) return
@@ -133,6 +120,39 @@ function settleInOneCallback(
     return Effect.sync(cleanup)
   })
 }
+
+/**
+ * After the group is gone, the end of its pipes awaited in one callback within `graceMs` (a daemon
+ * that escaped the group may hold them open): `"work"` when a sink's work needs a reading fiber.
+ */
+const pipesEndInOneCallback = (
+  pipes: ProcessSpawner.OpenPipes,
+  graceMs: number
+): Effect.Effect<"ended" | "work" | "grace"> =>
+  Effect.async<"ended" | "work" | "grace">((resume) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let removeListener: (() => void) | undefined
+    let settled = false
+    const cleanup = () => {
+      if (timer !== undefined) clearTimeout(timer)
+      removeListener?.()
+    }
+    const settle = (outcome: "ended" | "work" | "grace") => {
+      if (settled) return
+      settled = true
+      cleanup()
+      resume(Effect.succeed(outcome))
+    }
+    const onPipes = () => {
+      if (pipes.hasWork) return settle("work")
+      if (pipes.ended) return settle("ended")
+      removeListener = pipes.onChange(onPipes)
+    }
+    onPipes()
+    if (settled) return
+    timer = setTimeout(() => settle("grace"), graceMs)
+    return Effect.sync(cleanup)
+  })
 
 /**
  * Supervises `options.process` until it has settled. If the calling fiber is interrupted first, the
@@ -190,10 +210,18 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       ? yield* process.exit
       : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
     settled = true
-    if (readers === undefined && !pipes!.ended) readers = yield* Effect.fork(pipes!.drain)
+    // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
+    // Read without a fiber, the wait is one more callback unless an escalation must cut it short.
+    let drainMs = graceMs
+    if (readers === undefined && !pipes!.ended) {
+      const waited = clock.unsafeCurrentTimeMillis()
+      if (escalation !== undefined || (yield* pipesEndInOneCallback(pipes!, graceMs)) === "work") {
+        readers = yield* Effect.fork(pipes!.drain)
+        drainMs = Math.max(0, graceMs - (clock.unsafeCurrentTimeMillis() - waited))
+      }
+    }
     if (readers !== undefined) {
-      // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
-      if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), graceMs, escalation)
+      if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), drainMs, escalation)
       yield* Fiber.interrupt(readers)
     }
     pipes?.close()
