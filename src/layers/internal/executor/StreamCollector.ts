@@ -178,15 +178,12 @@ export class StreamCollector {
     return Effect.suspend(() => {
       this.ended = true
       const spill = this.spill
-      const close = spill._tag === "Open"
-        ? spill.file.finish.pipe(Effect.map((ok) => (ok ? spill.file : undefined)))
-        : Effect.succeed(spill._tag === "Finished" ? spill.file : undefined)
-      return close.pipe(
-        Effect.map((file) => {
-          this.spill = { _tag: "Finished", file }
-          return this.collected(this.spillPath)
-        })
-      )
+      const finished = (file: SpillFile | undefined) => {
+        this.spill = { _tag: "Finished", file }
+        return this.collected(this.spillPath)
+      }
+      if (spill._tag !== "Open") return Effect.succeed(finished(spill._tag === "Finished" ? spill.file : undefined))
+      return Effect.map(spill.file.finish, (ok) => finished(ok ? spill.file : undefined))
     })
   }
 

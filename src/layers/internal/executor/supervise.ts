@@ -171,7 +171,7 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
     let settled = false
     let finished = false
-    const finishBoth = Effect.all([options.stdout.finish, options.stderr.finish])
+    const finishBoth = Effect.zip(options.stdout.finish, options.stderr.finish)
     // The group is killed first, then the spill files are closed. A plain scope finalizer: it needs
     // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
     yield* Scope.addFinalizer(
