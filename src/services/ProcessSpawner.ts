@@ -111,12 +111,12 @@ export declare namespace ProcessSpawner {
    * The leader's pipes being read into their sinks, as {@link Process.openPipes} returns them: a
    * chunk reaches its sink from the pipe's own callback, and only a sink's work needs {@link drain}.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   export interface OpenPipes {
     /** Both pipes have ended and every chunk was delivered with no work left to run. */
     readonly ended: boolean
-    /** A sink returned work (or chunks queue behind it): {@link drain} must run for reading to go on. */
+    /** A sink returned work (chunks queue behind it) or a read failed: {@link drain} must run next. */
     readonly hasWork: boolean
     /** Calls `listener` once, on the next change of {@link ended} or {@link hasWork}; returns a remover. */
     readonly onChange: (listener: () => void) => () => void

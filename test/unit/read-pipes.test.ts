@@ -140,4 +140,17 @@ describe("readPipes", () => {
       yield* reader.drain
       expect([reader.hasWork, reader.ended, out.join("")]).toEqual([false, true, "fast slow after"])
     }))
+
+  it.live("a read failure is work for the drain, which reports it and ends", () =>
+    Effect.gen(function*() {
+      const stdout = new PassThrough()
+      const stderr = new PassThrough()
+      const reader = new PipeReader({ stdout, stderr }, { stdout: () => undefined, stderr: () => undefined })
+      stdout.destroy(new Error("EIO"))
+      stderr.end()
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect([reader.hasWork, reader.ended]).toEqual([true, false])
+      yield* reader.drain
+      expect([reader.hasWork, reader.ended]).toEqual([false, true])
+    }))
 })

@@ -161,14 +161,7 @@ const pipesEndInOneCallback = (
 export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { escalation, graceMs, process } = options
-    const clock = yield* Effect.clock
-    const sinks: ProcessSpawner.OutputSinks = {
-      stdout: (chunk) => options.stdout.offer(chunk),
-      stderr: (chunk) => options.stderr.offer(chunk)
-    }
-    // Read without a fiber while the wait is one callback; a reading fiber only when work needs one.
-    const pipes = waitsInOneCallback(clock, options) ? process.openPipes!(sinks) : undefined
-    let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
+    let pipes: ProcessSpawner.OpenPipes | undefined
     let settled = false
     let finished = false
     const finishBoth = Effect.zip(options.stdout.finish, options.stderr.finish)
@@ -185,6 +178,14 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
           : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth)
       })
     )
+    const clock = yield* Effect.clock
+    const sinks: ProcessSpawner.OutputSinks = {
+      stdout: (chunk) => options.stdout.offer(chunk),
+      stderr: (chunk) => options.stderr.offer(chunk)
+    }
+    // Read without a fiber while the wait is one callback; a reading fiber only when work needs one.
+    pipes = waitsInOneCallback(clock, options) ? process.openPipes!(sinks) : undefined
+    let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
 
     let cause: SettleCause
     if (pipes === undefined) {

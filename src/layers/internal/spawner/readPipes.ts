@@ -88,11 +88,12 @@ export class PipeReader implements ProcessSpawner.OpenPipes {
   }
 
   get ended(): boolean {
-    return this.open === 0 && !this.busy && this.failures.length === 0
+    return this.open === 0 && !this.hasWork
   }
 
+  /** A read failure is work too: the drain reports it. */
   get hasWork(): boolean {
-    return this.busy
+    return this.busy || this.failures.length > 0
   }
 
   onChange(listener: () => void): () => void {
