@@ -192,6 +192,7 @@ const make = Effect.gen(function*() {
         return
       }
       tracked.add(child.pid)
+      // A started child reports no more errors here (no IPC, no `child.kill`); none may crash the host.
       child.on("error", () => {})
       // The command may exit without reading its input: EPIPE is expected, not a fault.
       if (options.stdin !== undefined && child.stdin) {

@@ -161,15 +161,6 @@ export class PipeReader implements ProcessSpawner.OpenPipes {
     if (early !== undefined && early.bytes >= maxQueuedBytes && !this.paused) readable.resume()
   }
 
-  // The check and the registration are one step, so nothing arrives unseen in between.
-  private readonly arrival = Effect.async<void>((resume) => {
-    if (this.work !== undefined || this.open === 0) return resume(Effect.void)
-    this.listener = () => resume(Effect.void)
-    return Effect.sync(() => {
-      this.listener = undefined
-    })
-  })
-
   /**
    * Runs the sinks' work and delivers queued chunks until both pipes have ended, closed or failed
    * (a read error ends its pipe after the bytes read before it). Interruption stops the reading;
@@ -177,6 +168,14 @@ export class PipeReader implements ProcessSpawner.OpenPipes {
    */
   get drain(): Effect.Effect<void> {
     const self = this
+    // The check and the registration are one step, so nothing arrives unseen in between.
+    const arrival = Effect.async<void>((resume) => {
+      if (self.work !== undefined || self.open === 0) return resume(Effect.void)
+      self.listener = () => resume(Effect.void)
+      return Effect.sync(() => {
+        self.listener = undefined
+      })
+    })
     return Effect.gen(function*() {
       while (true) {
         if (self.work !== undefined) {
@@ -204,9 +203,9 @@ export class PipeReader implements ProcessSpawner.OpenPipes {
           self.paused = false
           for (const readable of self.readables) readable.resume()
         }
-        yield* self.arrival
+        yield* arrival
       }
-    }).pipe(Effect.ensuring(Effect.sync(() => this.close())))
+    }).pipe(Effect.ensuring(Effect.sync(() => self.close())))
   }
 }
 
