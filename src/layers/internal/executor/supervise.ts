@@ -170,12 +170,12 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     yield* Scope.addFinalizer(
       yield* Effect.scope,
       Effect.suspend(() => {
-        pipes?.close()
-        return finished
-          ? Effect.void
-          : settled
-          ? finishBoth
-          : Effect.zipRight(killGroup(process, graceMs, escalation), finishBoth)
+        // The pipes feed the collectors until the group is dead, as a reading fiber would.
+        const finish = Effect.suspend(() => {
+          pipes?.close()
+          return finishBoth
+        })
+        return finished ? Effect.void : settled ? finish : Effect.zipRight(killGroup(process, graceMs, escalation), finish)
       })
     )
     const clock = yield* Effect.clock
