@@ -141,7 +141,7 @@ describe("readPipes", () => {
       expect([reader.hasWork, reader.ended, out.join("")]).toEqual([false, true, "fast slow after"])
     }))
 
-  it.live("a read failure is work for the drain, which reports it and ends", () =>
+  it.live("a read failure is work for the drain, after which the reader has ended", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
       const stderr = new PassThrough()
