@@ -1,5 +1,5 @@
 /**
- * `node --cpu-prof dist/bench/profile-call.js [ours|raw|reference|both|all|ours-tool|reference-tool|tools] [count]`:
+ * `node --cpu-prof dist/bench/profile-call.js [ours|raw|reference|both|all|ours-tool|reference-tool|tools] [count] [warmUp]`:
  * a tight loop of sequential `true` calls through one contender (`both`: raw and ours; `all`: raw, the
  * reference executor and ours; `tools`: both `bash` tools through a harness registry), for a CPU
  * profile of the per-call path, with its per-call CPU and allocation printed. The reference needs
@@ -13,6 +13,9 @@ import { perCallCost } from "./sections/perCall.js"
 
 const which = process.argv[2] ?? "both"
 const count = Number(process.argv[3] ?? 500)
+// V8 keeps optimizing our path for about the first 3000 calls: a profile after a short warm-up shows
+// its compiler threads, one after a long one the steady state.
+const warmUp = Number(process.argv[4] ?? 50)
 const log = (line: string) => process.stderr.write(`${line}\n`)
 const wants = (...modes: ReadonlyArray<string>) => modes.includes(which)
 
@@ -29,7 +32,7 @@ const main = async () => {
     ...(ours === undefined ? [] : [ours]),
     ...(oursTool === undefined ? [] : [oursTool])
   ]
-  for (const runner of runners) for (let i = 0; i < 50; i++) await runner.run("true")
+  for (const runner of runners) for (let i = 0; i < warmUp; i++) await runner.run("true")
   for (const runner of runners) {
     const cost = await perCallCost(count)(runner)
     log(`${runner.id}: ${cost.cpuMs.toFixed(3)} ms CPU, ${(cost.allocatedBytes / 1024).toFixed(1)} KiB allocated per call`)
