@@ -69,6 +69,26 @@ const waitsInOneCallback = (clock: Clock.Clock, options: SuperviseOptions): bool
   options.process.openPipes !== undefined && options.killRequest === undefined
 
 /**
+ * The first value `register` settles with, awaited in one callback: `register` subscribes to its
+ * sources (it may settle at once) and returns what unsubscribes them all, which runs exactly once —
+ * on the first settle, or on interruption.
+ */
+const firstOf = <A>(register: (settle: (value: A) => void) => () => void): Effect.Effect<A> =>
+  Effect.async<A>((resume) => {
+    let settled = false
+    let unsubscribe: (() => void) | undefined
+    const settle = (value: A) => {
+      if (settled) return
+      settled = true
+      unsubscribe?.()
+      resume(Effect.succeed(value))
+    }
+    unsubscribe = register(settle)
+    if (settled) return unsubscribe()
+    return Effect.sync(unsubscribe)
+  })
+
+/**
  * {@link raceTriggers} without the fibers (a good part of a short call's cost): exit, the timer and
  * the abort signal awaited in one callback. With `pipes`, a sink's work before exit ends the wait
  * as `"work"`, for the caller to start a reading fiber and wait again.
@@ -84,40 +104,28 @@ function settleInOneCallback(
   timeoutMs: number | undefined,
   pipes?: ProcessSpawner.OpenPipes
 ): Effect.Effect<SettleCause | "work"> {
-  return Effect.async<SettleCause | "work">((resume) => {
+  return firstOf<SettleCause | "work">((settle) => {
     const { process, signal } = options
-    let timer: ReturnType<typeof setTimeout> | undefined
-    let removeExitListener: (() => void) | undefined
     let removePipesListener: (() => void) | undefined
-    let settled = false
-    const onAbort = () => settle("abort")
-    const cleanup = () => {
-      if (timer !== undefined) clearTimeout(timer)
-      removeExitListener?.()
-      removePipesListener?.()
-      signal?.removeEventListener("abort", onAbort)
-    }
-    const settle = (cause: SettleCause | "work") => {
-      if (settled) return
-      settled = true
-      cleanup()
-      resume(Effect.succeed(cause))
-    }
     const onPipes = () => {
       if (pipes === undefined || pipes.ended) return
       if (pipes.hasWork) return settle("work")
       removePipesListener = pipes.onChange(onPipes)
     }
-    removeExitListener = process.onExit!(() => settle("exit"))
-    if (settled) return
+    const onAbort = () => settle("abort")
+    const removeExitListener = process.onExit!(() => settle("exit"))
     onPipes()
-    if (settled) return
-    if (timeoutMs !== undefined && timeoutMs <= maxTimerMs) timer = setTimeout(() => settle("timeout"), timeoutMs)
-    if (signal !== undefined) {
-      if (signal.aborted) return settle("abort")
-      signal.addEventListener("abort", onAbort, { once: true })
+    const timer = timeoutMs !== undefined && timeoutMs <= maxTimerMs
+      ? setTimeout(() => settle("timeout"), timeoutMs)
+      : undefined
+    signal?.addEventListener("abort", onAbort, { once: true })
+    if (signal?.aborted) settle("abort")
+    return () => {
+      clearTimeout(timer)
+      removeExitListener()
+      removePipesListener?.()
+      signal?.removeEventListener("abort", onAbort)
     }
-    return Effect.sync(cleanup)
   })
 }
 
@@ -129,29 +137,19 @@ const pipesEndInOneCallback = (
   pipes: ProcessSpawner.OpenPipes,
   graceMs: number
 ): Effect.Effect<"ended" | "work" | "grace"> =>
-  Effect.async<"ended" | "work" | "grace">((resume) => {
-    let timer: ReturnType<typeof setTimeout> | undefined
+  firstOf<"ended" | "work" | "grace">((settle) => {
     let removeListener: (() => void) | undefined
-    let settled = false
-    const cleanup = () => {
-      if (timer !== undefined) clearTimeout(timer)
-      removeListener?.()
-    }
-    const settle = (outcome: "ended" | "work" | "grace") => {
-      if (settled) return
-      settled = true
-      cleanup()
-      resume(Effect.succeed(outcome))
-    }
     const onPipes = () => {
       if (pipes.hasWork) return settle("work")
       if (pipes.ended) return settle("ended")
       removeListener = pipes.onChange(onPipes)
     }
     onPipes()
-    if (settled) return
-    timer = setTimeout(() => settle("grace"), graceMs)
-    return Effect.sync(cleanup)
+    const timer = setTimeout(() => settle("grace"), graceMs)
+    return () => {
+      clearTimeout(timer)
+      removeListener?.()
+    }
   })
 
 /**
