@@ -20,6 +20,31 @@ const run = (request: BashExecutor.Request) =>
     return yield* bash.run(yield* bash.resolve(request))
   })
 
+/**
+ * Runs a call that starts a `sleep 100` which leaves the group with `setsid` (its stdio redirected by
+ * `redirects`) and prints its pid, checks the result, then kills the escaped process. It writes its pid
+ * only after setsid() ran, so the race with our kill is gone.
+ */
+const withEscapedDaemon = (
+  redirects: string,
+  request: Omit<BashExecutor.Request, "command">,
+  check: (result: BashExecutor.RunResult, daemon: number) => void
+) =>
+  Effect.gen(function*() {
+    const pidFile = path.join(os.tmpdir(), `effect-bash-escaped-${process.pid}-${Date.now()}`)
+    const result = yield* run({
+      command: `setsid sh -c 'echo $$ > "$F"; exec sleep 100' ${redirects} & while [ ! -s "$F" ]; do :; done; cat "$F"`,
+      ...request,
+      env: { F: pidFile }
+    }).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(pidFile, { force: true }))))
+    const daemon = firstPid(result.stdout.text)
+    try {
+      check(result, daemon)
+    } finally {
+      process.kill(daemon, "SIGKILL")
+    }
+  })
+
 describe("LocalBashExecutor with real processes", () => {
   it.live("a timeout kills the shell and its grandchildren", () =>
     Effect.gen(function*() {
@@ -61,22 +86,14 @@ describe("LocalBashExecutor with real processes", () => {
     }).pipe(Effect.provide(executor())))
 
   it.live("a daemon that escaped the group holding the pipes is not waited for past the grace", () =>
-    Effect.gen(function*() {
-      const pidFile = path.join(os.tmpdir(), `effect-bash-daemon-${process.pid}-${Date.now()}`)
-      // The daemon keeps the shell's stdout for 100 s; the drain after exit is bounded by the grace.
-      const result = yield* run({
-        command: `setsid sh -c 'echo $$ > "$F"; exec sleep 100' & while [ ! -s "$F" ]; do :; done; cat "$F"`,
-        env: { F: pidFile }
-      }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("waited for the pipes") }))
-      fs.rmSync(pidFile)
-      const daemon = firstPid(result.stdout.text)
-      try {
-        expect(result).toMatchObject({ exitCode: 0, timedOut: false })
-        expect(isAlive(daemon)).toBe(true)
-      } finally {
-        process.kill(daemon, "SIGKILL")
-      }
-    }).pipe(Effect.provide(executor())))
+    // The daemon keeps the shell's stdout for 100 s; the drain after exit is bounded by the grace.
+    withEscapedDaemon("", {}, (result, daemon) => {
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false })
+      expect(isAlive(daemon)).toBe(true)
+    }).pipe(
+      Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("waited for the pipes") }),
+      Effect.provide(executor())
+    ))
 
   it.live("closing the layer kills background processes and awaits their exit", () =>
     Effect.gen(function*() {
@@ -142,22 +159,8 @@ describe("LocalBashExecutor with real processes", () => {
     }).pipe(Effect.provide(executor())))
 
   it.live("known limitation: a process that leaves the group with setsid survives", () =>
-    Effect.gen(function*() {
-      const pidFile = path.join(os.tmpdir(), `effect-bash-escaped-${process.pid}-${Date.now()}`)
-      // The escaped shell writes its pid only after setsid() ran, so the race with our kill is gone.
-      const result = yield* run({
-        command: `setsid sh -c 'echo $$ > "$F"; exec sleep 100' </dev/null >/dev/null 2>&1 &
-          while [ ! -s "$F" ]; do :; done; cat "$F"`,
-        env: { F: pidFile },
-        timeoutMs: 5_000
-      })
-      fs.rmSync(pidFile)
-      const escaped = firstPid(result.stdout.text)
-      try {
-        expect(isAlive(escaped)).toBe(true)
-      } finally {
-        process.kill(escaped, "SIGKILL")
-      }
+    withEscapedDaemon("</dev/null >/dev/null 2>&1", { timeoutMs: 5_000 }, (_, escaped) => {
+      expect(isAlive(escaped)).toBe(true)
     }).pipe(Effect.provide(executor())))
 
   it.live("stdin is written then closed; without it fd 0 is /dev/null", () =>
