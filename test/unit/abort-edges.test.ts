@@ -32,11 +32,32 @@ const slowToStop = () => {
 const pending = (promise: Promise<unknown>) =>
   Promise.race([promise.then(() => false, () => false), new Promise<boolean>((resolve) => setImmediate(() => resolve(true)))])
 
-describe("abortOnSignal", () => {
-  it("answers `command aborted` once the interrupted call has stopped", async () => {
+type Call = Effect.Effect<AgentTools.Result>
+
+/** Each edge as a Promise-returning run until a signal fires, over whatever it needs set up and closed. */
+const edges: ReadonlyArray<{
+  readonly name: string
+  readonly open: () => Promise<{ readonly run: (call: Call, signal: AbortSignal) => Promise<AgentTools.Result>; readonly close: () => Promise<void> }>
+}> = [
+  {
+    name: "abortOnSignal",
+    open: async () => ({ run: (call, signal) => Effect.runPromise(abortOnSignal(call, signal)), close: async () => {} })
+  },
+  {
+    name: "CallRunner.runUntil",
+    open: async () => {
+      const runner = await makeCallRunner(ManagedRuntime.make(Layer.empty))
+      return { run: (call, signal) => runner.runUntil(call, signal, abortedCallResult), close: () => runner.shutdown() }
+    }
+  }
+]
+
+describe.each(edges)("$name", ({ open }) => {
+  it("answers the aborted result once the interrupted call has stopped", async () => {
+    const edge = await open()
     const abort = new AbortController()
     const { call, events, finish, running } = slowToStop()
-    const result = Effect.runPromise(abortOnSignal(call, abort.signal)).then((r) => {
+    const result = edge.run(call, abort.signal).then((r) => {
       events.push("answered")
       return r
     })
@@ -46,8 +67,19 @@ describe("abortOnSignal", () => {
     finish()
     expect(await result).toEqual(abortedCallResult)
     expect(events).toEqual(["stopped", "answered"])
+    await edge.close()
   })
 
+  it("answers a finished call's own result and leaves no listener behind", async () => {
+    const edge = await open()
+    const abort = new AbortController()
+    expect(await edge.run(Effect.succeed(answered), abort.signal)).toEqual(answered)
+    expect(getEventListeners(abort.signal, "abort")).toHaveLength(0)
+    await edge.close()
+  })
+})
+
+describe("abortOnSignal", () => {
   it("interrupting the caller interrupts the call and waits for it", async () => {
     const { call, events, finish, running } = slowToStop()
     const fiber = Effect.runFork(abortOnSignal(call, new AbortController().signal))
@@ -58,46 +90,15 @@ describe("abortOnSignal", () => {
     await interrupted
     expect(events).toEqual(["stopped", "caller done"])
   })
-
-  it("answers a finished call's own result and leaves no listener behind", async () => {
-    const abort = new AbortController()
-    expect(await Effect.runPromise(abortOnSignal(Effect.succeed(answered), abort.signal))).toEqual(answered)
-    expect(getEventListeners(abort.signal, "abort")).toHaveLength(0)
-  })
 })
 
 describe("CallRunner.runUntil", () => {
-  it("answers the aborted value once the interrupted call has stopped", async () => {
-    const runner = await makeCallRunner(ManagedRuntime.make(Layer.empty))
-    const abort = new AbortController()
-    const { call, events, finish, running } = slowToStop()
-    const result = runner.runUntil(call, abort.signal, abortedCallResult).then((r) => {
-      events.push("answered")
-      return r
-    })
-    await running
-    abort.abort()
-    expect(await pending(result)).toBe(true)
-    finish()
-    expect(await result).toEqual(abortedCallResult)
-    expect(events).toEqual(["stopped", "answered"])
-    await runner.shutdown()
-  })
-
   it("runs nothing for a signal that has already fired", async () => {
     const runner = await makeCallRunner(ManagedRuntime.make(Layer.empty))
     let ran = false
     const call = Effect.sync(() => (ran = true)).pipe(Effect.as(answered))
     expect(await runner.runUntil(call, AbortSignal.abort(), abortedCallResult)).toEqual(abortedCallResult)
     expect(ran).toBe(false)
-    await runner.shutdown()
-  })
-
-  it("answers a finished call's own result and leaves no listener behind", async () => {
-    const runner = await makeCallRunner(ManagedRuntime.make(Layer.empty))
-    const abort = new AbortController()
-    expect(await runner.runUntil(Effect.succeed(answered), abort.signal, abortedCallResult)).toEqual(answered)
-    expect(getEventListeners(abort.signal, "abort")).toHaveLength(0)
     await runner.shutdown()
   })
 })
