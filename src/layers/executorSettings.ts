@@ -4,10 +4,7 @@
  * flags and the Cordis config are derived from it.
  */
 import { Data, Effect, Schema } from "effect"
-import type { Setting } from "./settingsSchema.js"
-import { decodeSettings, environmentOf, PositiveFinite, SettingId } from "./settingsSchema.js"
-
-const setting = (annotation: Setting) => ({ [SettingId]: annotation })
+import { decodeSettings, environmentOf, PositiveFinite, setting } from "./settingsSchema.js"
 
 const number = (env: string, flag: string, description: string) =>
   PositiveFinite.annotations(setting({ env, flag: { name: flag, pseudo: "N", description: (name) => `${description} (env ${name})` } }))

@@ -8,11 +8,8 @@ import { SandboxMode } from "../services/BashExecutor.js"
 import type { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
 import { defaultHidden } from "./internal/sandbox/bwrap.js"
-import type { Setting } from "./settingsSchema.js"
-import { environmentOf, PositiveFinite, SettingId } from "./settingsSchema.js"
+import { environmentOf, PositiveFinite, setting } from "./settingsSchema.js"
 import type { Effect } from "effect"
-
-const setting = (annotation: Setting) => ({ [SettingId]: annotation })
 
 /**
  * The sandboxing executor's settings: the local executor's, plus the sandbox's own.

@@ -25,6 +25,9 @@ export interface Setting {
   }
 }
 
+/** The annotations that mark a settings field as a {@link Setting}. */
+export const setting = (annotation: Setting) => ({ [SettingId]: annotation })
+
 /** The prefix of every `EFFECT_BASH_*` variable, as a `Config.nested` segment. */
 const envPrefix = "EFFECT_BASH"
 
