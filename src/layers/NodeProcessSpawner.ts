@@ -9,12 +9,15 @@
 import { Deferred, Effect, FiberId, Layer, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
 import type { Readable, Writable } from "node:stream"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/internal/requestChecks.js"
 import { HostReaper } from "../services/HostReaper.js"
 import * as HostReaperLive from "./HostReaper.js"
-import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
+import { ownedPrefix } from "./internal/executor/spillOwner.js"
+import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
 import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
 
@@ -139,26 +142,65 @@ const make = Effect.gen(function*() {
     () => Effect.sync(() => process.off("exit", killTracked))
   )
 
-  // Inherited descriptors reach no command: each is replaced by /dev/null in the child (a dup2
-  // there, nothing to run in the shell). Hosts that inherited none spawn exactly as before. The
-  // /dev/null descriptor (close-on-exec, as Node opens every file) and the stdio lists are the
-  // layer's: made once, not per call, since a high inherited fd makes the list long.
+  // Inherited descriptors reach no command. Mostly bash closes them itself, from a `BASH_ENV` file
+  // sourced before the command (the `-c` string stays the command's own): a `stdio` list as long as
+  // the highest inherited fd costs each spawn about 0.2 ms of CPU inside Node. Where that file cannot
+  // serve — a runner is spawned instead of bash, the command comes over fd 3, or the caller set its
+  // own `BASH_ENV` — each inherited descriptor is replaced by /dev/null in the child instead (a dup2
+  // there). Hosts that inherited none spawn exactly as before. The file, the /dev/null descriptor
+  // (close-on-exec, as Node opens every file) and the stdio lists are the layer's: made once.
   const inherited = inheritedDescriptorsSync()
+  const closingFile = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
+    Effect.try(() => {
+      const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), ownedPrefix()))
+      const file = NodePath.join(directory, "close-inherited.sh")
+      NodeFs.writeFileSync(file, closingScript(inherited), { mode: 0o600 })
+      return { directory, file }
+    }),
+    ({ directory }) => Effect.sync(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
+  ).pipe(
+    Effect.tap(({ directory }) => reaper.removeOnDeath(directory)),
+    Effect.map(({ file }) => file),
+    Effect.orElseSucceed(() => undefined)
+  )
+  // The caller's env plus the file, for the env a call is likeliest to repeat (the executor's shared base).
+  let lastEnv: Readonly<Record<string, string>> | undefined
+  let lastClosingEnv: Readonly<Record<string, string>> = {}
+  const withClosingFile = (env: Readonly<Record<string, string>>, file: string) => {
+    if (env !== lastEnv) {
+      lastEnv = env
+      lastClosingEnv = { ...env, BASH_ENV: file }
+    }
+    return lastClosingEnv
+  }
   const devNull = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
     Effect.sync(() => NodeFs.openSync("/dev/null", "r")),
     (fd) => Effect.sync(() => NodeFs.closeSync(fd))
   )
   const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
   // Node reads these lists and never changes them.
-  const stdioLists = [false, true].map((stdin) =>
-    [false, true].map((script): Array<"pipe" | "ignore" | number> => [
-      stdin ? "pipe" : "ignore",
-      "pipe",
-      "pipe",
-      ...(script ? ["pipe" as const, ...masked.slice(1)] : masked)
-    ])
-  )
-  const stdioFor = (stdin: boolean, script: boolean) => stdioLists[stdin ? 1 : 0]![script ? 1 : 0]!
+  const stdioLists = (extra: ReadonlyArray<"ignore" | number>) =>
+    [false, true].map((stdin) =>
+      [false, true].map((script): Array<"pipe" | "ignore" | number> => [
+        stdin ? "pipe" : "ignore",
+        "pipe",
+        "pipe",
+        ...(script ? ["pipe" as const, ...extra.slice(1)] : extra)
+      ])
+    )
+  const maskedLists = stdioLists(masked)
+  const plainLists = stdioLists([])
+  const stdioFor = (lists: typeof plainLists, stdin: boolean, script: boolean) =>
+    lists[stdin ? 1 : 0]![script ? 1 : 0]!
+
+  // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node.
+  const launchOptions = (options: ProcessSpawner.Options, script: boolean) => {
+    const stdin = options.stdin !== undefined
+    return closingFile !== undefined && options.wrapper === undefined && !script &&
+        options.env.BASH_ENV === undefined
+      ? { env: withClosingFile(options.env, closingFile), stdio: stdioFor(plainLists, stdin, false) }
+      : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
+  }
 
   const start = (options: ProcessSpawner.Options) =>
     Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
@@ -174,9 +216,8 @@ const make = Effect.gen(function*() {
         const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
         child = ChildProcess.spawn(file!, args, {
           cwd: options.cwd,
-          env: options.env,
           detached: true,
-          stdio: stdioFor(options.stdin !== undefined, shell.script !== undefined)
+          ...launchOptions(options, shell.script !== undefined)
         })
       } catch (error) {
         // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.

@@ -1,15 +1,17 @@
 /**
  * A host that inherited descriptors without close-on-exec (a harness's supervisor pipe, a lock
- * file): no command gets them — each reaches the command as /dev/null. Real processes, through the
- * built binary, which inherits a file open at fd 40 the way it would inherit a harness's pipe.
+ * file): no command gets them. bash closes them before the command runs (a `BASH_ENV` file the
+ * command never sees); where that cannot serve, each reaches the command as /dev/null. Real
+ * processes, through the built binary, which inherits a file open at fd 40 the way it would inherit
+ * a harness's pipe.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs"
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { cleanEnv, runCli } from "../support/cli.js"
+import { cleanEnv, runCli, runNode } from "../support/cli.js"
 import { bwrapUsable } from "../support/bwrap.js"
 
 const dir = mkdtempSync(join(tmpdir(), "effect-bash-inherited-"))
@@ -20,6 +22,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+const hostFixture = join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 const inheritedAt = 40
 const extraFds = [...Array.from({ length: inheritedAt - 3 }, () => "ignore" as const), held]
 const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
@@ -28,9 +31,38 @@ const run = (args: ReadonlyArray<string>) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(), extraFds }))
 
 describe("descriptors the host inherited", () => {
-  it.live("reach a command as /dev/null, not as the host's file", () =>
+  it.live("are closed before a command runs, and the command sees no BASH_ENV", () =>
     Effect.gen(function*() {
-      const outcome = yield* run(["--", listFds])
+      const outcome = yield* run(["--", `${listFds}; echo "BASH_ENV=\${BASH_ENV-unset}"`])
+      expect(outcome.stdout).not.toContain(heldFile)
+      expect(outcome.stdout).not.toMatch(new RegExp(`^${inheritedAt} `, "m"))
+      expect(outcome.stdout).toContain("BASH_ENV=unset")
+    }))
+
+  it.live("the file that closes them lives as long as the layer", () =>
+    Effect.gen(function*() {
+      // The command's parent is the CLI, whose layer named the file's directory after its pid.
+      const outcome = yield* run(["--", `ls -d ${tmpdir()}/effect-bash-*-$PPID-*/close-inherited.sh`])
+      const file = outcome.stdout.trim()
+      expect(file).toMatch(/close-inherited\.sh$/)
+      expect(existsSync(file)).toBe(false)
+    }))
+
+  it.live("a shell the command starts keeps its own descriptors of the same numbers", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--", `exec ${inheritedAt}</dev/zero; bash -c 'readlink /proc/self/fd/${inheritedAt}'`])
+      expect(outcome.stdout).toBe("/dev/zero\n")
+    }))
+
+  it.live("reach a command that sets its own BASH_ENV as /dev/null, and its BASH_ENV is read", () =>
+    Effect.gen(function*() {
+      const own = join(dir, "own-bash-env.sh")
+      writeFileSync(own, "echo sourced-own\n")
+      // The CLI takes no per-call env: a host script runs the executor with one, inheriting fd 40 alike.
+      const outcome = yield* Effect.promise(() =>
+        runNode([hostFixture, "with-env", listFds, `BASH_ENV=${own}`], { env: cleanEnv(), extraFds })
+      )
+      expect(outcome.stdout).toMatch(/^sourced-own\n/)
       expect(outcome.stdout).not.toContain(heldFile)
       expect(outcome.stdout).toContain(`${inheritedAt} /dev/null`)
     }))

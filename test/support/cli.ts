@@ -30,8 +30,8 @@ export const cleanEnv = (extra: Record<string, string> = {}): Record<string, str
   ...extra
 })
 
-/** A started CLI process and its outcome once it closes (killed after `limitMs`). */
-export const startCli = (
+/** A started `node ...args` process and its outcome once it closes (killed after `limitMs`). */
+const startNode = (
   args: ReadonlyArray<string>,
   options: {
     readonly env?: Record<string, string>
@@ -41,7 +41,7 @@ export const startCli = (
   } = {}
 ): { readonly child: ChildProcess; readonly done: Promise<CliOutcome> } => {
   const started = Date.now()
-  const child = spawn(process.execPath, [cliPath, ...args], {
+  const child = spawn(process.execPath, args, {
     env: options.env ?? cleanEnv(),
     stdio: ["ignore", "pipe", "pipe", ...(options.extraFds ?? [])]
   })
@@ -60,11 +60,21 @@ export const startCli = (
   return { child, done }
 }
 
+/** A started CLI process and its outcome once it closes (killed after `limitMs`). */
+export const startCli = (args: ReadonlyArray<string>, options: Parameters<typeof startNode>[1] = {}) =>
+  startNode([cliPath, ...args], options)
+
 /** Runs `node main.js ...args` to completion (killed after `limitMs`). */
 export const runCli = (
   args: ReadonlyArray<string>,
-  options: Parameters<typeof startCli>[1] = {}
+  options: Parameters<typeof startNode>[1] = {}
 ): Promise<CliOutcome> => startCli(args, options).done
+
+/** Runs `node ...args` to completion (killed after `limitMs`). */
+export const runNode = (
+  args: ReadonlyArray<string>,
+  options: Parameters<typeof startNode>[1] = {}
+): Promise<CliOutcome> => startNode(args, options).done
 
 interface ProcStat {
   readonly pid: number
