@@ -118,7 +118,10 @@ export const runCommand = Command.make(
         json: input.json,
         live: process.stdout.isTTY === true
       })
-        .pipe(Effect.provide(cliStack(settings, { background: false })))
+        // One command: a launcher would be started for nothing.
+        .pipe(Effect.provide(cliStack({ ...settings, executor: { ...settings.executor, directSpawn: true } }, {
+          background: false
+        })))
       yield* reportRemovedSpillFiles(outcome.spillPaths)
       if (outcome.code !== 0) return yield* new ExitCode({ code: outcome.code })
     })

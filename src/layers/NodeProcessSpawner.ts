@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, FiberId, Layer, Scope } from "effect"
+import { Deferred, Effect, FiberId, Layer, Runtime, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -19,7 +19,12 @@ import * as HostReaperLive from "./HostReaper.js"
 import { ownedPrefix } from "./internal/executor/spillOwner.js"
 import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
+import type { LaunchFailure } from "./internal/spawner/Launcher.js"
+import { LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
 import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
+
+/** A child spawned by the host, or by its launcher. */
+type SpawnedChild = ChildProcess.ChildProcess | LaunchedChild
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -123,7 +128,11 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
-const make = Effect.gen(function*() {
+// How long building the layer waits for the launcher to start, and closing it for the launcher to exit.
+const launcherStartBoundMs = 2_000
+const launcherExitBoundMs = 1_000
+
+const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*() {
   const reaper = yield* HostReaper
   const tracked = new Set<number>()
   const killTracked = () => {
@@ -202,18 +211,64 @@ const make = Effect.gen(function*() {
       : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
   }
 
+  // The launcher gets the host's inherited descriptors masked, once; its children then inherit
+  // /dev/null at those numbers, as a direct spawn's masked list gives them.
+  const runtime = yield* Effect.runtime<never>()
+  const launcher = !settings.launcher ? undefined : yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      startLauncher(masked, (reason) =>
+        Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)))
+    ),
+    (launcher) =>
+      Effect.promise(() => launcher.close()).pipe(Effect.interruptible, Effect.timeoutOption(launcherExitBoundMs))
+  )
+  // Ready with the layer, so every call takes the same way; one that does not start in time is
+  // not waited for (the host spawns until it is ready).
+  if (launcher !== undefined) {
+    yield* Effect.promise(() => launcher.started).pipe(Effect.timeoutOption(launcherStartBoundMs))
+  }
+
+  // The launched child, once it has reported both pipes: read from then on, like a direct spawn's.
+  const launched = (
+    options: ProcessSpawner.Options,
+    resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
+  ) =>
+  (result: LaunchedChild | LaunchFailure | "launcher gone") => {
+    if (result === "launcher gone") {
+      return resume(Effect.fail(new SpawnError({ code: undefined, message: "the launcher exited before starting the command" })))
+    }
+    if (!(result instanceof LaunchedChild)) {
+      return resume(Effect.fail(spawnFailure(Object.assign(new Error(result.message), { code: result.code }), options)))
+    }
+    holdPipe(result.stdout)
+    holdPipe(result.stderr!)
+    tracked.add(result.pid)
+    resume(Effect.succeed(result))
+  }
+
   const start = (options: ProcessSpawner.Options) =>
-    Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
+    Effect.async<SpawnedChild, SpawnError>((resume) => {
       // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
       if (options.command.includes("\0")) {
         return resume(Effect.fail(new SpawnError({ code: undefined, message: "command contains a NUL byte" })))
       }
       // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
       const shell = shellInvocation(options.command)
+      const bash = ["bash", ...shell.args]
+      const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
+      if (launcher?.ready() === true) {
+        return launcher.launch({
+          file: file!,
+          args,
+          cwd: options.cwd,
+          env: options.env,
+          stdio: stdioFor(plainLists, options.stdin !== undefined, shell.script !== undefined) as Array<"pipe" | "ignore">,
+          stdin: options.stdin,
+          script: shell.script
+        }, launched(options, resume))
+      }
       let child: ChildProcess.ChildProcess
       try {
-        const bash = ["bash", ...shell.args]
-        const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
         child = ChildProcess.spawn(file!, args, {
           cwd: options.cwd,
           detached: true,
@@ -248,7 +303,7 @@ const make = Effect.gen(function*() {
       resume(Effect.succeed(child))
     }).pipe(Effect.tap((child) => reaper.track(child.pid!)))
 
-  const release = (child: ChildProcess.ChildProcess) =>
+  const release = (child: SpawnedChild) =>
     Effect.sync(() => {
       if (child.pid !== undefined) tracked.delete(child.pid)
       for (const stream of child.stdio) stream?.destroy()
@@ -307,10 +362,18 @@ const make = Effect.gen(function*() {
 })
 
 /**
- * The Node implementation of `ProcessSpawner`.
+ * The Node implementation of `ProcessSpawner`; with `launcher`, commands are spawned by a
+ * pre-forked launcher process once it is ready (see the README's "Per-call cost"), else by the
+ * host itself.
+ *
+ * @since 0.2.0
+ */
+export const layerWith = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSpawner | HostReaper> =>
+  Layer.scoped(ProcessSpawner, make(options)).pipe(Layer.provideMerge(HostReaperLive.layer))
+
+/**
+ * The Node implementation of `ProcessSpawner`, with the launcher.
  *
  * @since 0.1.0
  */
-export const layer: Layer.Layer<ProcessSpawner | HostReaper> = Layer.scoped(ProcessSpawner, make).pipe(
-  Layer.provideMerge(HostReaperLive.layer)
-)
+export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerWith({ launcher: true })

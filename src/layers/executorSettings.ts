@@ -89,6 +89,20 @@ export const Settings = Schema.Struct({
     })),
     { default: () => false }
   ),
+  /**
+   * Spawn every command from the host itself instead of through the pre-forked launcher: for a host
+   * that runs a handful of commands, where a second Node process does not pay for its start.
+   */
+  directSpawn: Schema.optionalWith(
+    Schema.Boolean.annotations(setting({
+      env: "DIRECT_SPAWN",
+      flag: {
+        name: "direct-spawn",
+        description: (name) => `Spawn commands from this process, without the launcher (env ${name})`
+      }
+    })),
+    { default: () => false }
+  ),
   /** Parent of the spill directory; the OS temp directory when absent. */
   spillParent: Schema.optional(Schema.String.annotations(setting({
     env: "SPILL_DIR",

@@ -27,6 +27,7 @@ describe("settings Schemas", () => {
       maxSpillTotalBytes: 1_073_741_824,
       graceMs: 3_000,
       keepSpillFiles: false,
+      directSpawn: false,
       envAllow: [],
       envDeny: [],
       maxBackground: 16,
@@ -111,7 +112,7 @@ describe("settings Schemas", () => {
         "workspace-root",
         "network"
       ],
-      boolean: ["keep-spill-files", "contain"]
+      boolean: ["keep-spill-files", "direct-spawn", "contain"]
     })
   })
 

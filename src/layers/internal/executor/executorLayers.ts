@@ -23,7 +23,10 @@ type Ports = ProcessSpawner | FileSystem.FileSystem | Path.Path
  * `make`, `layerWith`, `layer` and `layerConfig` of an executor whose settings `resolve` checks
  * and completes, and whose commands `confine` wraps; `environment` is the default `Config`.
  */
-export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(executor: {
+export const executorLayers = <
+  Input extends { readonly directSpawn?: boolean | undefined },
+  Resolved extends LocalBashExecutorConfig
+>(executor: {
   readonly resolve: (settings: Input) => Effect.Effect<Resolved, LocalBashExecutorConfigError>
   readonly confine: (
     config: Resolved
@@ -43,7 +46,11 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
-    layerWith(settings).pipe(Layer.provide(Layer.mergeAll(NodeProcessSpawner.layer, NodeFileSystem.layer, NodePath.layer)))
+    layerWith(settings).pipe(Layer.provide(Layer.mergeAll(
+      NodeProcessSpawner.layerWith({ launcher: settings.directSpawn !== true }),
+      NodeFileSystem.layer,
+      NodePath.layer
+    )))
   const layerConfig = (
     config: Config.Config.Wrap<Input> = executor.environment
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError> =>

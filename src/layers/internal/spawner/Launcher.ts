@@ -1,0 +1,247 @@
+/**
+ * A pre-forked launcher: a small Node process, started once per spawner layer, that spawns commands
+ * on the host's behalf and hands each child's stdout and stderr to the host over its IPC channel
+ * (the descriptors themselves, so no byte is copied on the way). A fork copies the page tables of
+ * the process that forks: the host's heap grows with its work, the launcher's stays small, so each
+ * spawn costs the host an IPC message instead of a fork.
+ *
+ * The launcher only executes what the host decided (argv, env, cwd, stdio kinds, stdin and script
+ * text): process groups, kills, liveness and the watchdog stay the host's, by pid, as for a direct
+ * spawn. Until the launcher is ready, and after it died, the spawner spawns directly.
+ *
+ * @internal
+ */
+import * as ChildProcess from "node:child_process"
+import { EventEmitter } from "node:events"
+import { Readable } from "node:stream"
+
+/**
+ * The launcher's program. Node starts reading a new child's pipes in the tick that spawned it but
+ * reads nothing before that tick ends: stopping the reads at once leaves every byte in the pipe
+ * for the host. The IPC descriptor is close-on-exec, so no command inherits the channel.
+ */
+const program = `"use strict"
+const { spawn } = require("node:child_process")
+let env
+const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
+process.on("message", (m) => {
+  if (m.env !== undefined) env = m.env
+  let child
+  try {
+    child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio: m.stdio })
+  } catch (error) {
+    return failed(m.id, error)
+  }
+  if (child.pid === undefined) return child.once("error", (error) => failed(m.id, error))
+  child.on("error", () => {})
+  child.stdout._handle.readStop()
+  child.stderr._handle.readStop()
+  const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
+  for (const [stream, text] of [[child.stdin, stdin], [child.stdio[3], m.script]]) {
+    if (text === undefined || !stream) continue
+    stream.on("error", () => {})
+    stream.end(text)
+  }
+  process.send({ id: m.id, pid: child.pid }, child.stdout)
+  process.send({ id: m.id }, child.stderr)
+  child.once("exit", (code, signal) => process.send({ id: m.id, exit: [code, signal] }))
+})
+process.on("disconnect", () => process.exit(0))
+process.send({ ready: true })
+`
+
+/** What the host decided about one spawn. */
+export interface LaunchRequest {
+  readonly file: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>>
+  readonly stdio: ReadonlyArray<"pipe" | "ignore">
+  readonly stdin?: string | Uint8Array | undefined
+  readonly script?: string | undefined
+}
+
+/** A spawn that failed before a process started, as Node reported it in the launcher. */
+export interface LaunchFailure {
+  readonly code: string | undefined
+  readonly message: string
+}
+
+/**
+ * A child started by the launcher, seen as much like a `ChildProcess` as the spawner needs: its
+ * pid, its pipes, and one `exit` event with Node's code and signal.
+ */
+export class LaunchedChild extends EventEmitter {
+  exitCode: number | null = null
+  signalCode: NodeJS.Signals | null = null
+  stderr: Readable | null = null
+  constructor(readonly pid: number, readonly stdout: Readable) {
+    super()
+  }
+  get stdio(): ReadonlyArray<Readable | null> {
+    return [null, this.stdout, this.stderr]
+  }
+}
+
+interface Pending {
+  readonly started: (result: LaunchedChild | LaunchFailure | "launcher gone") => void
+  child?: LaunchedChild
+}
+
+/** The host's side of one launcher. */
+export interface Launcher {
+  /** Whether a spawn can go through the launcher now. */
+  readonly ready: () => boolean
+  /** Resolves once the launcher is ready (`true`) or gone (`false`); unbounded: the caller bounds it. */
+  readonly started: Promise<boolean>
+  /**
+   * Starts `request`; `started` is called once: with the child, a spawn failure, or `"launcher gone"`
+   * when the launcher died before reporting a child (a call then fails rather than risk running its
+   * command twice).
+   */
+  readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
+  /**
+   * Disconnects; resolves once the launcher has exited (unbounded: the caller bounds it). Children
+   * it started keep running, owned by the host.
+   */
+  readonly close: () => Promise<void>
+}
+
+// How long a launch may wait for its child: a launcher that answers nothing (stopped, stuck) is
+// killed, and the spawner spawns directly from then on.
+const startBoundMs = 5_000
+
+/**
+ * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
+ * descriptors masked), the channel follows them. `onGone` is told once if it dies while in use.
+ */
+export const startLauncher = (
+  extraStdio: ReadonlyArray<"ignore" | number>,
+  onGone: (reason: string) => void
+): Launcher => {
+  let isReady = false
+  let alive = true
+  let nextId = 0
+  let sentEnv: Readonly<Record<string, string>> | undefined
+  const pending = new Map<number, Pending>()
+  let reportStarted: (ready: boolean) => void = () => {}
+  const started = new Promise<boolean>((resolve) => {
+    reportStarted = resolve
+  })
+  // A small heap is the point: no compiler threads or large young generation are needed here.
+  const helper = ChildProcess.spawn(process.execPath, ["--single-threaded", "--max-semi-space-size=1", "-e", program], {
+    cwd: "/",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    detached: true,
+    stdio: ["ignore", "ignore", "ignore", ...extraStdio, "ipc"],
+    serialization: "json"
+  })
+  const exited = new Promise<void>((resolve) => helper.once("exit", () => resolve()))
+  // The channel keeps the host alive only while a launch waits for its child's exit.
+  const setBusy = () => {
+    if (pending.size === 0) helper.channel?.unref()
+    else helper.channel?.ref()
+  }
+  helper.unref()
+  setBusy()
+
+  // Every launch still waiting is settled once: one not started fails, a started one gets an
+  // ended stderr if its own was not handed over yet, and an exit that was never reported is unknown
+  // (null, null) — the host's kill path and liveness check take over its group.
+  const settleAll = () => {
+    alive = false
+    isReady = false
+    reportStarted(false)
+    const waiting = [...pending.values()]
+    pending.clear()
+    for (const entry of waiting) {
+      const child = entry.child
+      if (child === undefined) {
+        entry.started("launcher gone")
+        continue
+      }
+      if (child.stderr === null) {
+        child.stderr = Readable.from([])
+        entry.started(child)
+      }
+      child.emit("exit", null, null)
+    }
+  }
+  const gone = (reason: string) => {
+    if (!alive) return
+    settleAll()
+    onGone(reason)
+  }
+  helper.on("error", (error) => gone(`launcher failed: ${error.message}`))
+  helper.once("exit", (code, signal) => gone(`launcher exited (${signal ?? `code ${code}`})`))
+
+  helper.on("message", (message: LauncherMessage, handle?: Readable) => {
+    if (message.ready === true) {
+      isReady = alive
+      reportStarted(alive)
+      return
+    }
+    const entry = message.id === undefined ? undefined : pending.get(message.id)
+    if (entry === undefined) {
+      handle?.destroy()
+      return
+    }
+    if (message.error !== undefined) {
+      pending.delete(message.id!)
+      setBusy()
+      entry.started({ code: message.error.code ?? undefined, message: message.error.message })
+    } else if (message.pid !== undefined && handle !== undefined) {
+      entry.child = new LaunchedChild(message.pid, handle)
+    } else if (message.exit !== undefined) {
+      pending.delete(message.id!)
+      setBusy()
+      const child = entry.child!
+      child.exitCode = message.exit[0]
+      child.signalCode = message.exit[1]
+      child.emit("exit", message.exit[0], message.exit[1])
+    } else if (handle !== undefined && entry.child !== undefined) {
+      entry.child.stderr = handle
+      entry.started(entry.child)
+    }
+  })
+
+  return {
+    ready: () => isReady,
+    started,
+    launch: (request, started) => {
+      const id = nextId++
+      const bound = setTimeout(() => helper.kill("SIGKILL"), startBoundMs)
+      pending.set(id, {
+        started: (result) => {
+          clearTimeout(bound)
+          started(result)
+        }
+      })
+      setBusy()
+      // JSON carries text: bytes for stdin travel as base64.
+      const { env, stdin, ...rest } = request
+      const input = typeof stdin === "string" || stdin === undefined
+        ? { stdin }
+        : { stdinBase64: Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength).toString("base64") }
+      const message = env === sentEnv ? { id, ...rest, ...input } : { id, ...rest, ...input, env }
+      sentEnv = env
+      helper.send(message)
+    },
+    close: () => {
+      if (!alive) return Promise.resolve()
+      settleAll()
+      // Waited for: the caller bounds the wait.
+      helper.ref()
+      helper.disconnect()
+      return exited
+    }
+  }
+}
+
+interface LauncherMessage {
+  readonly ready?: true
+  readonly id?: number
+  readonly pid?: number
+  readonly exit?: readonly [number | null, NodeJS.Signals | null]
+  readonly error?: { readonly code?: string | null; readonly message: string }
+}
