@@ -20,7 +20,7 @@ import { ownedPrefix } from "./internal/executor/spillOwner.js"
 import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
 import type { LaunchFailure } from "./internal/spawner/Launcher.js"
-import { LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
+import { gateScript, LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
 import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
 
 /** A child spawned by the host, or by its launcher. */
@@ -156,32 +156,45 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // the highest inherited fd costs each spawn about 0.2 ms of CPU inside Node. Where that file cannot
   // serve — a runner is spawned instead of bash, the command comes over fd 3, or the caller set its
   // own `BASH_ENV` — each inherited descriptor is replaced by /dev/null in the child instead (a dup2
-  // there). Hosts that inherited none spawn exactly as before. The file, the /dev/null descriptor
-  // (close-on-exec, as Node opens every file) and the stdio lists are the layer's: made once.
+  // there). Hosts that inherited none spawn exactly as before. The launcher's gate (see
+  // `Launcher.ts`) is a `BASH_ENV` file too. The files, the /dev/null descriptor (close-on-exec, as
+  // Node opens every file) and the stdio lists are the layer's: made once.
   const inherited = inheritedDescriptorsSync()
-  const closingFile = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
-    Effect.try(() => {
-      const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), ownedPrefix()))
-      const file = NodePath.join(directory, "close-inherited.sh")
-      NodeFs.writeFileSync(file, closingScript(inherited), { mode: 0o600 })
-      return { directory, file }
-    }),
-    ({ directory }) => Effect.sync(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
-  ).pipe(
-    Effect.tap(({ directory }) => reaper.removeOnDeath(directory)),
-    Effect.map(({ file }) => file),
-    Effect.orElseSucceed(() => undefined)
-  )
-  // The caller's env plus the file, for the env a call is likeliest to repeat (the executor's shared base).
-  let lastEnv: Readonly<Record<string, string>> | undefined
-  let lastClosingEnv: Readonly<Record<string, string>> = {}
-  const withClosingFile = (env: Readonly<Record<string, string>>, file: string) => {
-    if (env !== lastEnv) {
-      lastEnv = env
-      lastClosingEnv = { ...env, BASH_ENV: file }
+  const noFiles = { closing: undefined, gate: undefined }
+  const bashEnvFiles: { readonly closing: string | undefined; readonly gate: string | undefined } =
+    inherited.length === 0 && !settings.launcher ? noFiles : yield* Effect.acquireRelease(
+      Effect.try(() => {
+        const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), ownedPrefix()))
+        const write = (name: string, text: string) => {
+          const file = NodePath.join(directory, name)
+          NodeFs.writeFileSync(file, text, { mode: 0o600 })
+          return file
+        }
+        return {
+          directory,
+          closing: inherited.length === 0 ? undefined : write("close-inherited.sh", closingScript(inherited)),
+          gate: settings.launcher ? write("launch-gate.sh", gateScript) : undefined
+        }
+      }),
+      ({ directory }) => Effect.sync(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
+    ).pipe(
+      Effect.tap(({ directory }) => reaper.removeOnDeath(directory)),
+      Effect.orElseSucceed(() => noFiles)
+    )
+  // The caller's env plus `file`, for the env a call is likeliest to repeat (the executor's shared base).
+  const withBashEnv = (file: string) => {
+    let lastEnv: Readonly<Record<string, string>> | undefined
+    let lastWith: Readonly<Record<string, string>> = {}
+    return (env: Readonly<Record<string, string>>) => {
+      if (env !== lastEnv) {
+        lastEnv = env
+        lastWith = { ...env, BASH_ENV: file }
+      }
+      return lastWith
     }
-    return lastClosingEnv
   }
+  const withClosingFile = bashEnvFiles.closing === undefined ? undefined : withBashEnv(bashEnvFiles.closing)
+  const withGate = bashEnvFiles.gate === undefined ? undefined : withBashEnv(bashEnvFiles.gate)
   const devNull = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
     Effect.sync(() => NodeFs.openSync("/dev/null", "r")),
     (fd) => Effect.sync(() => NodeFs.closeSync(fd))
@@ -205,9 +218,9 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node.
   const launchOptions = (options: ProcessSpawner.Options, script: boolean) => {
     const stdin = options.stdin !== undefined
-    return closingFile !== undefined && options.wrapper === undefined && !script &&
+    return withClosingFile !== undefined && options.wrapper === undefined && !script &&
         options.env.BASH_ENV === undefined
-      ? { env: withClosingFile(options.env, closingFile), stdio: stdioFor(plainLists, stdin, false) }
+      ? { env: withClosingFile(options.env), stdio: stdioFor(plainLists, stdin, false) }
       : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
   }
 
@@ -235,7 +248,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   ) =>
   (result: LaunchedChild | LaunchFailure | "launcher gone") => {
     if (result === "launcher gone") {
-      return resume(Effect.fail(new SpawnError({ code: undefined, message: "the launcher exited before starting the command" })))
+      return resume(Effect.fail(new SpawnError({ code: undefined, message: "the launcher exited before handing the command over (a group it had started was killed)" })))
     }
     if (!(result instanceof LaunchedChild)) {
       return resume(Effect.fail(spawnFailure(Object.assign(new Error(result.message), { code: result.code }), options)))
@@ -256,12 +269,16 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       const shell = shellInvocation(options.command)
       const bash = ["bash", ...shell.args]
       const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
-      if (launcher?.ready() === true) {
+      // The gate is a BASH_ENV file: a runner, or the caller's own BASH_ENV, takes the direct way.
+      if (
+        launcher?.ready() === true && withGate !== undefined && options.wrapper === undefined &&
+        options.env.BASH_ENV === undefined
+      ) {
         return launcher.launch({
           file: file!,
           args,
           cwd: options.cwd,
-          env: options.env,
+          env: withGate(options.env),
           stdio: stdioFor(plainLists, options.stdin !== undefined, shell.script !== undefined) as Array<"pipe" | "ignore">,
           stdin: options.stdin,
           script: shell.script
@@ -327,7 +344,9 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
           listeners = []
           for (const listener of waiting) listener(exit)
         }
-        if (child.exitCode !== null || child.signalCode !== null) settle(child.exitCode, child.signalCode)
+        const alreadyExited = child.exitCode !== null || child.signalCode !== null ||
+          (child instanceof LaunchedChild && child.exited)
+        if (alreadyExited) settle(child.exitCode, child.signalCode)
         else child.once("exit", settle)
         const pid = child.pid!
         return {

@@ -18,21 +18,30 @@ import { Readable } from "node:stream"
 /**
  * The launcher's program. Node starts reading a new child's pipes in the tick that spawned it but
  * reads nothing before that tick ends: stopping the reads at once leaves every byte in the pipe
- * for the host. The IPC descriptor is close-on-exec, so no command inherits the channel.
+ * for the host.
  */
 const program = `"use strict"
 const { spawn } = require("node:child_process")
+// The channel is fd 3, and not close-on-exec: each child gets /dev/null there instead (or its script pipe).
+const { openSync, writeSync } = require("node:fs")
+const devNull = openSync("/dev/null", "r")
 let env
 const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
 process.on("message", (m) => {
   if (m.env !== undefined) env = m.env
   let child
   try {
-    child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio: m.stdio })
+    const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe"]
+    child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
   } catch (error) {
     return failed(m.id, error)
   }
   if (child.pid === undefined) return child.once("error", (error) => failed(m.id, error))
+  // The host learns the pid from this line even if the launcher dies next; only then may the
+  // command run (the gate opens).
+  writeSync(1, m.id + " " + child.pid + "\\n")
+  child.stdio[4].on("error", () => {})
+  child.stdio[4].end("\\n")
   child.on("error", () => {})
   child.stdout._handle.readStop()
   child.stderr._handle.readStop()
@@ -49,6 +58,14 @@ process.on("message", (m) => {
 process.on("disconnect", () => process.exit(0))
 process.send({ ready: true })
 `
+
+/**
+ * The `BASH_ENV` file of a launched command: bash waits on fd 4 until the launcher has told the
+ * host the child's pid, so a command can never run while its group is unknown to the host (one
+ * that kills the launcher at once is then killed with its group). If the launcher dies before
+ * that, the gate sees end-of-file and the command never runs.
+ */
+export const gateScript = "IFS= read -r -u 4 __effect_bash_gate || exit 125; exec 4<&-; unset BASH_ENV __effect_bash_gate\n"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
@@ -74,9 +91,18 @@ export interface LaunchFailure {
 export class LaunchedChild extends EventEmitter {
   exitCode: number | null = null
   signalCode: NodeJS.Signals | null = null
+  /** Also true when the launcher died first: the exit is then unknown (both fields null). */
+  exited = false
   stderr: Readable | null = null
   constructor(readonly pid: number, readonly stdout: Readable) {
     super()
+  }
+  /** Records the exit and emits it. */
+  settle(exitCode: number | null, signalCode: NodeJS.Signals | null): void {
+    this.exitCode = exitCode
+    this.signalCode = signalCode
+    this.exited = true
+    this.emit("exit", exitCode, signalCode)
   }
   get stdio(): ReadonlyArray<Readable | null> {
     return [null, this.stdout, this.stderr]
@@ -85,6 +111,8 @@ export class LaunchedChild extends EventEmitter {
 
 interface Pending {
   readonly started: (result: LaunchedChild | LaunchFailure | "launcher gone") => void
+  /** Known from the launcher's stdout as soon as the child runs, before its pipes are handed over. */
+  pid?: number
   child?: LaunchedChild
 }
 
@@ -96,8 +124,8 @@ export interface Launcher {
   readonly started: Promise<boolean>
   /**
    * Starts `request`; `started` is called once: with the child, a spawn failure, or `"launcher gone"`
-   * when the launcher died before reporting a child (a call then fails rather than risk running its
-   * command twice).
+   * when the launcher died before handing the child over (the call then fails, and a child it had
+   * started is killed with its group, rather than run unowned or twice).
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
@@ -107,13 +135,21 @@ export interface Launcher {
   readonly close: () => Promise<void>
 }
 
+const killGroup = (pgid: number) => {
+  try {
+    process.kill(-pgid, "SIGKILL")
+  } catch {
+    // Gone already.
+  }
+}
+
 // How long a launch may wait for its child: a launcher that answers nothing (stopped, stuck) is
 // killed, and the spawner spawns directly from then on.
 const startBoundMs = 5_000
 
 /**
  * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
- * descriptors masked), the channel follows them. `onGone` is told once if it dies while in use.
+ * descriptors masked), but fd 3 is its channel. `onGone` is told once if it dies while in use.
  */
 export const startLauncher = (
   extraStdio: ReadonlyArray<"ignore" | number>,
@@ -133,10 +169,10 @@ export const startLauncher = (
     cwd: "/",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     detached: true,
-    stdio: ["ignore", "ignore", "ignore", ...extraStdio, "ipc"],
+    stdio: ["ignore", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
     serialization: "json"
   })
-  const exited = new Promise<void>((resolve) => helper.once("exit", () => resolve()))
+  const exited = new Promise<void>((resolve) => helper.once("close", () => resolve()))
   // The channel keeps the host alive only while a launch waits for its child's exit.
   const setBusy = () => {
     if (pending.size === 0) helper.channel?.unref()
@@ -157,6 +193,8 @@ export const startLauncher = (
     for (const entry of waiting) {
       const child = entry.child
       if (child === undefined) {
+        // Started but never handed over: its group is killed, so no command runs unowned.
+        if (entry.pid !== undefined) killGroup(entry.pid)
         entry.started("launcher gone")
         continue
       }
@@ -164,7 +202,7 @@ export const startLauncher = (
         child.stderr = Readable.from([])
         entry.started(child)
       }
-      child.emit("exit", null, null)
+      child.settle(null, null)
     }
   }
   const gone = (reason: string) => {
@@ -172,8 +210,20 @@ export const startLauncher = (
     settleAll()
     onGone(reason)
   }
+  // Each line is `<id> <pid>`, written before the launcher hands anything over.
+  let partial = ""
+  helper.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    const lines = (partial + text).split("\n")
+    partial = lines.pop()!
+    for (const line of lines) {
+      const [id, pid] = line.split(" ").map(Number)
+      const entry = pending.get(id!)
+      if (entry !== undefined && pid !== undefined) entry.pid = pid
+    }
+  })
   helper.on("error", (error) => gone(`launcher failed: ${error.message}`))
-  helper.once("exit", (code, signal) => gone(`launcher exited (${signal ?? `code ${code}`})`))
+  // `close` comes after the last pid line was read.
+  helper.once("close", (code, signal) => gone(`launcher exited (${signal ?? `code ${code}`})`))
 
   helper.on("message", (message: LauncherMessage, handle?: Readable) => {
     if (message.ready === true) {
@@ -195,10 +245,7 @@ export const startLauncher = (
     } else if (message.exit !== undefined) {
       pending.delete(message.id!)
       setBusy()
-      const child = entry.child!
-      child.exitCode = message.exit[0]
-      child.signalCode = message.exit[1]
-      child.emit("exit", message.exit[0], message.exit[1])
+      entry.child!.settle(message.exit[0], message.exit[1])
     } else if (handle !== undefined && entry.child !== undefined) {
       entry.child.stderr = handle
       entry.started(entry.child)

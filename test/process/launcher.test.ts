@@ -1,0 +1,88 @@
+/**
+ * The pre-forked launcher with real processes: commands are its children, their bytes arrive whole,
+ * a launcher that dies costs one call at most, and it ends with the layer.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { eventually } from "../support/cli.js"
+import { firstPid, isAlive, liveMembers } from "../support/processes.js"
+
+const executor = (config: LocalBashExecutor.Settings.Input = {}) => LocalBashExecutor.layer({ graceMs: 300, ...config })
+
+const run = (request: BashExecutor.Request) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    return yield* bash.run(yield* bash.resolve(request))
+  })
+
+const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
+  Effect.map(run({ command: "echo $PPID", ...request }), (result) => firstPid(result.stdout.text))
+
+const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
+
+describe("the launcher", () => {
+  it.live("starts the commands, and gives them none of its own descriptors", () =>
+    Effect.gen(function*() {
+      const launcher = yield* parentOf()
+      expect(launcher).not.toBe(process.pid)
+      expect(fs.readFileSync(`/proc/${launcher}/cmdline`, "utf8").split("\0")).toContain("--single-threaded")
+      const result = yield* run({ command: listFds })
+      // Past stdio only /dev/null: over the launcher's channel (fd 3) and what the host inherited.
+      // (A line without a target is the descriptor bash read the directory with.)
+      const beyondStdio = result.stdout.text.trim().split("\n").filter((line) => Number(line.split(" ")[0]) > 2 && line.includes(" "))
+      expect(beyondStdio.filter((line) => !line.endsWith(" /dev/null"))).toEqual([])
+    }).pipe(Effect.provide(executor())))
+
+  it.live("is not started with directSpawn: the host spawns", () =>
+    Effect.gen(function*() {
+      expect(yield* parentOf()).toBe(process.pid)
+    }).pipe(Effect.provide(executor({ directSpawn: true }))))
+
+  it.live("passes output, stdin bytes and a script too long for argv through whole", () =>
+    Effect.gen(function*() {
+      const text = "héllo ✓ ".repeat(30_000)
+      const digest = createHash("sha256").update(text).digest("hex")
+      const input = yield* run({ command: "sha256sum | cut -d' ' -f1", stdin: text })
+      expect(input.stdout.text).toBe(`${digest}\n`)
+
+      const output = yield* run({ command: "head -c 3000000 /dev/zero | tr '\\0' a; echo done >&2" })
+      expect(output.stdout.truncated).toBe(true)
+      expect(fs.statSync(output.stdout.spillPath!).size).toBe(3_000_000)
+      expect(output.stderr.text).toBe("done\n")
+
+      const script = yield* run({ command: `: ${"x".repeat(70_000)}\necho "$0 $#"` })
+      expect(script.stdout.text).toBe("bash 0\n")
+    }).pipe(Effect.provide(executor())))
+
+  it.live("that dies during a call ends that call with its group killed; later calls are spawned by the host", () =>
+    Effect.gen(function*() {
+      const pidFile = path.join(os.tmpdir(), `effect-bash-launcher-${process.pid}-${Date.now()}`)
+      // The command kills its parent, the launcher, whether or not it has handed the pipes over yet.
+      const outcome = yield* Effect.either(run({
+        command: `echo $$ > ${pidFile}; kill -KILL $PPID; sleep 100`,
+        timeoutMs: 20_000
+      }))
+      const group = Number(fs.readFileSync(pidFile, "utf8"))
+      fs.rmSync(pidFile)
+      if (outcome._tag === "Right") expect(outcome.right.timedOut).toBe(false)
+      else expect(outcome.left.message).toContain("launcher exited")
+      expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000))).toBe(true)
+      expect(yield* parentOf()).toBe(process.pid)
+    }).pipe(Effect.provide(executor())))
+
+  it.live("ends with the layer", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const layer = yield* Layer.buildWithScope(executor(), scope)
+      const launcher = yield* parentOf().pipe(Effect.provide(layer))
+      expect(isAlive(launcher)).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      expect(isAlive(launcher)).toBe(false)
+    }))
+})
