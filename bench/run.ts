@@ -77,6 +77,7 @@ const compare = (id: string, title: string, unit: Comparison["unit"], calls: num
         ratioToRaw: round(m / rawMedian, 3),
         cpuMs: round(cpu, 1),
         cpuRatioToRaw: round(cpu / rawCpu, 3),
+        helperCpuMs: round(median(samples.helperCpuMs[runnerId]!), 1),
         allocatedKiB: round(median(samples.allocatedBytes[runnerId]!) / 1024, 1)
       }]
     })
@@ -93,6 +94,7 @@ const perCallRows = (runners: ReadonlyArray<Runner>, a: Comparison, b: Compariso
       return {
         wallMs: round(stat.median / c.calls, 3),
         cpuMs: round(stat.cpuMs / c.calls, 3),
+        helperCpuMs: round(stat.helperCpuMs / c.calls, 3),
         allocatedKiB: round(stat.allocatedKiB / c.calls, 1)
       }
     }
@@ -295,7 +297,14 @@ const judgePerCall = (perCall: ReadonlyArray<PerCall>): Array<Target> => {
   versus(ours, row("reference"), "effect-bash executor / reference executor")
   versus(row("ours-tool"), row("reference-tool"), "effect-bash `bash` tool / reference tool (registry)")
   targets.push(
-    ratioTarget("a", "host CPU per call, effect-bash executor / raw, sequential", ours.sequential.cpuMs / raw.sequential.cpuMs, 1.5)
+    ratioTarget("a", "host CPU per call, effect-bash executor / raw, sequential", ours.sequential.cpuMs / raw.sequential.cpuMs, 1.5),
+    // Not a target of the issue: the same with the launcher's CPU added, so its saving is not hidden.
+    ratioTarget(
+      "a",
+      "host + launcher CPU per call, effect-bash executor / raw, sequential",
+      (ours.sequential.cpuMs + ours.sequential.helperCpuMs) / raw.sequential.cpuMs,
+      1.5
+    )
   )
   return targets
 }

@@ -2,6 +2,7 @@
  * What a piece of work costs this node process: CPU time (user + system; children excluded) and JS
  * heap allocated. Both are far steadier than wall time on a loaded machine.
  */
+import { readdirSync, readFileSync } from "node:fs"
 import { GCProfiler } from "node:v8"
 
 /** The work's value with its host cost. */
@@ -30,4 +31,50 @@ export const hostCost = async <A>(work: () => Promise<A>): Promise<HostCost<A>> 
   const collections = profiler.stop()?.statistics ?? []
   const freed = collections.reduce((sum, gc) => sum + Math.max(0, usedHeap(gc.beforeGC) - usedHeap(gc.afterGC)), 0)
   return { value, cpuMs: (cpu.user + cpu.system) / 1000, allocatedBytes: heapAfter - heapBefore + freed }
+}
+
+// The launcher is our spawner's helper: a child of this process started as `node --single-threaded ... -e`.
+const launcherPids = (): Set<number> => {
+  const pids = new Set<number>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      if (ppid !== process.pid) continue
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      if (argv.includes("--single-threaded") && argv.includes("-e")) pids.add(Number(entry))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids
+}
+
+// utime + stime, in clock ticks of 10 ms (Linux's USER_HZ); a process gone counts as 0.
+const processCpuMs = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Runs `make` and returns what it made with a reader of the CPU time used so far by the launchers
+ * started since (each of our layers starts one, maybe on first use; the host's own CPU does not
+ * include theirs). The first launchers found are the contender's: later ones are another's.
+ */
+export const withLaunchers = async <A>(make: () => Promise<A>): Promise<{ readonly made: A; readonly cpuMs: () => number }> => {
+  const before = launcherPids()
+  const made = await make()
+  let started: ReadonlyArray<number> = []
+  const cpuMs = () => {
+    if (started.length === 0) started = [...launcherPids()].filter((pid) => !before.has(pid))
+    return started.reduce((sum, pid) => sum + processCpuMs(pid), 0)
+  }
+  cpuMs()
+  return { made, cpuMs }
 }

@@ -27,6 +27,10 @@ const withRatio = (value: number, raw: number, unit: string, isRaw: boolean) =>
   isRaw ? fmt(value, unit) : `${fmt(value, unit)} (${round(value / raw)}×)`
 
 /** (a)/(b) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to raw. */
+// The launcher's CPU beside the host's (which excludes it).
+const withHelper = (cell: string, helperMs: number): string =>
+  helperMs > 0 ? `${cell} + ${round(helperMs, 2)} ms launcher` : cell
+
 export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
   const raw = perCall.find((p) => p.id === "raw")!
   return table(
@@ -45,9 +49,9 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
         p.label,
         levelText[p.level],
         withRatio(p.sequential.wallMs, raw.sequential.wallMs, "ms", isRaw),
-        withRatio(p.sequential.cpuMs, raw.sequential.cpuMs, "ms", isRaw),
+        withHelper(withRatio(p.sequential.cpuMs, raw.sequential.cpuMs, "ms", isRaw), p.sequential.helperCpuMs),
         withRatio(p.concurrent.wallMs, raw.concurrent.wallMs, "ms", isRaw),
-        withRatio(p.concurrent.cpuMs, raw.concurrent.cpuMs, "ms", isRaw),
+        withHelper(withRatio(p.concurrent.cpuMs, raw.concurrent.cpuMs, "ms", isRaw), p.concurrent.helperCpuMs),
         withRatio(p.sequential.allocatedKiB, raw.sequential.allocatedKiB, "KiB", isRaw)
       ]
     })

@@ -12,6 +12,8 @@ export interface ContenderStat {
   /** Median CPU time of this process per round, in ms (children excluded). */
   readonly cpuMs: number
   readonly cpuRatioToRaw: number
+  /** Median CPU time of the contender's helper processes per round, in ms (our launcher; 0 without). */
+  readonly helperCpuMs: number
   /** Median JS heap allocated per round, in KiB. */
   readonly allocatedKiB: number
 }
@@ -88,6 +90,8 @@ export interface PerCallCost {
   readonly wallMs: number
   /** CPU time of the node process per call (children excluded), in ms. */
   readonly cpuMs: number
+  /** CPU time of the contender's helper processes per call (our launcher), in ms. */
+  readonly helperCpuMs: number
   /** JS heap allocated per call, in KiB. */
   readonly allocatedKiB: number
 }

@@ -18,6 +18,7 @@ import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { isAbsolute } from "node:path"
 import { pathToFileURL } from "node:url"
 import EffectBash from "../../src/cordis-adapter.js"
+import { withLaunchers } from "../lib/cost.js"
 import type { Runner } from "./Runner.js"
 
 /** What the bench reads of a harness call's result. */
@@ -169,12 +170,13 @@ export const makeReferenceRunners = async (
 /** Our `bash` tool: the effect-bash Cordis plugin in the same kind of registry. */
 export const makeOursToolRunner = async (): Promise<Runner> => {
   const { harness, load, close } = await makeRegistry()
-  await load(EffectBash)
+  const { cpuMs } = await withLaunchers(() => load(EffectBash))
   return {
     id: "ours-tool",
     label: "effect-bash `bash` tool",
     level: "tool",
     run: toolCall(harness, agentIn(process.cwd())),
+    helperCpuMs: cpuMs,
     close
   }
 }

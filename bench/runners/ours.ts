@@ -4,6 +4,7 @@
 import { Effect, ManagedRuntime } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { withLaunchers } from "../lib/cost.js"
 import type { Runner } from "./Runner.js"
 
 /** The effect-bash contender, plus a way to run one request with every field under the caller's control. */
@@ -14,7 +15,7 @@ export interface OursRunner extends Runner {
 /** Builds the runtime eagerly so layer construction is never billed to the first timed call. */
 export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): Promise<OursRunner> => {
   const runtime = ManagedRuntime.make(LocalBashExecutor.layer(config))
-  const executor = await runtime.runPromise(BashExecutor)
+  const { made: executor, cpuMs } = await withLaunchers(() => runtime.runPromise(BashExecutor))
   const execute = (request: BashExecutor.Request) =>
     runtime.runPromise(Effect.flatMap(executor.resolve(request), executor.run))
   return {
@@ -32,6 +33,7 @@ export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): 
       }
       return { path: result.stdout.spillPath }
     },
+    helperCpuMs: cpuMs,
     close: () => runtime.dispose()
   }
 }

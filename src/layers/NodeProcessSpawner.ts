@@ -128,9 +128,6 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
-// How long building the layer waits for the launcher to start, and closing it for the launcher to exit.
-const launcherStartBoundMs = 2_000
-const launcherExitBoundMs = 1_000
 
 const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*() {
   const reaper = yield* HostReaper
@@ -154,8 +151,8 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // Inherited descriptors reach no command. Mostly bash closes them itself, from a `BASH_ENV` file
   // sourced before the command (the `-c` string stays the command's own): a `stdio` list as long as
   // the highest inherited fd costs each spawn about 0.2 ms of CPU inside Node. Where that file cannot
-  // serve — a runner is spawned instead of bash, the command comes over fd 3, or the caller set its
-  // own `BASH_ENV` — each inherited descriptor is replaced by /dev/null in the child instead (a dup2
+  // serve — a runner is spawned instead of bash, the command comes over fd 3, or the env would skip
+  // or change the file (posix mode, the caller's own `BASH_ENV`) — each inherited descriptor is replaced by /dev/null in the child instead (a dup2
   // there). Hosts that inherited none spawn exactly as before. The launcher's gate (see
   // `Launcher.ts`) is a `BASH_ENV` file too. The files, the /dev/null descriptor (close-on-exec, as
   // Node opens every file) and the stdio lists are the layer's: made once.
@@ -193,6 +190,17 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       return lastWith
     }
   }
+  // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options or exported functions
+  // could change what the file does: such an env spawns directly, with the masked stdio list.
+  const takesBashEnvFile = (env: Readonly<Record<string, string>>) => {
+    for (const name in env) {
+      if (
+        name === "BASH_ENV" || name === "ENV" || name === "POSIXLY_CORRECT" || name === "SHELLOPTS" ||
+        name === "BASHOPTS" || name.startsWith("BASH_FUNC_")
+      ) return false
+    }
+    return true
+  }
   const withClosingFile = bashEnvFiles.closing === undefined ? undefined : withBashEnv(bashEnvFiles.closing)
   const withGate = bashEnvFiles.gate === undefined ? undefined : withBashEnv(bashEnvFiles.gate)
   const devNull = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
@@ -218,8 +226,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node.
   const launchOptions = (options: ProcessSpawner.Options, script: boolean) => {
     const stdin = options.stdin !== undefined
-    return withClosingFile !== undefined && options.wrapper === undefined && !script &&
-        options.env.BASH_ENV === undefined
+    return withClosingFile !== undefined && options.wrapper === undefined && !script && takesBashEnvFile(options.env)
       ? { env: withClosingFile(options.env), stdio: stdioFor(plainLists, stdin, false) }
       : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
   }
@@ -232,14 +239,11 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       startLauncher(masked, (reason) =>
         Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)))
     ),
-    (launcher) =>
-      Effect.promise(() => launcher.close()).pipe(Effect.interruptible, Effect.timeoutOption(launcherExitBoundMs))
+    // Bounded by the launcher itself (killed when it does not exit in time), on any clock.
+    (launcher) => Effect.promise(() => launcher.close())
   )
-  // Ready with the layer, so every call takes the same way; one that does not start in time is
-  // not waited for (the host spawns until it is ready).
-  if (launcher !== undefined) {
-    yield* Effect.promise(() => launcher.started).pipe(Effect.timeoutOption(launcherStartBoundMs))
-  }
+  // Ready with the layer, so every call takes the same way (bounded by the launcher itself).
+  if (launcher !== undefined) yield* Effect.promise(() => launcher.started)
 
   // The launched child, once it has reported both pipes: read from then on, like a direct spawn's.
   const launched = (
@@ -269,10 +273,10 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       const shell = shellInvocation(options.command)
       const bash = ["bash", ...shell.args]
       const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
-      // The gate is a BASH_ENV file: a runner, or the caller's own BASH_ENV, takes the direct way.
+      // The gate is a BASH_ENV file: a runner, or an env that would skip or change it, takes the direct way.
       if (
         launcher?.ready() === true && withGate !== undefined && options.wrapper === undefined &&
-        options.env.BASH_ENV === undefined
+        takesBashEnvFile(options.env)
       ) {
         return launcher.launch({
           file: file!,

@@ -13,6 +13,8 @@
  */
 import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
+import { readFileSync } from "node:fs"
+import type { Socket } from "node:net"
 import { Readable } from "node:stream"
 
 /**
@@ -120,7 +122,7 @@ interface Pending {
 export interface Launcher {
   /** Whether a spawn can go through the launcher now. */
   readonly ready: () => boolean
-  /** Resolves once the launcher is ready (`true`) or gone (`false`); unbounded: the caller bounds it. */
+  /** Resolves once the launcher is ready (`true`), or gone or not ready within two seconds (`false`). */
   readonly started: Promise<boolean>
   /**
    * Starts `request`; `started` is called once: with the child, a spawn failure, or `"launcher gone"`
@@ -129,8 +131,8 @@ export interface Launcher {
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
-   * Disconnects; resolves once the launcher has exited (unbounded: the caller bounds it). Children
-   * it started keep running, owned by the host.
+   * Disconnects; resolves once the launcher has exited, killing it if it does not within a second.
+   * Children it started keep running, owned by the host.
    */
   readonly close: () => Promise<void>
 }
@@ -143,9 +145,33 @@ const killGroup = (pgid: number) => {
   }
 }
 
-// How long a launch may wait for its child: a launcher that answers nothing (stopped, stuck) is
-// killed, and the spawner spawns directly from then on.
+// A launch waiting this long looks at the launcher: a stopped one is killed (the spawner spawns
+// directly from then on); a busy one, or a host that was stalled itself, is given as long again.
 const startBoundMs = 5_000
+// How long the launcher may take to start before a layer stops waiting for it.
+const readyBoundMs = 2_000
+// How long closing waits for the launcher to exit before it is killed.
+const exitBoundMs = 1_000
+// How often the leader of a group is looked for once the launcher that would report its exit died.
+const orphanPollMs = 20
+
+// A process state from `/proc/<pid>/stat`, or undefined when it is gone.
+const stateOf = (pid: number): string | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
+  } catch {
+    return undefined
+  }
+}
+const isStopped = (pid: number) => {
+  const state = stateOf(pid)
+  return state === "T" || state === "t"
+}
+const isGone = (pid: number) => {
+  const state = stateOf(pid)
+  return state === undefined || state === "Z" || state === "X"
+}
 
 /**
  * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
@@ -162,7 +188,12 @@ export const startLauncher = (
   const pending = new Map<number, Pending>()
   let reportStarted: (ready: boolean) => void = () => {}
   const started = new Promise<boolean>((resolve) => {
-    reportStarted = resolve
+    // One that is not ready in time is not waited for (the host spawns until it is).
+    const bound = setTimeout(() => resolve(false), readyBoundMs)
+    reportStarted = (ready) => {
+      clearTimeout(bound)
+      resolve(ready)
+    }
   })
   // A small heap is the point: no compiler threads or large young generation are needed here.
   const helper = ChildProcess.spawn(process.execPath, ["--single-threaded", "--max-semi-space-size=1", "-e", program], {
@@ -172,18 +203,25 @@ export const startLauncher = (
     stdio: ["ignore", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
     serialization: "json"
   })
-  const exited = new Promise<void>((resolve) => helper.once("close", () => resolve()))
-  // The channel keeps the host alive only while a launch waits for its child's exit.
+  const exited = new Promise<void>((resolve) => helper.once("exit", () => resolve()))
+  // The launcher keeps the host alive only while a launch waits for its child's exit; its pid
+  // lines never do.
   const setBusy = () => {
-    if (pending.size === 0) helper.channel?.unref()
-    else helper.channel?.ref()
+    if (pending.size === 0) {
+      helper.unref()
+      helper.channel?.unref()
+    } else {
+      helper.ref()
+      helper.channel?.ref()
+    }
   }
-  helper.unref()
+  ;(helper.stdout as Socket).unref()
   setBusy()
 
   // Every launch still waiting is settled once: one not started fails, a started one gets an
-  // ended stderr if its own was not handed over yet, and an exit that was never reported is unknown
-  // (null, null) — the host's kill path and liveness check take over its group.
+  // ended stderr if its own was not handed over yet. A started child runs on: its exit is reported,
+  // unknown (null, null), once its leader is gone — one command that kills the launcher does not
+  // end the other calls.
   const settleAll = () => {
     alive = false
     isReady = false
@@ -202,7 +240,11 @@ export const startLauncher = (
         child.stderr = Readable.from([])
         entry.started(child)
       }
-      child.settle(null, null)
+      const poll = setInterval(() => {
+        if (!isGone(child.pid)) return
+        clearInterval(poll)
+        child.settle(null, null)
+      }, orphanPollMs)
     }
   }
   const gone = (reason: string) => {
@@ -222,8 +264,17 @@ export const startLauncher = (
     }
   })
   helper.on("error", (error) => gone(`launcher failed: ${error.message}`))
-  // `close` comes after the last pid line was read.
-  helper.once("close", (code, signal) => gone(`launcher exited (${signal ?? `code ${code}`})`))
+  // Once the launcher exited and its last pid line was read (its stdout ended).
+  let exitReason: string | undefined
+  let linesEnded = false
+  helper.stdout!.once("close", () => {
+    linesEnded = true
+    if (exitReason !== undefined) gone(exitReason)
+  })
+  helper.once("exit", (code, signal) => {
+    exitReason = `launcher exited (${signal ?? `code ${code}`})`
+    if (linesEnded) gone(exitReason)
+  })
 
   helper.on("message", (message: LauncherMessage, handle?: Readable) => {
     if (message.ready === true) {
@@ -257,7 +308,12 @@ export const startLauncher = (
     started,
     launch: (request, started) => {
       const id = nextId++
-      const bound = setTimeout(() => helper.kill("SIGKILL"), startBoundMs)
+      let bound: ReturnType<typeof setTimeout>
+      const look = () => {
+        if (helper.pid !== undefined && isStopped(helper.pid)) helper.kill("SIGKILL")
+        else bound = setTimeout(look, startBoundMs)
+      }
+      bound = setTimeout(look, startBoundMs)
       pending.set(id, {
         started: (result) => {
           clearTimeout(bound)
@@ -277,10 +333,11 @@ export const startLauncher = (
     close: () => {
       if (!alive) return Promise.resolve()
       settleAll()
-      // Waited for: the caller bounds the wait.
       helper.ref()
       helper.disconnect()
-      return exited
+      // A launcher that does not exit in time (stopped) is killed.
+      const force = setTimeout(() => helper.kill("SIGKILL"), exitBoundMs)
+      return exited.finally(() => clearTimeout(force))
     }
   }
 }
