@@ -60,21 +60,41 @@ describe("the launcher", () => {
       expect(script.stdout.text).toBe("bash 0\n")
     }).pipe(Effect.provide(executor())))
 
-  it.live("that dies during a call ends that call with its group killed; later calls are spawned by the host", () =>
+  it.live("that a command kills: that command is killed with its group, the others run on, later calls are spawned by the host", () =>
     Effect.gen(function*() {
       const pidFile = path.join(os.tmpdir(), `effect-bash-launcher-${process.pid}-${Date.now()}`)
-      // The command kills its parent, the launcher, whether or not it has handed the pipes over yet.
-      const outcome = yield* Effect.either(run({
-        command: `echo $$ > ${pidFile}; kill -KILL $PPID; sleep 100`,
-        timeoutMs: 20_000
-      }))
+      const [killer, other] = yield* Effect.all([
+        // Kills its parent, the launcher, whether or not it has handed the pipes over yet.
+        Effect.either(run({ command: `echo $$ > ${pidFile}; kill -KILL $PPID; sleep 100`, timeoutMs: 1_500 })),
+        Effect.delay(run({ command: "sleep 0.5; echo still here" }), "50 millis")
+      ], { concurrency: "unbounded" })
       const group = Number(fs.readFileSync(pidFile, "utf8"))
       fs.rmSync(pidFile)
-      if (outcome._tag === "Right") expect(outcome.right.timedOut).toBe(false)
-      else expect(outcome.left.message).toContain("launcher exited")
+      // Not handed over: the call fails and its group is killed. Handed over: it ends at its timeout.
+      if (killer._tag === "Left") expect(killer.left.message).toContain("launcher exited")
+      else expect(killer.right.timedOut).toBe(true)
       expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000))).toBe(true)
+      expect(other.stdout.text).toBe("still here\n")
       expect(yield* parentOf()).toBe(process.pid)
     }).pipe(Effect.provide(executor())))
+
+  it.live("is not used for an env that would skip or change its BASH_ENV gate", () =>
+    Effect.gen(function*() {
+      for (const env of [{ POSIXLY_CORRECT: "1" }, { SHELLOPTS: "xtrace" }, { "BASH_FUNC_read%%": "() { :; }" }]) {
+        const result = yield* run({ command: "echo $PPID; echo \"${BASH_ENV-unset}\"", env })
+        expect(result.stdout.text).toBe(`${process.pid}\nunset\n`)
+      }
+    }).pipe(Effect.provide(executor())))
+
+  it.live("that was stopped is killed when the layer closes", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const layer = yield* Layer.buildWithScope(executor(), scope)
+      const launcher = yield* parentOf().pipe(Effect.provide(layer))
+      process.kill(launcher, "SIGSTOP")
+      yield* Scope.close(scope, Exit.void)
+      expect(isAlive(launcher)).toBe(false)
+    }))
 
   it.live("ends with the layer", () =>
     Effect.gen(function*() {
