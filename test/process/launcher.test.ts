@@ -33,8 +33,9 @@ describe("the launcher", () => {
       expect(launcher).not.toBe(process.pid)
       expect(fs.readFileSync(`/proc/${launcher}/cmdline`, "utf8").split("\0")).toContain("--single-threaded")
       const result = yield* run({ command: listFds })
-      // Past stdio only /dev/null: over the launcher's channel (fd 3) and what the host inherited.
-      // (A line without a target is the descriptor bash read the directory with.)
+      // Past stdio only what the host inherited, as /dev/null; not the launcher's channel (fd 3), nor
+      // the /dev/null over it. (A line without a target is the descriptor bash read the directory with.)
+      expect(result.stdout.text).not.toMatch(/^3 \//m)
       const beyondStdio = result.stdout.text.trim().split("\n").filter((line) => Number(line.split(" ")[0]) > 2 && line.includes(" "))
       expect(beyondStdio.filter((line) => !line.endsWith(" /dev/null"))).toEqual([])
     }).pipe(Effect.provide(executor())))

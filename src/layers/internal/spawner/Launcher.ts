@@ -65,9 +65,11 @@ process.send({ ready: true })
  * The `BASH_ENV` file of a launched command: bash waits on fd 4 until the launcher has told the
  * host the child's pid, so a command can never run while its group is unknown to the host (one
  * that kills the launcher at once is then killed with its group). If the launcher dies before
- * that, the gate sees end-of-file and the command never runs.
+ * that, the gate sees end-of-file and the command never runs. Then fd 4 is closed, and fd 3 too
+ * unless it carries the script (it is /dev/null over the launcher's channel otherwise).
  */
-export const gateScript = "IFS= read -r -u 4 __effect_bash_gate || exit 125; exec 4<&-; unset BASH_ENV __effect_bash_gate\n"
+export const gateScript = "IFS= read -r -u 4 __effect_bash_gate || exit 125; exec 4<&-; " +
+  "[[ /proc/self/fd/3 -ef /dev/null ]] && exec 3<&-; unset BASH_ENV __effect_bash_gate\n"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
