@@ -301,7 +301,7 @@ const judgePerCall = (perCall: ReadonlyArray<PerCall>): Array<Target> => {
     // Not a target of the issue: the same with the launcher's CPU added, so its saving is not hidden.
     ratioTarget(
       "a",
-      "host + launcher CPU per call, effect-bash executor / raw, sequential",
+      "host + launcher CPU per call, effect-bash executor / raw, sequential (information, not a target of the issue)",
       (ours.sequential.cpuMs + ours.sequential.helperCpuMs) / raw.sequential.cpuMs,
       1.5
     )

@@ -33,7 +33,7 @@ export const hostCost = async <A>(work: () => Promise<A>): Promise<HostCost<A>> 
   return { value, cpuMs: (cpu.user + cpu.system) / 1000, allocatedBytes: heapAfter - heapBefore + freed }
 }
 
-// The launcher is our spawner's helper: a child of this process started as `node --single-threaded ... -e`.
+// The launcher is our spawner's helper: a child of this process titled `effect-bash launcher`.
 const launcherPids = (): Set<number> => {
   const pids = new Set<number>()
   for (const entry of readdirSync("/proc")) {
@@ -42,8 +42,7 @@ const launcherPids = (): Set<number> => {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
       if (ppid !== process.pid) continue
-      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
-      if (argv.includes("--single-threaded") && argv.includes("-e")) pids.add(Number(entry))
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").startsWith("effect-bash launcher")) pids.add(Number(entry))
     } catch {
       // Gone meanwhile.
     }

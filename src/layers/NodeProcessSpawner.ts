@@ -1,6 +1,7 @@
 /**
  * The `ProcessSpawner` port over `node:child_process`: `bash -c` as the leader of a new session and
- * process group (a command too long for argv goes over fd 3), zombie-aware liveness from `/proc`,
+ * process group (a command too long for argv goes over fd 3), spawned by a pre-forked launcher or
+ * by the host itself, zombie-aware liveness from `/proc`,
  * a host `exit` hook that SIGKILLs every group still tracked, and a {@link HostReaper} that does
  * the same if the host dies without running any code.
  *
@@ -128,7 +129,6 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
-
 const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*() {
   const reaper = yield* HostReaper
   const tracked = new Set<number>()
@@ -152,10 +152,11 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // sourced before the command (the `-c` string stays the command's own): a `stdio` list as long as
   // the highest inherited fd costs each spawn about 0.2 ms of CPU inside Node. Where that file cannot
   // serve — a runner is spawned instead of bash, the command comes over fd 3, or the env would skip
-  // or change the file (posix mode, the caller's own `BASH_ENV`) — each inherited descriptor is replaced by /dev/null in the child instead (a dup2
-  // there). Hosts that inherited none spawn exactly as before. The launcher's gate (see
-  // `Launcher.ts`) is a `BASH_ENV` file too. The files, the /dev/null descriptor (close-on-exec, as
-  // Node opens every file) and the stdio lists are the layer's: made once.
+  // or change the file (posix mode, the caller's own `BASH_ENV`) — each inherited descriptor is
+  // replaced by /dev/null in the child instead (a dup2 there). Hosts that inherited none spawn
+  // exactly as before. The launcher's gate (see `Launcher.ts`) is a `BASH_ENV` file too. The files,
+  // the /dev/null descriptor (close-on-exec, as Node opens every file) and the stdio lists are the
+  // layer's: made once.
   const inherited = inheritedDescriptorsSync()
   const noFiles = { closing: undefined, gate: undefined }
   const bashEnvFiles: { readonly closing: string | undefined; readonly gate: string | undefined } =
@@ -252,7 +253,8 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   ) =>
   (result: LaunchedChild | LaunchFailure | "launcher gone") => {
     if (result === "launcher gone") {
-      return resume(Effect.fail(new SpawnError({ code: undefined, message: "the launcher exited before handing the command over (a group it had started was killed)" })))
+      const message = "the launcher exited before handing the command over (a group it had started was killed)"
+      return resume(Effect.fail(new SpawnError({ code: undefined, message })))
     }
     if (!(result instanceof LaunchedChild)) {
       return resume(Effect.fail(spawnFailure(Object.assign(new Error(result.message), { code: result.code }), options)))
@@ -386,8 +388,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
 
 /**
  * The Node implementation of `ProcessSpawner`; with `launcher`, commands are spawned by a
- * pre-forked launcher process once it is ready (see the README's "Per-call cost"), else by the
- * host itself.
+ * pre-forked launcher process (see the README's Design) whenever it can serve, else by the host.
  *
  * @since 0.2.0
  */

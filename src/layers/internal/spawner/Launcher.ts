@@ -23,8 +23,10 @@ import { Readable } from "node:stream"
  * for the host.
  */
 const program = `"use strict"
+process.title = "effect-bash launcher"
 const { spawn } = require("node:child_process")
-// The channel is fd 3, and not close-on-exec: each child gets /dev/null there instead (or its script pipe).
+// The channel is fd 3, and not close-on-exec: each child gets /dev/null there (or its script pipe),
+// which its gate closes.
 const { openSync, writeSync } = require("node:fs")
 const devNull = openSync("/dev/null", "r")
 let env
