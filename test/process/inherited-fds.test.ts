@@ -54,6 +54,20 @@ describe("descriptors the host inherited", () => {
       expect(outcome.stdout).toBe("/dev/zero\n")
     }))
 
+  it.live("reach a command the launcher started as /dev/null", () =>
+    Effect.gen(function*() {
+      // A host with a layer of its own (the launcher's), inheriting fd 40 alike.
+      const outcome = yield* Effect.promise(() =>
+        runNode([hostFixture, "with-env", `tr '\\0' ' ' < /proc/$PPID/cmdline; echo; ${listFds}`, "PLAIN=1"], {
+          env: cleanEnv(),
+          extraFds
+        })
+      )
+      expect(outcome.stdout).toMatch(/^effect-bash launcher/)
+      expect(outcome.stdout).not.toContain(heldFile)
+      expect(outcome.stdout).toContain(`${inheritedAt} /dev/null`)
+    }))
+
   it.live("reach a command that sets its own BASH_ENV as /dev/null, and its BASH_ENV is read", () =>
     Effect.gen(function*() {
       const own = join(dir, "own-bash-env.sh")
