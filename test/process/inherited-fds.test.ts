@@ -56,7 +56,7 @@ describe("descriptors the host inherited", () => {
 
   it.live("reach a command the launcher started as /dev/null", () =>
     Effect.gen(function*() {
-      // A host with a layer of its own (the launcher's), inheriting fd 40 alike.
+      // A host whose layer has a launcher, inheriting fd 40 alike.
       const outcome = yield* Effect.promise(() =>
         runNode([hostFixture, "with-env", `tr '\\0' ' ' < /proc/$PPID/cmdline; echo; ${listFds}`, "PLAIN=1"], {
           env: cleanEnv(),
