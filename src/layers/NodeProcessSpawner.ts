@@ -191,13 +191,14 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       return lastWith
     }
   }
-  // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options or exported functions
-  // could change what the file does: such an env spawns directly, with the masked stdio list.
+  // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options, exported functions
+  // or `TMOUT` (a default timeout for the gate's `read`) could change what the file does: such an
+  // env spawns directly, with the masked stdio list.
   const takesBashEnvFile = (env: Readonly<Record<string, string>>) => {
     for (const name in env) {
       if (
         name === "BASH_ENV" || name === "ENV" || name === "POSIXLY_CORRECT" || name === "SHELLOPTS" ||
-        name === "BASHOPTS" || name.startsWith("BASH_FUNC_")
+        name === "BASHOPTS" || name === "TMOUT" || name.startsWith("BASH_FUNC_")
       ) return false
     }
     return true
