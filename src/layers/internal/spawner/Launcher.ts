@@ -13,9 +13,9 @@
  */
 import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
-import { readFileSync } from "node:fs"
 import type { Socket } from "node:net"
 import { Readable } from "node:stream"
+import { procStatFields } from "./procStat.js"
 
 /**
  * The launcher's program. Node starts reading a new child's pipes in the tick that spawned it but
@@ -160,14 +160,7 @@ const exitBoundMs = 1_000
 const orphanPollMs = 20
 
 // A process state from `/proc/<pid>/stat`, or undefined when it is gone.
-const stateOf = (pid: number): string | undefined => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-  } catch {
-    return undefined
-  }
-}
+const stateOf = (pid: number): string | undefined => procStatFields(String(pid))?.[0]
 const isStopped = (pid: number) => {
   const state = stateOf(pid)
   return state === "T" || state === "t"
