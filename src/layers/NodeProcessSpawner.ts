@@ -20,7 +20,7 @@ import * as HostReaperLive from "./HostReaper.js"
 import { ownedPrefix } from "./internal/executor/spillOwner.js"
 import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
-import type { LaunchFailure } from "./internal/spawner/Launcher.js"
+import type { LauncherGone, LaunchFailure } from "./internal/spawner/Launcher.js"
 import { gateScript, LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
 import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
 
@@ -252,8 +252,10 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     options: ProcessSpawner.Options,
     resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
   ) =>
-  (result: LaunchedChild | LaunchFailure | "launcher gone") => {
-    if (result === "launcher gone") {
+  (result: LaunchedChild | LaunchFailure | LauncherGone) => {
+    if ("_tag" in result) {
+      // Started but never handed over: its group is killed, so no command runs unowned.
+      if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
       const message = "the launcher exited before handing the command over (a group it had started was killed)"
       return resume(Effect.fail(new SpawnError({ code: undefined, message })))
     }

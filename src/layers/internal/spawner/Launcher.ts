@@ -84,6 +84,15 @@ export interface LaunchRequest {
   readonly script?: string | undefined
 }
 
+/**
+ * A launch the launcher died before handing over; `pid` when it had started the child (whose group
+ * the host then kills: the gate kept a child without one from running).
+ */
+export interface LauncherGone {
+  readonly _tag: "LauncherGone"
+  readonly pid: number | undefined
+}
+
 /** A spawn that failed before a process started, as Node reported it in the launcher. */
 export interface LaunchFailure {
   readonly code: string | undefined
@@ -116,7 +125,7 @@ export class LaunchedChild extends EventEmitter {
 }
 
 interface Pending {
-  readonly started: (result: LaunchedChild | LaunchFailure | "launcher gone") => void
+  readonly started: (result: LaunchedChild | LaunchFailure | LauncherGone) => void
   /** Known from the launcher's stdout as soon as the child runs, before its pipes are handed over. */
   pid?: number
   child?: LaunchedChild
@@ -129,9 +138,8 @@ export interface Launcher {
   /** Resolves once the launcher is ready (`true`), or gone or not ready within two seconds (`false`). */
   readonly started: Promise<boolean>
   /**
-   * Starts `request`; `started` is called once: with the child, a spawn failure, or `"launcher gone"`
-   * when the launcher died before handing the child over (the call then fails, and a child it had
-   * started is killed with its group, rather than run unowned or twice).
+   * Starts `request`; `started` is called once: with the child, a spawn failure, or
+   * {@link LauncherGone} when the launcher died before handing the child over.
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
@@ -139,14 +147,6 @@ export interface Launcher {
    * Children it started keep running, owned by the host.
    */
   readonly close: () => Promise<void>
-}
-
-const killGroup = (pgid: number) => {
-  try {
-    process.kill(-pgid, "SIGKILL")
-  } catch {
-    // Gone already.
-  }
 }
 
 // A launch waiting this long looks at the launcher: a stopped one is killed (the spawner spawns
@@ -228,9 +228,7 @@ export const startLauncher = (
     for (const entry of waiting) {
       const child = entry.child
       if (child === undefined) {
-        // Started but never handed over: its group is killed, so no command runs unowned.
-        if (entry.pid !== undefined) killGroup(entry.pid)
-        entry.started("launcher gone")
+        entry.started({ _tag: "LauncherGone", pid: entry.pid })
         continue
       }
       if (child.stderr === null) {
