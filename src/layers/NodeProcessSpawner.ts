@@ -225,10 +225,11 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   const stdioFor = (lists: typeof plainLists, stdin: boolean, script: boolean) =>
     lists[stdin ? 1 : 0]![script ? 1 : 0]!
 
-  // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node.
-  const launchOptions = (options: ProcessSpawner.Options, script: boolean) => {
+  // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node;
+  // `bashEnvServes`: bash is spawned directly, with an env that keeps a BASH_ENV file working.
+  const launchOptions = (options: ProcessSpawner.Options, script: boolean, bashEnvServes: boolean) => {
     const stdin = options.stdin !== undefined
-    return withClosingFile !== undefined && options.wrapper === undefined && !script && takesBashEnvFile(options.env)
+    return withClosingFile !== undefined && bashEnvServes && !script
       ? { env: withClosingFile(options.env), stdio: stdioFor(plainLists, stdin, false) }
       : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
   }
@@ -279,10 +280,8 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       const bash = ["bash", ...shell.args]
       const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
       // The gate is a BASH_ENV file: a runner, or an env that would skip or change it, takes the direct way.
-      if (
-        launcher?.ready() === true && withGate !== undefined && options.wrapper === undefined &&
-        takesBashEnvFile(options.env)
-      ) {
+      const bashEnvServes = options.wrapper === undefined && takesBashEnvFile(options.env)
+      if (launcher?.ready() === true && withGate !== undefined && bashEnvServes) {
         return launcher.launch({
           file: file!,
           args,
@@ -298,7 +297,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
         child = ChildProcess.spawn(file!, args, {
           cwd: options.cwd,
           detached: true,
-          ...launchOptions(options, shell.script !== undefined)
+          ...launchOptions(options, shell.script !== undefined, bashEnvServes)
         })
       } catch (error) {
         // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
@@ -393,7 +392,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
  * The Node implementation of `ProcessSpawner`; with `launcher`, commands are spawned by a
  * pre-forked launcher process (see the README's Design) whenever it can serve, else by the host.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerWith = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSpawner | HostReaper> =>
   Layer.scoped(ProcessSpawner, make(options)).pipe(Layer.provideMerge(HostReaperLive.layer))
