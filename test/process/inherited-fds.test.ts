@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 import { cleanEnv, runCli, runNode } from "../support/cli.js"
 import { bwrapUsable } from "../support/bwrap.js"
+import { listFds } from "../support/processes.js"
 
 const dir = mkdtempSync(join(tmpdir(), "effect-bash-inherited-"))
 const heldFile = join(dir, "supervisor-pipe-stand-in")
@@ -25,7 +26,6 @@ afterAll(() => {
 const hostFixture = join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 const inheritedAt = 40
 const extraFds = [...Array.from({ length: inheritedAt - 3 }, () => "ignore" as const), held]
-const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
 
 const run = (args: ReadonlyArray<string>) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(), extraFds }))

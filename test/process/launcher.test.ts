@@ -11,7 +11,7 @@ import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { eventually } from "../support/cli.js"
-import { firstPid, isAlive, liveMembers } from "../support/processes.js"
+import { firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
 
 const executor = (config: LocalBashExecutor.Settings.Input = {}) => LocalBashExecutor.layer({ graceMs: 300, ...config })
 
@@ -24,7 +24,6 @@ const run = (request: BashExecutor.Request) =>
 const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
   Effect.map(run({ command: "echo $PPID", ...request }), (result) => firstPid(result.stdout.text))
 
-const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
 
 describe("the launcher", () => {
   it.live("starts the commands, and gives them none of its own descriptors", () =>

@@ -30,3 +30,6 @@ export const firstPid = (text: string): number => {
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`expected a pid on the first line, got ${JSON.stringify(text)}`)
   return pid
 }
+
+/** A command that prints each of its own descriptors as `<fd> <target>` (one without a target: the glob's own). */
+export const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
