@@ -163,16 +163,35 @@ describe("makeEnvBuilder", () => {
     check({ TERM: "vt100" })
   })
 
-  it("shares the base, frozen, with calls that add no variables, and copies it for calls that do", () => {
+  it("shares the base, frozen, with calls that add no variables", () => {
     const build = makeEnvBuilder(noScrubExtras)
     const plain = build(inherited, undefined, {})
     expect(build(inherited, {}, undefined)).toBe(plain)
     expect(() => {
       ;(plain as Record<string, string>).PATH = "changed"
     }).toThrow(TypeError)
-    const added = build(inherited, { A: "1" }, undefined)
-    expect(added).not.toBe(plain)
-    ;(added as Record<string, string>).PATH = "changed"
     expect(build(inherited, undefined, undefined).PATH).toBe(inherited.PATH)
+  })
+
+  it("reuses one frozen merge while the base and the call's variables stay the same", () => {
+    const build = makeEnvBuilder(noScrubExtras)
+    const host: Record<string, string | undefined> = { PATH: "/bin" }
+    const vars = { A: "1" }
+    const first = build(host, vars, { DSH_SESSION_ID: "s1" })
+    expect(build(host, { A: "1" }, { DSH_SESSION_ID: "s1" })).toBe(first)
+    expect(() => {
+      ;(first as Record<string, string>).A = "changed"
+    }).toThrow(TypeError)
+    // The caller changing its record after the call is a different call.
+    vars.A = "2"
+    expect(build(host, vars, { DSH_SESSION_ID: "s1" })).toMatchObject({ A: "2", DSH_SESSION_ID: "s1" })
+    expect(build(host, { A: "2" }, { DSH_SESSION_ID: "s2" })).toMatchObject({ A: "2", DSH_SESSION_ID: "s2" })
+    expect(build(host, { A: "2", B: "3" }, { DSH_SESSION_ID: "s2" })).toMatchObject({ B: "3" })
+    expect(build(host, { A: "2" }, { DSH_SESSION_ID: "s2" })).not.toHaveProperty("B")
+    const before = build(host, { A: "2" }, undefined)
+    host.PATH = "/usr/bin"
+    const after = build(host, { A: "2" }, undefined)
+    expect(after).not.toBe(before)
+    expect(after.PATH).toBe("/usr/bin")
   })
 })

@@ -129,14 +129,36 @@ const isEmpty = (record: Readonly<Record<string, string>> | undefined): boolean 
   return true
 }
 
+const sameRecord = (
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined
+): boolean => {
+  if (a === b) return true
+  let size = 0
+  for (const name in a) {
+    if (b?.[name] !== a[name]) return false
+    size++
+  }
+  for (const _ in b) size--
+  return size === 0
+}
+
 /**
  * {@link buildEnv} for one scrub, with the scrubbed base (the inherited part and the fixed
  * settings) computed again only when the inherited names or values have changed since the last
- * call. The caller's variables are merged onto a copy; a call without any gets the (frozen) base.
+ * call. A call without variables of its own gets the base; one with them gets the base merged with
+ * them, the same object as the last call's while the base and the variables are the same (a
+ * session's calls repeat theirs). Both are frozen: the spawner keys its own per-env work on them.
  */
 export const makeEnvBuilder = (scrub: EnvScrub) => {
   let source: ReadonlyArray<readonly [string, string | undefined]> = []
   let base: Readonly<Record<string, string>> | undefined
+  let merged: {
+    readonly base: Readonly<Record<string, string>>
+    readonly env: Readonly<Record<string, string>> | undefined
+    readonly dshEnv: Readonly<Record<string, string>> | undefined
+    readonly result: Readonly<Record<string, string>>
+  } | undefined
   return (
     inherited: Readonly<Record<string, string | undefined>>,
     env: Readonly<Record<string, string>> | undefined,
@@ -147,6 +169,16 @@ export const makeEnvBuilder = (scrub: EnvScrub) => {
       source = entries
       base = Object.freeze(buildEnv(Object.fromEntries(entries), scrub, undefined, undefined))
     }
-    return isEmpty(env) && isEmpty(dshEnv) ? base : Object.assign({}, base, env, dshEnv)
+    if (isEmpty(env) && isEmpty(dshEnv)) return base
+    if (merged === undefined || merged.base !== base || !sameRecord(env, merged.env) || !sameRecord(dshEnv, merged.dshEnv)) {
+      // Copies: a caller may change its records after the call.
+      merged = {
+        base,
+        env: { ...env },
+        dshEnv: { ...dshEnv },
+        result: Object.freeze(Object.assign({}, base, env, dshEnv))
+      }
+    }
+    return merged.result
   }
 }
