@@ -24,18 +24,35 @@ export interface Placement {
  * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
  * given, made absolute, and the spawn reports it.
  */
-export const canonicalDir = (dir: string): Effect.Effect<string> =>
-  Effect.tryPromise(() => realpath(dir)).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
+export const canonicalDir = (dir: string): Effect.Effect<string> => awaitCanonical(realpath(dir), dir)
+
+const awaitCanonical = (resolving: Promise<string>, dir: string): Effect.Effect<string> =>
+  Effect.tryPromise(() => resolving).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
+
+/**
+ * The canonical working directory of a call's session, resolving from now on: the thread pool
+ * works on it while the call goes on with other things, and the returned effect awaits it.
+ */
+export const startSessionDir = (session: ToolSession | undefined): Effect.Effect<Effect.Effect<string> | undefined> =>
+  Effect.sync(() => {
+    const dir = session?.cwd
+    if (dir === undefined) return undefined
+    const resolving = realpath(dir)
+    // Never awaited when the call is interrupted first: its failure is not unhandled.
+    resolving.catch(() => {})
+    return awaitCanonical(resolving, dir)
+  })
 
 const placeBody = function*(
   executor: BashExecutor["Type"],
   call: {
     readonly workdir: string | undefined
-    readonly session: ToolSession | undefined
+    /** From {@link startSessionDir}. */
+    readonly sessionDir: Effect.Effect<string> | undefined
     readonly mode: BashExecutor.SandboxMode | undefined
   }
 ) {
-  const sessionDir = call.session?.cwd === undefined ? undefined : yield* canonicalDir(call.session.cwd)
+  const sessionDir = call.sessionDir === undefined ? undefined : yield* call.sessionDir
   if (call.mode !== undefined) {
     const workspaceRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executor.defaultWorkdir, canonicalDir))
     // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.

@@ -1,5 +1,5 @@
 /**
- * The `bash` tool's handler: escalate, place, collect the managed environment, then run in the
+ * The `bash` tool's handler: escalate, collect the managed environment, place, then run in the
  * foreground or start a background task (CONTRACT §2, §4, §5).
  *
  * @internal
@@ -15,7 +15,7 @@ import { bashTaskWork, taskLabel } from "../backgroundTask.js"
 import type * as BashTool from "../BashTool.js"
 import { escalationOf } from "../BashTool.js"
 import { approveEscalation } from "../escalation.js"
-import { placeCall } from "../placement.js"
+import { placeCall, startSessionDir } from "../placement.js"
 
 /** The message for a background call when no task runtime is composed. */
 export const noTaskRuntimeMessage =
@@ -49,16 +49,14 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
           callId: call.callId,
           session: call.session
         })
-      const placement = yield* placeCall(executor, {
-        workdir: args.workdir,
-        session: call.session,
-        mode
-      })
+      // The session's directory resolves in the thread pool while the managed environment is collected.
+      const sessionDir = yield* startSessionDir(call.session)
       const dshEnv = yield* env.collect({
         callId: call.callId,
         toolName: "bash",
         ...(call.session !== undefined ? { session: call.session } : {})
       }).pipe(Effect.mapError(failWith))
+      const placement = yield* placeCall(executor, { workdir: args.workdir, sessionDir, mode })
       return yield* executor.resolve({
         command: args.command,
         ...placement,
