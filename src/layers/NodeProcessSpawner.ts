@@ -194,14 +194,24 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options, exported functions
   // or `TMOUT` (a default timeout for the gate's `read`) could change what the file does: such an
   // env spawns directly, with the masked stdio list.
-  const takesBashEnvFile = (env: Readonly<Record<string, string>>) => {
+  const bashEnvFileSkipped = (env: Readonly<Record<string, string>>) => {
     for (const name in env) {
       if (
         name === "BASH_ENV" || name === "ENV" || name === "POSIXLY_CORRECT" || name === "SHELLOPTS" ||
         name === "BASHOPTS" || name === "TMOUT" || name.startsWith("BASH_FUNC_")
-      ) return false
+      ) return true
     }
-    return true
+    return false
+  }
+  // Answered again only for a different env object (the executor's are frozen and repeat).
+  let checkedEnv: Readonly<Record<string, string>> | undefined
+  let checkedAnswer = false
+  const takesBashEnvFile = (env: Readonly<Record<string, string>>) => {
+    if (env !== checkedEnv) {
+      checkedAnswer = !bashEnvFileSkipped(env)
+      checkedEnv = env
+    }
+    return checkedAnswer
   }
   const withClosingFile = bashEnvFiles.closing === undefined ? undefined : withBashEnv(bashEnvFiles.closing)
   const withGate = bashEnvFiles.gate === undefined ? undefined : withBashEnv(bashEnvFiles.gate)

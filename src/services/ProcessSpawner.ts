@@ -66,7 +66,8 @@ export declare namespace ProcessSpawner {
   /**
    * What to start: `bash -c <command>` in `cwd` with exactly `env`, through `wrapper` when given. The
    * command is never read as bash's options (`--version` is a command), and may be longer than the OS
-   * allows an argument.
+   * allows an argument. A spawner may reuse what it derived from an `env` object for a later spawn
+   * with the same object: pass a new object for a different environment, never a changed one.
    *
    * @since 0.1.0
    */
