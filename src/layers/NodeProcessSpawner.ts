@@ -259,14 +259,21 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   if (launcher !== undefined) yield* Effect.promise(() => launcher.started)
 
   // The launched child, once it has reported both pipes: read from then on, like a direct spawn's.
+  // A launch the launcher died with before it started the child is spawned by the host instead
+  // (`direct`): the gate kept any command from running before the host had its pid.
   const launched = (
     options: ProcessSpawner.Options,
-    resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
+    resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void,
+    direct: () => void
   ) =>
   (result: LaunchedChild | LaunchFailure | LauncherGone) => {
     if ("_tag" in result) {
+      if (result.pid === undefined) {
+        if (!result.closed) return direct()
+        return resume(Effect.fail(new SpawnError({ code: undefined, message: "the spawner closed before the command started" })))
+      }
       // Started but never handed over: its group is killed, so no command runs unowned.
-      if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
+      signalGroupSync(result.pid, "SIGKILL")
       const message = "the launcher exited before handing the command over (a group it had started was killed)"
       return resume(Effect.fail(new SpawnError({ code: undefined, message })))
     }
@@ -277,6 +284,51 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     holdPipe(result.stderr!)
     tracked.add(result.pid)
     resume(Effect.succeed(result))
+  }
+
+  // The host's own spawn: the way when the launcher cannot serve (or is not used).
+  const spawnDirect = (
+    options: ProcessSpawner.Options,
+    shell: ReturnType<typeof shellInvocation>,
+    file: string,
+    args: ReadonlyArray<string>,
+    bashEnvServes: boolean,
+    resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
+  ): void => {
+    let child: ChildProcess.ChildProcess
+    try {
+      child = ChildProcess.spawn(file, args, {
+        cwd: options.cwd,
+        detached: true,
+        ...launchOptions(options, shell.script !== undefined, bashEnvServes)
+      })
+    } catch (error) {
+      // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
+      return resume(Effect.fail(spawnFailure(error, options)))
+    }
+    // Read from this tick on: output of a command that exits before its reader starts is kept.
+    holdPipe(child.stdout as Readable)
+    holdPipe(child.stderr as Readable)
+    // A child without a pid was never started: Node reports why in an `error` event on the next
+    // tick. With a pid it runs already, and its pipes are open to write.
+    if (child.pid === undefined) {
+      child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
+      return
+    }
+    tracked.add(child.pid)
+    // A started child reports no more errors here (no IPC, no `child.kill`); none may crash the host.
+    child.on("error", () => {})
+    // The command may exit without reading its input: EPIPE is expected, not a fault.
+    if (options.stdin !== undefined && child.stdin) {
+      child.stdin.on("error", () => {})
+      child.stdin.end(options.stdin)
+    }
+    const scriptPipe = child.stdio[3] as Writable | null | undefined
+    if (shell.script !== undefined && scriptPipe) {
+      scriptPipe.on("error", () => {})
+      scriptPipe.end(shell.script)
+    }
+    resume(Effect.succeed(child))
   }
 
   const start = (options: ProcessSpawner.Options) =>
@@ -291,6 +343,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
       // The gate is a BASH_ENV file: a runner, or an env that would skip or change it, takes the direct way.
       const bashEnvServes = options.wrapper === undefined && takesBashEnvFile(options.env)
+      const direct = () => spawnDirect(options, shell, file!, args, bashEnvServes, resume)
       if (launcher?.ready() === true && withGate !== undefined && bashEnvServes) {
         return launcher.launch({
           file: file!,
@@ -300,42 +353,9 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
           stdio: stdioFor(plainLists, options.stdin !== undefined, shell.script !== undefined) as Array<"pipe" | "ignore">,
           stdin: options.stdin,
           script: shell.script
-        }, launched(options, resume))
+        }, launched(options, resume, direct))
       }
-      let child: ChildProcess.ChildProcess
-      try {
-        child = ChildProcess.spawn(file!, args, {
-          cwd: options.cwd,
-          detached: true,
-          ...launchOptions(options, shell.script !== undefined, bashEnvServes)
-        })
-      } catch (error) {
-        // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
-        return resume(Effect.fail(spawnFailure(error, options)))
-      }
-      // Read from this tick on: output of a command that exits before its reader starts is kept.
-      holdPipe(child.stdout as Readable)
-      holdPipe(child.stderr as Readable)
-      // A child without a pid was never started: Node reports why in an `error` event on the next
-      // tick. With a pid it runs already, and its pipes are open to write.
-      if (child.pid === undefined) {
-        child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
-        return
-      }
-      tracked.add(child.pid)
-      // A started child reports no more errors here (no IPC, no `child.kill`); none may crash the host.
-      child.on("error", () => {})
-      // The command may exit without reading its input: EPIPE is expected, not a fault.
-      if (options.stdin !== undefined && child.stdin) {
-        child.stdin.on("error", () => {})
-        child.stdin.end(options.stdin)
-      }
-      const scriptPipe = child.stdio[3] as Writable | null | undefined
-      if (shell.script !== undefined && scriptPipe) {
-        scriptPipe.on("error", () => {})
-        scriptPipe.end(shell.script)
-      }
-      resume(Effect.succeed(child))
+      direct()
     }).pipe(Effect.tap((child) => reaper.track(child.pid!)))
 
   const release = (child: SpawnedChild) =>

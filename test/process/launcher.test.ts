@@ -3,7 +3,7 @@
  * a launcher that dies costs one call at most, and it ends with the layer.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -78,6 +78,22 @@ describe("the launcher", () => {
       expect(yield* parentOf()).toBe(process.pid)
     }).pipe(Effect.provide(executor())))
 
+  it.live("that dies before it started a command: the host spawns that command itself", () =>
+    Effect.gen(function*() {
+      const launcher = yield* parentOf()
+      const marker = path.join(os.tmpdir(), `effect-bash-stranded-${process.pid}-${Date.now()}`)
+      process.kill(launcher, "SIGSTOP")
+      const call = yield* Effect.fork(run({ command: `echo $PPID; echo ran > ${marker}` }))
+      // Suspended: the request is with the stopped launcher, and the command has not run.
+      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      expect((yield* call.status)._tag).toBe("Suspended")
+      expect(fs.existsSync(marker)).toBe(false)
+      process.kill(launcher, "SIGKILL")
+      const result = yield* Fiber.join(call)
+      fs.rmSync(marker)
+      expect(firstPid(result.stdout.text)).toBe(process.pid)
+    }).pipe(Effect.provide(executor())))
+
   it.live("is not used for an env that would skip or change its BASH_ENV gate", () =>
     Effect.gen(function*() {
       const envs = [{ POSIXLY_CORRECT: "1" }, { SHELLOPTS: "xtrace" }, { "BASH_FUNC_read%%": "() { :; }" }, {
@@ -89,14 +105,20 @@ describe("the launcher", () => {
       }
     }).pipe(Effect.provide(executor())))
 
-  it.live("that was stopped is killed when the layer closes", () =>
+  it.live("that was stopped is killed when the layer closes, and a command it held never runs", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
       const launcher = yield* parentOf().pipe(Effect.provide(layer))
+      const marker = path.join(os.tmpdir(), `effect-bash-held-${process.pid}-${Date.now()}`)
       process.kill(launcher, "SIGSTOP")
+      const call = yield* Effect.fork(Effect.either(run({ command: `echo ran > ${marker}` })).pipe(Effect.provide(layer)))
+      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(launcher)).toBe(false)
+      const outcome = yield* Fiber.join(call)
+      expect(outcome._tag === "Left" && outcome.left.message).toContain("the spawner closed before the command started")
+      expect(fs.existsSync(marker)).toBe(false)
     }))
 
   it.live("ends with the layer", () =>

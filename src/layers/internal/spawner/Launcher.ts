@@ -85,12 +85,14 @@ export interface LaunchRequest {
 }
 
 /**
- * A launch the launcher died before handing over; `pid` when it had started the child (whose group
- * the host then kills: the gate kept a child without one from running).
+ * A launch the launcher died (or was closed) before handing over; `pid` when it had started the
+ * child, whose group the host then kills. Without one no command ran: the gate kept it waiting.
  */
 export interface LauncherGone {
   readonly _tag: "LauncherGone"
   readonly pid: number | undefined
+  /** The launcher was closed (with the layer), rather than dying on its own. */
+  readonly closed: boolean
 }
 
 /** A spawn that failed before a process started, as Node reported it in the launcher. */
@@ -219,7 +221,7 @@ export const startLauncher = (
   // ended stderr if its own was not handed over yet. A started child runs on: its exit is reported,
   // unknown (null, null), once its leader is gone — one command that kills the launcher does not
   // end the other calls.
-  const settleAll = () => {
+  const settleAll = (closed: boolean) => {
     alive = false
     isReady = false
     reportStarted(false)
@@ -228,7 +230,7 @@ export const startLauncher = (
     for (const entry of waiting) {
       const child = entry.child
       if (child === undefined) {
-        entry.started({ _tag: "LauncherGone", pid: entry.pid })
+        entry.started({ _tag: "LauncherGone", pid: entry.pid, closed })
         continue
       }
       if (child.stderr === null) {
@@ -244,7 +246,7 @@ export const startLauncher = (
   }
   const gone = (reason: string) => {
     if (!alive) return
-    settleAll()
+    settleAll(false)
     onGone(reason)
   }
   // Each line is `<id> <pid>`, written before the launcher hands anything over.
@@ -327,7 +329,7 @@ export const startLauncher = (
     },
     close: () => {
       if (!alive) return Promise.resolve()
-      settleAll()
+      settleAll(true)
       helper.ref()
       helper.disconnect()
       // A launcher that does not exit in time (stopped) is killed.
