@@ -58,13 +58,16 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
   )
 }
 
+// A measurement that rounds to its limit is shown with the digit that decides the result.
+const measuredText = (t: Target): number => round(t.measured) === round(t.limit) ? round(t.measured, 3) : round(t.measured)
+
 /** The targets, judged. */
 export const renderTargets = (targets: ReadonlyArray<Target>): string =>
   table(
     ["Target", "measured", "target", "result"],
     targets.map((t) => [
       `(${t.id}) ${t.description}`,
-      `${round(t.measured)} ${t.unit}`,
+      `${measuredText(t)} ${t.unit}`,
       `${relationText[t.relation]} ${round(t.limit)} ${t.unit}`,
       t.pass ? "PASS" : "**MISS**"
     ])
