@@ -150,20 +150,24 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       yield* refuseIfAborted(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
+      // From the spawn to the kill finalizer nothing may interrupt: the command may be running already.
       const supervised = yield* Effect.scoped(
-        Effect.gen(function*() {
-          const process = yield* spawner.spawn(spawnOptions(spec, launch))
-          foreground.add(process)
-          yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
-          return yield* supervise({
-            process,
-            ...collectors(spec, watch, live),
-            graceMs: config.graceMs,
-            ...(config.escalation === undefined ? {} : { escalation: config.escalation }),
-            timeoutMs: spec.timeoutMs,
-            ...(spec.signal === undefined ? {} : { signal: spec.signal })
+        Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const process = yield* spawner.spawn(spawnOptions(spec, launch))
+            foreground.add(process)
+            yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
+            return yield* supervise({
+              process,
+              ...collectors(spec, watch, live),
+              graceMs: config.graceMs,
+              ...(config.escalation === undefined ? {} : { escalation: config.escalation }),
+              timeoutMs: spec.timeoutMs,
+              ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+              restore
+            })
           })
-        })
+        )
       )
       const sandbox = launch.sandbox === undefined ? undefined : judge(launch.sandbox, watch, supervised.exit)
       if (sandbox?.runnerFailure !== undefined) {
@@ -226,15 +230,18 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         })
       const lifecycle = Effect.scoped(
         Effect.gen(function*() {
-          const process = yield* spawner.spawn(spawnOptions(spec, launch))
-          const supervised = yield* supervise({
-            process,
-            ...output,
-            graceMs: config.graceMs,
-            ...(config.escalation === undefined ? {} : { escalation: config.escalation }),
-            killRequest: Deferred.await(entry.killRequest),
-            ...(spec.signal === undefined ? {} : { signal: spec.signal })
-          })
+          const supervised = yield* Effect.uninterruptibleMask((restore) =>
+            Effect.flatMap(spawner.spawn(spawnOptions(spec, launch)), (process) =>
+              supervise({
+                process,
+                ...output,
+                graceMs: config.graceMs,
+                ...(config.escalation === undefined ? {} : { escalation: config.escalation }),
+                killRequest: Deferred.await(entry.killRequest),
+                ...(spec.signal === undefined ? {} : { signal: spec.signal }),
+                restore
+              }))
+          )
           const state = settledState(supervised)
           if (launch.sandbox === undefined) return state
           return { ...state, sandbox: judge(launch.sandbox, watch, supervised.exit).facts }

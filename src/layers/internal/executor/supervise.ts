@@ -42,6 +42,12 @@ export interface SuperviseOptions {
   readonly killRequest?: Effect.Effect<void>
   /** Completes when the host escalates: kills SIGKILL at once and pipes are not waited for. */
   readonly escalation?: Effect.Effect<void>
+  /**
+   * Gives the wait back the caller's interruptibility. A caller that spawned in an
+   * `uninterruptibleMask` passes its `restore`, so no interruption can land between the spawn and
+   * the kill finalizer (the launcher hands a running command over asynchronously).
+   */
+  readonly restore?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
@@ -176,56 +182,59 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
         return finished ? Effect.void : settled ? finish : Effect.zipRight(killGroup(process, graceMs, escalation), finish)
       })
     )
-    const clock = yield* Effect.clock
-    const sinks: ProcessSpawner.OutputSinks = {
-      stdout: (chunk) => options.stdout.offer(chunk),
-      stderr: (chunk) => options.stderr.offer(chunk)
-    }
-    // Read without a fiber while the wait is one callback; a reading fiber only when work needs one.
-    pipes = waitsInOneCallback(clock, options) ? process.openPipes!(sinks) : undefined
-    let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
+    const untilSettled = Effect.gen(function*() {
+      const clock = yield* Effect.clock
+      const sinks: ProcessSpawner.OutputSinks = {
+        stdout: (chunk) => options.stdout.offer(chunk),
+        stderr: (chunk) => options.stderr.offer(chunk)
+      }
+      // Read without a fiber while the wait is one callback; a reading fiber only when work needs one.
+      pipes = waitsInOneCallback(clock, options) ? process.openPipes!(sinks) : undefined
+      let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
 
-    let cause: SettleCause
-    if (pipes === undefined) {
-      cause = yield* raceTriggers(options, options.timeoutMs)
-    } else {
-      const started = clock.unsafeCurrentTimeMillis()
-      const first = yield* settleInOneCallback(options, options.timeoutMs, pipes)
-      if (first === "work") {
-        readers = yield* Effect.fork(pipes.drain)
-        const elapsed = clock.unsafeCurrentTimeMillis() - started
-        const left = options.timeoutMs === undefined ? undefined : Math.max(0, options.timeoutMs - elapsed)
-        cause = yield* settleInOneCallback(options, left)
+      let cause: SettleCause
+      if (pipes === undefined) {
+        cause = yield* raceTriggers(options, options.timeoutMs)
       } else {
-        cause = first
+        const started = clock.unsafeCurrentTimeMillis()
+        const first = yield* settleInOneCallback(options, options.timeoutMs, pipes)
+        if (first === "work") {
+          readers = yield* Effect.fork(pipes.drain)
+          const elapsed = clock.unsafeCurrentTimeMillis() - started
+          const left = options.timeoutMs === undefined ? undefined : Math.max(0, options.timeoutMs - elapsed)
+          cause = yield* settleInOneCallback(options, left)
+        } else {
+          cause = first
+        }
       }
-    }
 
-    // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
-    if (cause !== "exit" || (yield* process.groupAlive)) {
-      yield* Effect.uninterruptible(killGroup(process, graceMs, escalation))
-    }
-    const exit = cause === "exit"
-      ? yield* process.exit
-      : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
-    settled = true
-    // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
-    // Read without a fiber, the wait is one more callback unless an escalation must cut it short.
-    let drainMs = graceMs
-    if (readers === undefined && !pipes!.ended) {
-      const waited = clock.unsafeCurrentTimeMillis()
-      if (escalation !== undefined || (yield* pipesEndInOneCallback(pipes!, graceMs)) === "work") {
-        readers = yield* Effect.fork(pipes!.drain)
-        drainMs = Math.max(0, graceMs - (clock.unsafeCurrentTimeMillis() - waited))
+      // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
+      if (cause !== "exit" || (yield* process.groupAlive)) {
+        yield* Effect.uninterruptible(killGroup(process, graceMs, escalation))
       }
-    }
-    if (readers !== undefined) {
-      if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), drainMs, escalation)
-      yield* Fiber.interrupt(readers)
-    }
-    pipes?.close()
-    const [stdout, stderr] = yield* finishBoth
-    // Finished once: the finalizer need not close the files and decode the tails again.
-    finished = true
-    return { cause, exit, stdout, stderr }
+      const exit = cause === "exit"
+        ? yield* process.exit
+        : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
+      settled = true
+      // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
+      // Read without a fiber, the wait is one more callback unless an escalation must cut it short.
+      let drainMs = graceMs
+      if (readers === undefined && !pipes!.ended) {
+        const waited = clock.unsafeCurrentTimeMillis()
+        if (escalation !== undefined || (yield* pipesEndInOneCallback(pipes!, graceMs)) === "work") {
+          readers = yield* Effect.fork(pipes!.drain)
+          drainMs = Math.max(0, graceMs - (clock.unsafeCurrentTimeMillis() - waited))
+        }
+      }
+      if (readers !== undefined) {
+        if (Option.isNone(yield* Fiber.poll(readers))) yield* withinGrace(Fiber.join(readers), drainMs, escalation)
+        yield* Fiber.interrupt(readers)
+      }
+      pipes?.close()
+      const [stdout, stderr] = yield* finishBoth
+      // Finished once: the finalizer need not close the files and decode the tails again.
+      finished = true
+      return { cause, exit, stdout, stderr }
+    })
+    return yield* (options.restore === undefined ? untilSettled : options.restore(untilSettled))
   })

@@ -10,26 +10,9 @@ import { killGroup } from "../executor/killGroup.js"
 
 const decoder = new TextDecoder()
 
-/**
- * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
- */
-export const probeRunner = (
-  wrapper: ProcessSpawner.Wrapper,
-  timeoutMs: number,
-  graceMs: number
-): Effect.Effect<string | undefined, never, ProcessSpawner> =>
+/** What the probe's process says: `undefined` when it worked. */
+const outcomeOf = (process: ProcessSpawner.Process, timeoutMs: number, graceMs: number) =>
   Effect.gen(function*() {
-    const spawner = yield* ProcessSpawner
-    const process = yield* spawner.spawn({
-      command: "true",
-      cwd: "/",
-      env: { PATH: globalThis.process.env.PATH ?? "/usr/bin:/bin" },
-      wrapper
-    })
-    // Interrupted (the layer closing): the probe's process goes through the kill path too.
-    yield* Effect.addFinalizer(() =>
-      Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
-    )
     let text = ""
     const output = process.readPipes({
       stdout: () => undefined,
@@ -49,7 +32,32 @@ export const probeRunner = (
     if (exit.exitCode === 0) return undefined
     const line = text.split("\n").find((candidate) => candidate.trim() !== "")
     return line ?? `it exited with ${exit.exitCode ?? exit.signal}`
-  }).pipe(
+  })
+
+/**
+ * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
+ */
+export const probeRunner = (
+  wrapper: ProcessSpawner.Wrapper,
+  timeoutMs: number,
+  graceMs: number
+): Effect.Effect<string | undefined, never, ProcessSpawner> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const spawner = yield* ProcessSpawner
+      const process = yield* spawner.spawn({
+        command: "true",
+        cwd: "/",
+        env: { PATH: globalThis.process.env.PATH ?? "/usr/bin:/bin" },
+        wrapper
+      })
+      // Interrupted (the layer closing): the probe's process goes through the kill path too.
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
+      )
+      return yield* restore(outcomeOf(process, timeoutMs, graceMs))
+    })
+  ).pipe(
     Effect.scoped,
     Effect.catchTag("SpawnError", (error) => Effect.succeed(error.message)),
     Effect.withSpan("BashExecutor.probeRunner")
