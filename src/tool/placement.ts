@@ -20,14 +20,14 @@ export interface Placement {
   readonly sandboxPolicy?: BashExecutor.SandboxPolicy
 }
 
+const awaitCanonical = (resolving: Promise<string>, dir: string): Effect.Effect<string> =>
+  Effect.tryPromise(() => resolving).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
+
 /**
  * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
  * given, made absolute, and the spawn reports it.
  */
-export const canonicalDir = (dir: string): Effect.Effect<string> => awaitCanonical(realpath(dir), dir)
-
-const awaitCanonical = (resolving: Promise<string>, dir: string): Effect.Effect<string> =>
-  Effect.tryPromise(() => resolving).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
+export const canonicalDir = (dir: string): Effect.Effect<string> => Effect.suspend(() => awaitCanonical(realpath(dir), dir))
 
 /**
  * The canonical working directory of a call's session, resolving from now on: the thread pool
