@@ -58,8 +58,12 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
   )
 }
 
-// A measurement that rounds to its limit is shown with the digit that decides the result.
-const measuredText = (t: Target): number => round(t.measured) === round(t.limit) ? round(t.measured, 3) : round(t.measured)
+// A measurement that rounds to its limit is shown with the digits that decide the result.
+const measuredText = (t: Target): number => {
+  let digits = 2
+  while (digits < 6 && t.measured !== t.limit && round(t.measured, digits) === round(t.limit, digits)) digits++
+  return round(t.measured, digits)
+}
 
 /** The targets, judged. */
 export const renderTargets = (targets: ReadonlyArray<Target>): string =>

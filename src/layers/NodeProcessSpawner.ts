@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Deferred, Effect, FiberId, Layer, Runtime, Scope } from "effect"
+import { Cause, Deferred, Effect, FiberId, FiberRef, Layer, Runtime, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -128,6 +128,15 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
   Buffer.byteLength(command) <= longScriptBytes
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
+
+const strandedMessage = (gone: LauncherGone): string =>
+  gone.closed
+    ? gone.pid === undefined
+      ? "the spawner closed before the command started"
+      : "the spawner closed before the command was handed over (its group was killed)"
+    : gone.pid === undefined
+    ? "the launcher exited before the command started"
+    : "the launcher exited before handing the command over (a group it had started was killed)"
 
 const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*() {
   const reaper = yield* HostReaper
@@ -260,22 +269,20 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
 
   // The launched child, once it has reported both pipes: read from then on, like a direct spawn's.
   // A launch the launcher died with before it started the child is spawned by the host instead
-  // (`direct`): the gate kept any command from running before the host had its pid.
+  // (`direct`), unless its caller was interrupted meanwhile: the gate kept any command from running
+  // before the host had its pid.
   const launched = (
     options: ProcessSpawner.Options,
     resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void,
-    direct: () => void
+    direct: () => void,
+    interrupted: () => boolean
   ) =>
   (result: LaunchedChild | LaunchFailure | LauncherGone) => {
     if ("_tag" in result) {
-      if (result.pid === undefined) {
-        if (!result.closed) return direct()
-        return resume(Effect.fail(new SpawnError({ code: undefined, message: "the spawner closed before the command started" })))
-      }
+      if (result.pid === undefined && !result.closed && !interrupted()) return direct()
       // Started but never handed over: its group is killed, so no command runs unowned.
-      signalGroupSync(result.pid, "SIGKILL")
-      const message = "the launcher exited before handing the command over (a group it had started was killed)"
-      return resume(Effect.fail(new SpawnError({ code: undefined, message })))
+      if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
+      return resume(Effect.fail(new SpawnError({ code: undefined, message: strandedMessage(result) })))
     }
     if (!(result instanceof LaunchedChild)) {
       return resume(Effect.fail(spawnFailure(Object.assign(new Error(result.message), { code: result.code }), options)))
@@ -331,32 +338,36 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     resume(Effect.succeed(child))
   }
 
+  // The spawn is uninterruptible: an interruption of its caller waits, recorded, until it is over.
   const start = (options: ProcessSpawner.Options) =>
-    Effect.async<SpawnedChild, SpawnError>((resume) => {
-      // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
-      if (options.command.includes("\0")) {
-        return resume(Effect.fail(new SpawnError({ code: undefined, message: "command contains a NUL byte" })))
-      }
-      // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
-      const shell = shellInvocation(options.command)
-      const bash = ["bash", ...shell.args]
-      const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
-      // The gate is a BASH_ENV file: a runner, or an env that would skip or change it, takes the direct way.
-      const bashEnvServes = options.wrapper === undefined && takesBashEnvFile(options.env)
-      const direct = () => spawnDirect(options, shell, file!, args, bashEnvServes, resume)
-      if (launcher?.ready() === true && withGate !== undefined && bashEnvServes) {
-        return launcher.launch({
-          file: file!,
-          args,
-          cwd: options.cwd,
-          env: withGate(options.env),
-          stdio: stdioFor(plainLists, options.stdin !== undefined, shell.script !== undefined) as Array<"pipe" | "ignore">,
-          stdin: options.stdin,
-          script: shell.script
-        }, launched(options, resume, direct))
-      }
-      direct()
-    }).pipe(Effect.tap((child) => reaper.track(child.pid!)))
+    Effect.withFiberRuntime<SpawnedChild, SpawnError>((fiber) =>
+      Effect.async<SpawnedChild, SpawnError>((resume) => {
+        // Node refuses a NUL byte in an argument, and fd 3's reader would stop at one: refuse both alike.
+        if (options.command.includes("\0")) {
+          return resume(Effect.fail(new SpawnError({ code: undefined, message: "command contains a NUL byte" })))
+        }
+        // --norc: bash sources ~/.bashrc when stdin is a socket, as Node's stdin pipe is.
+        const shell = shellInvocation(options.command)
+        const bash = ["bash", ...shell.args]
+        const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
+        // The gate is a BASH_ENV file: a runner, or an env that would skip or change it, takes the direct way.
+        const bashEnvServes = options.wrapper === undefined && takesBashEnvFile(options.env)
+        const direct = () => spawnDirect(options, shell, file!, args, bashEnvServes, resume)
+        const interrupted = () => !Cause.isEmpty(fiber.getFiberRef(FiberRef.interruptedCause))
+        if (launcher?.ready() === true && withGate !== undefined && bashEnvServes) {
+          return launcher.launch({
+            file: file!,
+            args,
+            cwd: options.cwd,
+            env: withGate(options.env),
+            stdio: stdioFor(plainLists, options.stdin !== undefined, shell.script !== undefined) as Array<"pipe" | "ignore">,
+            stdin: options.stdin,
+            script: shell.script
+          }, launched(options, resume, direct, interrupted))
+        }
+        direct()
+      })
+    ).pipe(Effect.tap((child) => reaper.track(child.pid!)))
 
   const release = (child: SpawnedChild) =>
     Effect.sync(() => {

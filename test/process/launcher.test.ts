@@ -21,6 +21,9 @@ const run = (request: BashExecutor.Request) =>
     return yield* bash.run(yield* bash.resolve(request))
   })
 
+/** Keeps the host's thread busy (no I/O turn) for `ms`. */
+const blockFor = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+
 const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
   Effect.map(run({ command: "echo $PPID", ...request }), (result) => firstPid(result.stdout.text))
 
@@ -94,6 +97,43 @@ describe("the launcher", () => {
       expect(firstPid(result.stdout.text)).toBe(process.pid)
     }).pipe(Effect.provide(executor())))
 
+  it.live("that dies before it started a command, under a caller interrupted meanwhile: the command never runs", () =>
+    Effect.gen(function*() {
+      const launcher = yield* parentOf()
+      const marker = path.join(os.tmpdir(), `effect-bash-cancelled-${process.pid}-${Date.now()}`)
+      process.kill(launcher, "SIGSTOP")
+      const call = yield* Effect.fork(run({ command: `echo ran > ${marker}` }))
+      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      // The spawn is uninterruptible: the interruption waits for it, recorded.
+      const interrupter = yield* Effect.fork(Fiber.interrupt(call))
+      yield* Effect.yieldNow()
+      process.kill(launcher, "SIGKILL")
+      expect(Exit.isInterrupted(yield* Fiber.join(interrupter))).toBe(true)
+      expect(fs.existsSync(marker)).toBe(false)
+    }).pipe(Effect.provide(executor())))
+
+  it.live("that dies while the host is busy runs each command once, whichever way each launch ends", () =>
+    Effect.gen(function*() {
+      const launcher = yield* parentOf()
+      const marker = path.join(os.tmpdir(), `effect-bash-once-${process.pid}-${Date.now()}`)
+      const first = yield* Effect.fork(Effect.either(run({ command: `echo $$ >> ${marker}; sleep 30`, timeoutMs: 1_500 })))
+      for (let turn = 0; turn < 100 && (yield* first.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      // A host too busy to read (no I/O turn): the launcher may start the command meanwhile, and
+      // dies; the next launch's send then fails before the host has seen the exit.
+      yield* Effect.sync(() => {
+        blockFor(400)
+        process.kill(launcher, "SIGKILL")
+        blockFor(100)
+      })
+      const second = yield* Effect.either(run({ command: "echo second" }))
+      yield* Fiber.join(first)
+      const lines = fs.readFileSync(marker, "utf8").trim().split("\n")
+      fs.rmSync(marker)
+      expect(lines).toHaveLength(1)
+      expect(yield* Effect.promise(() => eventually(() => liveMembers(Number(lines[0])).length === 0, 5_000))).toBe(true)
+      expect(second._tag === "Right" && second.right.stdout.text).toBe("second\n")
+    }).pipe(Effect.provide(executor())))
+
   it.live("is not used for an env that would skip or change its BASH_ENV gate", () =>
     Effect.gen(function*() {
       const envs = [{ POSIXLY_CORRECT: "1" }, { SHELLOPTS: "xtrace" }, { "BASH_FUNC_read%%": "() { :; }" }, {
@@ -119,6 +159,26 @@ describe("the launcher", () => {
       const outcome = yield* Fiber.join(call)
       expect(outcome._tag === "Left" && outcome.left.message).toContain("the spawner closed before the command started")
       expect(fs.existsSync(marker)).toBe(false)
+    }))
+
+  it.live("closed with a command in flight: that command does not outlive the close", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const layer = yield* Layer.buildWithScope(executor(), scope)
+      yield* parentOf().pipe(Effect.provide(layer))
+      const marker = path.join(os.tmpdir(), `effect-bash-closing-${process.pid}-${Date.now()}`)
+      const call = yield* Effect.fork(
+        Effect.either(run({ command: `echo $$ > ${marker}; sleep 30`, timeoutMs: 1_500 })).pipe(Effect.provide(layer))
+      )
+      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      yield* Scope.close(scope, Exit.void)
+      yield* Fiber.join(call)
+      // Started before the launcher saw the close or not at all: either way nothing of it is left.
+      if (fs.existsSync(marker)) {
+        const group = firstPid(fs.readFileSync(marker, "utf8"))
+        fs.rmSync(marker)
+        expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000))).toBe(true)
+      }
     }))
 
   it.live("ends with the layer", () =>

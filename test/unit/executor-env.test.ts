@@ -188,6 +188,10 @@ describe("makeEnvBuilder", () => {
     expect(build(host, { A: "2" }, { DSH_SESSION_ID: "s2" })).toMatchObject({ A: "2", DSH_SESSION_ID: "s2" })
     expect(build(host, { A: "2", B: "3" }, { DSH_SESSION_ID: "s2" })).toMatchObject({ B: "3" })
     expect(build(host, { A: "2" }, { DSH_SESSION_ID: "s2" })).not.toHaveProperty("B")
+    // An undefined value (an untyped caller's) is a different variable from an absent one.
+    const loose = { X: undefined } as unknown as Record<string, string>
+    expect(build(host, loose, undefined)).toHaveProperty("PATH")
+    expect(build(host, { PATH: undefined } as unknown as Record<string, string>, undefined).PATH).toBeUndefined()
     const before = build(host, { A: "2" }, undefined)
     host.PATH = "/usr/bin"
     const after = build(host, { A: "2" }, undefined)

@@ -136,7 +136,7 @@ const sameRecord = (
   if (a === b) return true
   let size = 0
   for (const name in a) {
-    if (b?.[name] !== a[name]) return false
+    if (b === undefined || !(name in b) || b[name] !== a[name]) return false
     size++
   }
   for (const _ in b) size--

@@ -145,8 +145,9 @@ export interface Launcher {
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
-   * Disconnects; resolves once the launcher has exited, killing it if it does not within a second.
-   * Children it started keep running, owned by the host.
+   * Disconnects; resolves once the launcher has exited (killed if it does not within a second) and
+   * every launch in flight is settled. Children it handed over keep running, owned by the host; one
+   * it started but did not hand over is reported with its pid.
    */
   readonly close: () => Promise<void>
 }
@@ -202,7 +203,12 @@ export const startLauncher = (
     stdio: ["ignore", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
     serialization: "json"
   })
-  const exited = new Promise<void>((resolve) => helper.once("exit", () => resolve()))
+  // Settled once the launcher has exited and its last pid line was read (see `gone`).
+  let reportEnded: () => void = () => {}
+  const ended = new Promise<void>((resolve) => {
+    reportEnded = resolve
+  })
+  let closing = false
   // The launcher keeps the host alive only while a launch waits for its child's exit; its pid
   // lines never do.
   const setBusy = () => {
@@ -246,8 +252,9 @@ export const startLauncher = (
   }
   const gone = (reason: string) => {
     if (!alive) return
-    settleAll(false)
-    onGone(reason)
+    settleAll(closing)
+    reportEnded()
+    if (!closing) onGone(reason)
   }
   // Each line is `<id> <pid>`, written before the launcher hands anything over.
   let partial = ""
@@ -260,7 +267,14 @@ export const startLauncher = (
       if (entry !== undefined && pid !== undefined) entry.pid = pid
     }
   })
-  helper.on("error", (error) => gone(`launcher failed: ${error.message}`))
+  // A launcher that never started had nothing in flight. Otherwise (a send to a launcher that just
+  // died, say) it takes no more launches and ends: its exit and last pid lines decide the launches
+  // in flight, as when it dies — one it started must not look unstarted, or it would run twice.
+  helper.on("error", (error) => {
+    isReady = false
+    if (helper.pid === undefined) gone(`launcher failed: ${error.message}`)
+    else helper.kill("SIGKILL")
+  })
   // Once the launcher exited and its last pid line was read (its stdout ended).
   let exitReason: string | undefined
   let linesEnded = false
@@ -329,12 +343,16 @@ export const startLauncher = (
     },
     close: () => {
       if (!alive) return Promise.resolve()
-      settleAll(true)
+      // The launcher still starts what it has already received: the launches in flight are settled
+      // once it has exited and every pid line is read, so a started one is known (and killed).
+      closing = true
+      isReady = false
       helper.ref()
-      helper.disconnect()
+      ;(helper.stdout as Socket).ref()
+      if (helper.connected) helper.disconnect()
       // A launcher that does not exit in time (stopped) is killed.
       const force = setTimeout(() => helper.kill("SIGKILL"), exitBoundMs)
-      return exited.finally(() => clearTimeout(force))
+      return ended.finally(() => clearTimeout(force))
     }
   }
 }
