@@ -12,6 +12,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { eventually } from "../support/cli.js"
 import { firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
+import { untilSuspended } from "../support/fibers.js"
 
 const executor = (config: LocalBashExecutor.Settings.Input = {}) => LocalBashExecutor.layer({ graceMs: 300, ...config })
 
@@ -21,11 +22,22 @@ const run = (request: BashExecutor.Request) =>
     return yield* bash.run(yield* bash.resolve(request))
   })
 
-/** Keeps the host's thread busy (no I/O turn) for `ms`. */
-const blockFor = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-
 const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
   Effect.map(run({ command: "echo $PPID", ...request }), (result) => firstPid(result.stdout.text))
+
+/** A call whose request waits in the launcher, stopped: the launcher, the call, and a file its command writes. */
+const heldCall = (name: string, command: (marker: string) => string) =>
+  Effect.gen(function*() {
+    const launcher = yield* parentOf()
+    const marker = path.join(os.tmpdir(), `effect-bash-${name}-${process.pid}-${Date.now()}`)
+    process.kill(launcher, "SIGSTOP")
+    const call = yield* Effect.fork(run({ command: command(marker) }))
+    yield* untilSuspended(call)
+    return { launcher, marker, call }
+  })
+
+/** Keeps the host's thread busy (no I/O turn) for `ms`. */
+const blockFor = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 
 
 describe("the launcher", () => {
@@ -83,12 +95,8 @@ describe("the launcher", () => {
 
   it.live("that dies before it started a command: the host spawns that command itself", () =>
     Effect.gen(function*() {
-      const launcher = yield* parentOf()
-      const marker = path.join(os.tmpdir(), `effect-bash-stranded-${process.pid}-${Date.now()}`)
-      process.kill(launcher, "SIGSTOP")
-      const call = yield* Effect.fork(run({ command: `echo $PPID; echo ran > ${marker}` }))
+      const { call, launcher, marker } = yield* heldCall("stranded", (marker) => `echo $PPID; echo ran > ${marker}`)
       // Suspended: the request is with the stopped launcher, and the command has not run.
-      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
       expect((yield* call.status)._tag).toBe("Suspended")
       expect(fs.existsSync(marker)).toBe(false)
       process.kill(launcher, "SIGKILL")
@@ -99,11 +107,7 @@ describe("the launcher", () => {
 
   it.live("that dies before it started a command, under a caller interrupted meanwhile: the command never runs", () =>
     Effect.gen(function*() {
-      const launcher = yield* parentOf()
-      const marker = path.join(os.tmpdir(), `effect-bash-cancelled-${process.pid}-${Date.now()}`)
-      process.kill(launcher, "SIGSTOP")
-      const call = yield* Effect.fork(run({ command: `echo ran > ${marker}` }))
-      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      const { call, launcher, marker } = yield* heldCall("cancelled", (marker) => `echo ran > ${marker}`)
       // The spawn is uninterruptible: the interruption waits for it, recorded.
       const interrupter = yield* Effect.fork(Fiber.interrupt(call))
       yield* Effect.yieldNow()
@@ -117,7 +121,7 @@ describe("the launcher", () => {
       const launcher = yield* parentOf()
       const marker = path.join(os.tmpdir(), `effect-bash-once-${process.pid}-${Date.now()}`)
       const first = yield* Effect.fork(Effect.either(run({ command: `echo $$ >> ${marker}; sleep 30`, timeoutMs: 1_500 })))
-      for (let turn = 0; turn < 100 && (yield* first.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      yield* untilSuspended(first)
       // A host too busy to read (no I/O turn): the launcher may start the command meanwhile, and
       // dies; the next launch's send then fails before the host has seen the exit.
       yield* Effect.sync(() => {
@@ -153,7 +157,7 @@ describe("the launcher", () => {
       const marker = path.join(os.tmpdir(), `effect-bash-held-${process.pid}-${Date.now()}`)
       process.kill(launcher, "SIGSTOP")
       const call = yield* Effect.fork(Effect.either(run({ command: `echo ran > ${marker}` })).pipe(Effect.provide(layer)))
-      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      yield* untilSuspended(call)
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(launcher)).toBe(false)
       const outcome = yield* Fiber.join(call)
@@ -170,7 +174,7 @@ describe("the launcher", () => {
       const call = yield* Effect.fork(
         Effect.either(run({ command: `echo $$ > ${marker}; sleep 30`, timeoutMs: 1_500 })).pipe(Effect.provide(layer))
       )
-      for (let turn = 0; turn < 100 && (yield* call.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+      yield* untilSuspended(call)
       yield* Scope.close(scope, Exit.void)
       yield* Fiber.join(call)
       // Started before the launcher saw the close or not at all: either way nothing of it is left.

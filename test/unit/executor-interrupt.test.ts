@@ -12,6 +12,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import * as FakeProcessSpawner from "../../src/testing/FakeProcessSpawner.js"
 import { FakeSpawnerControl } from "../../src/testing/FakeProcessSpawner.js"
+import { untilSuspended } from "../support/fibers.js"
 
 const graceMs = 300
 
@@ -59,7 +60,7 @@ describe("kill path under repeated interruption (TestClock)", () => {
         const bash = yield* BashExecutor
         const control = yield* FakeSpawnerControl
         const fiber = yield* Effect.fork(Effect.flatMap(bash.resolve({ command: "sleep 30 &" }), bash.run))
-        for (let turn = 0; turn < 100 && (yield* fiber.status)._tag !== "Suspended"; turn++) yield* Effect.yieldNow()
+        yield* untilSuspended(fiber)
         const interrupter = yield* Effect.fork(Fiber.interrupt(fiber))
         yield* Effect.yieldNow()
         yield* Deferred.succeed(handedOver, undefined)
