@@ -159,6 +159,8 @@ const startBoundMs = 5_000
 const readyBoundMs = 2_000
 // How long closing waits for the launcher to exit before it is killed.
 const exitBoundMs = 1_000
+// How long the end of the launcher's stdout is waited for once it has exited.
+const linesBoundMs = 100
 // How often the leader of a group is looked for once the launcher that would report its exit died.
 const orphanPollMs = 20
 
@@ -284,7 +286,11 @@ export const startLauncher = (
   })
   helper.once("exit", (code, signal) => {
     exitReason = `launcher exited (${signal ?? `code ${code}`})`
-    if (linesEnded) gone(exitReason)
+    if (linesEnded) return gone(exitReason)
+    // Another process holding the launcher's stdout (a command of the same user can take it with
+    // pidfd_getfd) keeps it from ending: what the launcher wrote is in the pipe already, so it is
+    // read (the I/O turn comes before the immediate) and the end is not waited for any longer.
+    setTimeout(() => setImmediate(() => helper.stdout!.destroy()), linesBoundMs)
   })
 
   helper.on("message", (message: LauncherMessage, handle?: Readable) => {
@@ -349,7 +355,10 @@ export const startLauncher = (
       isReady = false
       helper.ref()
       ;(helper.stdout as Socket).ref()
-      if (helper.connected) helper.disconnect()
+      // Launches in flight would only be killed: the launcher ends at once (one waiting for a
+      // handle's acknowledgement would not even see the disconnect).
+      if (pending.size > 0) helper.kill("SIGKILL")
+      else if (helper.connected) helper.disconnect()
       // A launcher that does not exit in time (stopped) is killed.
       const force = setTimeout(() => helper.kill("SIGKILL"), exitBoundMs)
       return ended.finally(() => clearTimeout(force))
