@@ -145,8 +145,8 @@ export interface Launcher {
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
-   * Disconnects; resolves once the launcher has exited (killed if it does not within a second) and
-   * every launch in flight is settled. Children it handed over keep running, owned by the host; one
+   * Ends the launcher (a disconnect, or a kill at once while launches are in flight); resolves once it
+   * has exited (killed if it does not within a second) and every launch in flight is settled. Children it handed over keep running, owned by the host; one
    * it started but did not hand over is reported with its pid.
    */
   readonly close: () => Promise<void>
