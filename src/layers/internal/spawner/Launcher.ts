@@ -145,8 +145,8 @@ export interface Launcher {
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
-   * Ends the launcher (a disconnect, or a kill at once while launches are in flight); resolves once it
-   * has exited (killed if it does not within a second) and every launch in flight is settled. Children it handed over keep running, owned by the host; one
+   * Disconnects; resolves once the launcher has exited (killed if it does not within a second) and
+   * every launch in flight is settled. Children it handed over keep running, owned by the host; one
    * it started but did not hand over is reported with its pid.
    */
   readonly close: () => Promise<void>
@@ -355,10 +355,10 @@ export const startLauncher = (
       isReady = false
       helper.ref()
       ;(helper.stdout as Socket).ref()
-      // Launches in flight would only be killed: the launcher ends at once (one waiting for a
-      // handle's acknowledgement would not even see the disconnect).
-      if (pending.size > 0) helper.kill("SIGKILL")
-      else if (helper.connected) helper.disconnect()
+      // Not killed at once: a launch it is in the middle of would leave a forked child that reads the
+      // gate file only after the layer has removed it, and so runs ungated. (One waiting for a
+      // handle's acknowledgement does not see the disconnect: it is killed after the bound.)
+      if (helper.connected) helper.disconnect()
       // A launcher that does not exit in time (stopped) is killed.
       const force = setTimeout(() => helper.kill("SIGKILL"), exitBoundMs)
       return ended.finally(() => clearTimeout(force))
