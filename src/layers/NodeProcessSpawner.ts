@@ -188,18 +188,17 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       Effect.tap(({ directory }) => reaper.removeOnDeath(directory)),
       Effect.orElseSucceed(() => noFiles)
     )
-  // The caller's env plus `file`, for the env a call is likeliest to repeat (the executor's shared base).
-  const withBashEnv = (file: string) => {
-    let lastEnv: Readonly<Record<string, string>> | undefined
-    let lastWith: Readonly<Record<string, string>> = {}
-    return (env: Readonly<Record<string, string>>) => {
-      if (env !== lastEnv) {
-        lastEnv = env
-        lastWith = { ...env, BASH_ENV: file }
-      }
-      return lastWith
+  // `derive` of the last call's env, made again only for a different env object (the executor's are
+  // frozen and repeat).
+  const forLastEnv = <A>(derive: (env: Readonly<Record<string, string>>) => A) => {
+    let last: { readonly env: Readonly<Record<string, string>>; readonly value: A } | undefined
+    return (env: Readonly<Record<string, string>>): A => {
+      if (last?.env !== env) last = { env, value: derive(env) }
+      return last.value
     }
   }
+  // The caller's env plus `file`.
+  const withBashEnv = (file: string) => forLastEnv((env) => ({ ...env, BASH_ENV: file }))
   // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options, exported functions
   // or `TMOUT` (a default timeout for the gate's `read`) could change what the file does: such an
   // env spawns directly, with the masked stdio list.
@@ -212,16 +211,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     }
     return false
   }
-  // Answered again only for a different env object (the executor's are frozen and repeat).
-  let checkedEnv: Readonly<Record<string, string>> | undefined
-  let checkedAnswer = false
-  const takesBashEnvFile = (env: Readonly<Record<string, string>>) => {
-    if (env !== checkedEnv) {
-      checkedAnswer = !bashEnvFileSkipped(env)
-      checkedEnv = env
-    }
-    return checkedAnswer
-  }
+  const takesBashEnvFile = forLastEnv((env) => !bashEnvFileSkipped(env))
   const withClosingFile = bashEnvFiles.closing === undefined ? undefined : withBashEnv(bashEnvFiles.closing)
   const withGate = bashEnvFiles.gate === undefined ? undefined : withBashEnv(bashEnvFiles.gate)
   const devNull = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
