@@ -33,15 +33,23 @@ export const hostCost = async <A>(work: () => Promise<A>): Promise<HostCost<A>> 
   return { value, cpuMs: (cpu.user + cpu.system) / 1000, allocatedBytes: heapAfter - heapBefore + freed }
 }
 
+// The fields of `/proc/<pid>/stat` after the command name (state first), or undefined when it is gone.
+// (The spawner's own reader is internal to the library.)
+const statFields = (pid: number | string): ReadonlyArray<string> | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
 // The launcher is our spawner's helper: a child of this process titled `effect-bash launcher`.
 const launcherPids = (): Set<number> => {
   const pids = new Set<number>()
   for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
+    if (!/^\d+$/.test(entry) || Number(statFields(entry)?.[1]) !== process.pid) continue
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      if (ppid !== process.pid) continue
       if (readFileSync(`/proc/${entry}/cmdline`, "utf8").startsWith("effect-bash launcher")) pids.add(Number(entry))
     } catch {
       // Gone meanwhile.
@@ -52,13 +60,8 @@ const launcherPids = (): Set<number> => {
 
 // utime + stime, in clock ticks of 10 ms (Linux's USER_HZ); a process gone counts as 0.
 const processCpuMs = (pid: number): number => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) * 10
-  } catch {
-    return 0
-  }
+  const fields = statFields(pid)
+  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /**

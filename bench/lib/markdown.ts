@@ -26,11 +26,11 @@ const levelText = { process: "spawn", executor: "executor", tool: "tool, registr
 const withRatio = (value: number, raw: number, unit: string, isRaw: boolean) =>
   isRaw ? fmt(value, unit) : `${fmt(value, unit)} (${round(value / raw)}×)`
 
-/** (a)/(b) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to raw. */
 // The launcher's CPU beside the host's (which excludes it).
 const withHelper = (cell: string, helperMs: number): string =>
   helperMs > 0 ? `${cell} + ${round(helperMs, 2)} ms launcher` : cell
 
+/** (a)/(b) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to raw. */
 export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
   const raw = perCall.find((p) => p.id === "raw")!
   return table(
