@@ -39,7 +39,6 @@ const heldCall = (name: string, command: (marker: string) => string) =>
 /** Keeps the host's thread busy (no I/O turn) for `ms`. */
 const blockFor = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 
-
 describe("the launcher", () => {
   it.live("starts the commands, and gives them none of its own descriptors", () =>
     Effect.gen(function*() {
