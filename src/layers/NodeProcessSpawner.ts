@@ -200,13 +200,14 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // The caller's env plus `file`.
   const withBashEnv = (file: string) => forLastEnv((env) => ({ ...env, BASH_ENV: file }))
   // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options, exported functions
-  // or `TMOUT` (a default timeout for the gate's `read`) could change what the file does: such an
-  // env spawns directly, with the masked stdio list.
+  // or `TMOUT` (a default timeout for the gate's `read`) could change what the file does, or what a
+  // launcher's spare does before its command; so could our own variables' names (`__effect_bash_*`),
+  // exported. Such an env spawns directly, with the masked stdio list.
   const bashEnvFileSkipped = (env: Readonly<Record<string, string>>) => {
     for (const name in env) {
       if (
         name === "BASH_ENV" || name === "ENV" || name === "POSIXLY_CORRECT" || name === "SHELLOPTS" ||
-        name === "BASHOPTS" || name === "TMOUT" || name.startsWith("BASH_FUNC_")
+        name === "BASHOPTS" || name === "TMOUT" || name.startsWith("BASH_FUNC_") || name.startsWith("__effect_bash_")
       ) return true
     }
     return false
