@@ -19,14 +19,17 @@ import * as BashToolkit from "../../src/tool/BashToolkit.js"
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`
 const marker = `DSH_SESSION_ID=${sessionId}`
 
-/** Pids of live (non-zombie) processes carrying this session's managed environment, from /proc. */
+/**
+ * Pids of live (non-zombie) processes carrying this session's managed environment, from /proc; not
+ * the launcher's spare, a shell waiting for the next command (it ends with the layer).
+ */
 const survivors = (): ReadonlyArray<number> =>
   readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .flatMap((pid) => {
       try {
         const environ = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0")
-        if (!environ.includes(marker)) return []
+        if (!environ.includes(marker) || readFileSync(`/proc/${pid}/cmdline`, "latin1").endsWith("\0effect-bash spare\0")) return []
         const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
         const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
         return state === "Z" ? [] : [Number(pid)]

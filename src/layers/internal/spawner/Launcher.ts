@@ -3,7 +3,8 @@
  * on the host's behalf and hands each child's stdout and stderr to the host over its IPC channel
  * (the descriptors themselves, so no byte is copied on the way). A fork copies the page tables of
  * the process that forks: the host's heap grows with its work, the launcher's stays small, so each
- * spawn costs the host an IPC message instead of a fork.
+ * spawn costs the host an IPC message instead of a fork. While idle, it keeps one spare bash started
+ * for the last call's cwd, env and stdio, which the next such call runs in (see {@link spareScript}).
  *
  * The launcher only executes what the host decided (argv, env, cwd, stdio kinds, stdin and script
  * text): process groups, kills, liveness and the watchdog stay the host's, by pid, as for a direct
@@ -18,6 +19,34 @@ import { Readable } from "node:stream"
 import { procStatFields } from "./procStat.js"
 
 /**
+ * The script of a spare: a bash the launcher starts ahead of a request, while it is idle, for the
+ * file, cwd, env and stdio of the last request, so that the fork and bash's start-up are off the
+ * next call's path. Once waiting, it says so (a `.` on fd 5), then waits on fd 5 for the command's
+ * argv, single-quoted, with a `.` line after it. The launcher writes that once the host knows the
+ * pid, so, as with the gate, no command runs before, and one whose request was cut off (the launcher
+ * died) never runs. Its own stderr is /dev/null until then (bash's start-up warnings come once, from
+ * the command's bash); fd 4 is the real one. Then it `exec`s the argv: the command is the same
+ * `bash -c` as a launch without a spare, with the same pid, group and descriptors (fd 3 is kept for a
+ * script, as the gate keeps it). A bash older than 4.3 (no negative subscripts) never says it waits.
+ *
+ * @internal
+ */
+export const spareScript = (script: boolean) =>
+  "((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 403)) || exit 125; IFS=; printf . >&5; " +
+  "mapfile -u 5 __effect_bash_l; exec 5<&-; [[ ${__effect_bash_l[-1]} == . ]] || exit 125; " +
+  "unset '__effect_bash_l[-1]'; eval \"__effect_bash_a=(${__effect_bash_l[*]})\"; " +
+  `exec 2>&4 4>&-${script ? "" : " 3<&-"}; exec -- "\${__effect_bash_a[@]}"`
+
+/** A request's argv as a spare reads it: each word single-quoted, then the `.` line. */
+export const spareRequest = (argv: ReadonlyArray<string>): string =>
+  argv.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ") + "\n."
+
+// How long the launcher must have been idle (no command running, no request) before it starts a
+// spare: a spare starting while calls follow each other closely competes with them for the CPU
+// and for the launcher itself, and would cost them more than it saves.
+const spareIdleMs = 10
+
+/**
  * The launcher's program. Node starts reading a new child's pipes in the tick that spawned it but
  * reads nothing before that tick ends: stopping the reads at once leaves every byte in the pipe
  * for the host.
@@ -27,39 +56,135 @@ process.title = "effect-bash launcher"
 const { spawn } = require("node:child_process")
 // The channel is fd 3, and not close-on-exec: each child gets /dev/null there (or its script pipe),
 // which its gate closes.
-const { openSync, writeSync } = require("node:fs")
+const { existsSync, openSync, statSync, writeSync } = require("node:fs")
 const devNull = openSync("/dev/null", "r")
-let env
+const ignore = () => {}
 const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
-process.on("message", (m) => {
-  if (m.env !== undefined) env = m.env
+const spareScripts = ${JSON.stringify([spareScript(false), spareScript(true)])}
+const spareRequest = ${spareRequest.toString()}
+// The last request's env; a spare's is the same without the gate file (its gate is fd 5).
+let env
+let spareEnv
+// Spares need /proc (a spare's cwd is checked there). One that exits before it waits means this bash
+// cannot serve as one: none is started again. Once one has waited, one still starting is as good
+// (it reads the request when it gets there); before, it is not taken.
+let sparesWork = existsSync("/proc/self/cwd")
+let sparesProven = false
+let spare
+let running = 0
+let idle
+const sameDirectory = (a, b) => {
+  const [x, y] = [a, b].map((path) => statSync(path, { bigint: true, throwIfNoEntry: false }))
+  return x !== undefined && y !== undefined && x.ino === y.ino && x.dev === y.dev
+}
+const discard = (candidate) => {
+  candidate.discarded = true
+  candidate.child.kill("SIGKILL")
+  for (const stream of candidate.child.stdio) stream?.destroy()
+}
+const startSpare = (m) => {
+  if (spareEnv === undefined) {
+    const { BASH_ENV, ...rest } = env
+    spareEnv = rest
+  }
+  const script = m.script !== undefined
   let child
   try {
-    const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe"]
-    child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
-  } catch (error) {
-    return failed(m.id, error)
+    const stdio = [m.stdio[0], "pipe", devNull, script ? "pipe" : devNull, "pipe", "pipe"]
+    child = spawn(m.file, ["--norc", "--noprofile", "-c", "--", spareScripts[script ? 1 : 0], "effect-bash spare"], {
+      cwd: m.cwd,
+      env: spareEnv,
+      detached: true,
+      stdio
+    })
+  } catch {
+    return
   }
-  if (child.pid === undefined) return child.once("error", (error) => failed(m.id, error))
-  // The host learns the pid from this line even if the launcher dies next; only then may the
-  // command run (the gate opens).
-  writeSync(1, m.id + " " + child.pid + "\\n")
-  child.stdio[4].on("error", () => {})
-  child.stdio[4].end("\\n")
-  child.on("error", () => {})
+  child.on("error", ignore)
+  if (child.pid === undefined) return
   child.stdout._handle.readStop()
-  child.stderr._handle.readStop()
+  child.stdio[4]._handle.readStop()
+  const candidate = { child, file: m.file, cwd: m.cwd, env, stdin: m.stdio[0], script, ready: false, discarded: false }
+  child.stdio[5].once("data", () => {
+    candidate.ready = true
+    sparesProven = true
+  })
+  child.once("exit", () => {
+    if (!candidate.ready && !candidate.discarded) sparesWork = false
+    if (spare === candidate) spare = undefined
+  })
+  spare = candidate
+}
+// The spare if it fits request m: the same file, env object and stdio, and the directory that m.cwd
+// names now. One that does not fit is discarded; one not proven to work is kept until it waits.
+const takeSpare = (m) => {
+  const candidate = spare
+  if (candidate === undefined) return undefined
+  const child = candidate.child
+  const fits = candidate.file === m.file && candidate.cwd === m.cwd && candidate.env === env &&
+    candidate.stdin === m.stdio[0] && candidate.script === (m.script !== undefined) &&
+    sameDirectory(m.cwd, "/proc/" + child.pid + "/cwd")
+  if (!fits) {
+    spare = undefined
+    discard(candidate)
+    return undefined
+  }
+  if (!candidate.ready && !sparesProven) return undefined
+  spare = undefined
+  return child
+}
+process.on("message", (m) => {
+  clearTimeout(idle)
+  if (m.env !== undefined) {
+    env = m.env
+    spareEnv = undefined
+  }
+  let child = takeSpare(m)
+  let stderr
+  if (child !== undefined) {
+    // The host learns the pid from this line even if the launcher dies next; only then may the
+    // command run (the spare reads its argv).
+    writeSync(1, m.id + " " + child.pid + "\\n")
+    child.stdio[5].on("error", ignore)
+    child.stdio[5].end(spareRequest([m.file, ...m.args]))
+    stderr = child.stdio[4]
+  } else {
+    try {
+      const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe"]
+      child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
+    } catch (error) {
+      return failed(m.id, error)
+    }
+    if (child.pid === undefined) return child.once("error", (error) => failed(m.id, error))
+    // As above; the gate opens on the line written to fd 4.
+    writeSync(1, m.id + " " + child.pid + "\\n")
+    child.stdio[4].on("error", ignore)
+    child.stdio[4].end("\\n")
+    child.on("error", ignore)
+    child.stdout._handle.readStop()
+    child.stderr._handle.readStop()
+    stderr = child.stderr
+  }
   const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
   for (const [stream, text] of [[child.stdin, stdin], [child.stdio[3], m.script]]) {
     if (text === undefined || !stream) continue
-    stream.on("error", () => {})
+    stream.on("error", ignore)
     stream.end(text)
   }
   process.send({ id: m.id, pid: child.pid }, child.stdout)
-  process.send({ id: m.id }, child.stderr)
-  child.once("exit", (code, signal) => process.send({ id: m.id, exit: [code, signal] }))
+  process.send({ id: m.id }, stderr)
+  running++
+  child.once("exit", (code, signal) => {
+    process.send({ id: m.id, exit: [code, signal] })
+    if (--running === 0 && spare === undefined && sparesWork) idle = setTimeout(startSpare, ${spareIdleMs}, m)
+  })
 })
-process.on("disconnect", () => process.exit(0))
+// A spare would also end at the end of fd 5, but only after the launcher: nothing of the layer
+// outlives the launcher.
+process.on("disconnect", () => {
+  spare?.child.kill("SIGKILL")
+  process.exit(0)
+})
 process.send({ ready: true })
 `
 

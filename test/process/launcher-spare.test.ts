@@ -1,0 +1,167 @@
+/**
+ * The launcher's spare: a bash it starts while idle, for the last call's cwd, env and stdio, that
+ * the next call runs in. The command there is the same `bash -c` as in a fresh bash; a spare that no
+ * longer fits is not used; none outlives the layer or its launcher; a request cut off never runs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Writable } from "node:stream"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import { spareRequest, spareScript } from "../../src/layers/internal/spawner/Launcher.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { descendantsOf, eventually } from "../support/cli.js"
+import { firstPid, isAlive, listFds } from "../support/processes.js"
+
+const executor = LocalBashExecutor.layer({ graceMs: 300 })
+
+const run = (request: BashExecutor.Request) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    return yield* bash.run(yield* bash.resolve(request))
+  })
+
+const launcherPid = Effect.map(run({ command: "echo $PPID" }), (result) => firstPid(result.stdout.text))
+
+const read = (file: string) => {
+  try {
+    return fs.readFileSync(file, "latin1")
+  } catch {
+    return ""
+  }
+}
+
+/** The launcher's spare, once there is one; `waiting`: once it has said it waits (its one write). */
+const spareOf = (launcher: number, waiting = false) =>
+  Effect.promise(async () => {
+    let spare: number | undefined
+    const found = await eventually(() => {
+      spare = descendantsOf(launcher).find((pid) => read(`/proc/${pid}/cmdline`).endsWith("\0effect-bash spare\0"))
+      return spare !== undefined && (!waiting || /^syscw: [1-9]/m.test(read(`/proc/${spare}/io`)))
+    }, 5_000)
+    if (!found) throw new Error("no spare")
+    return spare!
+  })
+
+/** A launcher whose spares are proven to work: the next call runs in the spare there is then. */
+const warmLauncher = Effect.gen(function*() {
+  const launcher = yield* launcherPid
+  yield* spareOf(launcher, true)
+  yield* run({ command: "true" })
+  return launcher
+})
+
+/** Everything a command can see of its shell but its pid: options, traps, limits, env, descriptors. */
+const probe = [
+  "echo $$",
+  "echo \"$PPID $0 $# $SHLVL $- [$BASH_EXECUTION_STRING] $BASH\"",
+  "shopt -p; set -o; trap -p; ulimit -a; umask; pwd",
+  "env -u _ | sort",
+  listFds,
+  "echo err >&2; exit 3"
+].join("\n")
+
+/** The output past the pid line, with pipe and socket inode numbers (`pipe:[123]`) left out. */
+const withoutPid = (text: string) => text.slice(text.indexOf("\n") + 1).replace(/:\[\d+\]/g, "")
+
+describe("the launcher's spare", () => {
+  it.live("runs the next call as a fresh bash would: same output, stderr and exit", () =>
+    Effect.gen(function*() {
+      const cold = yield* run({ command: probe })
+      const launcher = yield* warmLauncher
+      const spare = yield* spareOf(launcher)
+      const warm = yield* run({ command: probe })
+      expect(firstPid(warm.stdout.text)).toBe(spare)
+      expect(firstPid(cold.stdout.text)).not.toBe(spare)
+      expect(withoutPid(warm.stdout.text)).toBe(withoutPid(cold.stdout.text))
+      expect([warm.stderr.text, warm.exitCode]).toEqual(["err\n", 3])
+      expect([cold.stderr.text, cold.exitCode]).toEqual(["err\n", 3])
+    }).pipe(Effect.provide(executor)))
+
+  it.live("serves calls with stdin and with a script too long for argv", () =>
+    Effect.gen(function*() {
+      const launcher = yield* warmLauncher
+      yield* run({ command: "cat", stdin: "first" })
+      const withStdin = yield* spareOf(launcher)
+      const input = yield* run({ command: "echo $$; cat", stdin: "it's\nthere" })
+      expect(input.stdout.text).toBe(`${withStdin}\nit's\nthere`)
+
+      const script = (n: number) => `: ${"x".repeat(70_000)}\necho "$$ $0 $# ${n}"`
+      yield* run({ command: script(1) })
+      const withScript = yield* spareOf(launcher)
+      const long = yield* run({ command: script(2) })
+      expect(long.stdout.text).toBe(`${withScript} bash 0 2\n`)
+    }).pipe(Effect.provide(executor)))
+
+  it.live("is not used for another workdir, env, or a directory replaced at the same path; it is killed", () =>
+    Effect.gen(function*() {
+      const directory = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })))
+      const launcher = yield* warmLauncher
+      const inDirectory = { command: "echo $$; pwd -P; echo ${X-unset}", workdir: directory }
+      const cases = [
+        { request: { ...inDirectory, workdir: os.tmpdir() }, before: () => {}, expected: `${fs.realpathSync(os.tmpdir())}\nunset\n` },
+        { request: { ...inDirectory, env: { X: "1" } }, before: () => {}, expected: `${directory}\n1\n` },
+        {
+          request: inDirectory,
+          before: () => {
+            fs.rmSync(directory, { recursive: true })
+            fs.mkdirSync(directory)
+          },
+          expected: `${directory}\nunset\n`
+        }
+      ]
+      for (const { before, expected, request } of cases) {
+        yield* run(inDirectory)
+        const spare = yield* spareOf(launcher)
+        before()
+        const result = yield* run(request)
+        expect(withoutPid(result.stdout.text)).toBe(expected)
+        expect(firstPid(result.stdout.text)).not.toBe(spare)
+        expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+      }
+    }).pipe(Effect.provide(executor), Effect.scoped))
+
+  it.live("ends with the layer, and with a launcher that was killed", () =>
+    Effect.gen(function*() {
+      for (const end of ["close", "kill"] as const) {
+        const scope = yield* Scope.make()
+        const layer = yield* Layer.buildWithScope(executor, scope)
+        const launcher = yield* launcherPid.pipe(Effect.provide(layer))
+        const spare = yield* spareOf(launcher)
+        if (end === "kill") process.kill(launcher, "SIGKILL")
+        else yield* Scope.close(scope, Exit.void)
+        expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+        yield* Scope.close(scope, Exit.void)
+      }
+    }))
+
+  it.live("runs a whole request's argv word for word, and a request cut off not at all", () =>
+    Effect.gen(function*() {
+      const words = ["it's", "", "a\nb", "$HOME `id` \\ \"q\"", "héllo ✓", "-x", "."]
+      const marker = path.join(os.tmpdir(), `effect-bash-spare-cut-${process.pid}-${Date.now()}`)
+      const start = (request: string) =>
+        Effect.promise(() =>
+          new Promise<{ readonly code: number | null; readonly stdout: string }>((resolve) => {
+            const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", "--", spareScript(false), "spare"], {
+              stdio: ["ignore", "pipe", "ignore", "ignore", "pipe", "pipe"]
+            })
+            let stdout = ""
+            child.stdout!.setEncoding("utf8").on("data", (text: string) => (stdout += text))
+            ;((child.stdio as ReadonlyArray<unknown>)[5] as Writable).end(request)
+            child.once("close", (code) => resolve({ code, stdout }))
+          })
+        )
+      const whole = yield* start(spareRequest(["bash", "-c", "printf '%s\\0' \"$0\" \"$@\"", ...words]))
+      expect(whole).toEqual({ code: 0, stdout: words.map((word) => `${word}\0`).join("") })
+
+      const request = spareRequest(["bash", "-c", `echo ran > ${marker}`])
+      for (const cut of [request.slice(0, -1), request.slice(0, -2), request.slice(0, 10), ""]) {
+        expect((yield* start(cut)).code).toBe(125)
+        expect(fs.existsSync(marker)).toBe(false)
+      }
+    }))
+})
