@@ -4,7 +4,7 @@
  * through a real harness registry; then RSS and settle-time checks of ours, then model-text cleaning.
  * Prints Markdown tables and writes `bench/results.json`, `bench/results.md` and `bench/results.svg`
  * (wall time per call). `--quick` shrinks every item for a smoke run; `--only=model-text` runs item (f)
- * alone, `--only=per-call` items (a) and (b) (wall time, host CPU and JS allocation per call) alone and
+ * alone, `--only=per-call` items (a), (b) and (h) (wall time, host CPU and JS allocation per call) alone and
  * `--only=throughput` item (c) alone — results are then printed but not written.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
@@ -28,7 +28,7 @@ import { interleavedRounds } from "./sections/rounds.js"
 import type { Samples } from "./sections/rounds.js"
 import { measureRss } from "./sections/rss.js"
 import { oursSettle, rawSettle } from "./sections/settle.js"
-import { concurrentTrue, sequentialTrue } from "./sections/spawn.js"
+import { concurrentTrue, pacedTrue, sequentialTrue } from "./sections/spawn.js"
 import { measureModelText } from "./sections/modelText.js"
 import { measureModes } from "./sections/modes.js"
 import { outputToFile } from "./sections/throughput.js"
@@ -42,6 +42,9 @@ const settings = {
   concurrentStreams: 8,
   concurrentEach: quick ? 5 : 50,
   spawnRounds: quick ? 1 : 5,
+  pacedCount: quick ? 10 : 50,
+  pacedPauseMs: 20,
+  pacedRounds: quick ? 1 : 3,
   outputBytes: quick ? 16 * MiB : 256 * MiB,
   outputRounds: quick ? 1 : 3,
   oursMaxSpillBytes: 512 * MiB,
@@ -86,8 +89,8 @@ const compare = (id: string, title: string, unit: Comparison["unit"], calls: num
   return { id, title, unit, calls, contenders }
 }
 
-/** Per-call rows from (a) sequential and (b) concurrent, one per contender, in the runners' order. */
-const perCallRows = (runners: ReadonlyArray<Runner>, a: Comparison, b: Comparison): Array<PerCall> =>
+/** Per-call rows from (a) sequential, (b) concurrent and (h) paced, one per contender, in the runners' order. */
+const perCallRows = (runners: ReadonlyArray<Runner>, [a, b, h]: PerCallItems): Array<PerCall> =>
   runners.map((runner) => {
     const perCall = (c: Comparison) => {
       const stat = c.contenders[runner.id]!
@@ -98,7 +101,14 @@ const perCallRows = (runners: ReadonlyArray<Runner>, a: Comparison, b: Compariso
         allocatedKiB: round(stat.allocatedKiB / c.calls, 1)
       }
     }
-    return { id: runner.id, label: runner.label, level: runner.level, sequential: perCall(a), concurrent: perCall(b) }
+    return {
+      id: runner.id,
+      label: runner.label,
+      level: runner.level,
+      sequential: perCall(a),
+      concurrent: perCall(b),
+      paced: { wallMs: perCall(h).wallMs }
+    }
   })
 
 /**
@@ -137,7 +147,9 @@ const warmUp = async (runners: ReadonlyArray<Runner>, dir?: string) => {
   }
 }
 
-const runPerCallItems = async (runners: ReadonlyArray<Runner>): Promise<[Comparison, Comparison]> => {
+type PerCallItems = readonly [Comparison, Comparison, Comparison]
+
+const runPerCallItems = async (runners: ReadonlyArray<Runner>): Promise<PerCallItems> => {
   const s = settings
   log(`(a) ${s.sequentialCount} sequential true × ${s.spawnRounds}`)
   const a = compare(
@@ -155,7 +167,15 @@ const runPerCallItems = async (runners: ReadonlyArray<Runner>): Promise<[Compari
     s.concurrentStreams * s.concurrentEach,
     await interleavedRounds(runners, s.spawnRounds, concurrentTrue(s.concurrentStreams, s.concurrentEach))
   )
-  return [a, b]
+  log(`(h) ${s.pacedCount} sequential true, ${s.pacedPauseMs} ms apart × ${s.pacedRounds}`)
+  const h = compare(
+    "h",
+    `(h) ${s.pacedCount} sequential \`true\`, ${s.pacedPauseMs} ms apart (pauses not counted)`,
+    "ms",
+    s.pacedCount,
+    await interleavedRounds(runners, s.pacedRounds, pacedTrue(s.pacedCount, s.pacedPauseMs))
+  )
+  return [a, b, h]
 }
 
 const spread = (samples: ReadonlyArray<number>) => ({
@@ -178,8 +198,7 @@ const runThroughput = async (runners: ReadonlyArray<Runner>, dir: string): Promi
 
 const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
   await warmUp(runners, dir)
-  const [a, b] = await runPerCallItems(runners)
-  return [a, b, await runThroughput(runners, dir)]
+  return [...await runPerCallItems(runners), await runThroughput(runners, dir)]
 }
 
 /** `--only=throughput`: item (c) alone, printed, nothing written. */
@@ -197,13 +216,12 @@ const mainThroughput = async () => {
   }
 }
 
-/** `--only=per-call`: items (a) and (b) alone, printed with their targets, nothing written. */
+/** `--only=per-call`: items (a), (b) and (h) alone, printed with their targets, nothing written. */
 const mainPerCall = async () => {
   const { runners, close } = await makeRunners({})
   try {
     await warmUp(runners)
-    const [a, b] = await runPerCallItems(runners)
-    const perCall = perCallRows(runners, a, b)
+    const perCall = perCallRows(runners, await runPerCallItems(runners))
     process.stdout.write(renderPerCall(perCall) + "\n\n" + renderTargets(judgePerCall(perCall)) + "\n")
   } finally {
     await close()
@@ -372,7 +390,7 @@ const main = async () => {
     await close()
     await rm(dir, { recursive: true, force: true })
   }
-  const perCall = perCallRows(runners, comparisons[0]!, comparisons[1]!)
+  const perCall = perCallRows(runners, [comparisons[0]!, comparisons[1]!, comparisons[2]!])
   const rss = await runRss()
   const settle = await runSettle()
   const modelText = runModelText()

@@ -30,7 +30,10 @@ const withRatio = (value: number, raw: number, unit: string, isRaw: boolean) =>
 const withHelper = (cell: string, helperMs: number): string =>
   helperMs > 0 ? `${cell} + ${round(helperMs, 2)} ms launcher` : cell
 
-/** (a)/(b) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to raw. */
+/**
+ * (a)/(b)/(h) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to
+ * raw.
+ */
 export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
   const raw = perCall.find((p) => p.id === "raw")!
   return table(
@@ -41,6 +44,7 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
       "sequential: CPU",
       "8 concurrent: wall",
       "8 concurrent: CPU",
+      "20 ms apart: wall",
       "JS heap allocated"
     ],
     perCall.map((p) => {
@@ -52,6 +56,7 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
         withHelper(withRatio(p.sequential.cpuMs, raw.sequential.cpuMs, "ms", isRaw), p.sequential.helperCpuMs),
         withRatio(p.concurrent.wallMs, raw.concurrent.wallMs, "ms", isRaw),
         withHelper(withRatio(p.concurrent.cpuMs, raw.concurrent.cpuMs, "ms", isRaw), p.concurrent.helperCpuMs),
+        withRatio(p.paced.wallMs, raw.paced.wallMs, "ms", isRaw),
         withRatio(p.sequential.allocatedKiB, raw.sequential.allocatedKiB, "KiB", isRaw)
       ]
     })

@@ -96,13 +96,15 @@ export interface PerCallCost {
   readonly allocatedKiB: number
 }
 
-/** One contender's per-call costs, sequential (a) and 8-concurrent (b). */
+/** One contender's per-call costs, sequential (a), 8-concurrent (b) and sequential with pauses (h). */
 export interface PerCall {
   readonly id: string
   readonly label: string
   readonly level: "process" | "executor" | "tool"
   readonly sequential: PerCallCost
   readonly concurrent: PerCallCost
+  /** Wall time per call alone, the pauses between calls not counted. */
+  readonly paced: { readonly wallMs: number }
 }
 
 /** Everything one run produced. */

@@ -1,6 +1,6 @@
 /**
- * `bench/results.svg`: wall time per call of `true` for each contender, sequential and 8-concurrent,
- * as a plain SVG bar chart (readable in a browser and on the package page; no dependency).
+ * `bench/results.svg`: wall time per call of `true` for each contender, sequential, 8-concurrent and
+ * sequential 20 ms apart, as a plain SVG bar chart (readable in a browser and on the package page; no dependency).
  */
 import type { PerCall } from "./results.js"
 import { round } from "./stats.js"
@@ -11,7 +11,8 @@ const escape = (text: string) =>
 
 const series = [
   { key: "sequential", label: "sequential", color: "#4c78a8" },
-  { key: "concurrent", label: "8 concurrent", color: "#f58518" }
+  { key: "concurrent", label: "8 concurrent", color: "#f58518" },
+  { key: "paced", label: "20 ms apart", color: "#54a24b" }
 ] as const
 
 /** A round step for the axis: 1, 2 or 5 × a power of ten, about `max / 5`. */
@@ -27,11 +28,11 @@ export const renderPerCallSvg = (perCall: ReadonlyArray<PerCall>, caption: strin
   const plotWidth = 420
   const valueWidth = 70
   const barHeight = 12
-  const rowHeight = 2 * barHeight + 14
+  const rowHeight = series.length * barHeight + 14
   const top = 64
   const width = labelWidth + plotWidth + valueWidth
   const height = top + perCall.length * rowHeight + 58
-  const max = Math.max(...perCall.flatMap((p) => [p.sequential.wallMs, p.concurrent.wallMs]))
+  const max = Math.max(...perCall.flatMap((p) => series.map((s) => p[s.key].wallMs)))
   const step = tickStep(max)
   const axisMax = Math.ceil(max / step) * step
   const x = (ms: number) => labelWidth + (ms / axisMax) * plotWidth
@@ -72,7 +73,7 @@ export const renderPerCallSvg = (perCall: ReadonlyArray<PerCall>, caption: strin
   })
   parts.push(
     `<line x1="${labelWidth}" y1="${top - 4}" x2="${labelWidth}" y2="${height - 48}" stroke="#888888"/>`,
-    `<text x="12" y="${height - 12}" font-size="11" fill="#555555">8 concurrent: 8 streams of sequential calls; the round's wall time divided by all its calls. Tools are called through a harness registry.</text>`,
+    `<text x="12" y="${height - 12}" font-size="11" fill="#555555">8 concurrent: 8 streams of sequential calls; the round's wall time divided by all its calls. 20 ms apart: the pauses not counted. Tools through a harness registry.</text>`,
     "</svg>"
   )
   return parts.join("\n") + "\n"
