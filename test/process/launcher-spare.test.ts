@@ -125,6 +125,57 @@ describe("the launcher's spare", () => {
       }
     }).pipe(Effect.provide(executor), Effect.scoped))
 
+  it.live("is not used for a long command (bash would read it byte by byte), and stays for the next", () =>
+    Effect.gen(function*() {
+      const launcher = yield* warmLauncher
+      const spare = yield* spareOf(launcher)
+      const long = yield* run({ command: `echo $$; : ${"x".repeat(2_000)}` })
+      expect(firstPid(long.stdout.text)).not.toBe(spare)
+      expect(isAlive(spare)).toBe(true)
+      const short = yield* run({ command: "echo $$" })
+      expect(firstPid(short.stdout.text)).toBe(spare)
+    }).pipe(Effect.provide(executor)))
+
+  it.live("is not used when stopped, or when the PATH's bash is gone: the call runs, or fails, as without one", () =>
+    Effect.gen(function*() {
+      const launcher = yield* warmLauncher
+      const stopped = yield* spareOf(launcher)
+      process.kill(stopped, "SIGSTOP")
+      const result = yield* run({ command: "echo $$", timeoutMs: 10_000 })
+      expect(result.timedOut).toBe(false)
+      expect(firstPid(result.stdout.text)).not.toBe(stopped)
+      expect(yield* Effect.promise(() => eventually(() => !isAlive(stopped), 5_000))).toBe(true)
+
+      const bin = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-bin-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(bin, { recursive: true, force: true })))
+      const bash = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
+      fs.symlinkSync(bash, path.join(bin, "bash"))
+      const env = { PATH: bin }
+      yield* run({ command: "true", env })
+      const spare = yield* spareOf(launcher)
+      fs.rmSync(path.join(bin, "bash"))
+      const gone = yield* Effect.either(run({ command: "echo ran", env }))
+      expect(gone._tag === "Left" && gone.left.message).toContain("ENOENT")
+      expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+    }).pipe(Effect.provide(executor), Effect.scoped))
+
+  it.live("whose workdir cannot be checked any more (a path through a file) leaves the launcher serving", () =>
+    Effect.gen(function*() {
+      const directory = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })))
+      const workdir = path.join(directory, "x", "y")
+      fs.mkdirSync(workdir, { recursive: true })
+      const launcher = yield* warmLauncher
+      yield* run({ command: "true", workdir })
+      const spare = yield* spareOf(launcher)
+      fs.rmSync(path.join(directory, "x"), { recursive: true })
+      fs.writeFileSync(path.join(directory, "x"), "")
+      const failed = yield* Effect.either(run({ command: "echo ran", workdir }))
+      expect(failed._tag).toBe("Left")
+      expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+      expect(yield* launcherPid).toBe(launcher)
+    }).pipe(Effect.provide(executor), Effect.scoped))
+
   it.live("ends with the layer, and with a launcher that was killed", () =>
     Effect.gen(function*() {
       for (const end of ["close", "kill"] as const) {

@@ -20,14 +20,14 @@ import { procStatFields } from "./procStat.js"
 
 /**
  * The script of a spare: a bash the launcher starts ahead of a request, while it is idle, for the
- * file, cwd, env and stdio of the last request, so that the fork and bash's start-up are off the
- * next call's path. Once waiting, it says so (a `.` on fd 5), then waits on fd 5 for the command's
+ * file, cwd, env and stdio of the last command that ran, so that the fork and bash's start-up are off
+ * the next call's path. Once waiting, it says so (a `.` on fd 5), then waits on fd 5 for the command's
  * argv, single-quoted, with a `.` line after it. The launcher writes that once the host knows the
  * pid, so, as with the gate, no command runs before, and one whose request was cut off (the launcher
  * died) never runs. Its own stderr is /dev/null until then (bash's start-up warnings come once, from
  * the command's bash); fd 4 is the real one. Then it `exec`s the argv: the command is the same
  * `bash -c` as a launch without a spare, with the same pid, group and descriptors (fd 3 is kept for a
- * script, as the gate keeps it). A bash older than 4.3 (no negative subscripts) never says it waits.
+ * script, as the gate keeps it). A bash older than 4.3 (no negative subscripts) exits with 125 at once.
  *
  * @internal
  */
@@ -45,6 +45,11 @@ export const spareRequest = (argv: ReadonlyArray<string>): string =>
 // spare: a spare starting while calls follow each other closely competes with them for the CPU
 // and for the launcher itself, and would cost them more than it saves.
 const spareIdleMs = 10
+// How long a spare waits before it ends unused: it holds its directory (an unmount there fails).
+const spareLifetimeMs = 60_000
+// bash reads a pipe one byte per read: a longer request costs the spare more than it saves, and
+// takes the way without one.
+const spareRequestMaxBytes = 1024
 
 /**
  * The launcher's program. Node starts reading a new child's pipes in the tick that spawned it but
@@ -56,7 +61,8 @@ process.title = "effect-bash launcher"
 const { spawn } = require("node:child_process")
 // The channel is fd 3, and not close-on-exec: each child gets /dev/null there (or its script pipe),
 // which its gate closes.
-const { existsSync, openSync, statSync, writeSync } = require("node:fs")
+const { accessSync, constants, existsSync, openSync, readFileSync, statSync, writeSync } = require("node:fs")
+const { isAbsolute, join } = require("node:path")
 const devNull = openSync("/dev/null", "r")
 const ignore = () => {}
 const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
@@ -65,20 +71,52 @@ const spareRequest = ${spareRequest.toString()}
 // The last request's env; a spare's is the same without the gate file (its gate is fd 5).
 let env
 let spareEnv
-// Spares need /proc (a spare's cwd is checked there). One that exits before it waits means this bash
-// cannot serve as one: none is started again. Once one has waited, one still starting is as good
-// (it reads the request when it gets there); before, it is not taken.
+// Spares need /proc (a spare's cwd and binary are checked there). One that exits with 125 before it
+// waits means this bash cannot serve as one: none is started again. Once one has waited, one still
+// starting is as good (it reads the request when it gets there); before, it is not taken.
 let sparesWork = existsSync("/proc/self/cwd")
 let sparesProven = false
 let spare
 let running = 0
 let idle
-const sameDirectory = (a, b) => {
-  const [x, y] = [a, b].map((path) => statSync(path, { bigint: true, throwIfNoEntry: false }))
-  return x !== undefined && y !== undefined && x.ino === y.ino && x.dev === y.dev
+const sameFile = (a, b) => {
+  const [x, y] = [a, b].map((path) => statSync(path, { bigint: true }))
+  return x.ino === y.ino && x.dev === y.dev
+}
+// The file an exec of file runs from cwd (bash's PATH search, as Node's), or undefined.
+const executable = (file, cwd, path) => {
+  const candidates = file.includes("/") ? [file] : (path ?? "").split(":").map((dir) => join(dir, file))
+  for (const candidate of candidates) {
+    const absolute = isAbsolute(candidate) ? candidate : join(cwd, candidate)
+    try {
+      accessSync(absolute, constants.X_OK)
+      if (statSync(absolute).isFile()) return absolute
+    } catch {}
+  }
+}
+// Whether the spare would run request m as a fresh spawn would: the same file (the binary its PATH
+// names now), env object and stdio, in the directory that m.cwd names now, which it may still enter;
+// and it is not stopped.
+const fits = (candidate, m) => {
+  const pid = candidate.child.pid
+  try {
+    if (
+      candidate.file !== m.file || candidate.cwd !== m.cwd || candidate.env !== env ||
+      candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined)
+    ) return false
+    const stat = readFileSync("/proc/" + pid + "/stat", "latin1")
+    const state = stat[stat.lastIndexOf(")") + 2]
+    if (state === "T" || state === "t") return false
+    accessSync(m.cwd, constants.X_OK)
+    const binary = executable(m.file, m.cwd, env.PATH)
+    return binary !== undefined && sameFile(m.cwd, "/proc/" + pid + "/cwd") && sameFile(binary, "/proc/" + pid + "/exe")
+  } catch {
+    return false
+  }
 }
 const discard = (candidate) => {
   candidate.discarded = true
+  clearTimeout(candidate.lifetime)
   candidate.child.kill("SIGKILL")
   for (const stream of candidate.child.stdio) stream?.destroy()
 }
@@ -87,6 +125,8 @@ const startSpare = (m) => {
     const { BASH_ENV, ...rest } = env
     spareEnv = rest
   }
+  // bash warns about (and resets) a shell level from 1000 on: a spare would take the warning.
+  if (Number(env.SHLVL ?? 0) >= 999) return
   const script = m.script !== undefined
   let child
   try {
@@ -104,34 +144,39 @@ const startSpare = (m) => {
   if (child.pid === undefined) return
   child.stdout._handle.readStop()
   child.stdio[4]._handle.readStop()
-  const candidate = { child, file: m.file, cwd: m.cwd, env, stdin: m.stdio[0], script, ready: false, discarded: false }
+  const candidate = {
+    child, file: m.file, cwd: m.cwd, env, stdin: m.stdio[0], script,
+    ready: false, taken: false, discarded: false, lifetime: undefined
+  }
+  candidate.lifetime = setTimeout(() => {
+    if (spare === candidate) spare = undefined
+    discard(candidate)
+  }, ${spareLifetimeMs})
   child.stdio[5].once("data", () => {
     candidate.ready = true
     sparesProven = true
   })
-  child.once("exit", () => {
-    if (!candidate.ready && !candidate.discarded) sparesWork = false
+  child.once("exit", (code) => {
+    if (code === 125 && !candidate.ready && !candidate.taken && !candidate.discarded) sparesWork = false
     if (spare === candidate) spare = undefined
   })
   spare = candidate
 }
-// The spare if it fits request m: the same file, env object and stdio, and the directory that m.cwd
-// names now. One that does not fit is discarded; one not proven to work is kept until it waits.
-const takeSpare = (m) => {
+// The spare for request m, if it fits (one that does not is discarded) and is waiting (or proven);
+// none for a request too long to be worth one.
+const takeSpare = (m, request) => {
   const candidate = spare
-  if (candidate === undefined) return undefined
-  const child = candidate.child
-  const fits = candidate.file === m.file && candidate.cwd === m.cwd && candidate.env === env &&
-    candidate.stdin === m.stdio[0] && candidate.script === (m.script !== undefined) &&
-    sameDirectory(m.cwd, "/proc/" + child.pid + "/cwd")
-  if (!fits) {
+  if (candidate === undefined || Buffer.byteLength(request) > ${spareRequestMaxBytes}) return undefined
+  if (!fits(candidate, m)) {
     spare = undefined
     discard(candidate)
     return undefined
   }
   if (!candidate.ready && !sparesProven) return undefined
   spare = undefined
-  return child
+  candidate.taken = true
+  clearTimeout(candidate.lifetime)
+  return candidate.child
 }
 process.on("message", (m) => {
   clearTimeout(idle)
@@ -139,14 +184,15 @@ process.on("message", (m) => {
     env = m.env
     spareEnv = undefined
   }
-  let child = takeSpare(m)
+  const request = spare === undefined ? undefined : spareRequest([m.file, ...m.args])
+  let child = request === undefined ? undefined : takeSpare(m, request)
   let stderr
   if (child !== undefined) {
     // The host learns the pid from this line even if the launcher dies next; only then may the
     // command run (the spare reads its argv).
     writeSync(1, m.id + " " + child.pid + "\\n")
     child.stdio[5].on("error", ignore)
-    child.stdio[5].end(spareRequest([m.file, ...m.args]))
+    child.stdio[5].end(request)
     stderr = child.stdio[4]
   } else {
     try {
