@@ -159,6 +159,44 @@ describe("the launcher's spare", () => {
       expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
     }).pipe(Effect.provide(executor), Effect.scoped))
 
+  it.live("runs the binary the launcher found on PATH, as a fresh spawn does, not one bash's own search finds", () =>
+    Effect.gen(function*() {
+      // bash expands a PATH entry starting with `~`; Node's search (a fresh spawn's) does not.
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-home-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(home, { recursive: true, force: true })))
+      fs.mkdirSync(path.join(home, "bin"))
+      fs.writeFileSync(path.join(home, "bin", "bash"), "#!/bin/sh\necho wrapper >&2\nexec bash \"$@\"\n", { mode: 0o755 })
+      const env = { HOME: home, PATH: `~/bin:${process.env.PATH}` }
+      const launcher = yield* warmLauncher
+      yield* run({ command: "true", env })
+      const spare = yield* spareOf(launcher)
+      const result = yield* run({ command: "echo $$", env })
+      expect(firstPid(result.stdout.text)).toBe(spare)
+      expect(result.stderr.text).toBe("")
+    }).pipe(Effect.provide(executor), Effect.scoped))
+
+  it.live("whose binary is not the one its PATH names (a wrapper script named bash) is killed once it waits", () =>
+    Effect.gen(function*() {
+      const bin = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-wrapper-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(bin, { recursive: true, force: true })))
+      const bash = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
+      const log = path.join(bin, "log")
+      fs.writeFileSync(path.join(bin, "bash"), `#!/bin/sh\necho "$$ $*" >> ${log}\nexec ${bash} "$@"\n`, { mode: 0o755 })
+      const env = { PATH: `${bin}:${process.env.PATH}` }
+      yield* warmLauncher
+      yield* run({ command: "true", env })
+      let spare = 0
+      const started = () => {
+        const line = read(log).split("\n").find((each) => each.endsWith(" effect-bash spare"))
+        spare = line === undefined ? 0 : Number(line.split(" ")[0])
+        return spare !== 0
+      }
+      expect(yield* Effect.promise(() => eventually(started, 5_000))).toBe(true)
+      expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+      const result = yield* run({ command: "echo $$", env })
+      expect(firstPid(result.stdout.text)).not.toBe(spare)
+    }).pipe(Effect.provide(executor), Effect.scoped))
+
   it.live("whose workdir cannot be checked any more (a path through a file) leaves the launcher serving", () =>
     Effect.gen(function*() {
       const directory = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-"))
@@ -206,10 +244,13 @@ describe("the launcher's spare", () => {
             child.once("close", (code) => resolve({ code, stdout }))
           })
         )
-      const whole = yield* start(spareRequest(["bash", "-c", "printf '%s\\0' \"$0\" \"$@\"", ...words]))
-      expect(whole).toEqual({ code: 0, stdout: words.map((word) => `${word}\0`).join("") })
+      const bash = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
+      // The binary runs under the argv's first word (what `ps` shows), with the rest as its arguments.
+      const printArgs = "read -r -d '' name < /proc/$$/cmdline; printf '%s\\0' \"$name\" \"$0\" \"$@\""
+      const whole = yield* start(spareRequest(bash, ["named", "-c", printArgs, ...words]))
+      expect(whole).toEqual({ code: 0, stdout: ["named", ...words].map((word) => `${word}\0`).join("") })
 
-      const request = spareRequest(["bash", "-c", `echo ran > ${marker}`])
+      const request = spareRequest(bash, ["bash", "-c", `echo ran > ${marker}`])
       for (const cut of [request.slice(0, -1), request.slice(0, -2), request.slice(0, 10), ""]) {
         expect((yield* start(cut)).code).toBe(125)
         expect(fs.existsSync(marker)).toBe(false)

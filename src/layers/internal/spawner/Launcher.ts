@@ -22,12 +22,14 @@ import { procStatFields } from "./procStat.js"
  * The script of a spare: a bash the launcher starts ahead of a request, while it is idle, for the
  * file, cwd, env and stdio of the last command that ran, so that the fork and bash's start-up are off
  * the next call's path. Once waiting, it says so (a `.` on fd 5), then waits on fd 5 for the command's
- * argv, single-quoted, with a `.` line after it. The launcher writes that once the host knows the
- * pid, so, as with the gate, no command runs before, and one whose request was cut off (the launcher
- * died) never runs. Its own stderr is /dev/null until then (bash's start-up warnings come once, from
- * the command's bash); fd 4 is the real one. Then it `exec`s the argv: the command is the same
- * `bash -c` as a launch without a spare, with the same pid, group and descriptors (fd 3 is kept for a
- * script, as the gate keeps it). A bash older than 4.3 (no negative subscripts) exits with 125 at once.
+ * binary (the launcher's PATH search, which bash's own would not always repeat) and argv,
+ * single-quoted, with a `.` line after them. The launcher writes that once the host knows the pid,
+ * so, as with the gate, no command runs before, and one whose request was cut off (the launcher died)
+ * never runs. Its own stderr is /dev/null until then (bash's start-up warnings come once, from the
+ * command's bash); fd 4 is the real one. Then it `exec`s the binary with the argv: the command is the
+ * same `bash -c` as a launch without a spare, with the same pid, group and descriptors (fd 3 is kept
+ * for a script, as the gate keeps it). A bash older than 4.3 (no negative subscripts) exits with 125
+ * at once.
  *
  * @internal
  */
@@ -35,11 +37,23 @@ export const spareScript = (script: boolean) =>
   "((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 403)) || exit 125; IFS=; printf . >&5; " +
   "mapfile -u 5 __effect_bash_l; exec 5<&-; [[ ${__effect_bash_l[-1]} == . ]] || exit 125; " +
   "unset '__effect_bash_l[-1]'; eval \"__effect_bash_a=(${__effect_bash_l[*]})\"; " +
-  `exec 2>&4 4>&-${script ? "" : " 3<&-"}; exec -- "\${__effect_bash_a[@]}"`
+  `exec 2>&4 4>&-${script ? "" : " 3<&-"}; ` +
+  "exec -a \"${__effect_bash_a[1]}\" -- \"${__effect_bash_a[0]}\" \"${__effect_bash_a[@]:2}\""
 
-/** A request's argv as a spare reads it: each word single-quoted, then the `.` line. */
-export const spareRequest = (argv: ReadonlyArray<string>): string =>
-  argv.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ") + "\n."
+/** A request as a spare reads it: the binary and each word of the argv single-quoted, then the `.` line. */
+export const spareRequest = (binary: string, argv: ReadonlyArray<string>): string =>
+  [binary, ...argv].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ") + "\n."
+
+/**
+ * Whether a spare may serve `env`: bash resets a shell level below 0, or from 1000 on (with a
+ * warning), and a spare's `exec` would then change what the command sees.
+ *
+ * @internal
+ */
+export const spareServes = (env: Readonly<Record<string, string>>): boolean => {
+  const level = Number(env.SHLVL ?? 0)
+  return !(level < 0 || level >= 999)
+}
 
 // How long the launcher must have been idle (no command running, no request) before it starts a
 // spare: a spare starting while calls follow each other closely competes with them for the CPU
@@ -68,20 +82,24 @@ const ignore = () => {}
 const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
 const spareScripts = ${JSON.stringify([spareScript(false), spareScript(true)])}
 const spareRequest = ${spareRequest.toString()}
+const spareServes = ${spareServes.toString()}
 // The last request's env; a spare's is the same without the gate file (its gate is fd 5).
 let env
 let spareEnv
 // Spares need /proc (a spare's cwd and binary are checked there). One that exits with 125 before it
-// waits means this bash cannot serve as one: none is started again. Once one has waited, one still
-// starting is as good (it reads the request when it gets there); before, it is not taken.
+// waits means this bash cannot serve as one: none is started again. A spare whose binary is not the
+// one its PATH names (a wrapper script named bash) never fits: none is started again for its env.
 let sparesWork = existsSync("/proc/self/cwd")
-let sparesProven = false
+let noSparesFor
+// Binaries (by file) a spare has waited in: a spare of one, still starting, is as good (it reads the
+// request when it gets there); another is taken only once it waits.
+const proven = new Set()
 let spare
 let running = 0
 let idle
-const sameFile = (a, b) => {
-  const [x, y] = [a, b].map((path) => statSync(path, { bigint: true }))
-  return x.ino === y.ino && x.dev === y.dev
+const fileKey = (path) => {
+  const stat = statSync(path, { bigint: true })
+  return stat.dev + ":" + stat.ino
 }
 // The file an exec of file runs from cwd (bash's PATH search, as Node's), or undefined.
 const executable = (file, cwd, path) => {
@@ -94,24 +112,26 @@ const executable = (file, cwd, path) => {
     } catch {}
   }
 }
-// Whether the spare would run request m as a fresh spawn would: the same file (the binary its PATH
-// names now), env object and stdio, in the directory that m.cwd names now, which it may still enter;
-// and it is not stopped.
+// The binary a fresh spawn of request m would run (its path and file key), if the spare would run m
+// as that would: the same file (the binary its PATH names now is the spare's), env object and stdio,
+// in the directory that m.cwd names now, which it may still enter; and the spare is not stopped.
 const fits = (candidate, m) => {
   const pid = candidate.child.pid
   try {
     if (
       candidate.file !== m.file || candidate.cwd !== m.cwd || candidate.env !== env ||
       candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined)
-    ) return false
+    ) return undefined
     const stat = readFileSync("/proc/" + pid + "/stat", "latin1")
     const state = stat[stat.lastIndexOf(")") + 2]
-    if (state === "T" || state === "t") return false
+    if (state === "T" || state === "t") return undefined
     accessSync(m.cwd, constants.X_OK)
-    const binary = executable(m.file, m.cwd, env.PATH)
-    return binary !== undefined && sameFile(m.cwd, "/proc/" + pid + "/cwd") && sameFile(binary, "/proc/" + pid + "/exe")
+    const path = executable(m.file, m.cwd, env.PATH)
+    if (path === undefined || fileKey(m.cwd) !== fileKey("/proc/" + pid + "/cwd")) return undefined
+    const key = fileKey(path)
+    return key === fileKey("/proc/" + pid + "/exe") ? { path, key } : undefined
   } catch {
-    return false
+    return undefined
   }
 }
 const discard = (candidate) => {
@@ -125,8 +145,7 @@ const startSpare = (m) => {
     const { BASH_ENV, ...rest } = env
     spareEnv = rest
   }
-  // bash warns about (and resets) a shell level from 1000 on: a spare would take the warning.
-  if (Number(env.SHLVL ?? 0) >= 999) return
+  if (env === noSparesFor || !spareServes(env)) return
   const script = m.script !== undefined
   let child
   try {
@@ -154,7 +173,14 @@ const startSpare = (m) => {
   }, ${spareLifetimeMs})
   child.stdio[5].once("data", () => {
     candidate.ready = true
-    sparesProven = true
+    try {
+      const key = fileKey("/proc/" + child.pid + "/exe")
+      const binary = executable(candidate.file, candidate.cwd, candidate.env.PATH)
+      if (binary !== undefined && fileKey(binary) === key) return proven.add(key)
+    } catch {}
+    noSparesFor = candidate.env
+    if (spare === candidate) spare = undefined
+    discard(candidate)
   })
   child.once("exit", (code) => {
     if (code === 125 && !candidate.ready && !candidate.taken && !candidate.discarded) sparesWork = false
@@ -162,21 +188,24 @@ const startSpare = (m) => {
   })
   spare = candidate
 }
-// The spare for request m, if it fits (one that does not is discarded) and is waiting (or proven);
-// none for a request too long to be worth one.
-const takeSpare = (m, request) => {
+// The spare for request m and the request to write to it, if it fits (one that does not is
+// discarded) and waits (or its binary is proven); none for a request too long to be worth one.
+const takeSpare = (m) => {
   const candidate = spare
-  if (candidate === undefined || Buffer.byteLength(request) > ${spareRequestMaxBytes}) return undefined
-  if (!fits(candidate, m)) {
+  if (candidate === undefined) return undefined
+  const binary = fits(candidate, m)
+  if (binary === undefined) {
     spare = undefined
     discard(candidate)
     return undefined
   }
-  if (!candidate.ready && !sparesProven) return undefined
+  const request = spareRequest(binary.path, [m.file, ...m.args])
+  if (!candidate.ready && !proven.has(binary.key)) return undefined
+  if (Buffer.byteLength(request) > ${spareRequestMaxBytes}) return undefined
   spare = undefined
   candidate.taken = true
   clearTimeout(candidate.lifetime)
-  return candidate.child
+  return { child: candidate.child, request }
 }
 process.on("message", (m) => {
   clearTimeout(idle)
@@ -184,15 +213,16 @@ process.on("message", (m) => {
     env = m.env
     spareEnv = undefined
   }
-  const request = spare === undefined ? undefined : spareRequest([m.file, ...m.args])
-  let child = request === undefined ? undefined : takeSpare(m, request)
+  const taken = takeSpare(m)
+  let child
   let stderr
-  if (child !== undefined) {
+  if (taken !== undefined) {
+    child = taken.child
     // The host learns the pid from this line even if the launcher dies next; only then may the
     // command run (the spare reads its argv).
     writeSync(1, m.id + " " + child.pid + "\\n")
     child.stdio[5].on("error", ignore)
-    child.stdio[5].end(request)
+    child.stdio[5].end(taken.request)
     stderr = child.stdio[4]
   } else {
     try {
