@@ -214,6 +214,24 @@ describe("the launcher's spare", () => {
       expect(yield* launcherPid).toBe(launcher)
     }).pipe(Effect.provide(executor), Effect.scoped))
 
+  it.live("taken while still starting, under concurrent calls with pauses, runs each command whole", () =>
+    Effect.gen(function*() {
+      yield* warmLauncher
+      // Pauses let spares start; the other streams' calls take them before they wait, while the
+      // launcher is busy: a command can then end before the launcher hears that its spare waited.
+      const stream = (seed: number) =>
+        Effect.forEach(Array.from({ length: 25 }, (_, i) => i), (i) =>
+          Effect.gen(function*() {
+            yield* Effect.sleep(`${(seed * 7 + i * 5) % 13} millis`)
+            const result = yield* run({ command: "echo ok" })
+            expect([result.stdout.text, result.exitCode]).toEqual(["ok\n", 0])
+          }))
+      yield* Effect.all(Array.from({ length: 8 }, (_, seed) => stream(seed)), { concurrency: "unbounded" })
+      const launcher = yield* launcherPid
+      const spare = yield* spareOf(launcher, true)
+      expect(firstPid((yield* run({ command: "echo $$" })).stdout.text)).toBe(spare)
+    }).pipe(Effect.provide(executor)))
+
   it.live("ends with the layer, and with a launcher that was killed", () =>
     Effect.gen(function*() {
       for (const end of ["close", "kill"] as const) {

@@ -171,8 +171,10 @@ const startSpare = (m) => {
     if (spare === candidate) spare = undefined
     discard(candidate)
   }, ${spareLifetimeMs})
+  // Checked once it waits, unless taken meanwhile (it runs its command then, and may be gone).
   child.stdio[5].once("data", () => {
     candidate.ready = true
+    if (candidate.taken) return
     try {
       const key = fileKey("/proc/" + child.pid + "/exe")
       const binary = executable(candidate.file, candidate.cwd, candidate.env.PATH)
@@ -509,12 +511,22 @@ export const startLauncher = (
       pending.delete(message.id!)
       setBusy()
       entry.started({ code: message.error.code ?? undefined, message: message.error.message })
-    } else if (message.pid !== undefined && handle !== undefined) {
-      entry.child = new LaunchedChild(message.pid, handle)
+    } else if (message.pid !== undefined) {
+      entry.pid = message.pid
+      if (handle !== undefined) entry.child = new LaunchedChild(message.pid, handle)
     } else if (message.exit !== undefined) {
       pending.delete(message.id!)
       setBusy()
-      entry.child!.settle(message.exit[0], message.exit[1])
+      // A pipe lost on the way (a launcher fault) never leaves a call waiting: without stdout, the
+      // launch is settled as one the launcher did not hand over (its group is killed); without
+      // stderr, the child is handed over with an empty one.
+      const child = entry.child
+      if (child === undefined) return entry.started({ _tag: "LauncherGone", pid: entry.pid, closed: false })
+      if (child.stderr === null) {
+        child.stderr = Readable.from([])
+        entry.started(child)
+      }
+      child.settle(message.exit[0], message.exit[1])
     } else if (handle !== undefined && entry.child !== undefined) {
       entry.child.stderr = handle
       entry.started(entry.child)
