@@ -1,6 +1,7 @@
 /**
  * `bench/results.svg`: wall time per call of `true` for each contender, sequential, 8-concurrent and
- * sequential 20 ms apart, as a plain SVG bar chart (readable in a browser and on the package page; no dependency).
+ * sequential 20 ms apart, as a plain SVG bar chart (readable in a browser and on the package page; no
+ * dependency).
  */
 import type { PerCall } from "./results.js"
 import { round } from "./stats.js"
