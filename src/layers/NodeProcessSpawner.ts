@@ -20,7 +20,7 @@ import * as HostReaperLive from "./HostReaper.js"
 import { ownedPrefix } from "./internal/executor/spillOwner.js"
 import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { procStatFields } from "./internal/spawner/procStat.js"
-import type { LauncherGone, LaunchFailure } from "./internal/spawner/Launcher.js"
+import type { LauncherGone, LaunchResult, PipesLost } from "./internal/spawner/Launcher.js"
 import { gateScript, LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
 import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
 
@@ -128,6 +128,10 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
   Buffer.byteLength(command) <= longScriptBytes
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
+
+const pipesLostMessage = ({ exit: [code, signal] }: PipesLost): string =>
+  `the command ran (${signal === null ? `exit code ${code}` : `killed by ${signal}`}), but the launcher could not ` +
+  "hand its output over (is the host out of file descriptors?): its output is lost"
 
 const strandedMessage = (gone: LauncherGone): string =>
   gone.closed
@@ -268,7 +272,12 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     direct: () => void,
     interrupted: () => boolean
   ) =>
-  (result: LaunchedChild | LaunchFailure | LauncherGone) => {
+  (result: LaunchResult) => {
+    if ("_tag" in result && result._tag === "PipesLost") {
+      // Members it left behind are killed: the host cannot watch a group without its pipes.
+      if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
+      return resume(Effect.fail(new SpawnError({ code: undefined, message: pipesLostMessage(result) })))
+    }
     if ("_tag" in result) {
       if (result.pid === undefined && !result.closed && !interrupted()) return direct()
       // Started but never handed over: its group is killed, so no command runs unowned.

@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { eventually } from "../support/cli.js"
+import { cleanEnv, eventually, runNode } from "../support/cli.js"
 import { firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
 import { untilSuspended } from "../support/fibers.js"
 
@@ -213,6 +213,20 @@ describe("the launcher", () => {
       const closed = yield* Scope.close(scope, Exit.void).pipe(Effect.timeout("5 seconds"), Effect.either)
       expect(closed._tag).toBe("Right")
     }).pipe(Effect.scoped))
+
+  it.live("whose pipes the host cannot receive (no descriptor free): the call says the command ran and its output is lost", () =>
+    Effect.gen(function*() {
+      const marker = path.join(os.tmpdir(), `effect-bash-out-of-fds-${process.pid}-${Date.now()}`)
+      const host = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
+      const outcome = yield* Effect.promise(() => runNode([host, "out-of-fds", marker], { env: cleanEnv() }))
+      const ran = fs.existsSync(marker) ? fs.readFileSync(marker, "utf8") : ""
+      fs.rmSync(marker, { force: true })
+      expect(ran).toBe("ran\n")
+      // `echo out` may find its pipe's only reader gone with the transfer (SIGPIPE).
+      expect(JSON.parse(outcome.stdout).error).toMatch(
+        /^the command ran \((exit code 0|killed by SIGPIPE)\), but the launcher could not hand its output over \(is the host out of file descriptors\?\): its output is lost$/
+      )
+    }))
 
   it.live("ends with the layer", () =>
     Effect.gen(function*() {

@@ -175,8 +175,13 @@ const startSpare = (m) => {
   child.stdio[5].once("data", () => {
     candidate.ready = true
     if (candidate.taken) return
+    let key
     try {
-      const key = fileKey("/proc/" + child.pid + "/exe")
+      key = fileKey("/proc/" + child.pid + "/exe")
+    } catch {
+      return // Gone meanwhile (killed): its exit drops it.
+    }
+    try {
       const binary = executable(candidate.file, candidate.cwd, candidate.env.PATH)
       if (binary !== undefined && fileKey(binary) === key) return proven.add(key)
     } catch {}
@@ -298,6 +303,19 @@ export interface LauncherGone {
   readonly closed: boolean
 }
 
+/**
+ * A command the launcher ran whose pipes did not reach the host (a host out of descriptors drops
+ * them): it has exited, with `exit`, and its output is lost. `pid` when known, for its group.
+ */
+export interface PipesLost {
+  readonly _tag: "PipesLost"
+  readonly pid: number | undefined
+  readonly exit: readonly [number | null, NodeJS.Signals | null]
+}
+
+/** How a launch ends for its caller. */
+export type LaunchResult = LaunchedChild | LaunchFailure | LauncherGone | PipesLost
+
 /** A spawn that failed before a process started, as Node reported it in the launcher. */
 export interface LaunchFailure {
   readonly code: string | undefined
@@ -330,7 +348,7 @@ export class LaunchedChild extends EventEmitter {
 }
 
 interface Pending {
-  readonly started: (result: LaunchedChild | LaunchFailure | LauncherGone) => void
+  readonly started: (result: LaunchResult) => void
   /** Known from the launcher's stdout as soon as the child runs, before its pipes are handed over. */
   pid?: number
   child?: LaunchedChild
@@ -517,19 +535,18 @@ export const startLauncher = (
     } else if (message.exit !== undefined) {
       pending.delete(message.id!)
       setBusy()
-      // A pipe lost on the way (a launcher fault) never leaves a call waiting: without stdout, the
-      // launch is settled as one the launcher did not hand over (its group is killed); without
-      // stderr, the child is handed over with an empty one.
+      // An exit before both pipes arrived: one was lost on the way, and the call says so.
       const child = entry.child
-      if (child === undefined) return entry.started({ _tag: "LauncherGone", pid: entry.pid, closed: false })
-      if (child.stderr === null) {
-        child.stderr = Readable.from([])
-        entry.started(child)
+      if (child === undefined || child.stderr === null) {
+        child?.stdout.destroy()
+        return entry.started({ _tag: "PipesLost", pid: entry.pid, exit: message.exit })
       }
       child.settle(message.exit[0], message.exit[1])
     } else if (handle !== undefined && entry.child !== undefined) {
       entry.child.stderr = handle
       entry.started(entry.child)
+    } else {
+      handle?.destroy()
     }
   })
 
