@@ -273,12 +273,12 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     interrupted: () => boolean
   ) =>
   (result: LaunchResult) => {
-    if ("_tag" in result && result._tag === "PipesLost") {
-      // Members it left behind are killed: the host cannot watch a group without its pipes.
-      if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
-      return resume(Effect.fail(new SpawnError({ code: undefined, message: pipesLostMessage(result) })))
-    }
     if ("_tag" in result) {
+      if (result._tag === "PipesLost") {
+        // Members it left behind are killed: the host cannot watch a group without its pipes.
+        if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
+        return resume(Effect.fail(new SpawnError({ code: undefined, message: pipesLostMessage(result) })))
+      }
       if (result.pid === undefined && !result.closed && !interrupted()) return direct()
       // Started but never handed over: its group is killed, so no command runs unowned.
       if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")

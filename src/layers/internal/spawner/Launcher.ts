@@ -101,14 +101,14 @@ const fileKey = (path) => {
   const stat = statSync(path, { bigint: true })
   return stat.dev + ":" + stat.ino
 }
-// The file an exec of file runs from cwd (bash's PATH search, as Node's), or undefined.
-const executable = (file, cwd, path) => {
+// The file an exec of file runs from cwd (bash's PATH search, as Node's) and its key, or undefined.
+const onPath = (file, cwd, path) => {
   const candidates = file.includes("/") ? [file] : (path ?? "").split(":").map((dir) => join(dir, file))
   for (const candidate of candidates) {
     const absolute = isAbsolute(candidate) ? candidate : join(cwd, candidate)
     try {
       accessSync(absolute, constants.X_OK)
-      if (statSync(absolute).isFile()) return absolute
+      if (statSync(absolute).isFile()) return { path: absolute, key: fileKey(absolute) }
     } catch {}
   }
 }
@@ -126,26 +126,26 @@ const fits = (candidate, m) => {
     const state = stat[stat.lastIndexOf(")") + 2]
     if (state === "T" || state === "t") return undefined
     accessSync(m.cwd, constants.X_OK)
-    const path = executable(m.file, m.cwd, env.PATH)
-    if (path === undefined || fileKey(m.cwd) !== fileKey("/proc/" + pid + "/cwd")) return undefined
-    const key = fileKey(path)
-    return key === fileKey("/proc/" + pid + "/exe") ? { path, key } : undefined
+    if (fileKey(m.cwd) !== fileKey("/proc/" + pid + "/cwd")) return undefined
+    const binary = onPath(m.file, m.cwd, env.PATH)
+    return binary?.key === fileKey("/proc/" + pid + "/exe") ? binary : undefined
   } catch {
     return undefined
   }
 }
 const discard = (candidate) => {
+  if (spare === candidate) spare = undefined
   candidate.discarded = true
   clearTimeout(candidate.lifetime)
   candidate.child.kill("SIGKILL")
   for (const stream of candidate.child.stdio) stream?.destroy()
 }
 const startSpare = (m) => {
+  if (env === noSparesFor || !spareServes(env)) return
   if (spareEnv === undefined) {
     const { BASH_ENV, ...rest } = env
     spareEnv = rest
   }
-  if (env === noSparesFor || !spareServes(env)) return
   const script = m.script !== undefined
   let child
   try {
@@ -167,10 +167,7 @@ const startSpare = (m) => {
     child, file: m.file, cwd: m.cwd, env, stdin: m.stdio[0], script,
     ready: false, taken: false, discarded: false, lifetime: undefined
   }
-  candidate.lifetime = setTimeout(() => {
-    if (spare === candidate) spare = undefined
-    discard(candidate)
-  }, ${spareLifetimeMs})
+  candidate.lifetime = setTimeout(() => discard(candidate), ${spareLifetimeMs})
   // Checked once it waits, unless taken meanwhile (it runs its command then, and may be gone).
   child.stdio[5].once("data", () => {
     candidate.ready = true
@@ -181,12 +178,8 @@ const startSpare = (m) => {
     } catch {
       return // Gone meanwhile (killed): its exit drops it.
     }
-    try {
-      const binary = executable(candidate.file, candidate.cwd, candidate.env.PATH)
-      if (binary !== undefined && fileKey(binary) === key) return proven.add(key)
-    } catch {}
+    if (onPath(candidate.file, candidate.cwd, candidate.env.PATH)?.key === key) return proven.add(key)
     noSparesFor = candidate.env
-    if (spare === candidate) spare = undefined
     discard(candidate)
   })
   child.once("exit", (code) => {
@@ -201,13 +194,9 @@ const takeSpare = (m) => {
   const candidate = spare
   if (candidate === undefined) return undefined
   const binary = fits(candidate, m)
-  if (binary === undefined) {
-    spare = undefined
-    discard(candidate)
-    return undefined
-  }
-  const request = spareRequest(binary.path, [m.file, ...m.args])
+  if (binary === undefined) return discard(candidate)
   if (!candidate.ready && !proven.has(binary.key)) return undefined
+  const request = spareRequest(binary.path, [m.file, ...m.args])
   if (Buffer.byteLength(request) > ${spareRequestMaxBytes}) return undefined
   spare = undefined
   candidate.taken = true
@@ -221,17 +210,8 @@ process.on("message", (m) => {
     spareEnv = undefined
   }
   const taken = takeSpare(m)
-  let child
-  let stderr
-  if (taken !== undefined) {
-    child = taken.child
-    // The host learns the pid from this line even if the launcher dies next; only then may the
-    // command run (the spare reads its argv).
-    writeSync(1, m.id + " " + child.pid + "\\n")
-    child.stdio[5].on("error", ignore)
-    child.stdio[5].end(taken.request)
-    stderr = child.stdio[4]
-  } else {
+  let child = taken?.child
+  if (child === undefined) {
     try {
       const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe"]
       child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
@@ -239,15 +219,17 @@ process.on("message", (m) => {
       return failed(m.id, error)
     }
     if (child.pid === undefined) return child.once("error", (error) => failed(m.id, error))
-    // As above; the gate opens on the line written to fd 4.
-    writeSync(1, m.id + " " + child.pid + "\\n")
-    child.stdio[4].on("error", ignore)
-    child.stdio[4].end("\\n")
     child.on("error", ignore)
     child.stdout._handle.readStop()
     child.stderr._handle.readStop()
-    stderr = child.stderr
   }
+  // The host learns the pid from this line even if the launcher dies next; only then may the
+  // command run: a spare reads its request on fd 5, a fresh bash's gate a line on fd 4.
+  writeSync(1, m.id + " " + child.pid + "\\n")
+  const gate = child.stdio[taken === undefined ? 4 : 5]
+  gate.on("error", ignore)
+  gate.end(taken === undefined ? "\\n" : taken.request)
+  const stderr = taken === undefined ? child.stderr : child.stdio[4]
   const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
   for (const [stream, text] of [[child.stdin, stdin], [child.stdio[3], m.script]]) {
     if (text === undefined || !stream) continue
