@@ -46,6 +46,12 @@ const spareOf = (launcher: number, waiting = false) =>
     return spare!
   })
 
+/** The bash on the test's own PATH, by path. */
+const bashPath = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
+
+/** Whether `pid` ends (dies, or is a zombie) within 5 s. */
+const ended = (pid: number) => Effect.promise(() => eventually(() => !isAlive(pid), 5_000))
+
 /** A launcher whose spares are proven to work: the next call runs in the spare there is then. */
 const warmLauncher = Effect.gen(function*() {
   const launcher = yield* launcherPid
@@ -121,7 +127,7 @@ describe("the launcher's spare", () => {
         const result = yield* run(request)
         expect(withoutPid(result.stdout.text)).toBe(expected)
         expect(firstPid(result.stdout.text)).not.toBe(spare)
-        expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+        expect(yield* ended(spare)).toBe(true)
       }
     }).pipe(Effect.provide(executor), Effect.scoped))
 
@@ -144,19 +150,18 @@ describe("the launcher's spare", () => {
       const result = yield* run({ command: "echo $$", timeoutMs: 10_000 })
       expect(result.timedOut).toBe(false)
       expect(firstPid(result.stdout.text)).not.toBe(stopped)
-      expect(yield* Effect.promise(() => eventually(() => !isAlive(stopped), 5_000))).toBe(true)
+      expect(yield* ended(stopped)).toBe(true)
 
       const bin = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-bin-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(bin, { recursive: true, force: true })))
-      const bash = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
-      fs.symlinkSync(bash, path.join(bin, "bash"))
+      fs.symlinkSync(bashPath, path.join(bin, "bash"))
       const env = { PATH: bin }
       yield* run({ command: "true", env })
       const spare = yield* spareOf(launcher)
       fs.rmSync(path.join(bin, "bash"))
       const gone = yield* Effect.either(run({ command: "echo ran", env }))
       expect(gone._tag === "Left" && gone.left.message).toContain("ENOENT")
-      expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+      expect(yield* ended(spare)).toBe(true)
     }).pipe(Effect.provide(executor), Effect.scoped))
 
   it.live("runs the binary the launcher found on PATH, as a fresh spawn does, not one bash's own search finds", () =>
@@ -179,9 +184,8 @@ describe("the launcher's spare", () => {
     Effect.gen(function*() {
       const bin = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-spare-wrapper-"))
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(bin, { recursive: true, force: true })))
-      const bash = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
       const log = path.join(bin, "log")
-      fs.writeFileSync(path.join(bin, "bash"), `#!/bin/sh\necho "$$ $*" >> ${log}\nexec ${bash} "$@"\n`, { mode: 0o755 })
+      fs.writeFileSync(path.join(bin, "bash"), `#!/bin/sh\necho "$$ $*" >> ${log}\nexec ${bashPath} "$@"\n`, { mode: 0o755 })
       const env = { PATH: `${bin}:${process.env.PATH}` }
       yield* warmLauncher
       yield* run({ command: "true", env })
@@ -192,7 +196,7 @@ describe("the launcher's spare", () => {
         return spare !== 0
       }
       expect(yield* Effect.promise(() => eventually(started, 5_000))).toBe(true)
-      expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+      expect(yield* ended(spare)).toBe(true)
       const result = yield* run({ command: "echo $$", env })
       expect(firstPid(result.stdout.text)).not.toBe(spare)
     }).pipe(Effect.provide(executor), Effect.scoped))
@@ -210,7 +214,7 @@ describe("the launcher's spare", () => {
       fs.writeFileSync(path.join(directory, "x"), "")
       const failed = yield* Effect.either(run({ command: "echo ran", workdir }))
       expect(failed._tag).toBe("Left")
-      expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+      expect(yield* ended(spare)).toBe(true)
       expect(yield* launcherPid).toBe(launcher)
     }).pipe(Effect.provide(executor), Effect.scoped))
 
@@ -241,7 +245,7 @@ describe("the launcher's spare", () => {
         const spare = yield* spareOf(launcher)
         if (end === "kill") process.kill(launcher, "SIGKILL")
         else yield* Scope.close(scope, Exit.void)
-        expect(yield* Effect.promise(() => eventually(() => !isAlive(spare), 5_000))).toBe(true)
+        expect(yield* ended(spare)).toBe(true)
         yield* Scope.close(scope, Exit.void)
       }
     }))
@@ -262,13 +266,12 @@ describe("the launcher's spare", () => {
             child.once("close", (code) => resolve({ code, stdout }))
           })
         )
-      const bash = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { encoding: "utf8" }).trim()
       // The binary runs under the argv's first word (what `ps` shows), with the rest as its arguments.
       const printArgs = "read -r -d '' name < /proc/$$/cmdline; printf '%s\\0' \"$name\" \"$0\" \"$@\""
-      const whole = yield* start(spareRequest(bash, ["named", "-c", printArgs, ...words]))
+      const whole = yield* start(spareRequest(bashPath, ["named", "-c", printArgs, ...words]))
       expect(whole).toEqual({ code: 0, stdout: ["named", ...words].map((word) => `${word}\0`).join("") })
 
-      const request = spareRequest(bash, ["bash", "-c", `echo ran > ${marker}`])
+      const request = spareRequest(bashPath, ["bash", "-c", `echo ran > ${marker}`])
       for (const cut of [request.slice(0, -1), request.slice(0, -2), request.slice(0, 10), ""]) {
         expect((yield* start(cut)).code).toBe(125)
         expect(fs.existsSync(marker)).toBe(false)
