@@ -5,8 +5,9 @@
  * once it is gone; when the pipe closes without a goodbye — the host died — it SIGKILLs every group
  * it still knows and removes the directories it was given.
  *
- * One small write per spawn and per settle, no round trip. If the watchdog cannot start or dies,
- * the layer keeps working without it (a warning says so).
+ * One small write per spawn and per settle, no round trip, for the groups the host spawns itself
+ * (the launcher guards the groups it started; if it dies, the host hands them over here). If the watchdog cannot start
+ * or dies, the layer keeps working without it (a warning says so).
  *
  * @since 0.1.0
  */

@@ -2,8 +2,9 @@
  * The `ProcessSpawner` port over `node:child_process`: `bash -c` as the leader of a new session and
  * process group (a command too long for argv goes over fd 3), spawned by a pre-forked launcher or
  * by the host itself, zombie-aware liveness from `/proc`,
- * a host `exit` hook that SIGKILLs every group still tracked, and a {@link HostReaper} that does
- * the same if the host dies without running any code.
+ * a host `exit` hook that SIGKILLs every group still tracked, and, if the host dies without running
+ * any code, the launcher (for the groups it started) or a {@link HostReaper} (for the others) doing
+ * the same.
  *
  * @since 0.1.0
  */
@@ -248,13 +249,23 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
   }
 
+  // The groups the launcher kills if the host dies (see `guard`); the watchdog takes them over if
+  // the launcher dies first.
+  const guardedByLauncher = new Set<number>()
   // The launcher gets the host's inherited descriptors masked, once; its children then inherit
   // /dev/null at those numbers, as a direct spawn's masked list gives them.
   const runtime = yield* Effect.runtime<never>()
   const launcher = !settings.launcher ? undefined : yield* Effect.acquireRelease(
     Effect.sync(() =>
-      startLauncher(masked, (reason) =>
-        Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)))
+      startLauncher(masked, (reason) => {
+        const orphaned = [...guardedByLauncher]
+        guardedByLauncher.clear()
+        Runtime.runFork(runtime)(
+          Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(
+            Effect.zipRight(Effect.logWarning(`${reason}; commands are spawned by the host from now on`))
+          )
+        )
+      })
     ),
     // Bounded by the launcher itself (killed when it does not exit in time), on any clock.
     (launcher) => Effect.promise(() => launcher.close())
@@ -276,7 +287,10 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     if ("_tag" in result) {
       if (result._tag === "PipesLost") {
         // Members it left behind are killed: the host cannot watch a group without its pipes.
-        if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
+        if (result.pid !== undefined) {
+          signalGroupSync(result.pid, "SIGKILL")
+          launcher?.forget(result.pid)
+        }
         return resume(Effect.fail(new SpawnError({ code: undefined, message: pipesLostMessage(result) })))
       }
       if (result.pid === undefined && !result.closed && !interrupted()) return direct()
@@ -367,13 +381,26 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
         }
         direct()
       })
-    ).pipe(Effect.tap((child) => reaper.track(child.pid!)))
+    ).pipe(Effect.tap(guard))
+
+  // If the host dies, a group the launcher started and still lives is killed by the launcher; any
+  // other, by the watchdog. Either way, once the group is gone it is forgotten.
+  const guard = (child: SpawnedChild) =>
+    Effect.suspend(() => {
+      if (!(child instanceof LaunchedChild) || launcher?.guards() !== true) return reaper.track(child.pid!)
+      guardedByLauncher.add(child.pid)
+      return Effect.void
+    })
 
   const release = (child: SpawnedChild) =>
-    Effect.sync(() => {
-      if (child.pid !== undefined) tracked.delete(child.pid)
+    Effect.suspend(() => {
+      const pid = child.pid!
+      tracked.delete(pid)
       for (const stream of child.stdio) stream?.destroy()
-    }).pipe(Effect.zipRight(reaper.forget(child.pid!)))
+      if (!guardedByLauncher.delete(pid)) return reaper.forget(pid)
+      launcher?.forget(pid)
+      return Effect.void
+    })
 
   // `acquireRelease` without its fiber-ref bookkeeping: the release needs none of the caller's refs.
   const spawn = (options: ProcessSpawner.Options) =>

@@ -63,6 +63,14 @@ const scopedTempDir = (name: string) =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
+/** The launchers `pid` started (by `ps`). */
+const launchersOf = (pid: number): ReadonlyArray<number> =>
+  execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => Number(fields[1]) === pid && fields.slice(2).join(" ") === "effect-bash launcher")
+    .map((fields) => Number(fields[0]))
+
 /** When the test fails, SIGKILL the host and the groups it reported, so a failure leaves nothing running. */
 const killOnFailure = (host: ChildProcess, pidDir: string) =>
   Effect.addFinalizer((exit) =>
@@ -78,6 +86,30 @@ const killOnFailure = (host: ChildProcess, pidDir: string) =>
       }
     })
   )
+
+/**
+ * Starts the fixture host in `mode` with `pidDir`; its stdout so far is `output()`. When the test
+ * ends the host and every group named in `pidDir` are SIGKILLed (the groups a test keeps alive too).
+ */
+const startHost = (mode: string, pidDir: string) =>
+  Effect.gen(function*() {
+    const host = spawn(process.execPath, [fixture, mode, pidDir], { stdio: ["ignore", "pipe", "inherit"] })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        host.kill("SIGKILL")
+        for (const pgid of readPids(pidDir)) {
+          try {
+            process.kill(-pgid, "SIGKILL")
+          } catch {
+            // Already gone.
+          }
+        }
+      })
+    )
+    let text = ""
+    host.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
+    return { host, output: () => text }
+  })
 
 describe("host death", () => {
   it.scopedLive("SIGKILL of the host kills every group it started and removes its spill directory", () =>
@@ -102,6 +134,41 @@ describe("host death", () => {
       yield* Effect.promise(() => once(host, "exit"))
       expect(yield* eventually(() => survivors(groups), (left) => left.length === 0)).toEqual([])
       expect(yield* eventually(() => fs.readdirSync(spillParent), (left) => left.length === 0)).toEqual([])
+    }), { timeout: 40_000 })
+
+  it.scopedLive("SIGKILL of a host whose launcher died first: the watchdog, told of the launcher's groups, kills them", () =>
+    Effect.gen(function*() {
+      const pidDir = yield* scopedTempDir("pids")
+      const { host, output } = yield* startHost("orphaned", pidDir)
+      expect(yield* eventually(output, (text) => text.includes("ready\n"), startupAttempts)).toContain("ready\n")
+      const [pgid] = readPids(pidDir)
+      expect(liveMembers(pgid!).length).toBeGreaterThan(0)
+      const [launcher] = launchersOf(host.pid!)
+      process.kill(launcher!, "SIGKILL")
+      expect(yield* eventually(output, (text) => text.includes("launcher gone\n"))).toContain("launcher gone\n")
+      expect(liveMembers(pgid!).length, "the launcher's command outlives it").toBeGreaterThan(0)
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
+    }), { timeout: 40_000 })
+
+  it.scopedLive("SIGKILL of the host: its launcher kills the groups it started, but never one the host has forgotten", () =>
+    Effect.gen(function*() {
+      const pidDir = yield* scopedTempDir("pids")
+      const { host, output } = yield* startHost("forgotten", pidDir)
+      expect(yield* eventually(output, (text) => text.includes("ready\n"), startupAttempts)).toContain("ready\n")
+      const group = (name: string) => Number(fs.readFileSync(path.join(pidDir, name), "utf8"))
+      const [kept, guarded, third] = [group("kept"), group("guarded"), group("third")]
+      for (const pgid of [kept, guarded, third]) expect(liveMembers(pgid).length).toBeGreaterThan(0)
+      const [launcher] = launchersOf(host.pid!)
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      // The launcher kills in one pass and then exits: once it is gone, its verdict is final.
+      expect(yield* eventually(() => isAlive(launcher!), (alive) => !alive)).toBe(false)
+      expect(survivors([guarded, third])).toEqual([])
+      expect(liveMembers(kept).length, "a forgotten group is not the launcher's to kill").toBeGreaterThan(0)
     }), { timeout: 40_000 })
 
   it.scopedLive("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>

@@ -7,8 +7,10 @@
  * for the last call's cwd, env and stdio, which the next such call runs in (see {@link spareScript}).
  *
  * The launcher only executes what the host decided (argv, env, cwd, stdio kinds, stdin and script
- * text): process groups, kills, liveness and the watchdog stay the host's, by pid, as for a direct
- * spawn. Until the launcher is ready, and after it died, the spawner spawns directly.
+ * text): process groups, kills and liveness stay the host's, by pid, as for a direct spawn. One duty
+ * is the launcher's: if the host dies, it kills the groups it started that the host has not
+ * forgotten, as the watchdog does for the host's own spawns. Until the launcher is ready, and after
+ * it died, the spawner spawns directly.
  *
  * @internal
  */
@@ -97,6 +99,11 @@ const proven = new Set()
 let spare
 let running = 0
 let idle
+// The groups of the commands it started, until the host forgets each (it saw the group gone): they
+// are killed if the host's channel ends without its goodbye (the host died). Guarded here, the host
+// pays no write to its watchdog per call.
+const groups = new Set()
+let goodbye = false
 const fileKey = (path) => {
   const stat = statSync(path, { bigint: true })
   return stat.dev + ":" + stat.ino
@@ -204,6 +211,9 @@ const takeSpare = (m) => {
   return { child: candidate.child, request }
 }
 process.on("message", (m) => {
+  if (m.forget !== undefined) for (const pgid of m.forget) groups.delete(pgid)
+  if (m.goodbye === true) goodbye = true
+  if (m.file === undefined) return
   clearTimeout(idle)
   if (m.env !== undefined) {
     env = m.env
@@ -223,6 +233,7 @@ process.on("message", (m) => {
     child.stdout._handle.readStop()
     child.stderr._handle.readStop()
   }
+  groups.add(child.pid)
   // The host learns the pid from this line even if the launcher dies next; only then may the
   // command run: a spare reads its request on fd 5, a fresh bash's gate a line on fd 4.
   writeSync(1, m.id + " " + child.pid + "\\n")
@@ -248,6 +259,13 @@ process.on("message", (m) => {
 // outlives the launcher.
 process.on("disconnect", () => {
   spare?.child.kill("SIGKILL")
+  if (!goodbye) {
+    for (const pgid of groups) {
+      try {
+        process.kill(-pgid, "SIGKILL")
+      } catch {}
+    }
+  }
   process.exit(0)
 })
 process.send({ ready: true })
@@ -348,6 +366,13 @@ export interface Launcher {
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
+   * Whether the launcher kills the groups it started if the host dies (until each is forgotten):
+   * true while it lives. Once it has died, `onGone` is told, and the host's watchdog must take over.
+   */
+  readonly guards: () => boolean
+  /** The group of a command it started is gone: it must never be killed again (its id may be reused). */
+  readonly forget: (pgid: number) => void
+  /**
    * Disconnects; resolves once the launcher has exited (killed if it does not within a second) and
    * every launch in flight is settled. Children it handed over keep running, owned by the host; one
    * it started but did not hand over is reported with its pid.
@@ -366,6 +391,10 @@ const exitBoundMs = 1_000
 const linesBoundMs = 100
 // How often the leader of a group is looked for once the launcher that would report its exit died.
 const orphanPollMs = 20
+// How long a forgotten group waits for the next launch to carry it to the launcher before it is
+// sent alone: calls in a row cost no message of their own, and a group id is never held long
+// enough to be reused (Linux hands out pids in turn, and `pid_max` can be as low as 32768).
+const forgetBatchMs = 20
 
 // A process state from `/proc/<pid>/stat`, or undefined when it is gone.
 const stateOf = (pid: number): string | undefined => procStatFields(String(pid))?.[0]
@@ -390,6 +419,14 @@ export const startLauncher = (
   let alive = true
   let nextId = 0
   let sentEnv: Readonly<Record<string, string>> | undefined
+  // Groups gone since the last message, and the timer that sends them if no launch comes first.
+  let forgotten: Array<number> = []
+  let forgetBatch: ReturnType<typeof setTimeout> | undefined
+  const takeForgotten = () => {
+    const taken = forgotten
+    forgotten = []
+    return taken
+  }
   const pending = new Map<number, Pending>()
   let reportStarted: (ready: boolean) => void = () => {}
   const started = new Promise<boolean>((resolve) => {
@@ -557,7 +594,16 @@ export const startLauncher = (
         : { stdinBase64: Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength).toString("base64") }
       const message = env === sentEnv ? { id, ...rest, ...input } : { id, ...rest, ...input, env }
       sentEnv = env
-      helper.send(message)
+      helper.send(forgotten.length === 0 ? message : { ...message, forget: takeForgotten() })
+    },
+    guards: () => alive && !closing,
+    forget: (pgid) => {
+      if (!alive || closing) return
+      forgotten.push(pgid)
+      forgetBatch ??= setTimeout(() => {
+        forgetBatch = undefined
+        if (forgotten.length > 0 && alive && helper.connected) helper.send({ forget: takeForgotten() })
+      }, forgetBatchMs).unref()
     },
     close: () => {
       if (!alive) return Promise.resolve()
@@ -567,6 +613,9 @@ export const startLauncher = (
       isReady = false
       helper.ref()
       ;(helper.stdout as Socket).ref()
+      clearTimeout(forgetBatch)
+      // The groups it still guards are the host's to end (or to leave running): none is killed.
+      if (helper.connected) helper.send({ goodbye: true })
       // Not killed at once: a launch it is in the middle of would leave a forked child that reads the
       // gate file only after the layer has removed it, and so runs ungated. (One waiting for a
       // handle's acknowledgement does not see the disconnect: it is killed after the bound.)
