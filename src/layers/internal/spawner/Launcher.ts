@@ -18,7 +18,7 @@ import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"
 import { Readable } from "node:stream"
-import { procStatFields } from "./procStat.js"
+import { procStatFields, procStatFieldsWith } from "./procStat.js"
 
 /**
  * The script of a spare: a bash the launcher starts ahead of a request, while it is idle, for the
@@ -85,6 +85,7 @@ const failed = (id, error) => process.send({ id, error: { code: error.code, mess
 const spareScripts = ${JSON.stringify([spareScript(false), spareScript(true)])}
 const spareRequest = ${spareRequest.toString()}
 const spareServes = ${spareServes.toString()}
+const procStatFields = (${procStatFieldsWith.toString()})(readFileSync)
 // The last request's env; a spare's is the same without the gate file (its gate is fd 5).
 let env
 let spareEnv
@@ -129,9 +130,8 @@ const fits = (candidate, m) => {
       candidate.file !== m.file || candidate.cwd !== m.cwd || candidate.env !== env ||
       candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined)
     ) return undefined
-    const stat = readFileSync("/proc/" + pid + "/stat", "latin1")
-    const state = stat[stat.lastIndexOf(")") + 2]
-    if (state === "T" || state === "t") return undefined
+    const state = procStatFields(String(pid))?.[0]
+    if (state === undefined || state === "T" || state === "t") return undefined
     accessSync(m.cwd, constants.X_OK)
     if (fileKey(m.cwd) !== fileKey("/proc/" + pid + "/cwd")) return undefined
     const binary = onPath(m.file, m.cwd, env.PATH)
