@@ -88,8 +88,9 @@ const killOnFailure = (host: ChildProcess, pidDir: string) =>
   )
 
 /**
- * Starts the fixture host in `mode` with `pidDir`; its stdout so far is `output()`. When the test
- * ends the host and every group named in `pidDir` are SIGKILLed (the groups a test keeps alive too).
+ * Starts the fixture host in `mode` with `pidDir` and waits until it prints "ready"; its stdout so far
+ * is `output()`. When the test ends the host and every group named in `pidDir` are SIGKILLed (the
+ * groups a test keeps alive too).
  */
 const startHost = (mode: string, pidDir: string) =>
   Effect.gen(function*() {
@@ -108,7 +109,9 @@ const startHost = (mode: string, pidDir: string) =>
     )
     let text = ""
     host.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
-    return { host, output: () => text }
+    const output = () => text
+    expect(yield* eventually(output, (seen) => seen.includes("ready\n"), startupAttempts)).toContain("ready\n")
+    return { host, output }
   })
 
 describe("host death", () => {
@@ -140,7 +143,6 @@ describe("host death", () => {
     Effect.gen(function*() {
       const pidDir = yield* scopedTempDir("pids")
       const { host, output } = yield* startHost("orphaned", pidDir)
-      expect(yield* eventually(output, (text) => text.includes("ready\n"), startupAttempts)).toContain("ready\n")
       const [pgid] = readPids(pidDir)
       expect(liveMembers(pgid!).length).toBeGreaterThan(0)
       const [launcher] = launchersOf(host.pid!)
@@ -156,8 +158,7 @@ describe("host death", () => {
   it.scopedLive("SIGKILL of the host: its launcher kills the groups it started, but never one the host has forgotten", () =>
     Effect.gen(function*() {
       const pidDir = yield* scopedTempDir("pids")
-      const { host, output } = yield* startHost("forgotten", pidDir)
-      expect(yield* eventually(output, (text) => text.includes("ready\n"), startupAttempts)).toContain("ready\n")
+      const { host } = yield* startHost("forgotten", pidDir)
       const group = (name: string) => Number(fs.readFileSync(path.join(pidDir, name), "utf8"))
       const [kept, guarded, third] = [group("kept"), group("guarded"), group("third")]
       for (const pgid of [kept, guarded, third]) expect(liveMembers(pgid).length).toBeGreaterThan(0)
