@@ -6,8 +6,8 @@
  * it still knows and removes the directories it was given.
  *
  * One small write per spawn and per settle, no round trip, for the groups the host spawns itself
- * (the launcher guards the groups it started; if it dies, the host hands them over here). If the watchdog cannot start
- * or dies, the layer keeps working without it (a warning says so).
+ * (the launcher guards the groups it started; if it dies, the host hands them over here). If the
+ * watchdog cannot start or dies, the layer keeps working without it (a warning says so).
  *
  * @since 0.1.0
  */
