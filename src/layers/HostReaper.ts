@@ -15,22 +15,25 @@ import { Effect, Layer, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
 import { HostReaper } from "../services/HostReaper.js"
 
-// Lines: `+<pgid>` track, `-<pgid>` forget, `d<path>` remove on death, `q` clean exit. EOF without
-// `q` means the host is gone. Signals are ignored: only the pipe decides. Descriptors the host
+// Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
+// `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the stopped are
+// resumed first (a guard that kills its own groups), then the groups are killed. Signals are ignored: only the pipe decides. Descriptors the host
 // itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
 const script = `trap '' INT QUIT TERM HUP
 shopt -s nullglob
 for fd in /proc/$$/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
-declare -A groups=()
+declare -A groups=() resume=()
 dirs=()
 while IFS= read -r line; do
   case $line in
     +[0-9]*) groups[\${line:1}]=1 ;;
-    -[0-9]*) unset "groups[\${line:1}]" ;;
+    -[0-9]*) unset "groups[\${line:1}]" "resume[\${line:1}]" ;;
+    c[0-9]*) resume[\${line:1}]=1 ;;
     d?*) dirs+=("\${line:1}") ;;
     q) exit 0 ;;
   esac
 done
+for pid in "\${!resume[@]}"; do kill -CONT -- "$pid" 2>/dev/null; done
 for pgid in "\${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
 for dir in "\${dirs[@]}"; do rm -rf -- "$dir"; done
 `
@@ -88,6 +91,7 @@ const make = Effect.gen(function*() {
   return HostReaper.of({
     track: (pgid) => send(`+${pgid}`),
     forget: (pgid) => send(`-${pgid}`),
+    resumeOnDeath: (pid) => send(`c${pid}`),
     // A path with a newline cannot travel as a line; such a directory is only removed by the layer.
     removeOnDeath: (directory) =>
       directory.includes("\n") ? Effect.logWarning("spill directory not guarded: newline in path") : send(`d${directory}`)

@@ -252,24 +252,33 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // The groups the launcher kills if the host dies (see `guard`); the watchdog takes them over if
   // the launcher dies first.
   const guardedByLauncher = new Set<number>()
+  let launcherPid: number | undefined
   // The launcher gets the host's inherited descriptors masked, once; its children then inherit
   // /dev/null at those numbers, as a direct spawn's masked list gives them.
   const runtime = yield* Effect.runtime<never>()
   const launcher = !settings.launcher ? undefined : yield* Effect.acquireRelease(
     Effect.sync(() =>
-      startLauncher(masked, (reason) => {
-        const orphaned = [...guardedByLauncher]
-        guardedByLauncher.clear()
-        Runtime.runFork(runtime)(
-          Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(
-            Effect.zipRight(Effect.logWarning(`${reason}; commands are spawned by the host from now on`))
+      startLauncher(
+        masked,
+        (reason) => Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)),
+        // The groups it guarded go to the watchdog, which forgets the launcher itself.
+        () => {
+          const orphaned = [...guardedByLauncher]
+          guardedByLauncher.clear()
+          Runtime.runSync(runtime)(
+            Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(
+              Effect.zipRight(launcherPid === undefined ? Effect.void : reaper.forget(launcherPid))
+            )
           )
-        )
-      })
+        }
+      )
     ),
     // Bounded by the launcher itself (killed when it does not exit in time), on any clock.
     (launcher) => Effect.promise(() => launcher.close())
   )
+  // A command can stop the launcher (its parent): if the host dies, the watchdog resumes it first.
+  launcherPid = launcher?.pid
+  if (launcherPid !== undefined) yield* reaper.resumeOnDeath(launcherPid)
   // Ready with the layer, so every call takes the same way (bounded by the launcher itself).
   if (launcher !== undefined) yield* Effect.promise(() => launcher.started)
 

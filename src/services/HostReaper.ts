@@ -27,8 +27,15 @@ export declare namespace HostReaper {
   export interface Service {
     /** A group started: kill it if the host dies. */
     readonly track: (pgid: number) => Effect.Effect<void>
-    /** A group is gone: forget it, so a reused id is never killed. */
+    /** A group (or a process to resume) is gone: forget it, so a reused id is never signalled. */
     readonly forget: (pgid: number) => Effect.Effect<void>
+    /**
+     * If the host dies, send `pid` SIGCONT first: a stopped guard (the launcher, which a command can
+     * stop as its parent) then does its own part.
+     *
+     * @since 0.1.0
+     */
+    readonly resumeOnDeath: (pid: number) => Effect.Effect<void>
     /** Remove `directory` (recursively) if the host dies. */
     readonly removeOnDeath: (directory: string) => Effect.Effect<void>
   }

@@ -63,6 +63,21 @@ const scopedTempDir = (name: string) =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
+/** The state letter of `pid` (by `ps`), or undefined once it is gone. */
+const stateOf = (pid: number): string | undefined => {
+  try {
+    return execFileSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).trim().charAt(0)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether `pid` has ended (gone, or a zombie nobody reaps). */
+const ended = (pid: number): boolean => {
+  const state = stateOf(pid)
+  return state === undefined || state === "Z"
+}
+
 /** The launchers `pid` started (by `ps`). */
 const launchersOf = (pid: number): ReadonlyArray<number> =>
   execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
@@ -92,9 +107,9 @@ const killOnFailure = (host: ChildProcess, pidDir: string) =>
  * is `output()`. When the test ends the host and every group named in `pidDir` are SIGKILLed (the
  * groups a test keeps alive too).
  */
-const startHost = (mode: string, pidDir: string) =>
+const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const host = spawn(process.execPath, [fixture, mode, pidDir], { stdio: ["ignore", "pipe", "inherit"] })
+    const host = spawn(process.execPath, [fixture, mode, pidDir, ...rest], { stdio: ["ignore", "pipe", "inherit"] })
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         host.kill("SIGKILL")
@@ -170,6 +185,36 @@ describe("host death", () => {
       expect(yield* eventually(() => isAlive(launcher!), (alive) => !alive)).toBe(false)
       expect(survivors([guarded, third])).toEqual([])
       expect(liveMembers(kept).length, "a forgotten group is not the launcher's to kill").toBeGreaterThan(0)
+    }), { timeout: 40_000 })
+
+  it.scopedLive("SIGKILL of a host with launches always in flight: no group it started survives, nor its launcher", () =>
+    Effect.gen(function*() {
+      const pidDir = yield* scopedTempDir("pids")
+      const { host } = yield* startHost("busy", pidDir)
+      const [pgid] = readPids(pidDir)
+      const [launcher] = launchersOf(host.pid!)
+      expect(liveMembers(pgid!).length).toBeGreaterThan(0)
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
+      expect(yield* eventually(() => ended(launcher!), (gone) => gone), "the launcher ends").toBe(true)
+    }), { timeout: 40_000 })
+
+  it.scopedLive("SIGKILL of a host whose launcher a command stopped: the watchdog resumes it, and it kills its groups", () =>
+    Effect.gen(function*() {
+      const pidDir = yield* scopedTempDir("pids")
+      const go = path.join(yield* scopedTempDir("go"), "go")
+      const { host } = yield* startHost("stopper", pidDir, go)
+      const [pgid] = readPids(pidDir)
+      const [launcher] = launchersOf(host.pid!)
+      fs.writeFileSync(go, "")
+      expect(yield* eventually(() => stateOf(launcher!), (state) => state === "T")).toBe("T")
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
+      expect(yield* eventually(() => ended(launcher!), (gone) => gone), "the launcher ends").toBe(true)
     }), { timeout: 40_000 })
 
   it.scopedLive("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>

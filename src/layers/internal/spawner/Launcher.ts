@@ -101,10 +101,22 @@ let spare
 let running = 0
 let idle
 // The groups of the commands it started, until the host forgets each (it saw the group gone): they
-// are killed if the host's channel ends without its goodbye (the host died). Guarded here, the host
-// pays no write to its watchdog per call.
+// are killed if the host ends without its goodbye (it died). Guarded here, the host pays no write to
+// its watchdog per call.
 const groups = new Set()
 let goodbye = false
+// The host's end: a spare goes, and without a goodbye every group still guarded is killed.
+const ended = () => {
+  spare?.child.kill("SIGKILL")
+  if (!goodbye) {
+    for (const pgid of groups) {
+      try {
+        process.kill(-pgid, "SIGKILL")
+      } catch {}
+    }
+  }
+  process.exit(0)
+}
 const fileKey = (path) => {
   const stat = statSync(path, { bigint: true })
   return stat.dev + ":" + stat.ino
@@ -235,8 +247,13 @@ process.on("message", (m) => {
   }
   groups.add(child.pid)
   // The host learns the pid from this line even if the launcher dies next; only then may the
-  // command run: a spare reads its request on fd 5, a fresh bash's gate a line on fd 4.
-  writeSync(1, m.id + " " + child.pid + "\\n")
+  // command run: a spare reads its request on fd 5, a fresh bash's gate a line on fd 4. A line the
+  // host cannot read (EPIPE) means it is gone, and this command with it.
+  try {
+    writeSync(1, m.id + " " + child.pid + "\\n")
+  } catch {
+    return ended()
+  }
   const gate = child.stdio[taken === undefined ? 4 : 5]
   gate.on("error", ignore)
   gate.end(taken === undefined ? "\\n" : taken.request)
@@ -256,18 +273,13 @@ process.on("message", (m) => {
   })
 })
 // A spare would also end at the end of fd 5, but only after the launcher: nothing of the layer
-// outlives the launcher.
-process.on("disconnect", () => {
-  spare?.child.kill("SIGKILL")
-  if (!goodbye) {
-    for (const pgid of groups) {
-      try {
-        process.kill(-pgid, "SIGKILL")
-      } catch {}
-    }
-  }
-  process.exit(0)
-})
+// outlives the launcher. The host's end shows on its stdin, a pipe the host holds and never writes,
+// as well as on the channel: Node holds a channel's \`disconnect\` back while a handle it sent waits
+// for its acknowledgement, which a dead host never sends. A send on a closed channel is reported as
+// an \`error\`: the end is seen here.
+process.stdin.on("data", ignore).on("end", ended).on("error", ended)
+process.on("disconnect", ended)
+process.on("error", ignore)
 process.send({ ready: true })
 `
 
@@ -367,9 +379,11 @@ export interface Launcher {
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
    * Whether the launcher kills the groups it started if the host dies (until each is forgotten):
-   * true while it lives. Once it has died, `onGone` is told, and the host's watchdog must take over.
+   * true until it has exited (`onUnguarded` is told then: the host's watchdog must take over).
    */
   readonly guards: () => boolean
+  /** The launcher's pid (undefined if it never started): the watchdog resumes it if it was stopped. */
+  readonly pid: number | undefined
   /** The group of a command it started is gone: it must never be killed again (its id may be reused). */
   readonly forget: (pgid: number) => void
   /**
@@ -392,8 +406,8 @@ const linesBoundMs = 100
 // How often the leader of a group is looked for once the launcher that would report its exit died.
 const orphanPollMs = 20
 // How long a forgotten group waits for the next launch to carry it to the launcher before it is
-// sent alone: calls in a row cost no message of their own, and a group id is never held long
-// enough to be reused (Linux hands out pids in turn, and `pid_max` can be as low as 32768).
+// sent alone: calls in a row cost no message of their own, and the launcher holds a gone group's id
+// only 20 ms longer than the watchdog would (Linux hands out pids in turn; `pid_max` can be 32768).
 const forgetBatchMs = 20
 
 // A process state from `/proc/<pid>/stat`, or undefined when it is gone.
@@ -409,11 +423,13 @@ const isGone = (pid: number) => {
 
 /**
  * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
- * descriptors masked), but fd 3 is its channel. `onGone` is told once if it dies while in use.
+ * descriptors masked), but fd 3 is its channel. `onGone` is told once if it dies while in use, once
+ * the launches in flight are settled; `onUnguarded` as soon as it has exited (unless closed).
  */
 export const startLauncher = (
   extraStdio: ReadonlyArray<"ignore" | number>,
-  onGone: (reason: string) => void
+  onGone: (reason: string) => void,
+  onUnguarded: () => void = () => {}
 ): Launcher => {
   let isReady = false
   let alive = true
@@ -442,9 +458,14 @@ export const startLauncher = (
     cwd: "/",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     detached: true,
-    stdio: ["ignore", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
+    stdio: ["pipe", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
     serialization: "json"
   })
+  // Its stdin, never written and never closed by the host: the end the launcher sees if the host dies.
+  const hostEnd = helper.stdin!
+  hostEnd.on("error", () => {})
+  ;(hostEnd as Socket).unref()
+  let exited = false
   // Settled once the launcher has exited and its last pid line was read (see `gone`).
   let reportEnded: () => void = () => {}
   const ended = new Promise<void>((resolve) => {
@@ -525,6 +546,9 @@ export const startLauncher = (
     if (exitReason !== undefined) gone(exitReason)
   })
   helper.once("exit", (code, signal) => {
+    exited = true
+    hostEnd.destroy()
+    if (!closing) onUnguarded()
     exitReason = `launcher exited (${signal ?? `code ${code}`})`
     if (linesEnded) return gone(exitReason)
     // Another process holding the launcher's stdout (a command of the same user can take it with
@@ -596,9 +620,10 @@ export const startLauncher = (
       sentEnv = env
       helper.send(forgotten.length === 0 ? message : { ...message, forget: takeForgotten() })
     },
-    guards: () => alive && !closing,
+    guards: () => alive && !closing && !exited,
+    pid: helper.pid,
     forget: (pgid) => {
-      if (!alive || closing) return
+      if (!alive || closing || exited) return
       forgotten.push(pgid)
       forgetBatch ??= setTimeout(() => {
         forgetBatch = undefined
