@@ -78,6 +78,15 @@ const ended = (pid: number): boolean => {
   return state === undefined || state === "Z"
 }
 
+/** SIGKILLs `host`; then group `pgid` must die and `launcher` end. */
+const killHostExpectingNoSurvivor = (host: ChildProcess, pgid: number, launcher: number) =>
+  Effect.gen(function*() {
+    host.kill("SIGKILL")
+    yield* Effect.promise(() => once(host, "exit"))
+    expect(yield* eventually(() => liveMembers(pgid), (left) => left.length === 0)).toEqual([])
+    expect(yield* eventually(() => ended(launcher), (gone) => gone), "the launcher ends").toBe(true)
+  })
+
 /** The launchers `pid` started (by `ps`). */
 const launchersOf = (pid: number): ReadonlyArray<number> =>
   execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
@@ -195,10 +204,7 @@ describe("host death", () => {
       const [launcher] = launchersOf(host.pid!)
       expect(liveMembers(pgid!).length).toBeGreaterThan(0)
 
-      host.kill("SIGKILL")
-      yield* Effect.promise(() => once(host, "exit"))
-      expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
-      expect(yield* eventually(() => ended(launcher!), (gone) => gone), "the launcher ends").toBe(true)
+      yield* killHostExpectingNoSurvivor(host, pgid!, launcher!)
     }), { timeout: 40_000 })
 
   it.scopedLive("SIGKILL of a host whose launcher a command stopped: the watchdog resumes it, and it kills its groups", () =>
@@ -211,10 +217,7 @@ describe("host death", () => {
       fs.writeFileSync(go, "")
       expect(yield* eventually(() => stateOf(launcher!), (state) => state === "T")).toBe("T")
 
-      host.kill("SIGKILL")
-      yield* Effect.promise(() => once(host, "exit"))
-      expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
-      expect(yield* eventually(() => ended(launcher!), (gone) => gone), "the launcher ends").toBe(true)
+      yield* killHostExpectingNoSurvivor(host, pgid!, launcher!)
     }), { timeout: 40_000 })
 
   it.scopedLive("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>
