@@ -113,15 +113,23 @@ const killOnFailure = (host: ChildProcess, pidDir: string) =>
 
 /**
  * Starts the fixture host in `mode` with `pidDir` and waits until it prints "ready"; its stdout so far
- * is `output()`. When the test ends the host and every group named in `pidDir` are SIGKILLed (the
- * groups a test keeps alive too).
+ * is `output()`. When the test ends the host, its launchers (stopped ones too) and every group named
+ * in `pidDir` are SIGKILLed (the groups a test keeps alive too).
  */
 const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const host = spawn(process.execPath, [fixture, mode, pidDir, ...rest], { stdio: ["ignore", "pipe", "inherit"] })
+    let launchers: ReadonlyArray<number> = []
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         host.kill("SIGKILL")
+        for (const pid of launchers) {
+          try {
+            process.kill(pid, "SIGKILL")
+          } catch {
+            // Already gone.
+          }
+        }
         for (const pgid of readPids(pidDir)) {
           try {
             process.kill(-pgid, "SIGKILL")
@@ -135,6 +143,7 @@ const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>)
     host.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
     const output = () => text
     expect(yield* eventually(output, (seen) => seen.includes("ready\n"), startupAttempts)).toContain("ready\n")
+    launchers = launchersOf(host.pid!)
     return { host, output }
   })
 
@@ -196,7 +205,7 @@ describe("host death", () => {
       expect(liveMembers(kept).length, "a forgotten group is not the launcher's to kill").toBeGreaterThan(0)
     }), { timeout: 40_000 })
 
-  it.scopedLive("SIGKILL of a host with launches always in flight: no group it started survives, nor its launcher", () =>
+  it.scopedLive("SIGKILL of a host with launches always in flight: its long-running group dies, and so does its launcher", () =>
     Effect.gen(function*() {
       const pidDir = yield* scopedTempDir("pids")
       const { host } = yield* startHost("busy", pidDir)
