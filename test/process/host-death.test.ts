@@ -19,7 +19,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
-import { isAlive, liveMembers } from "../support/processes.js"
+import { isAlive, liveMembers, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 
@@ -62,15 +62,6 @@ const scopedTempDir = (name: string) =>
     Effect.sync(() => tempDir(name)),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
-
-/** The state letter of `pid` (by `ps`), or undefined once it is gone. */
-const stateOf = (pid: number): string | undefined => {
-  try {
-    return execFileSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).trim().charAt(0)
-  } catch {
-    return undefined
-  }
-}
 
 /** Whether `pid` has ended (gone, or a zombie nobody reaps). */
 const ended = (pid: number): boolean => {

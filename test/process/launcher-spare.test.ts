@@ -14,7 +14,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { spareRequest, spareScript } from "../../src/layers/internal/spawner/Launcher.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { descendantsOf, eventually } from "../support/cli.js"
-import { firstPid, isAlive, listFds } from "../support/processes.js"
+import { firstPid, isAlive, listFds, stateOf } from "../support/processes.js"
 
 const executor = LocalBashExecutor.layer({ graceMs: 300 })
 
@@ -147,6 +147,8 @@ describe("the launcher's spare", () => {
       const launcher = yield* warmLauncher
       const stopped = yield* spareOf(launcher)
       process.kill(stopped, "SIGSTOP")
+      // Stopped once it has taken the signal: a spare stopped after the launcher checked it cannot be told apart.
+      expect(yield* Effect.promise(() => eventually(() => stateOf(stopped) === "T", 5_000))).toBe(true)
       const result = yield* run({ command: "echo $$", timeoutMs: 10_000 })
       expect(result.timedOut).toBe(false)
       expect(firstPid(result.stdout.text)).not.toBe(stopped)

@@ -20,6 +20,9 @@ const table = (): ReadonlyArray<PsRow> =>
 export const liveMembers = (pgid: number): ReadonlyArray<number> =>
   table().filter((row) => row.pgid === pgid && !row.state.startsWith("Z")).map((row) => row.pid)
 
+/** The state letter of `pid` (`S`, `T`, `Z`, …), or undefined once it is gone. */
+export const stateOf = (pid: number): string | undefined => table().find((row) => row.pid === pid)?.state.charAt(0)
+
 /** Whether `pid` is alive (zombies are dead). */
 export const isAlive = (pid: number): boolean =>
   table().some((row) => row.pid === pid && !row.state.startsWith("Z"))
