@@ -16,9 +16,10 @@ import * as ChildProcess from "node:child_process"
 import { HostReaper } from "../services/HostReaper.js"
 
 // Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
-// `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the stopped are
-// resumed first (a guard that kills its own groups), then the groups are killed. Signals are ignored: only the pipe decides. Descriptors the host
-// itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
+// `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the pids to
+// resume get SIGCONT first (a stopped launcher then kills its own groups), then the groups are
+// killed. Signals are ignored: only the pipe decides. Descriptors the host itself inherited without
+// close-on-exec (a terminal, a supervisor's pipe) are closed first.
 const script = `trap '' INT QUIT TERM HUP
 shopt -s nullglob
 for fd in /proc/$$/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null

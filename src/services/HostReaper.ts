@@ -32,8 +32,6 @@ export declare namespace HostReaper {
     /**
      * If the host dies, send `pid` SIGCONT first: a stopped guard (the launcher, which a command can
      * stop as its parent) then does its own part.
-     *
-     * @since 0.1.0
      */
     readonly resumeOnDeath: (pid: number) => Effect.Effect<void>
     /** Remove `directory` (recursively) if the host dies. */

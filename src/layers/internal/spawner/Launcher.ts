@@ -273,10 +273,10 @@ process.on("message", (m) => {
   })
 })
 // A spare would also end at the end of fd 5, but only after the launcher: nothing of the layer
-// outlives the launcher. The host's end shows on its stdin, a socket pair the host holds and never writes,
-// as well as on the channel: Node holds a channel's \`disconnect\` back while a handle it sent waits
-// for its acknowledgement, which a dead host never sends. A send on a closed channel is reported as
-// an \`error\`: the end is seen here.
+// outlives the launcher. The host's end shows on its stdin, a socket pair the host holds and never
+// writes, as well as on the channel: Node holds a channel's \`disconnect\` back while a handle it
+// sent waits for its acknowledgement, which a dead host never sends. A send on a closed channel is
+// reported as an \`error\`: the end is seen here.
 process.stdin.on("data", ignore).on("end", ended).on("error", ended)
 process.on("disconnect", ended)
 process.on("error", ignore)
@@ -429,7 +429,7 @@ const isGone = (pid: number) => {
 export const startLauncher = (
   extraStdio: ReadonlyArray<"ignore" | number>,
   onGone: (reason: string) => void,
-  onUnguarded: () => void = () => {}
+  onUnguarded: () => void
 ): Launcher => {
   let isReady = false
   let alive = true
@@ -461,7 +461,7 @@ export const startLauncher = (
     stdio: ["pipe", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
     serialization: "json"
   })
-  // Its stdin (a socket pair), never written or closed by the host: the end the launcher sees if the host dies.
+  // Its stdin (a socket pair), never written or closed by the host: the end it sees if the host dies.
   const hostEnd = helper.stdin!
   hostEnd.on("error", () => {})
   ;(hostEnd as Socket).unref()
