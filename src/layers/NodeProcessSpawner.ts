@@ -252,7 +252,6 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // The groups the launcher kills if the host dies (see `guard`); the watchdog takes them over if
   // the launcher dies first.
   const guardedByLauncher = new Set<number>()
-  let launcherPid: number | undefined
   // The launcher gets the host's inherited descriptors masked, once; its children then inherit
   // /dev/null at those numbers, as a direct spawn's masked list gives them.
   const runtime = yield* Effect.runtime<never>()
@@ -260,15 +259,14 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     Effect.sync(() =>
       startLauncher(
         masked,
-        (reason) => Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)),
+        (reason) =>
+          Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)),
         // The groups it guarded go to the watchdog, which forgets the launcher itself.
-        () => {
+        (launcherPid) => {
           const orphaned = [...guardedByLauncher]
           guardedByLauncher.clear()
           Runtime.runSync(runtime)(
-            Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(
-              Effect.zipRight(launcherPid === undefined ? Effect.void : reaper.forget(launcherPid))
-            )
+            Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(Effect.zipRight(reaper.forget(launcherPid)))
           )
         }
       )
@@ -277,8 +275,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     (launcher) => Effect.promise(() => launcher.close())
   )
   // A command can stop the launcher (its parent): if the host dies, the watchdog resumes it first.
-  launcherPid = launcher?.pid
-  if (launcherPid !== undefined) yield* reaper.resumeOnDeath(launcherPid)
+  if (launcher?.pid !== undefined) yield* reaper.resumeOnDeath(launcher.pid)
   // Ready with the layer, so every call takes the same way (bounded by the launcher itself).
   if (launcher !== undefined) yield* Effect.promise(() => launcher.started)
 

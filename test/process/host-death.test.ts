@@ -63,19 +63,13 @@ const scopedTempDir = (name: string) =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
-/** Whether `pid` has ended (gone, or a zombie nobody reaps). */
-const ended = (pid: number): boolean => {
-  const state = stateOf(pid)
-  return state === undefined || state === "Z"
-}
-
 /** SIGKILLs `host`; then group `pgid` must die and `launcher` end. */
 const killHostExpectingNoSurvivor = (host: ChildProcess, pgid: number, launcher: number) =>
   Effect.gen(function*() {
     host.kill("SIGKILL")
     yield* Effect.promise(() => once(host, "exit"))
     expect(yield* eventually(() => liveMembers(pgid), (left) => left.length === 0)).toEqual([])
-    expect(yield* eventually(() => ended(launcher), (gone) => gone), "the launcher ends").toBe(true)
+    expect(yield* eventually(() => isAlive(launcher), (alive) => !alive), "the launcher ends").toBe(false)
   })
 
 /** The launchers `pid` started (by `ps`). */

@@ -424,12 +424,13 @@ const isGone = (pid: number) => {
 /**
  * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
  * descriptors masked), but fd 3 is its channel. `onGone` is told once if it dies while in use, once
- * the launches in flight are settled; `onUnguarded` as soon as it has exited (unless closed).
+ * the launches in flight are settled; `onUnguarded`, with its pid, as soon as it has exited (unless
+ * closed).
  */
 export const startLauncher = (
   extraStdio: ReadonlyArray<"ignore" | number>,
   onGone: (reason: string) => void,
-  onUnguarded: () => void
+  onUnguarded: (pid: number) => void
 ): Launcher => {
   let isReady = false
   let alive = true
@@ -548,7 +549,7 @@ export const startLauncher = (
   helper.once("exit", (code, signal) => {
     exited = true
     hostEnd.destroy()
-    if (!closing) onUnguarded()
+    if (!closing) onUnguarded(helper.pid!)
     exitReason = `launcher exited (${signal ?? `code ${code}`})`
     if (linesEnded) return gone(exitReason)
     // Another process holding the launcher's stdout (a command of the same user can take it with
@@ -616,9 +617,9 @@ export const startLauncher = (
       const input = typeof stdin === "string" || stdin === undefined
         ? { stdin }
         : { stdinBase64: Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength).toString("base64") }
-      const message = env === sentEnv ? { id, ...rest, ...input } : { id, ...rest, ...input, env }
+      const forget = forgotten.length === 0 ? undefined : { forget: takeForgotten() }
+      helper.send(env === sentEnv ? { id, ...rest, ...input, ...forget } : { id, ...rest, ...input, ...forget, env })
       sentEnv = env
-      helper.send(forgotten.length === 0 ? message : { ...message, forget: takeForgotten() })
     },
     guards: () => alive && !closing && !exited,
     pid: helper.pid,
