@@ -4,7 +4,8 @@
  * through a real harness registry; then RSS and settle-time checks of ours, then model-text cleaning.
  * Prints Markdown tables and writes `bench/results.json`, `bench/results.md` and `bench/results.svg`
  * (wall time per call). `--quick` shrinks every item for a smoke run; `--only=model-text` runs item (f)
- * alone, `--only=per-call` items (a), (b) and (h) (wall time, host CPU and JS allocation per call) alone and
+ * alone, `--only=per-call` items (a), (b), (h) (wall time, host CPU and JS allocation per call) and (i)
+ * (where a call's time goes) alone and
  * `--only=throughput` item (c) alone — results are then printed but not written.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
@@ -13,7 +14,7 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
-import { renderMarkdown, renderModes, renderPerCall, renderTargets } from "./lib/markdown.js"
+import { renderMarkdown, renderModes, renderPerCall, renderPhases, renderTargets } from "./lib/markdown.js"
 import type { BenchResults, Comparison, ModelTextTiming, PerCall, RssReport, Settle, Target } from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
@@ -31,6 +32,8 @@ import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, pacedTrue, sequentialTrue } from "./sections/spawn.js"
 import { measureModelText } from "./sections/modelText.js"
 import { measureModes } from "./sections/modes.js"
+import type { Phases } from "./sections/phases.js"
+import { measurePhases } from "./sections/phases.js"
 import { outputToFile } from "./sections/throughput.js"
 
 const quick = process.argv.includes("--quick")
@@ -45,6 +48,8 @@ const settings = {
   pacedCount: quick ? 10 : 50,
   pacedPauseMs: 20,
   pacedRounds: quick ? 1 : 3,
+  phasesCount: quick ? 20 : 200,
+  phasesRounds: quick ? 1 : 3,
   outputBytes: quick ? 16 * MiB : 256 * MiB,
   outputRounds: quick ? 1 : 3,
   oursMaxSpillBytes: 512 * MiB,
@@ -196,9 +201,21 @@ const runThroughput = async (runners: ReadonlyArray<Runner>, dir: string): Promi
   )
 }
 
-const runComparisons = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Comparison>> => {
+const runPhases = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Phases> | undefined> => {
+  log(`(i) where a call's time goes: ${settings.phasesCount} sequential calls × ${settings.phasesRounds}`)
+  const phases = await measurePhases(runners, settings.phasesCount, settings.phasesRounds, dir)
+  if (phases === undefined) log("  left out: this bash has no $EPOCHREALTIME (bash 5)")
+  for (const p of phases ?? []) log(`  ${p.id}: ${round(p.untilCommandMs, 3)} ms until the command, ${round(p.afterCommandMs, 3)} ms after it`)
+  return phases
+}
+
+const runComparisons = async (
+  runners: ReadonlyArray<Runner>,
+  dir: string
+): Promise<{ readonly comparisons: Array<Comparison>; readonly phases: Array<Phases> | undefined }> => {
   await warmUp(runners, dir)
-  return [...await runPerCallItems(runners), await runThroughput(runners, dir)]
+  const comparisons = [...await runPerCallItems(runners), await runThroughput(runners, dir)]
+  return { comparisons, phases: await runPhases(runners, dir) }
 }
 
 /** `--only=throughput`: item (c) alone, printed, nothing written. */
@@ -216,15 +233,21 @@ const mainThroughput = async () => {
   }
 }
 
-/** `--only=per-call`: items (a), (b) and (h) alone, printed with their targets, nothing written. */
+/** `--only=per-call`: items (a), (b), (h) and (i) alone, printed with their targets, nothing written. */
 const mainPerCall = async () => {
+  const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
   const { runners, close } = await makeRunners({})
   try {
     await warmUp(runners)
     const perCall = perCallRows(runners, await runPerCallItems(runners))
-    process.stdout.write(renderPerCall(perCall) + "\n\n" + renderTargets(judgePerCall(perCall)) + "\n")
+    const phases = await runPhases(runners, dir)
+    process.stdout.write(
+      [renderPerCall(perCall), ...(phases === undefined ? [] : [renderPhases(phases)]), renderTargets(judgePerCall(perCall))]
+        .join("\n\n") + "\n"
+    )
   } finally {
     await close()
+    await rm(dir, { recursive: true, force: true })
   }
 }
 
@@ -384,8 +407,9 @@ const main = async () => {
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
   const { runners, notes, close } = await makeRunners({ maxSpillBytes: settings.oursMaxSpillBytes })
   let comparisons: Array<Comparison>
+  let phases: Array<Phases> | undefined
   try {
-    comparisons = await runComparisons(runners, dir)
+    ;({ comparisons, phases } = await runComparisons(runners, dir))
   } finally {
     await close()
     await rm(dir, { recursive: true, force: true })
@@ -405,6 +429,7 @@ const main = async () => {
     notes,
     comparisons,
     perCall,
+    ...(phases === undefined ? {} : { phases }),
     rss,
     settle,
     modelText,

@@ -1,6 +1,7 @@
 /**
  * Renders a run's results as the Markdown tables printed to stdout and saved to `bench/results.md`.
  */
+import type { Phases } from "../sections/phases.js"
 import type { BenchResults, Comparison, ContenderStat, ModeCost, PerCall, RssReport, Target } from "./results.js"
 import { MiB, round } from "./stats.js"
 
@@ -63,6 +64,13 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
   )
 }
 
+/** (i) Each contender's call split at the moment its command ran. */
+export const renderPhases = (phases: ReadonlyArray<Phases>): string =>
+  table(
+    ["(i) Per call of a one-line command (medians)", "until the command runs", "after it ran", "whole call"],
+    phases.map((p) => [p.label, fmt(p.untilCommandMs, "ms"), fmt(p.afterCommandMs, "ms"), fmt(p.wholeCallMs, "ms")])
+  )
+
 // A measurement that rounds to its limit is shown with the digits that decide the result.
 const measuredText = (t: Target): number => {
   let digits = 2
@@ -101,6 +109,7 @@ export const renderMarkdown = (r: BenchResults): string => {
       `Medians; ratios are to raw child_process.`,
     ...r.notes.map((note) => `Note: ${note}`),
     renderPerCall(r.perCall),
+    ...(r.phases === undefined ? [] : [renderPhases(r.phases)]),
     ...r.comparisons.filter((c) => c.unit === "MiB/s").map(throughput),
     table(
       ["Output", "through", "peak RSS growth", "time", "whole output on disk"],

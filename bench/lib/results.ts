@@ -1,6 +1,7 @@
 /**
  * The shape of `bench/results.json`.
  */
+import type { Phases } from "../sections/phases.js"
 import type { Machine } from "./machine.js"
 
 /** One contender's numbers for one work item. */
@@ -122,6 +123,8 @@ export interface BenchResults {
   readonly modelText: ReadonlyArray<ModelTextTiming>
   readonly modes?: ReadonlyArray<ModeCost>
   readonly perCall: ReadonlyArray<PerCall>
+  /** (i) Where a call's wall time goes; absent where bash has no `$EPOCHREALTIME`. */
+  readonly phases?: ReadonlyArray<Phases>
   /** Why a contender or target is missing from this run (e.g. the reference not installed). */
   readonly notes: ReadonlyArray<string>
   readonly targets: ReadonlyArray<Target>
