@@ -203,10 +203,13 @@ const runThroughput = async (runners: ReadonlyArray<Runner>, dir: string): Promi
 
 const runPhases = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Phases> | undefined> => {
   log(`(i) where a call's time goes: ${settings.phasesCount} sequential calls × ${settings.phasesRounds}`)
-  const phases = await measurePhases(runners, settings.phasesCount, settings.phasesRounds, dir)
-  if (phases === undefined) log("  left out: this bash has no $EPOCHREALTIME (bash 5)")
-  for (const p of phases ?? []) log(`  ${p.id}: ${round(p.untilCommandMs, 3)} ms until the command, ${round(p.afterCommandMs, 3)} ms after it`)
-  return phases
+  const result = await measurePhases(runners, settings.phasesCount, settings.phasesRounds, dir)
+  if ("missing" in result) {
+    log(`  left out: ${result.missing}`)
+    return undefined
+  }
+  for (const p of result.phases) log(`  ${p.id}: ${round(p.untilCommandMs, 3)} ms until the command, ${round(p.afterCommandMs, 3)} ms after it`)
+  return result.phases
 }
 
 const runComparisons = async (

@@ -26,16 +26,19 @@ const hostNow = () => performance.timeOrigin + performance.now()
 // `$EPOCHREALTIME` is seconds with the locale's decimal separator; bash before 5.0 prints nothing.
 const bashClockMs = (line: string) => (line === "" ? Number.NaN : Number(line.replace(",", ".")) * 1000)
 
+/** The phases, or why there are none. */
+export type PhasesResult = { readonly phases: Array<Phases> } | { readonly missing: string }
+
 /**
- * `count` sequential calls per contender and round, for `rounds` rounds in rotated order; `undefined`
- * where bash has no `$EPOCHREALTIME`.
+ * `count` sequential calls per contender and round, for `rounds` rounds in rotated order. None where
+ * bash has no `$EPOCHREALTIME`, or where a mark falls outside its call (the two clocks disagree).
  */
 export const measurePhases = async (
   runners: ReadonlyArray<Runner>,
   count: number,
   rounds: number,
   dir: string
-): Promise<Array<Phases> | undefined> => {
+): Promise<PhasesResult> => {
   const calls = new Map(runners.map((runner) => [runner.id, [] as Array<{ start: number; end: number }>]))
   const file = (runner: Runner) => join(dir, `phases-${runner.id}.txt`)
   for (let round = 0; round < rounds; round++) {
@@ -54,7 +57,12 @@ export const measurePhases = async (
     const marks = (await readFile(file(runner), "utf8")).trim().split("\n").map(bashClockMs)
     await rm(file(runner), { force: true })
     const timed = calls.get(runner.id)!
-    if (marks.length !== timed.length || marks.some((mark) => !Number.isFinite(mark))) return undefined
+    if (marks.length !== timed.length || marks.some((mark) => !Number.isFinite(mark))) {
+      return { missing: "this bash has no $EPOCHREALTIME (bash 5)" }
+    }
+    if (timed.some((call, i) => marks[i]! < call.start || marks[i]! > call.end)) {
+      return { missing: `a command's mark fell outside its call (${runner.id}): the host's clock and bash's disagree` }
+    }
     phases.push({
       id: runner.id,
       label: runner.label,
@@ -63,5 +71,5 @@ export const measurePhases = async (
       wholeCallMs: median(timed.map((call) => call.end - call.start))
     })
   }
-  return phases
+  return { phases }
 }
