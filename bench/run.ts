@@ -201,11 +201,17 @@ const runThroughput = async (runners: ReadonlyArray<Runner>, dir: string): Promi
   )
 }
 
-const runPhases = async (runners: ReadonlyArray<Runner>, dir: string): Promise<Array<Phases> | undefined> => {
+/** Item (i); why it is missing, if it is, goes to `notes`. */
+const runPhases = async (
+  runners: ReadonlyArray<Runner>,
+  dir: string,
+  notes: Array<string>
+): Promise<Array<Phases> | undefined> => {
   log(`(i) where a call's time goes: ${settings.phasesCount} sequential calls × ${settings.phasesRounds}`)
   const result = await measurePhases(runners, settings.phasesCount, settings.phasesRounds, dir)
   if ("missing" in result) {
     log(`  left out: ${result.missing}`)
+    notes.push(`(i) left out: ${result.missing}`)
     return undefined
   }
   for (const p of result.phases) log(`  ${p.id}: ${round(p.untilCommandMs, 3)} ms until the command, ${round(p.afterCommandMs, 3)} ms after it`)
@@ -214,11 +220,12 @@ const runPhases = async (runners: ReadonlyArray<Runner>, dir: string): Promise<A
 
 const runComparisons = async (
   runners: ReadonlyArray<Runner>,
-  dir: string
+  dir: string,
+  notes: Array<string>
 ): Promise<{ readonly comparisons: Array<Comparison>; readonly phases: Array<Phases> | undefined }> => {
   await warmUp(runners, dir)
   const comparisons = [...await runPerCallItems(runners), await runThroughput(runners, dir)]
-  return { comparisons, phases: await runPhases(runners, dir) }
+  return { comparisons, phases: await runPhases(runners, dir, notes) }
 }
 
 /** `--only=throughput`: item (c) alone, printed, nothing written. */
@@ -239,11 +246,11 @@ const mainThroughput = async () => {
 /** `--only=per-call`: items (a), (b), (h) and (i) alone, printed with their targets, nothing written. */
 const mainPerCall = async () => {
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-"))
-  const { runners, close } = await makeRunners({})
+  const { runners, notes, close } = await makeRunners({})
   try {
     await warmUp(runners)
     const perCall = perCallRows(runners, await runPerCallItems(runners))
-    const phases = await runPhases(runners, dir)
+    const phases = await runPhases(runners, dir, notes)
     process.stdout.write(
       [renderPerCall(perCall), ...(phases === undefined ? [] : [renderPhases(phases)]), renderTargets(judgePerCall(perCall))]
         .join("\n\n") + "\n"
@@ -412,7 +419,7 @@ const main = async () => {
   let comparisons: Array<Comparison>
   let phases: Array<Phases> | undefined
   try {
-    ;({ comparisons, phases } = await runComparisons(runners, dir))
+    ;({ comparisons, phases } = await runComparisons(runners, dir, notes))
   } finally {
     await close()
     await rm(dir, { recursive: true, force: true })

@@ -20,6 +20,8 @@ export interface Phases {
   readonly wholeCallMs: number
 }
 
+const singleQuoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`
+
 // The host's clock on bash's scale: ms since the epoch, to the microsecond.
 const hostNow = () => performance.timeOrigin + performance.now()
 
@@ -44,7 +46,7 @@ export const measurePhases = async (
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < runners.length; i++) {
       const runner = runners[(round + i) % runners.length]!
-      const command = `printf '%s\\n' "$EPOCHREALTIME" >> '${file(runner)}'`
+      const command = `printf '%s\\n' "$EPOCHREALTIME" >> ${singleQuoted(file(runner))}`
       for (let call = 0; call < count; call++) {
         const start = hostNow()
         await runner.run(command)
