@@ -80,19 +80,24 @@ const launchersOf = (pid: number): ReadonlyArray<number> =>
     .filter((fields) => Number(fields[1]) === pid && fields.slice(2).join(" ") === "effect-bash launcher")
     .map((fields) => Number(fields[0]))
 
+/** SIGKILLs each pid in `pids` (a negative one is a group) that is still there. */
+const killAll = (pids: Iterable<number>) => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
 /** When the test fails, SIGKILL the host and the groups it reported, so a failure leaves nothing running. */
 const killOnFailure = (host: ChildProcess, pidDir: string) =>
   Effect.addFinalizer((exit) =>
     Effect.sync(() => {
       if (Exit.isSuccess(exit)) return
       host.kill("SIGKILL")
-      for (const pgid of readPids(pidDir)) {
-        try {
-          process.kill(-pgid, "SIGKILL")
-        } catch {
-          // Already gone.
-        }
-      }
+      killAll(readPids(pidDir).map((pgid) => -pgid))
     })
   )
 
@@ -108,20 +113,8 @@ const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>)
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         host.kill("SIGKILL")
-        for (const pid of launchers) {
-          try {
-            process.kill(pid, "SIGKILL")
-          } catch {
-            // Already gone.
-          }
-        }
-        for (const pgid of readPids(pidDir)) {
-          try {
-            process.kill(-pgid, "SIGKILL")
-          } catch {
-            // Already gone.
-          }
-        }
+        killAll(launchers)
+        killAll(readPids(pidDir).map((pgid) => -pgid))
       })
     )
     let text = ""
