@@ -473,6 +473,8 @@ export const startLauncher = (
     reportEnded = resolve
   })
   let closing = false
+  // Whether it still kills its groups if the host dies: not once closed (the goodbye) or exited.
+  const guarding = () => alive && !closing && !exited
   // The launcher keeps the host alive only while a launch waits for its child's exit; its pid
   // lines never do.
   const setBusy = () => {
@@ -621,10 +623,10 @@ export const startLauncher = (
       helper.send(env === sentEnv ? { id, ...rest, ...input, ...forget } : { id, ...rest, ...input, ...forget, env })
       sentEnv = env
     },
-    guards: () => alive && !closing && !exited,
+    guards: guarding,
     pid: helper.pid,
     forget: (pgid) => {
-      if (!alive || closing || exited) return
+      if (!guarding()) return
       forgotten.push(pgid)
       forgetBatch ??= setTimeout(() => {
         forgetBatch = undefined
