@@ -1,7 +1,8 @@
 /**
  * The `effect-bash` command line: `run`, `mcp` and `demo`, and how a finished program reports itself.
  */
-import { Command, ValidationError } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Cause, Effect } from "effect"
 import { demoCommand } from "./demoCommand.js"

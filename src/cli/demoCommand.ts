@@ -3,7 +3,7 @@
  * a model would and prints the model-facing result under a one-line heading. The demo uses fixed
  * settings (a 500 ms kill grace, a 160-byte output budget) so the tour is quick and predictable.
  */
-import { Command } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
 import { Effect } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { AgentTools } from "../services/AgentTools.js"

@@ -7,7 +7,8 @@
  * kills every process group, foreground and background, and awaits their exit. A signal during that
  * shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { Effect } from "effect"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { LineTransport } from "./LineTransport.js"

@@ -5,7 +5,8 @@
  * CLI. Here an unknown flag is an error, and flags end at the first command word (a `--` is
  * inserted before it), so the command's words are passed on exactly.
  */
-import { AutoCorrect, CliConfig } from "@effect/cli"
+import * as AutoCorrect from "@effect/cli/AutoCorrect"
+import * as CliConfig from "@effect/cli/CliConfig"
 import { Effect } from "effect"
 import { capEchoed } from "../services/internal/requestChecks.js"
 import { SettingsError } from "./settings.js"

@@ -3,8 +3,10 @@
  * exactly what a model would read (or the canonical JSON value with `--json`) and a final newline,
  * exiting with a code that mirrors the command's (see `exit.ts`).
  */
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect } from "effect"
 import { AgentTools } from "../services/AgentTools.js"
 import type * as BashTool from "../tool/BashTool.js"

@@ -3,8 +3,8 @@
  * variable, which wins over the executor's default. Every value is checked here, and an error names
  * the flag or variable it came from (`--grace-ms: expected a positive finite number, got "soon"`).
  */
-import { Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { ConfigError, Data, Effect, Option } from "effect"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"

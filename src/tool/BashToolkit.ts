@@ -10,7 +10,8 @@
  * @since 0.1.0
  */
 import * as NodeCrypto from "node:crypto"
-import { Tool, Toolkit } from "@effect/ai"
+import * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
 import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
 import { CurrentToolSession } from "../services/CurrentToolSession.js"

@@ -9,7 +9,8 @@
  *
  * @internal
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Exit, Option, Ref, Scope } from "effect"
 import { randomUUID } from "node:crypto"

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import type { FileSystem } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import { SystemError } from "@effect/platform/Error"
 import type { PlatformError } from "@effect/platform/Error"
 import { Effect } from "effect"

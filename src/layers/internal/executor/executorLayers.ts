@@ -4,7 +4,8 @@
  *
  * @internal
  */
-import type { FileSystem, Path } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import type { ConfigError, Scope } from "effect"
