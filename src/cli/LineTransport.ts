@@ -5,7 +5,8 @@
  * nothing and never exits), ignores the end of stdin, and answers no malformed line.
  *
  * Here a line over the limit is dropped unread and answered, a malformed line is answered (see
- * `jsonRpcLine.ts`), and the transport closes — `onclose`, once — when its input ends, closes or
+ * `jsonRpcLine.ts`), an id a JavaScript number cannot hold exactly is answered with its text as
+ * written (see `rawIds.ts`), and the transport closes — `onclose`, once — when its input ends, closes or
  * fails, when its output fails (the client is gone), or on `close()`.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
@@ -13,6 +14,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { Readable, Writable } from "node:stream"
 import type { ErrorReply, LineVerdict } from "./jsonRpcLine.js"
 import { judgeLine, judgeOversizeLine } from "./jsonRpcLine.js"
+import { RawIds } from "./rawIds.js"
 
 /**
  * The read limit per line, as in the SDK.
@@ -36,6 +38,7 @@ export class LineTransport implements Transport {
   /** Set while the rest of an over-long line is skipped. */
   private dropping: { head: Buffer; tail: Buffer } | undefined
   private closed = false
+  private readonly ids = new RawIds()
 
   constructor(
     private readonly input: Readable,
@@ -54,7 +57,7 @@ export class LineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage | ErrorReply): Promise<void> {
-    return this.write(JSON.stringify(message))
+    return this.write(this.ids.serialize(message))
   }
 
   async close(): Promise<void> {
@@ -112,13 +115,13 @@ export class LineTransport implements Transport {
     if (this.dropping !== undefined) {
       const { head, tail } = this.dropping
       this.dropping = undefined
-      this.act(judgeOversizeLine(head.toString("utf8"), tail.toString("utf8"), this.maxLineBytes))
+      this.act(judgeOversizeLine(head.toString("utf8"), tail.toString("utf8"), this.maxLineBytes, this.ids.admit))
       return
     }
     const line = Buffer.concat(this.pieces).toString("utf8").replace(/\r$/, "")
     this.pieces = []
     this.size = 0
-    for (const verdict of judgeLine(line)) this.act(verdict)
+    for (const verdict of judgeLine(line, this.ids.admit)) this.act(verdict)
   }
 
   private act(verdict: LineVerdict): void {

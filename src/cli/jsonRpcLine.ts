@@ -41,6 +41,9 @@ const readableId = (value: unknown): Id =>
 const invalidReason = (message: Record<string, unknown>): string => {
   if (message.jsonrpc !== "2.0") return `"jsonrpc" must be "2.0"`
   if ("id" in message && readableId(message.id) === null) return `"id" must be a string or a number`
+  if (typeof message.id === "number" && !Number.isSafeInteger(message.id)) {
+    return `"id" ${message.id} is not taken here: use a string or an integer of at most 2^53-1 in magnitude`
+  }
   if ("method" in message && typeof message.method !== "string") return `"method" must be a string`
   if ("params" in message && !isRecord(message.params)) return `"params" must be an object`
   return "not a JSON-RPC 2.0 request, notification or response"
@@ -72,9 +75,17 @@ export const judgeMessage = (value: unknown): ReadonlyArray<LineVerdict> => {
 }
 
 /**
- * Judges one complete line (without its newline). A blank line is nothing.
+ * A step between parsing a line and judging it: `value` is the line's JSON (see `rawIds.ts`).
  */
-export const judgeLine = (line: string): ReadonlyArray<LineVerdict> => {
+export type Admit = (value: unknown, line: string) => unknown
+
+const asParsed: Admit = (value) => value
+
+/**
+ * Judges one complete line (without its newline), its JSON passed through `admit` first. A blank
+ * line is nothing.
+ */
+export const judgeLine = (line: string, admit: Admit = asParsed): ReadonlyArray<LineVerdict> => {
   if (line.trim() === "") return []
   let value: unknown
   try {
@@ -87,7 +98,7 @@ export const judgeLine = (line: string): ReadonlyArray<LineVerdict> => {
       problem: `unparsable line: ${detail.slice(0, 200)}`
     }]
   }
-  return judgeMessage(value)
+  return judgeMessage(admit(value, line))
 }
 
 // The id of a well-formed message is either among its first keys (`{"jsonrpc":"2.0","id":1,...`, as
@@ -100,8 +111,9 @@ const trailingId = new RegExp(String.raw`[{,]\s*${idPattern}\s*\}\s*$`)
  * The answer to a line longer than the read limit, which is dropped unread: its id is recovered
  * from the line's `head` and `tail` (the first and last few hundred bytes) when it can be.
  */
-export const judgeOversizeLine = (head: string, tail: string, limit: number): LineVerdict => {
-  const match = leadingId.exec(head) ?? trailingId.exec(tail)
-  const id = match?.[1] === undefined ? null : readableId(JSON.parse(match[1]))
+export const judgeOversizeLine = (head: string, tail: string, limit: number, admit: Admit = asParsed): LineVerdict => {
+  const text = (leadingId.exec(head) ?? trailingId.exec(tail))?.[1]
+  const admitted = text === undefined ? undefined : admit({ id: JSON.parse(text) }, `{"id":${text}}`)
+  const id = isRecord(admitted) ? readableId(admitted.id) : null
   return invalidRequest(id, `the message is longer than ${limit} bytes`)
 }

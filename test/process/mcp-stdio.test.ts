@@ -66,6 +66,7 @@ const startRaw = (env: Record<string, string> = {}) => {
     stdio: ["pipe", "pipe", "pipe"]
   })
   const lines: Array<Record<string, unknown>> = []
+  const texts: Array<string> = []
   let buffer = ""
   const raw = { stderr: "" }
   server.stderr.setEncoding("utf8").on("data", (chunk: string) => (raw.stderr += chunk))
@@ -73,7 +74,10 @@ const startRaw = (env: Record<string, string> = {}) => {
     buffer += chunk
     const complete = buffer.split("\n")
     buffer = complete.pop() ?? ""
-    for (const line of complete) lines.push(JSON.parse(line) as Record<string, unknown>)
+    for (const line of complete) {
+      texts.push(line)
+      lines.push(JSON.parse(line) as Record<string, unknown>)
+    }
   })
   server.stdin.on("error", () => undefined)
   const closed = new Promise<number | null>((resolve) => server.on("close", resolve))
@@ -89,6 +93,8 @@ const startRaw = (env: Record<string, string> = {}) => {
   return {
     pid: server.pid!,
     lines,
+    /** The answers as written, for what JSON.parse would change (ids beyond 2^53). */
+    texts,
     get stderr() {
       return raw.stderr
     },
@@ -308,6 +314,27 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(answer("call-3")).toMatchObject({ result: { content: [{ type: "text", text: "raw\n" }] } })
       // The malformed line is logged on stderr (stdout carried only the four JSON answers above).
       expect(server.stderr).toMatch(/^timestamp=\S+ level=WARN .*message="mcp: /m)
+    }))
+
+  it.live("answers requests whose ids JavaScript cannot hold exactly, echoing each id's text", () =>
+    Effect.promise(async () => {
+      const server = startRaw()
+      server.write(`{"jsonrpc":"2.0","id":9007199254740993,"method":"initialize","params":${JSON.stringify(initialize(0).params)}}\n`)
+      server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      server.write(`{"jsonrpc":"2.0","id":1e308,"method":"ping"}\n`)
+      server.write(`{"jsonrpc":"2.0","id":-0.5,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo exact","description":"d"}}}\n`)
+      const { texts } = server
+      expect(await eventually(() => texts.length >= 3, 15_000)).toBe(true)
+      expect(await server.end()).toBe(0)
+      // The answer whose id is written exactly as `id`, without that id.
+      const answer = (id: string) => {
+        const text = texts.find((line) => line.startsWith(`{"id":${id},`))
+        return text === undefined ? undefined : JSON.parse(`{${text.slice(`{"id":${id},`.length)}`) as unknown
+      }
+      expect(answer("9007199254740993")).toMatchObject({ jsonrpc: "2.0", result: { serverInfo: { name: "effect-bash" } } })
+      expect(answer("1e308")).toEqual({ jsonrpc: "2.0", result: {} })
+      expect(answer("-0.5")).toEqual({ jsonrpc: "2.0", result: { content: [{ type: "text", text: "exact\n" }] } })
+      expect(texts).toHaveLength(3)
     }))
 
   it.live("answers a line over the 10 MiB read limit with its id, keeps serving, and exits when stdin ends", () =>

@@ -35,6 +35,15 @@ describe("judgeLine", () => {
       { jsonrpc: "2.0", id: 2, error: { code: -32600, message: `Invalid Request: "params" must be an object` } }
     ])
     expect(replyOf(`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`)).toMatchObject([{ id: null }])
+    // Without a transport that keeps its text (LineTransport does), such an id is refused by name.
+    expect(replyOf(`{"jsonrpc":"2.0","id":-0.5,"method":"ping"}`)).toEqual([{
+      jsonrpc: "2.0",
+      id: -0.5,
+      error: {
+        code: -32600,
+        message: `Invalid Request: "id" -0.5 is not taken here: use a string or an integer of at most 2^53-1 in magnitude`
+      }
+    }])
     expect(replyOf("7")).toMatchObject([{ id: null, error: { message: "Invalid Request: expected a JSON object" } }])
   })
 
@@ -72,14 +81,19 @@ const connected = async (maxLineBytes: number) => {
   const transport = new LineTransport(input, output, maxLineBytes)
   const messages: Array<JSONRPCMessage> = []
   const written: Array<unknown> = []
+  const lines: Array<string> = []
   let closed = 0
   transport.onmessage = (message) => messages.push(message)
   transport.onclose = () => closed++
   transport.onerror = () => undefined
-  output.setEncoding("utf8").on("data", (chunk: string) => chunk.split("\n").filter(Boolean).forEach((line) => written.push(JSON.parse(line))))
+  output.setEncoding("utf8").on("data", (chunk: string) =>
+    chunk.split("\n").filter(Boolean).forEach((line) => {
+      lines.push(line)
+      written.push(JSON.parse(line))
+    }))
   await transport.start()
   const settle = () => new Promise((resolve) => setImmediate(resolve))
-  return { input, output, transport, messages, written, closes: () => closed, settle }
+  return { input, output, transport, messages, written, lines, closes: () => closed, settle }
 }
 
 describe("LineTransport", () => {
@@ -101,6 +115,35 @@ describe("LineTransport", () => {
       { jsonrpc: "2.0", id: 9, error: { code: -32600, message: "Invalid Request: the message is longer than 64 bytes" } }
     ])
     expect(messages).toEqual([{ jsonrpc: "2.0", id: 10, method: "ping" }])
+  })
+
+  it("answers a number id JavaScript cannot hold exactly (1e308, 2^53+1, -0.5, 1e400) with its text as written", async () => {
+    const { input, lines, messages, settle, transport } = await connected(1_000)
+    // An echo server: each request is answered with the id the transport delivered.
+    transport.onmessage = (message) => {
+      messages.push(message)
+      if ("id" in message && message.id !== undefined) void transport.send({ jsonrpc: "2.0", id: message.id, result: {} })
+    }
+    const ids = ["1e308", "9007199254740993", "-0.5", "1e400", "-12345678901234567890.5"]
+    for (const id of ids) input.write(`{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`)
+    input.write(`{"jsonrpc":"2.0","id":7,"method":"ping"}\n`)
+    await settle()
+    expect(messages.map((message) => "method" in message && message.method)).toEqual([...ids, "7"].map(() => "ping"))
+    expect(lines).toEqual([
+      ...ids.map((id) => `{"id":${id},"jsonrpc":"2.0","result":{}}`),
+      `{"jsonrpc":"2.0","id":7,"result":{}}`
+    ])
+  })
+
+  it("keeps the text of such an id in the answer to an invalid or over-long request", async () => {
+    const { input, lines, settle } = await connected(64)
+    input.write(`{"jsonrpc":"2.0","id":9007199254740993,"method":7}\n`)
+    input.write(`{"jsonrpc":"2.0","id":-0.5,"method":"tools/call","params":{"text":"${"x".repeat(100)}"}}\n`)
+    await settle()
+    expect(lines).toEqual([
+      `{"id":9007199254740993,"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \\"method\\" must be a string"}}`,
+      `{"id":-0.5,"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: the message is longer than 64 bytes"}}`
+    ])
   })
 
   it("closes once when its input ends, and a later send fails instead of writing", async () => {
