@@ -30,6 +30,7 @@ import * as TasksLive from "./layers/TasksLive.js"
  * Settings of the whole graph.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface BashStackConfig {
   readonly executor?: LocalBashExecutor.Settings.Input
@@ -47,6 +48,7 @@ export interface BashStackConfig {
  * Host-specific replacements for parts of the graph.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface BashStackOverrides {
   /** An approval channel; without one, escalations fail as "no approval service is composed". */
@@ -65,6 +67,7 @@ export interface BashStackOverrides {
  * (`sessionJsonlDir` or `overrides.persistence`); read it with `Effect.serviceOption`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type BashStackServices =
   | AgentTools
@@ -78,6 +81,7 @@ export type BashStackServices =
  * The graph as one Layer.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   config: BashStackConfig = {},

@@ -1,18 +1,35 @@
 /**
  * effect-bash: a model-facing `bash` tool and its local executor as Effect services.
  *
+ * Services are `Context.Tag`s with their types in a namespace of the same name (`BashExecutor.Spec`);
+ * implementations are modules with `layer` (ready to use, on Node), `layerConfig` (settings read
+ * through `Config`) and, for the executors, `layerWith` (the service over ports the caller provides,
+ * e.g. a fake `ProcessSpawner`).
+ *
  * @since 0.1.0
  */
-// Service seams
-export * from "./services/Approval.js"
-export * from "./services/BashEnvRegistry.js"
-export * from "./services/BashExecutor.js"
-export * from "./services/HostReaper.js"
-export * from "./services/ProcessSpawner.js"
-export * from "./services/SandboxSessions.js"
-export * from "./services/SessionPersistence.js"
-export * from "./services/Tasks.js"
-export * from "./services/ToolExecution.js"
+
+// Services: the seams, their errors and the values that belong to them.
+export { AgentTools, ToolError } from "./services/AgentTools.js"
+export { Approval } from "./services/Approval.js"
+export { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "./services/BashEnvRegistry.js"
+export {
+  AbortedBeforeSpawnError,
+  BackgroundLimitError,
+  BashExecutor,
+  BashRequestError,
+  liveOutputBufferBytes,
+  SandboxMode,
+  SandboxUnavailableError,
+  sandboxUnavailableText
+} from "./services/BashExecutor.js"
+export { CompletionNotices } from "./services/CompletionNotices.js"
+export { HostReaper } from "./services/HostReaper.js"
+export { ProcessSpawner, SpawnError } from "./services/ProcessSpawner.js"
+export { sandboxPolicyText, SandboxSessions } from "./services/SandboxSessions.js"
+export { SessionPersistence, SessionPersistenceError } from "./services/SessionPersistence.js"
+export { InvalidWaitTimeoutError, isTerminalStatus, TaskAccessError, Tasks, TasksUnavailableError } from "./services/Tasks.js"
+export type { ToolExecution, ToolSession } from "./services/ToolExecution.js"
 
 // Layers
 export * as ApprovalCallback from "./layers/ApprovalCallback.js"
@@ -22,8 +39,6 @@ export type { BashStackConfig, BashStackOverrides, BashStackServices } from "./B
 export * as HostReaperLive from "./layers/HostReaper.js"
 export * as LocalBashExecutor from "./layers/LocalBashExecutor.js"
 export { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
-export { refuseIfAborted, resolveSpec } from "./layers/resolveSpec.js"
-export type { ResolveDefaults } from "./layers/resolveSpec.js"
 export * as NodeProcessSpawner from "./layers/NodeProcessSpawner.js"
 export * as SandboxBashExecutor from "./layers/SandboxBashExecutor.js"
 export * as SandboxSessionsLive from "./layers/SandboxSessionsLive.js"
@@ -32,13 +47,8 @@ export * as SessionPersistenceJsonl from "./layers/SessionPersistenceJsonl.js"
 export * as TasksLive from "./layers/TasksLive.js"
 
 // Tools
-export * from "./services/AgentTools.js"
 export * as AgentToolsLive from "./tool/AgentToolsLive.js"
 export * as BashTool from "./tool/BashTool.js"
-export * as TaskOutputTool from "./tool/TaskOutputTool.js"
-export * as TaskListTool from "./tool/TaskListTool.js"
 export * as TaskKillTool from "./tool/TaskKillTool.js"
-export * from "./services/CompletionNotices.js"
-export { progressInterval, progressSkippedText, reportProgress } from "./tool/liveProgress.js"
-
-export { renderTaskNotice } from "./tool/taskTexts.js"
+export * as TaskListTool from "./tool/TaskListTool.js"
+export * as TaskOutputTool from "./tool/TaskOutputTool.js"

@@ -15,6 +15,7 @@ import { cordisTracker } from "./host.js"
  * A contributor as a plugin writes it: `resolve` may return a value or a Promise.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisBashEnvContributor {
   readonly name: string
@@ -26,6 +27,7 @@ export interface CordisBashEnvContributor {
  * The `ctx.bashEnv` service.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisBashEnv {
   /**

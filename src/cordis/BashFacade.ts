@@ -20,6 +20,7 @@ import { RunnerClosedError } from "./CallRunner.js"
  * read reports the current state.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisBashProcess {
   readonly id: string
@@ -41,6 +42,7 @@ export interface CordisBashProcess {
  * A spec as `ctx.bash` takes it: one from `resolve`, or one a caller built or changed by hand.
  *
  * @since 0.1.0
+ * @category models
  */
 export type CordisBashSpec = Omit<BashExecutor.Spec, Brand.BrandTypeId>
 
@@ -51,6 +53,7 @@ export type CordisBashSpec = Omit<BashExecutor.Spec, Brand.BrandTypeId>
  * fails with `RunnerClosedError`.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisBash {
   /** `undefined` for an unconfined executor. */

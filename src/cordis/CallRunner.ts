@@ -40,6 +40,7 @@ export interface CallRunner<R> {
  * or when it is made after the plugin unloaded.
  *
  * @since 0.1.0
+ * @category models
  */
 export class RunnerClosedError extends Error {
   constructor() {
@@ -52,6 +53,7 @@ export class RunnerClosedError extends Error {
  * A call the seam defines as synchronous suspended (its effect would have waited).
  *
  * @since 0.1.0
+ * @category models
  */
 export class SynchronousCallError extends Error {
   constructor() {

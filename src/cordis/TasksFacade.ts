@@ -9,6 +9,7 @@ import type { CallRunner } from "./CallRunner.js"
  * Work a plugin hands the runtime, written with Promises.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisTaskWork {
   /** Consuming read of new output, already rendered for a model (may be empty). */
@@ -24,6 +25,7 @@ export interface CordisTaskWork {
  * Failures reject with the contract errors (`unknown task <id>`, `task <id> belongs to another session`, …).
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisTasks {
   /**

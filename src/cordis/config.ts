@@ -96,6 +96,7 @@ export const EffectBashConfigFields = Schema.Struct({
  * The decoded configuration.
  *
  * @since 0.1.0
+ * @category models
  */
 export type EffectBashConfig = typeof EffectBashConfigFields.Type
 

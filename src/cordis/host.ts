@@ -21,6 +21,7 @@ export interface CordisFiber {
  * A Cordis context, as far as the adapter uses it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface CordisContext {
   /** Registers a cleanup-aware effect on the calling fiber; the returned disposer is awaitable. */

@@ -48,6 +48,7 @@ export { Config }
  * The plugin's name (its fiber and logger name).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const name = "effect-bash"
 
@@ -57,6 +58,7 @@ export const name = "effect-bash"
  * (`exec.agent`) with `inject`/`followup` receives its tasks' completion notices.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const inject: Array<string> = []
 
@@ -68,6 +70,7 @@ export const inject: Array<string> = []
  * process killed and awaited, the spill directory removed — before `fiber.dispose()` resolves.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): Promise<void> => {
   await ctx.effect(async function*() {
@@ -139,6 +142,7 @@ export const apply = async (ctx: CordisContext, config: EffectBashConfig = {}): 
  * The plugin object: `ctx.plugin(EffectBash, config)`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const EffectBash = { name, Config, inject, apply } as const
 

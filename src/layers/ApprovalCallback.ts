@@ -12,6 +12,7 @@ import { Approval } from "../services/Approval.js"
  * interrupted), so the host can withdraw its prompt.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Ask = (
   request: Approval.Request,
@@ -46,6 +47,7 @@ const hostAnswer = (ask: Ask, request: Approval.Request) =>
  * Options of {@link layer}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options {
   /** How long a human may take (by the Clock); no answer by then counts as `cancelled`. Default: no limit. */
@@ -59,6 +61,7 @@ export interface Options {
  * `cancelled`; interrupting the request itself is not swallowed (it aborts the signal and propagates).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (ask: Ask, options: Options = {}): Approval["Type"] =>
   Approval.of({
@@ -78,6 +81,7 @@ export const make = (ask: Ask, options: Options = {}): Approval["Type"] =>
  * {@link Approval} answered by a host callback ({@link make}).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (ask: Ask, options: Options = {}): Layer.Layer<Approval> =>
   Layer.succeed(Approval, make(ask, options))

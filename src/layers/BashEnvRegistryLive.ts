@@ -16,6 +16,7 @@ import { registrationProblem } from "./internal/bashEnv/registration.js"
  * Options of {@link layer}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options {
   /** The harness home; when absent or blank, a non-blank `$DSH_HOME`, else `~/.dsh`. */
@@ -137,6 +138,7 @@ const make = (config: Options) =>
  * expanded, made absolute.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<BashEnvRegistry, ConfigError.ConfigError> =>
   Layer.effect(BashEnvRegistry, make(options))
@@ -145,6 +147,7 @@ export const layer = (options: Options = {}): Layer.Layer<BashEnvRegistry, Confi
  * The registry with its options read through `Config`: `layerConfig({ dshHome: Config.string("HOME_DIR") })`.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Options>

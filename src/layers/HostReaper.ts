@@ -103,5 +103,6 @@ const make = Effect.gen(function*() {
  * The watchdog as a layer: it starts with the layer and is told goodbye when the layer closes.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)

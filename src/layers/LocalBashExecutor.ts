@@ -18,6 +18,7 @@ const executor = executorLayers({ resolve: resolveConfig, confine: localConfinem
  * fills the defaults and starts the executor in the current scope.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = executor.make
 
@@ -25,6 +26,7 @@ export const make = executor.make
  * The executor over given ports (a fake `ProcessSpawner` in tests).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = executor.layerWith
 
@@ -32,6 +34,7 @@ export const layerWith = executor.layerWith
  * The executor on Node: needs nothing else.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = executor.layer
 
@@ -41,5 +44,6 @@ export const layer = executor.layer
  * `EFFECT_BASH_*` variables ({@link environment}).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = executor.layerConfig

@@ -462,18 +462,23 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   return ProcessSpawner.of({ spawn })
 })
 
-/**
- * The Node implementation of `ProcessSpawner`; with `launcher`, commands are spawned by a
- * pre-forked launcher process (see the README's Design) whenever it can serve, else by the host.
- *
- * @since 0.1.0
- */
-export const layerWith = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSpawner | HostReaper> =>
+const layerOf = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSpawner | HostReaper> =>
   Layer.scoped(ProcessSpawner, make(options)).pipe(Layer.provideMerge(HostReaperLive.layer))
 
 /**
- * The Node implementation of `ProcessSpawner`, with the launcher.
+ * The Node implementation of `ProcessSpawner`: commands are spawned by a pre-forked launcher
+ * process whenever it can serve, else by the host. Provides the {@link HostReaper} too.
  *
  * @since 0.1.0
+ * @category layers
  */
-export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerWith({ launcher: true })
+export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: true })
+
+/**
+ * The Node implementation of `ProcessSpawner` without the launcher: every command is spawned by the
+ * host itself (the executors' `directSpawn` setting).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: false })

@@ -19,6 +19,7 @@ const executor = executorLayers({ resolve: resolveSandboxConfig, confine: sandbo
  * field), fills the defaults, probes bubblewrap and starts the executor in the current scope.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = executor.make
 
@@ -26,6 +27,7 @@ export const make = executor.make
  * The sandboxing executor over given ports (a fake `ProcessSpawner` in tests).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerWith = executor.layerWith
 
@@ -33,6 +35,7 @@ export const layerWith = executor.layerWith
  * The sandboxing executor on Node: needs nothing else but bubblewrap.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = executor.layer
 
@@ -42,5 +45,6 @@ export const layer = executor.layer
  * argument it reads the `EFFECT_BASH_*` variables ({@link environment}).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = executor.layerConfig

@@ -38,5 +38,6 @@ const make = Effect.gen(function*() {
  * The live session modes; needs the executor (its default mode and workdir).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = Layer.effect(SandboxSessions, make)

@@ -15,6 +15,7 @@ import { SessionPersistence } from "../services/SessionPersistence.js"
  * `jsonl`; without a {@link SessionPersistence}, never.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry> = Layer.scopedDiscard(
   Effect.gen(function*() {

@@ -21,6 +21,7 @@ import { decodeRecordLine, encodeRecordLine } from "./internal/sessionJsonl/reco
  * Options of {@link layer}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Options {
   /** Where session files live; resolved against the working directory when relative. Created 0700 if missing. */
@@ -115,27 +116,30 @@ const make = (config: Options) =>
   })
 
 /**
- * JSONL session persistence under `options.directory`, over the host's `FileSystem` and `Path` (e.g.
- * an in-memory file system in tests).
+ * JSONL session persistence under `options.directory`, over the `FileSystem` and `Path` the caller
+ * provides (e.g. an in-memory file system in tests).
  *
  * @since 0.1.0
+ * @category layers
  */
-export const layerPlatform = (options: Options): Layer.Layer<SessionPersistence, never, FileSystem.FileSystem | Path.Path> =>
+export const layerWith = (options: Options): Layer.Layer<SessionPersistence, never, FileSystem.FileSystem | Path.Path> =>
   Layer.effect(SessionPersistence, make(options))
 
 /**
  * JSONL session persistence under `options.directory`; needs nothing but Node.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (options: Options): Layer.Layer<SessionPersistence> =>
-  layerPlatform(options).pipe(Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))
+  layerWith(options).pipe(Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))
 
 /**
  * JSONL session persistence with its directory read through `Config`:
  * `layerConfig({ directory: Config.string("SESSIONS_DIR") })`.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = (config: Config.Config.Wrap<Options>): Layer.Layer<SessionPersistence, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -31,6 +31,7 @@ import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js
  * on decoding; a bad value fails the layer with a `ConfigError` naming the field.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Settings = Schema.Struct({
   /** How many finished tasks are kept (the oldest-finished are evicted beyond it). */
@@ -43,17 +44,20 @@ export const Settings = Schema.Struct({
  * Every setting of the task runtime, defaults filled in.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Settings extends Schema.Schema.Type<typeof Settings> {}
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace Settings {
   /**
    * What a user gives: any subset of the settings.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Input = Schema.Schema.Encoded<typeof Settings>
 }
@@ -62,6 +66,7 @@ export declare namespace Settings {
  * The defaults, decoded from nothing.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaults: Settings = Schema.decodeSync(Settings)({})
 
@@ -340,6 +345,7 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
  * Closing the scope cancels every unfinished task.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (settings: Settings.Input = {}): Effect.Effect<Tasks["Type"], ConfigError.ConfigError, Scope.Scope> =>
   decodeSettings(Settings, settings).pipe(
@@ -351,6 +357,7 @@ export const make = (settings: Settings.Input = {}): Effect.Effect<Tasks["Type"]
  * The live task runtime, as a scoped layer providing {@link Tasks}.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (settings: Settings.Input = {}): Layer.Layer<Tasks, ConfigError.ConfigError> =>
   Layer.scoped(Tasks, make(settings))
@@ -360,6 +367,7 @@ export const layer = (settings: Settings.Input = {}): Layer.Layer<Tasks, ConfigE
  * `layerConfig({ maxRetainedFinished: Config.integer("MY_TASKS_KEPT") })`.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layerConfig = (config: Config.Config.Wrap<Settings.Input>): Layer.Layer<Tasks, ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -40,6 +40,7 @@ const isEffect = (u: unknown): u is Effect.Effect<void> => Effect.isEffect(u)
  * The local executor's settings: each field optional on input, filled with its default on decoding.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Settings = Schema.Struct({
   /** Default working directory; `process.cwd()` at resolve time when absent. */
@@ -171,17 +172,20 @@ export const Settings = Schema.Struct({
  * Every setting of the local executor, defaults filled in.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Settings extends Schema.Schema.Type<typeof Settings> {}
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace Settings {
   /**
    * What a user gives: any subset of the settings.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Input = Schema.Schema.Encoded<typeof Settings>
 }
@@ -193,6 +197,7 @@ export type LocalBashExecutorConfig = Settings
  * A setting is invalid; the layer fails to build.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class LocalBashExecutorConfigError extends Data.TaggedError("LocalBashExecutorConfigError")<{
   readonly field: string
@@ -220,6 +225,7 @@ export const resolveConfig: (input: Settings.Input) => Effect.Effect<Settings, L
  * The defaults (CONTRACT §1), decoded from nothing.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaults: Settings = Schema.decodeSync(Settings)({})
 
@@ -228,5 +234,6 @@ export const defaults: Settings = Schema.decodeSync(Settings)({})
  * `EFFECT_BASH_ENV_ALLOW=A,B`, …); unset variables keep the defaults. Values are checked by the layer.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const environment = environmentOf(Settings)

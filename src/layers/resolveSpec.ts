@@ -2,6 +2,8 @@
  * CONTRACT §1 `resolve`: one implementation for the local executor and the test doubles that stand
  * in for it, and the only producer of the {@link BashExecutor.Spec} brand — with {@link checkSpec},
  * its twin for a spec an untyped caller built by hand.
+ *
+ * @internal
  */
 import type { Brand } from "effect"
 import { Effect } from "effect"
@@ -11,11 +13,7 @@ import { commandNulProblem, echoValue, workdirProblem } from "../services/intern
 import type { LocalBashExecutorConfig } from "./executorSettings.js"
 import { validateEnv } from "./internal/executor/environment.js"
 
-/**
- * The defaults a request is resolved against.
- *
- * @since 0.1.0
- */
+/** The defaults a request is resolved against. */
 export type ResolveDefaults = Pick<LocalBashExecutorConfig, "cwd" | "timeoutMs" | "maxTimeoutMs" | "maxOutputBytes">
 
 /** A spec's fields without the brand: what an untyped caller can build by hand. */
@@ -53,8 +51,6 @@ const brandChecked = (spec: SpecFields): Effect.Effect<BashExecutor.Spec, BashRe
  * given field, and names the field of a given non-positive or non-finite number, of a command or
  * workdir the OS could not take, or of an `env`/`dshEnv` name outside its lane (the result is a
  * branded spec, which `run` and `start` never check again).
- *
- * @since 0.1.0
  */
 export const resolveSpec = (
   defaults: ResolveDefaults,
@@ -89,11 +85,7 @@ export const checkSpec = (spec: SpecFields): Effect.Effect<BashExecutor.Spec, Ba
     return yield* brandChecked(spec)
   })
 
-/**
- * Fails with `aborted before spawn: <reason>` when the spec's abort trigger has already fired.
- *
- * @since 0.1.0
- */
+/** Fails with `aborted before spawn: <reason>` when the spec's abort trigger has already fired. */
 export const refuseIfAborted = (spec: BashExecutor.Spec): Effect.Effect<void, AbortedBeforeSpawnError> => {
   const signal = spec.signal
   if (signal === undefined || !signal.aborted) return Effect.void

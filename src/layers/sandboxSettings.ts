@@ -15,6 +15,7 @@ import type { Effect } from "effect"
  * The sandboxing executor's settings: the local executor's, plus the sandbox's own.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Settings = Schema.Struct({
   ...LocalSettings.fields,
@@ -68,17 +69,20 @@ export const Settings = Schema.Struct({
  * Every setting of the sandboxing executor, defaults filled in.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Settings extends Schema.Schema.Type<typeof Settings> {}
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export declare namespace Settings {
   /**
    * What a user gives: any subset of the settings.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Input = Schema.Schema.Encoded<typeof Settings>
 }
@@ -99,6 +103,7 @@ export const resolveSandboxConfig = (input: Settings.Input): Effect.Effect<Setti
  * The sandbox defaults (CONTRACT §7), decoded from nothing.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaults: Settings = Schema.decodeSync(Settings)({})
 
@@ -107,5 +112,6 @@ export const defaults: Settings = Schema.decodeSync(Settings)({})
  * (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_HIDE` (comma-separated) and `_PROBE_TIMEOUT_MS`.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const environment = environmentOf(Settings)

@@ -11,6 +11,7 @@ import type { ToolSession } from "./ToolExecution.js"
  * abort. `message` is the exact contract text; hosts render it as `Error: <message>`.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
   message: Schema.String
@@ -21,13 +22,46 @@ export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
  * (`call("bash", …)`), untyped for hosts that get the name from the wire (`callUnknown`).
  *
  * @since 0.1.0
+ * @category tags
  */
-export class AgentTools extends Context.Tag("effect-bash/AgentTools")<AgentTools, AgentTools.Service>() {}
+export class AgentTools extends Context.Tag("effect-bash/AgentTools")<
+  AgentTools,
+  {
+    /** `bash`, then the task tools when a task runtime is composed. */
+    readonly tools: ReadonlyArray<AgentTools.Descriptor>
+    readonly promptSections: ReadonlyArray<AgentTools.PromptSection>
+    /**
+     * Runs the named tool. The arguments are checked again as the model's would be (unknown keys
+     * dropped, the exact message of the first failing check); never fails: errors become
+     * `{ isError: true, text: "Error: <message>" }`. A tool that is not composed (a task tool
+     * without a task runtime) answers `unknown tool "<name>"`.
+     */
+    readonly call: <N extends AgentTools.Name>(
+      name: N,
+      args: AgentTools.Parameters<N>,
+      context: AgentTools.CallContext
+    ) => Effect.Effect<AgentTools.Result<AgentTools.Value<N>>>
+    /** `call` for a name and arguments from the wire (MCP, Cordis, `@effect/ai`). */
+    readonly callUnknown: (
+      name: string,
+      args: unknown,
+      context: AgentTools.CallContext
+    ) => Effect.Effect<AgentTools.Result>
+    /**
+     * Takes the completion notices (`background task <id> (...) finished [status: ...]. Read its
+     * output with task_output.`) of a session's finished tasks, each once; `undefined` takes those of
+     * session-less tasks. A notice is dropped once a tool result has shown that task's final status.
+     * Hosts deliver them as messages of their own after a result or between turns.
+     */
+    readonly takeNotices: (session: string | undefined) => Effect.Effect<ReadonlyArray<string>>
+  }
+>() {}
 
 /**
  * The types of the {@link AgentTools} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace AgentTools {
   /**
@@ -36,6 +70,7 @@ export declare namespace AgentTools {
    * (`AgentToolsLive`) fills it in from the tools' own Schemas.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Registry {}
 
@@ -43,6 +78,7 @@ export declare namespace AgentTools {
    * A tool's name: `"bash"`, `"task_output"`, `"task_list"` or `"task_kill"`.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Name = keyof Registry & string
 
@@ -50,6 +86,7 @@ export declare namespace AgentTools {
    * The arguments of the named tool, as a caller writes them (the model's JSON has the same shape).
    *
    * @since 0.1.0
+   * @category models
    */
   export type Parameters<N extends Name> = Registry[N] extends { readonly parameters: infer P } ? P : never
 
@@ -57,6 +94,7 @@ export declare namespace AgentTools {
    * The canonical value of the named tool's successful call: what hosts store and replay.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Value<N extends Name> = Registry[N] extends { readonly value: infer V } ? V : never
 
@@ -64,6 +102,7 @@ export declare namespace AgentTools {
    * A JSON Schema object describing a tool's parameters (always `{ type: "object", ... }`).
    *
    * @since 0.1.0
+   * @category models
    */
   export interface JsonSchema {
     readonly type: "object"
@@ -76,6 +115,7 @@ export declare namespace AgentTools {
    * Receives each progress update: the new output since the previous one.
    *
    * @since 0.1.0
+   * @category models
    */
   export type ProgressCallback = (text: string) => Effect.Effect<void>
 
@@ -86,6 +126,7 @@ export declare namespace AgentTools {
    * turn it into interruption at their edge (the Cordis and MCP adapters answer `command aborted`).
    *
    * @since 0.1.0
+   * @category models
    */
   export interface CallContext {
     readonly callId: string
@@ -103,6 +144,7 @@ export declare namespace AgentTools {
    * A UI card for a call or its result; pure, so replays present the same card.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Presentation =
     | {
@@ -122,6 +164,7 @@ export declare namespace AgentTools {
    * so `render` and `presentResult` decode them with the tool's value schema first.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Descriptor {
     readonly name: string
@@ -139,6 +182,7 @@ export declare namespace AgentTools {
    * A prompt section a host adds to its system prompt.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface PromptSection {
     readonly name: string
@@ -150,35 +194,9 @@ export declare namespace AgentTools {
    * The outcome of a call: what the model sees, and the canonical value.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Result<A = unknown> =
     | { readonly isError: false; readonly value: A; readonly text: string }
     | { readonly isError: true; readonly message: string; readonly text: string }
-
-  /**
-   * The service.
-   *
-   * @since 0.1.0
-   */
-  export interface Service {
-    /** `bash`, then the task tools when a task runtime is composed. */
-    readonly tools: ReadonlyArray<Descriptor>
-    readonly promptSections: ReadonlyArray<PromptSection>
-    /**
-     * Runs the named tool. The arguments are checked again as the model's would be (unknown keys
-     * dropped, the exact message of the first failing check); never fails: errors become
-     * `{ isError: true, text: "Error: <message>" }`. A tool that is not composed (a task tool
-     * without a task runtime) answers `unknown tool "<name>"`.
-     */
-    readonly call: <N extends Name>(name: N, args: Parameters<N>, context: CallContext) => Effect.Effect<Result<Value<N>>>
-    /** {@link call} for a name and arguments from the wire (MCP, Cordis, `@effect/ai`). */
-    readonly callUnknown: (name: string, args: unknown, context: CallContext) => Effect.Effect<Result>
-    /**
-     * Takes the completion notices (`background task <id> (...) finished [status: ...]. Read its
-     * output with task_output.`) of a session's finished tasks, each once; `undefined` takes those of
-     * session-less tasks. A notice is dropped once a tool result has shown that task's final status.
-     * Hosts deliver them as messages of their own after a result or between turns.
-     */
-    readonly takeNotices: (session: string | undefined) => Effect.Effect<ReadonlyArray<string>>
-  }
 }

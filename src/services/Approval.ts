@@ -10,6 +10,7 @@ import type { ToolSession } from "./ToolExecution.js"
  * The approval channel.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Approval extends Context.Tag("effect-bash/Approval")<
   Approval,
@@ -22,12 +23,14 @@ export class Approval extends Context.Tag("effect-bash/Approval")<
  * The types of the {@link Approval} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace Approval {
   /**
    * The answer to one approval request.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Outcome = "allowed-once" | "rejected" | "cancelled" | "unavailable"
 
@@ -35,6 +38,7 @@ export declare namespace Approval {
    * One approval request.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Request {
     readonly session?: ToolSession

@@ -9,6 +9,7 @@ import type { ToolExecution } from "./ToolExecution.js"
  * A contributor could not be registered; `message` is the exact contract text.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class BashEnvRegistrationError extends Data.TaggedError("BashEnvRegistrationError")<{
   readonly message: string
@@ -18,6 +19,7 @@ export class BashEnvRegistrationError extends Data.TaggedError("BashEnvRegistrat
  * A contributor misbehaved at collect time; `message` is the exact contract text.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class BashEnvCollectError extends Data.TaggedError("BashEnvCollectError")<{
   readonly message: string
@@ -27,6 +29,7 @@ export class BashEnvCollectError extends Data.TaggedError("BashEnvCollectError")
  * The managed environment registry.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class BashEnvRegistry extends Context.Tag("effect-bash/BashEnvRegistry")<
   BashEnvRegistry,
@@ -46,12 +49,14 @@ export class BashEnvRegistry extends Context.Tag("effect-bash/BashEnvRegistry")<
  * The types of the {@link BashEnvRegistry} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace BashEnvRegistry {
   /**
    * A key a contributor owns, with the description `list()` shows.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Key {
     readonly key: string
@@ -62,6 +67,7 @@ export declare namespace BashEnvRegistry {
    * A named source of managed variables.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Contributor {
     readonly name: string
@@ -74,6 +80,7 @@ export declare namespace BashEnvRegistry {
    * A declared key, as listed without running its contributor.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Declaration {
     readonly key: string

@@ -11,6 +11,7 @@ import type { SpawnError } from "./ProcessSpawner.js"
  * counted in an {@link BashExecutor.OutputDropped} mark that precedes the next chunk delivered (or ends the stream).
  *
  * @since 0.1.0
+ * @category constants
  */
 export const liveOutputBufferBytes = 1024 * 1024
 
@@ -18,6 +19,7 @@ export const liveOutputBufferBytes = 1024 * 1024
  * A request that cannot be resolved or run as given; `field` names the culprit.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class BashRequestError extends Data.TaggedError("BashRequestError")<{
   readonly field: string
@@ -28,6 +30,7 @@ export class BashRequestError extends Data.TaggedError("BashRequestError")<{
  * The abort trigger had already fired before anything was spawned.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class AbortedBeforeSpawnError extends Data.TaggedError("AbortedBeforeSpawnError")<{
   readonly reason: string
@@ -41,6 +44,7 @@ export class AbortedBeforeSpawnError extends Data.TaggedError("AbortedBeforeSpaw
  * Too many background processes are running.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError")<{
   readonly limit: number
@@ -55,6 +59,7 @@ export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError
  * mode is checked against ({@link BashExecutor.SandboxMode} is its type).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
 
@@ -62,6 +67,7 @@ export const SandboxMode = Schema.Literal("read-only", "workspace-write", "dange
  * The exact refusal of a confined mode when no sandbox runner is usable (CONTRACT §7).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sandboxUnavailableText = (mode: BashExecutor.SandboxMode): string =>
   `sandbox mode "${mode}" is requested but no sandbox backend is usable on this host; refusing to run the command unconfined. Install bubblewrap or run a Landlock-enforcing kernel (Linux), ensure sandbox-exec is usable (macOS), or ensure the ACL restricted-token runner can start (Windows) — otherwise switch the consumer to danger-full-access.`
@@ -71,6 +77,7 @@ export const sandboxUnavailableText = (mode: BashExecutor.SandboxMode): string =
  * the runner itself failed (`runnerFailure`, its stderr line).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SandboxUnavailableError extends Data.TaggedError("SandboxUnavailableError")<{
   readonly mode: BashExecutor.SandboxMode
@@ -88,6 +95,7 @@ export class SandboxUnavailableError extends Data.TaggedError("SandboxUnavailabl
  * The executor seam.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
   BashExecutor,
@@ -129,12 +137,14 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
  * The types of the {@link BashExecutor} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace BashExecutor {
   /**
    * A sandbox mode, as {@link SandboxMode} lists them.
    *
    * @since 0.1.0
+   * @category models
    */
   export type SandboxMode = typeof SandboxMode.Type
 
@@ -142,6 +152,7 @@ export declare namespace BashExecutor {
    * The confinement a confining executor applies to one call.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface SandboxPolicy {
     readonly mode: SandboxMode
@@ -153,6 +164,7 @@ export declare namespace BashExecutor {
    * What a confining executor reports about one call.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface SandboxFacts {
     readonly mode: SandboxMode
@@ -169,6 +181,7 @@ export declare namespace BashExecutor {
    * forwards them from model input.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Request {
     readonly command: string
@@ -189,12 +202,13 @@ export declare namespace BashExecutor {
 
   /**
    * A request with every default filled in and every field checked. It is branded: only an
-   * executor's `resolve` (or `resolveSpec`, which a double's `resolve` is built on) produces one, so
+   * executor's `resolve` (the executors and the test doubles share one implementation) produces one, so
    * `run`, `runStreaming` and `start` take it as checked and never validate it again. A spec built
    * or changed by hand is not a `Spec`; edges that take one from untyped callers (the Cordis
    * `ctx.bash`) check it first.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Spec extends Request, Brand.Brand<"effect-bash/BashExecutor.Spec"> {
     readonly workdir: string
@@ -206,6 +220,7 @@ export declare namespace BashExecutor {
    * One stream's output: the tail that fits the budget, and where the whole stream went.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface CollectedOutput {
     /** The whole stream, or its tail when `truncated`. */
@@ -219,6 +234,7 @@ export declare namespace BashExecutor {
    * The outcome of a foreground call. A non-zero exit, a signal death or a timeout are results.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface RunResult {
     readonly exitCode: number | null
@@ -237,6 +253,7 @@ export declare namespace BashExecutor {
    * Raw bytes one stream produced, as they were read.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface OutputChunk {
     readonly _tag: "OutputChunk"
@@ -249,6 +266,7 @@ export declare namespace BashExecutor {
    * shown to it. They are still in the run's result (within its budget) and in its spill files.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface OutputDropped {
     readonly _tag: "OutputDropped"
@@ -260,6 +278,7 @@ export declare namespace BashExecutor {
    * One element of live output: a chunk, or the mark of chunks dropped for a slow consumer.
    *
    * @since 0.1.0
+   * @category models
    */
   export type LiveOutput = OutputChunk | OutputDropped
 
@@ -267,6 +286,7 @@ export declare namespace BashExecutor {
    * A foreground run watched while it runs.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface LiveRun {
     /**
@@ -283,6 +303,7 @@ export declare namespace BashExecutor {
    * Lifecycle of a background process.
    *
    * @since 0.1.0
+   * @category models
    */
   export type ProcessStatus = "running" | "completed" | "killed"
 
@@ -290,6 +311,7 @@ export declare namespace BashExecutor {
    * A point-in-time view of a background process.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface ProcessState {
     readonly status: ProcessStatus
@@ -302,6 +324,7 @@ export declare namespace BashExecutor {
    * One consuming read of a background process's output.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface OutputRead {
     /** New output since the previous read, merged as `stdout + [sep] + "[stderr]\n" + stderr`. */
@@ -316,6 +339,7 @@ export declare namespace BashExecutor {
    * A background process handle. No timeout applies to it.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Process {
     /** Executor-local id (`proc-<n>`). */
@@ -339,6 +363,7 @@ export declare namespace BashExecutor {
    * Why a foreground call failed: only infrastructure faults, never the command's own failure.
    *
    * @since 0.1.0
+   * @category models
    */
   export type RunError = BashRequestError | AbortedBeforeSpawnError | SpawnError | SandboxUnavailableError
 
@@ -346,6 +371,7 @@ export declare namespace BashExecutor {
    * Why a background start failed.
    *
    * @since 0.1.0
+   * @category models
    */
   export type StartError = BashRequestError | AbortedBeforeSpawnError | BackgroundLimitError | SandboxUnavailableError
 }

@@ -12,6 +12,7 @@ import type { Tasks } from "./Tasks.js"
  * tool result has shown that task's final status.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class CompletionNotices extends Context.Tag("effect-bash/CompletionNotices")<
   CompletionNotices,
@@ -27,12 +28,14 @@ export class CompletionNotices extends Context.Tag("effect-bash/CompletionNotice
  * The types of the {@link CompletionNotices} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace CompletionNotices {
   /**
    * One completion notice: the exact CONTRACT §3 text and the finished task it reports.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Notice {
     readonly task: Tasks.Snapshot

@@ -10,5 +10,6 @@ import type { ToolSession } from "./ToolExecution.js"
  * made without it run outside any session.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class CurrentToolSession extends Context.Tag("effect-bash/CurrentToolSession")<CurrentToolSession, ToolSession>() {}

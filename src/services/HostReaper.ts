@@ -10,21 +10,11 @@ import { Context } from "effect"
  * fake spawner has none.
  *
  * @since 0.1.0
+ * @category tags
  */
-export class HostReaper extends Context.Tag("effect-bash/HostReaper")<HostReaper, HostReaper.Service>() {}
-
-/**
- * The types of the {@link HostReaper} service.
- *
- * @since 0.1.0
- */
-export declare namespace HostReaper {
-  /**
-   * What a watchdog is told.
-   *
-   * @since 0.1.0
-   */
-  export interface Service {
+export class HostReaper extends Context.Tag("effect-bash/HostReaper")<
+  HostReaper,
+  {
     /** A group started: kill it if the host dies. */
     readonly track: (pgid: number) => Effect.Effect<void>
     /** A group (or a process to resume) is gone: forget it, so a reused id is never signalled. */
@@ -37,4 +27,4 @@ export declare namespace HostReaper {
     /** Remove `directory` (recursively) if the host dies. */
     readonly removeOnDeath: (directory: string) => Effect.Effect<void>
   }
-}
+>() {}

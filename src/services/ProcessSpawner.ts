@@ -11,6 +11,7 @@ import { Context, Data } from "effect"
  * The process could not be started (missing workdir, missing `bash`, fd exhaustion, …).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SpawnError extends Data.TaggedError("SpawnError")<{
   /** The errno code when the OS gave one, e.g. `ENOENT`. */
@@ -23,6 +24,7 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{
  * The OS port behind the local executor.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class ProcessSpawner extends Context.Tag("effect-bash/ProcessSpawner")<
   ProcessSpawner,
@@ -36,12 +38,14 @@ export class ProcessSpawner extends Context.Tag("effect-bash/ProcessSpawner")<
  * The types of the {@link ProcessSpawner} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace ProcessSpawner {
   /**
    * Signals the executor sends to a process group.
    *
    * @since 0.1.0
+   * @category models
    */
   export type GroupSignal = "SIGTERM" | "SIGKILL"
 
@@ -51,6 +55,7 @@ export declare namespace ProcessSpawner {
    * `env`, `cwd` and fds as the shell would.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Wrapper {
     readonly argv: ReadonlyArray<string>
@@ -70,6 +75,7 @@ export declare namespace ProcessSpawner {
    * with the same object: pass a new object for a different environment, never a changed one.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Options {
     readonly command: string
@@ -84,6 +90,7 @@ export declare namespace ProcessSpawner {
    * How the group leader (the shell) ended.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Exit {
     readonly exitCode: number | null
@@ -95,6 +102,7 @@ export declare namespace ProcessSpawner {
    * before the pipe's next chunk is delivered: that is the backpressure.
    *
    * @since 0.1.0
+   * @category models
    */
   export type OutputSink = (chunk: Uint8Array) => Effect.Effect<void> | undefined
 
@@ -102,6 +110,7 @@ export declare namespace ProcessSpawner {
    * Where each of the leader's pipes delivers its chunks.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface OutputSinks {
     readonly stdout: OutputSink
@@ -113,6 +122,7 @@ export declare namespace ProcessSpawner {
    * chunk reaches its sink from the pipe's own callback, and only a sink's work needs {@link drain}.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface OpenPipes {
     /** Both pipes have ended and every chunk was delivered with no work left to run. */
@@ -132,6 +142,7 @@ export declare namespace ProcessSpawner {
    * tracking the group and releases its pipes (it does **not** kill it — the executor decides that).
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Process {
     /** The leader's pid, which is also the process-group id. */

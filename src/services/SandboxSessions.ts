@@ -11,6 +11,7 @@ import type { ToolSession } from "./ToolExecution.js"
  * The model-facing policy text of a mode (CONTRACT §7), `root` being the session's workspace root.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const sandboxPolicyText = (mode: BashExecutor.SandboxMode, root: string): string => {
   switch (mode) {
@@ -24,9 +25,10 @@ export const sandboxPolicyText = (mode: BashExecutor.SandboxMode, root: string):
 }
 
 /**
- * The prompt context the policy text is delivered as (the reference's name and order).
+ * The prompt context the policy text is delivered as (the reference's name and order); the hosts
+ * this package ships (Cordis, MCP) use it.
  *
- * @since 0.1.0
+ * @internal
  */
 export const sandboxPolicyContext = { name: "sandbox:policy", order: 110 } as const
 
@@ -35,6 +37,7 @@ export const sandboxPolicyContext = { name: "sandbox:policy", order: 110 } as co
  * the session's override, then the executor's default.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class SandboxSessions extends Context.Tag("effect-bash/SandboxSessions")<
   SandboxSessions,

@@ -9,6 +9,7 @@ import type { ToolSession } from "./ToolExecution.js"
  * A record could not be stored.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class SessionPersistenceError extends Data.TaggedError("SessionPersistenceError")<{
   readonly message: string
@@ -19,6 +20,7 @@ export class SessionPersistenceError extends Data.TaggedError("SessionPersistenc
  * The persistence seam.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class SessionPersistence extends Context.Tag("effect-bash/SessionPersistence")<
   SessionPersistence,
@@ -35,12 +37,14 @@ export class SessionPersistence extends Context.Tag("effect-bash/SessionPersiste
  * The types of the {@link SessionPersistence} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace SessionPersistence {
   /**
    * Where a session's artifact lives; a location hint, never a credential.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Location {
     readonly kind: string
@@ -51,6 +55,7 @@ export declare namespace SessionPersistence {
    * One tool call and its structured result, as appended for replay.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface ToolCallRecord {
     readonly session: ToolSession

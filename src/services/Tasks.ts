@@ -11,6 +11,7 @@ import { capEchoed } from "./internal/requestChecks.js"
  * Whether a task has ended (`completed`, `killed` or `failed`).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const isTerminalStatus = (status: Tasks.Status): boolean => status !== "running" && status !== "stopping"
 
@@ -18,6 +19,7 @@ export const isTerminalStatus = (status: Tasks.Status): boolean => status !== "r
  * Background tasks cannot be started: nothing controls them, or nothing runs them.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class TasksUnavailableError extends Data.TaggedError("TasksUnavailableError")<{
   readonly message: string
@@ -28,6 +30,7 @@ export class TasksUnavailableError extends Data.TaggedError("TasksUnavailableErr
  * (`task <id> belongs to another session`).
  *
  * @since 0.1.0
+ * @category errors
  */
 export class TaskAccessError extends Data.TaggedError("TaskAccessError")<{
   readonly id: string
@@ -42,6 +45,7 @@ export class TaskAccessError extends Data.TaggedError("TaskAccessError")<{
  * A wait timeout that is not a positive number of milliseconds.
  *
  * @since 0.1.0
+ * @category errors
  */
 export class InvalidWaitTimeoutError extends Data.TaggedError("InvalidWaitTimeoutError")<{
   readonly value: unknown
@@ -65,6 +69,7 @@ const displayed = (value: unknown): string => {
  * The task runtime. `caller` arguments are the calling session id (undefined outside a session).
  *
  * @since 0.1.0
+ * @category tags
  */
 export class Tasks extends Context.Tag("effect-bash/Tasks")<
   Tasks,
@@ -108,12 +113,14 @@ export class Tasks extends Context.Tag("effect-bash/Tasks")<
  * The types of the {@link Tasks} service.
  *
  * @since 0.1.0
+ * @category models
  */
 export declare namespace Tasks {
   /**
    * Lifecycle of a task.
    *
    * @since 0.1.0
+   * @category models
    */
   export type Status = "running" | "stopping" | "completed" | "killed" | "failed"
 
@@ -121,6 +128,7 @@ export declare namespace Tasks {
    * How a piece of work ended, with a producer-supplied detail (`exit code: 0`, `signal: SIGTERM`).
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Outcome {
     readonly status: "completed" | "killed" | "failed"
@@ -131,6 +139,7 @@ export declare namespace Tasks {
    * What a producer hands the runtime once its work has started.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Work {
     /** Consuming read of new output, already rendered for a model (may be empty). */
@@ -145,6 +154,7 @@ export declare namespace Tasks {
    * What the runtime knows about a task before its work starts.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Meta {
     /** Id prefix and kind shown in listings, e.g. `bash`. */
@@ -159,6 +169,7 @@ export declare namespace Tasks {
    * A point-in-time view of a task.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Snapshot {
     readonly id: string
@@ -174,6 +185,7 @@ export declare namespace Tasks {
    * A finished task its owner has not yet been told about.
    *
    * @since 0.1.0
+   * @category models
    */
   export interface Notice {
     readonly owner: string | undefined

@@ -8,6 +8,7 @@
  * The agent session a call belongs to.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolSession {
   readonly id: string
@@ -19,6 +20,7 @@ export interface ToolSession {
  * One tool call, as seen by services.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ToolExecution {
   readonly callId: string

@@ -16,6 +16,7 @@ interface Script {
  * {@link layer}.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class ApprovalScripted extends Context.Tag("effect-bash/ApprovalScripted")<
   ApprovalScripted,
@@ -32,6 +33,7 @@ export class ApprovalScripted extends Context.Tag("effect-bash/ApprovalScripted"
  * every request, answered or not.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (outcomes: ReadonlyArray<Approval.Outcome>): Layer.Layer<Approval | ApprovalScripted> =>
   Layer.effectContext(

@@ -9,8 +9,9 @@
 import * as path from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
-import type { ResolveDefaults } from "../index.js"
-import { LocalBashExecutor, resolveSpec } from "../index.js"
+import { LocalBashExecutor } from "../index.js"
+import type { ResolveDefaults } from "../layers/resolveSpec.js"
+import { resolveSpec } from "../layers/resolveSpec.js"
 import type { RecordedBashCall } from "./ScriptedBashExecutor.js"
 import { bashRunResult, makeScriptedExecutor } from "./ScriptedBashExecutor.js"
 
@@ -18,6 +19,7 @@ import { bashRunResult, makeScriptedExecutor } from "./ScriptedBashExecutor.js"
  * Settings of {@link layer}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface FakeConfiningExecutorConfig {
   /** The default mode. Default `workspace-write`. */
@@ -32,6 +34,7 @@ export interface FakeConfiningExecutorConfig {
  * The control surface of the double, for tests.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class FakeConfiningExecutor extends Context.Tag("effect-bash/FakeConfiningExecutor")<
   FakeConfiningExecutor,
@@ -50,6 +53,7 @@ const deviceFiles = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/
  * The files a command string appears to write, as written (quotes removed).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const writeTargets = (command: string): ReadonlyArray<string> =>
   [redirectTarget, teeTargets, touchTargets]
@@ -116,6 +120,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
  * Provides {@link BashExecutor} (the double) and {@link FakeConfiningExecutor} (its controls).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   config: FakeConfiningExecutorConfig = {}

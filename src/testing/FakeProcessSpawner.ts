@@ -16,6 +16,7 @@ import { ProcessSpawner } from "../services/ProcessSpawner.js"
  * - `leader-only`: the leader dies of SIGTERM but a straggler keeps the group (and pipes) alive.
  *
  * @since 0.1.0
+ * @category models
  */
 export type FakeTermBehaviour = "obey" | "ignore" | "leader-only"
 
@@ -23,6 +24,7 @@ export type FakeTermBehaviour = "obey" | "ignore" | "leader-only"
  * The script for one spawn.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface FakeScript {
   readonly onTerm: FakeTermBehaviour
@@ -36,6 +38,7 @@ export interface FakeScript {
  * A signal the executor sent, stamped with the Clock's time.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface SentSignal {
   readonly signal: ProcessSpawner.GroupSignal
@@ -46,6 +49,7 @@ export interface SentSignal {
  * The test's handle on one fake process.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface FakeProcess {
   readonly pid: number
@@ -65,6 +69,7 @@ export interface FakeProcess {
  * Control surface of the fake spawner.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class FakeSpawnerControl extends Context.Tag("effect-bash/FakeSpawnerControl")<
   FakeSpawnerControl,
@@ -151,6 +156,7 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
  * Builds the fake: `script` decides each spawn's behaviour (default: obey SIGTERM).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   script: (options: ProcessSpawner.Options) => FakeScript = () => ({ onTerm: "obey" })

@@ -7,13 +7,15 @@
  */
 import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
-import type { ResolveDefaults } from "../index.js"
-import { LocalBashExecutor, refuseIfAborted, resolveSpec } from "../index.js"
+import { LocalBashExecutor } from "../index.js"
+import type { ResolveDefaults } from "../layers/resolveSpec.js"
+import { refuseIfAborted, resolveSpec } from "../layers/resolveSpec.js"
 
 /**
  * One call the double was asked to make, with the spec exactly as it received it.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface RecordedBashCall {
   readonly op: "run" | "start"
@@ -24,6 +26,7 @@ export interface RecordedBashCall {
  * A scripted answer to one foreground call: a fixed result, or a function of the spec.
  *
  * @since 0.1.0
+ * @category models
  */
 export type ScriptedRun = BashExecutor.RunResult | ((spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.RunResult, BashExecutor.RunError>)
 
@@ -31,6 +34,7 @@ export type ScriptedRun = BashExecutor.RunResult | ((spec: BashExecutor.Spec) =>
  * Settings of {@link layer}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ScriptedBashExecutorConfig {
   /** The advertised sandbox mode; absent (the default) for an unconfined executor. */
@@ -51,6 +55,7 @@ export interface ScriptedBashExecutorConfig {
  * A background process started through the double, driven by the test.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface ScriptedProcess {
   readonly id: string
@@ -76,6 +81,7 @@ export interface ScriptedProcess {
  * The control surface of the double, for tests.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class ScriptedBashExecutor extends Context.Tag("effect-bash/ScriptedBashExecutor")<
   ScriptedBashExecutor,
@@ -93,6 +99,7 @@ export class ScriptedBashExecutor extends Context.Tag("effect-bash/ScriptedBashE
  * A successful foreground result; `overrides` replace any field.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const bashRunResult = (overrides: Partial<BashExecutor.RunResult> = {}): BashExecutor.RunResult => ({
   exitCode: 0,
@@ -109,6 +116,7 @@ export const bashRunResult = (overrides: Partial<BashExecutor.RunResult> = {}): 
  * The default answer: exit 0 with the command itself echoed on stdout.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const echoResult = (spec: BashExecutor.Spec): BashExecutor.RunResult =>
   bashRunResult({ timeoutMs: spec.timeoutMs, stdout: { text: `${spec.command}\n`, truncated: false } })
@@ -131,6 +139,7 @@ const merged = (stdout: string, stderr: string): string =>
  * ended by SIGTERM. A call without a trigger never settles (interrupt it).
  *
  * @since 0.1.0
+ * @category utils
  */
 export const untilAborted: ScriptedRun = (spec) =>
   (spec.signal === undefined ? Effect.never : whenAborted(spec.signal)).pipe(
@@ -154,6 +163,7 @@ const encoder = new TextEncoder()
  * output stream carries the result's stdout and stderr once it has settled.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: BashExecutor.Spec) =>
   Effect.map(Effect.forkScoped(Effect.interruptible(run(spec))), (fiber): BashExecutor.LiveRun => ({
@@ -175,6 +185,7 @@ export const streamingFromRun = (run: BashExecutor["Type"]["run"]) => (spec: Bas
  * SIGTERM at once).
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeScriptedProcess = (id: string, spec: BashExecutor.Spec): Effect.Effect<ScriptedProcess> =>
   Effect.gen(function*() {
@@ -245,6 +256,7 @@ export const makeScriptedProcess = (id: string, spec: BashExecutor.Spec): Effect
  * (`proc-1`, `proc-2`, …, listed in `processes`), which `started` may drive at once.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const makeScriptedExecutor = (parts: {
   readonly sandboxMode: BashExecutor.SandboxMode | undefined
@@ -321,6 +333,7 @@ const make = (config: ScriptedBashExecutorConfig) =>
  * Provides {@link BashExecutor} (the double) and {@link ScriptedBashExecutor} (its controls).
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   config: ScriptedBashExecutorConfig = {}

@@ -2,14 +2,11 @@
  * effect-bash/testing: test doubles for the service seams — a fake OS (`FakeProcessSpawner`) to drive the
  * local executor with `TestClock`, a scripted executor, a confining-executor fake and a scripted approval.
  * Each double is a module (`ScriptedBashExecutor.layer(...)`) whose controls are its Tag
- * (`yield* ScriptedBashExecutor.ScriptedBashExecutor`).
+ * (`yield* ScriptedBashExecutor.ScriptedBashExecutor`, `yield* FakeProcessSpawner.FakeSpawnerControl`).
  *
  * @since 0.1.0
  */
 export * as ApprovalScripted from "./ApprovalScripted.js"
 export * as FakeConfiningExecutor from "./FakeConfiningExecutor.js"
 export * as FakeProcessSpawner from "./FakeProcessSpawner.js"
-export { FakeSpawnerControl } from "./FakeProcessSpawner.js"
-export type { FakeProcess, FakeScript, FakeTermBehaviour, SentSignal } from "./FakeProcessSpawner.js"
 export * as ScriptedBashExecutor from "./ScriptedBashExecutor.js"
-export { bashRunResult, streamingFromRun, untilAborted } from "./ScriptedBashExecutor.js"

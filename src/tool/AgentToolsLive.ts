@@ -29,6 +29,7 @@ import * as TaskOutputTool from "./TaskOutputTool.js"
  * Settings of {@link layer}.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Settings {
   /** Offer `run_in_background` (default true); when false a forced background call is refused. */
@@ -83,6 +84,7 @@ const descriptorOf = (tool: AnyAgentTool): AgentTools.Descriptor => {
  * With Tasks it attaches the task tools as the runtime's control surface until the scope closes.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (
   settings: Settings = {}
@@ -184,7 +186,7 @@ export const make = (
       answer
     )
 
-    const agentTools: AgentTools.Service = {
+    const agentTools: AgentTools["Type"] = {
       tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),
       promptSections: [BashTool.promptSection],
       call: (name, args, context) => respond(name, registered[name], args, context),
@@ -206,6 +208,7 @@ export const make = (
  * unprompted.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer = (
   settings: Settings = {}

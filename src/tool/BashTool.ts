@@ -23,6 +23,7 @@ import { renderBackgroundStart, renderForeground } from "./renderBashResult.js"
  * The modes a call may escalate to.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const escalationTargets = ["workspace-write", "danger-full-access"] as const satisfies ReadonlyArray<
   BashExecutor.SandboxMode
@@ -102,6 +103,7 @@ const fields = {
  * execution is enabled, `sandbox_permissions` + `justification` only where the executor confines.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Parameters = Schema.Struct.Type<typeof fields>
 
@@ -109,6 +111,7 @@ export type Parameters = Schema.Struct.Type<typeof fields>
  * What a composition offers.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Policy {
   /** `run_in_background` is a parameter. */
@@ -121,6 +124,7 @@ export interface Policy {
  * The message for a background call while background execution is disabled.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const backgroundDisabledMessage =
   "run_in_background is disabled for this deployment: run the command in the foreground"
@@ -155,6 +159,7 @@ const commonFields = {
  * is refused in its turn; an unadvertised `justification` is ignored.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const parametersFor = (policy: Policy): AgentTool.Parameters<Parameters> => {
   const run_in_background = policy.background
@@ -173,6 +178,7 @@ export const parametersFor = (policy: Policy): AgentTool.Parameters<Parameters> 
  * A sandbox escalation the model asked for.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface EscalationRequest {
   readonly mode: (typeof escalationTargets)[number]
@@ -183,6 +189,7 @@ export interface EscalationRequest {
  * The escalation of checked arguments, if they ask for one.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const escalationOf = (args: Parameters): EscalationRequest | undefined =>
   args.sandbox_permissions === undefined || args.justification === undefined
@@ -207,6 +214,7 @@ const SandboxFacts = Schema.Struct({
  * `effect-bash run --json` prints).
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Foreground = Schema.Struct({
   kind: Schema.Literal("foreground"),
@@ -224,6 +232,7 @@ export const Foreground = Schema.Struct({
  * A published background task.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Background = Schema.Struct({
   kind: Schema.Literal("background"),
@@ -235,11 +244,13 @@ export const Background = Schema.Struct({
  * rendering and card is computed from.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Value = Schema.Union(Foreground, Background)
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type Value = typeof Value.Type
 
@@ -248,6 +259,7 @@ export type Value = typeof Value.Type
  * `started background task <id>`. `escalationOffered` adds the escalation hint after a denial.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const render = (value: Value, escalationOffered: boolean): string =>
   value.kind === "background" ? renderBackgroundStart(value.taskId) : renderForeground(value, escalationOffered)
@@ -268,6 +280,7 @@ const optionalText = <K extends string>(key: K, value: string | undefined): { re
  * card for a background start.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const presentCall = (args: unknown): AgentTools.Presentation => {
   const title = stringField(args, "command") ?? "bash"
@@ -288,6 +301,7 @@ export const presentCall = (args: unknown): AgentTools.Presentation => {
  * execute card naming the started task.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const presentResult = (args: unknown, value: Value): AgentTools.Presentation => {
   const call = presentCall(args)
@@ -311,6 +325,7 @@ export const presentResult = (args: unknown, value: Value): AgentTools.Presentat
  * background tasks.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const description = (policy: Policy): string => {
   const parts = [
@@ -349,6 +364,7 @@ export const description = (policy: Policy): string => {
  * The `tool:bash` prompt section (order 105): check the exit-code marker on every result.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const promptSection: AgentTools.PromptSection = {
   name: "tool:bash",
@@ -362,6 +378,7 @@ export const promptSection: AgentTools.PromptSection = {
  * only a host that delivers them may add it.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const noticePromise = "When a background task you started finishes, you are told without asking: a message " +
   "`background task <id> (...) finished [status: ...]` arrives, so keep working meanwhile instead of polling task_output."
@@ -370,6 +387,7 @@ export const noticePromise = "When a background task you started finishes, you a
  * The `tool:bash` prompt text, with {@link noticePromise} where completion notices are delivered.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const promptText = (options: { readonly notices: boolean }): string =>
   options.notices ? `${promptSection.text} ${noticePromise}` : promptSection.text
@@ -378,6 +396,7 @@ export const promptText = (options: { readonly notices: boolean }): string =>
  * What the tool runs against.
  *
  * @since 0.1.0
+ * @category models
  */
 export interface Dependencies {
   readonly executor: BashExecutor["Type"]
@@ -394,6 +413,7 @@ export interface Dependencies {
  * is enabled, and the escalation fields when the executor confines.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (dependencies: Dependencies): AgentTool.AgentTool<Parameters, Value> => {
   const policy: Policy = {

@@ -25,6 +25,7 @@ type LooseParameters = typeof LooseParameters
  * to the model on failure.
  *
  * @since 0.1.0
+ * @category models
  */
 export type BashAiTool = Tool.Tool<string, {
   readonly parameters: LooseParameters
@@ -37,6 +38,7 @@ export type BashAiTool = Tool.Tool<string, {
  * The toolkit with its handlers, as `generateText` takes it.
  *
  * @since 0.1.0
+ * @category models
  */
 export type BashToolkitWithHandler = Toolkit.WithHandler<Record<string, BashAiTool>>
 
@@ -59,6 +61,7 @@ const withNotices = (text: string, notices: ReadonlyArray<string>): string =>
  * `generateText({ prompt, toolkit: BashToolkit.BashToolkit })`.
  *
  * @since 0.1.0
+ * @category tags
  */
 export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashToolkit, BashToolkitWithHandler>() {}
 
@@ -67,6 +70,7 @@ export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashTool
  * handler calling the tool under a fresh call id.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = Effect.gen(function*() {
   const tools = yield* AgentTools
@@ -96,5 +100,6 @@ export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = Ef
  * {@link BashToolkit} over the composed {@link AgentTools}.
  *
  * @since 0.1.0
+ * @category layers
  */
 export const layer: Layer.Layer<BashToolkit, never, AgentTools> = Layer.effect(BashToolkit, make)

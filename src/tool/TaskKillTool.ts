@@ -26,6 +26,7 @@ const fields = {
  * `{ task_id, reason? }`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Parameters = Schema.Struct.Type<typeof fields>
 
@@ -33,6 +34,7 @@ export type Parameters = Schema.Struct.Type<typeof fields>
  * The parameters, checked in order: task_id, reason.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const parameters = AgentTool.parameters(fields)
 
@@ -40,11 +42,13 @@ export const parameters = AgentTool.parameters(fields)
  * Whether the kill was requested or the task had already finished, and the task after it.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Value = Schema.Struct({ outcome: Schema.Literal("requested", "already-finished"), task: TaskSnapshot })
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type Value = typeof Value.Type
 
@@ -52,6 +56,7 @@ export type Value = typeof Value.Type
  * `requested cancellation of task <id>`, or `task <id> had already finished <status line>`.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const render = (value: Value): string => renderTaskKill(value.outcome, value.task)
 
@@ -59,6 +64,7 @@ export const render = (value: Value): string => renderTaskKill(value.outcome, va
  * The `task_kill` tool over one task runtime; the caller is the calling session.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
   name: "task_kill",

@@ -16,6 +16,7 @@ const fields = {}
  * `{}`: no parameters.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Parameters = Schema.Struct.Type<typeof fields>
 
@@ -23,6 +24,7 @@ export type Parameters = Schema.Struct.Type<typeof fields>
  * The parameters: none; whatever is sent is ignored.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const parameters = AgentTool.parameters(fields)
 
@@ -30,11 +32,13 @@ export const parameters = AgentTool.parameters(fields)
  * The tasks the calling session may see.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Value = Schema.Struct({ tasks: Schema.Array(TaskSnapshot) })
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type Value = typeof Value.Type
 
@@ -42,6 +46,7 @@ export type Value = typeof Value.Type
  * `(no background tasks)` or one `<id> [<kind>] <status> — <label>` line per task.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const render = (value: Value): string => renderTaskList(value.tasks)
 
@@ -49,6 +54,7 @@ export const render = (value: Value): string => renderTaskList(value.tasks)
  * The `task_list` tool over one task runtime; the caller is the calling session.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
   name: "task_list",

@@ -17,6 +17,7 @@ import { renderTaskOutput } from "./taskTexts.js"
  * The wait when `timeout_ms` is not given, in milliseconds.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const defaultWaitMs = 30_000
 
@@ -24,6 +25,7 @@ export const defaultWaitMs = 30_000
  * The cap on a wait, in milliseconds.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const maxWaitMs = 600_000
 
@@ -52,6 +54,7 @@ const fields = {
  * `{ task_id, wait?, timeout_ms? }`.
  *
  * @since 0.1.0
+ * @category models
  */
 export type Parameters = Schema.Struct.Type<typeof fields>
 
@@ -59,6 +62,7 @@ export type Parameters = Schema.Struct.Type<typeof fields>
  * The parameters, checked in order: task_id, wait, timeout_ms.
  *
  * @since 0.1.0
+ * @category constants
  */
 export const parameters = AgentTool.parameters(fields)
 
@@ -66,11 +70,13 @@ export const parameters = AgentTool.parameters(fields)
  * The new output and the snapshot taken after reading it.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Value = Schema.Struct({ output: Schema.String, task: TaskSnapshot })
 
 /**
  * @since 0.1.0
+ * @category models
  */
 export type Value = typeof Value.Type
 
@@ -78,6 +84,7 @@ export type Value = typeof Value.Type
  * The new output or `(no new output)`, a newline if missing, then the status line.
  *
  * @since 0.1.0
+ * @category utils
  */
 export const render = (value: Value): string => renderTaskOutput(value.output, value.task)
 
@@ -86,6 +93,7 @@ export const render = (value: Value): string => renderTaskOutput(value.output, v
  * to true; the wait is `timeout_ms` (default {@link defaultWaitMs}) capped at {@link maxWaitMs}.
  *
  * @since 0.1.0
+ * @category constructors
  */
 export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
   name: "task_output",

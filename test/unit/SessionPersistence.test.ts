@@ -167,7 +167,7 @@ describe("SessionPersistenceJsonl.record and replay", () => {
         return yield* persistence.replay(session)
       }).pipe(
         Effect.provide(
-          SessionPersistenceJsonl.layerPlatform({ directory: "/sessions" }).pipe(
+          SessionPersistenceJsonl.layerWith({ directory: "/sessions" }).pipe(
             Layer.provide(Layer.merge(piecewise, NodePathLayer.layer))
           )
         )

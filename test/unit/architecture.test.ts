@@ -21,6 +21,7 @@ const relativeImports = (file: string): ReadonlyArray<string> =>
 const room = (file: string): string => {
   if (file.startsWith("layers/internal/")) return "layers/internal"
   if (file.startsWith("services/internal/")) return "services/internal"
+  if (file === "layers/resolveSpec.ts") return file
   const top = file.split("/")[0]!
   return top.endsWith(".ts") ? file : top
 }
@@ -29,12 +30,14 @@ const room = (file: string): string => {
 const allowed: Record<string, ReadonlyArray<string>> = {
   "services/internal": [],
   "services": ["services/internal"],
-  "layers/internal": ["services", "services/internal", "layers"],
-  "layers": ["services", "services/internal", "layers/internal"],
+  "layers/internal": ["services", "services/internal", "layers", "layers/resolveSpec.ts"],
+  "layers": ["services", "services/internal", "layers/internal", "layers/resolveSpec.ts"],
+  "layers/resolveSpec.ts": ["services", "services/internal", "layers", "layers/internal"],
   "tool": ["services", "services/internal"],
-  "testing": ["services", "index.ts"],
+  // A double's `resolve` is the executors' own (layers/resolveSpec.ts), the one producer of the Spec brand.
+  "testing": ["services", "index.ts", "layers/resolveSpec.ts"],
   "BashStack.ts": ["services", "layers", "tool"],
-  "cordis": ["services", "services/internal", "layers", "tool", "BashStack.ts", "index.ts"],
+  "cordis": ["services", "services/internal", "layers", "layers/resolveSpec.ts", "tool", "BashStack.ts", "index.ts"],
   "cordis-adapter.ts": ["cordis"],
   "cli": ["services", "services/internal", "layers", "tool", "BashStack.ts", "index.ts"],
   "index.ts": ["services", "layers", "tool", "BashStack.ts"],

@@ -95,14 +95,14 @@ describe("package entry points", () => {
   it("the test doubles are exported from effect-bash/testing only", async () => {
     const main = await import("../../src/index.js")
     const testing = await import("../../src/testing/index.js")
-    const doubles = ["ApprovalScripted", "FakeConfiningExecutor", "FakeProcessSpawner", "FakeSpawnerControl", "ScriptedBashExecutor"]
+    const doubles = ["ApprovalScripted", "FakeConfiningExecutor", "FakeProcessSpawner", "ScriptedBashExecutor"]
     for (const name of doubles) {
       expect(main, name).not.toHaveProperty(name)
       expect(testing, name).toHaveProperty(name)
     }
   })
 
-  it("effect-bash/testing is built on the public API only", () => {
+  it("effect-bash/testing is built on the public API and the executors' shared resolve only", () => {
     const index = readFileSync(join(root, "src", "index.ts"), "utf8")
     const dir = join(root, "src", "testing")
     for (const file of readdirSync(dir)) {
@@ -110,9 +110,81 @@ describe("package entry points", () => {
         const service = /^\.\.\/services\/(\w+)\.js$/.exec(specifier)
         const allowed = specifier === "effect" || specifier.startsWith("node:") || specifier.startsWith("./") ||
           specifier === "../index.js" ||
-          (service !== null && index.includes(`export * from "./services/${service[1]}.js"`))
+          // A double's `resolve` is the executors' own: the one producer of the `BashExecutor.Spec` brand.
+          specifier === "../layers/resolveSpec.js" ||
+          (service !== null && index.includes(`from "./services/${service[1]}.js"`))
         expect(allowed, `${file} imports ${specifier}`).toBe(true)
       }
     }
+  })
+
+  // The public API, pinned: a name added or dropped is a decision, taken here.
+  it("each entry point exports exactly its public runtime names", async () => {
+    const names = async (entry: string) => Object.keys(await import(entry)).sort()
+    const main = await names("../../src/index.js")
+    expect(main).toEqual([
+      "AbortedBeforeSpawnError",
+      "AgentTools",
+      "AgentToolsLive",
+      "Approval",
+      "ApprovalCallback",
+      "BackgroundLimitError",
+      "BashEnvCollectError",
+      "BashEnvRegistrationError",
+      "BashEnvRegistry",
+      "BashEnvRegistryLive",
+      "BashExecutor",
+      "BashRequestError",
+      "BashStack",
+      "BashTool",
+      "CompletionNotices",
+      "HostReaper",
+      "HostReaperLive",
+      "InvalidWaitTimeoutError",
+      "LocalBashExecutor",
+      "LocalBashExecutorConfigError",
+      "NodeProcessSpawner",
+      "ProcessSpawner",
+      "SandboxBashExecutor",
+      "SandboxMode",
+      "SandboxSessions",
+      "SandboxSessionsLive",
+      "SandboxUnavailableError",
+      "SessionJsonlEnvContributor",
+      "SessionPersistence",
+      "SessionPersistenceError",
+      "SessionPersistenceJsonl",
+      "SpawnError",
+      "TaskAccessError",
+      "TaskKillTool",
+      "TaskListTool",
+      "TaskOutputTool",
+      "Tasks",
+      "TasksLive",
+      "TasksUnavailableError",
+      "ToolError",
+      "isTerminalStatus",
+      "liveOutputBufferBytes",
+      "sandboxPolicyText",
+      "sandboxUnavailableText"
+    ])
+    expect(main.length).toBeLessThanOrEqual(45)
+    expect(await names("../../src/ai.js")).toEqual(["BashToolkit", "CurrentToolSession"])
+    expect(await names("../../src/testing/index.js")).toEqual([
+      "ApprovalScripted",
+      "FakeConfiningExecutor",
+      "FakeProcessSpawner",
+      "ScriptedBashExecutor"
+    ])
+    expect(await names("../../src/cordis-adapter.js")).toEqual([
+      "Config",
+      "EffectBash",
+      "RunnerClosedError",
+      "SynchronousCallError",
+      "apply",
+      "default",
+      "inject",
+      "name"
+    ])
   })
 })

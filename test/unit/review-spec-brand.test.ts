@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { resolveSpec } from "../../src/index.js"
+import { resolveSpec } from "../../src/layers/resolveSpec.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
 

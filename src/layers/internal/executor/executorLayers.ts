@@ -48,7 +48,7 @@ export const executorLayers = <
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
     layerWith(settings).pipe(Layer.provide(Layer.mergeAll(
-      NodeProcessSpawner.layerWith({ launcher: settings.directSpawn !== true }),
+      settings.directSpawn === true ? NodeProcessSpawner.layerDirectSpawn : NodeProcessSpawner.layer,
       NodeFileSystem.layer,
       NodePath.layer
     )))

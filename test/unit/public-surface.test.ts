@@ -1,0 +1,93 @@
+/**
+ * The public API as a reader meets it: every name an entry point exports (following its re-exports to
+ * the module that declares it) carries TSDoc with `@since` and `@category`, and so does every member
+ * of a public namespace.
+ */
+import { readFileSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import ts from "typescript"
+import { describe, expect, it } from "vitest"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const entries = ["src/index.ts", "src/ai.ts", "src/testing/index.ts", "src/cordis-adapter.ts"]
+
+const parse = (file: string): ts.SourceFile =>
+  ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
+
+const sourceOf = (from: string, specifier: string): string =>
+  resolve(dirname(from), specifier.replace(/\.js$/, ".ts"))
+
+const tagsOf = (node: ts.Node): Set<string> =>
+  new Set(ts.getJSDocTags(node).map((tag) => tag.tagName.text))
+
+const isExported = (node: ts.Node): boolean =>
+  ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
+
+/** The name a declaration statement declares, if it declares one. */
+const declaredName = (statement: ts.Statement): string | undefined => {
+  if (ts.isVariableStatement(statement)) {
+    const [declaration] = statement.declarationList.declarations
+    return declaration !== undefined && ts.isIdentifier(declaration.name) ? declaration.name.text : undefined
+  }
+  if (
+    ts.isClassDeclaration(statement) || ts.isFunctionDeclaration(statement) || ts.isInterfaceDeclaration(statement) ||
+    ts.isTypeAliasDeclaration(statement) || ts.isModuleDeclaration(statement) || ts.isEnumDeclaration(statement)
+  ) return statement.name?.getText()
+  return undefined
+}
+
+/** `<file>#<name>` of every public declaration lacking `@since` or `@category`. */
+const undocumented = (): Array<string> => {
+  const problems = new Set<string>()
+  const visited = new Set<string>()
+  // Checks `names` of `file` (all of its exports when undefined), following re-exports.
+  const check = (file: string, names: ReadonlySet<string> | undefined): void => {
+    const key = `${file}#${names === undefined ? "*" : [...names].sort().join(",")}`
+    if (visited.has(key)) return
+    visited.add(key)
+    const source = parse(file)
+    const relative = file.slice(root.length + 1)
+    const wanted = (name: string) => names === undefined || names.has(name)
+    const checkNamespace = (body: ts.ModuleBlock, path: string): void => {
+      for (const member of body.statements) {
+        const name = declaredName(member)
+        if (name === undefined || !isExported(member)) continue
+        const tags = tagsOf(member)
+        if (!tags.has("since") || !tags.has("category")) problems.add(`${relative}#${path}.${name}`)
+      }
+    }
+    for (const statement of source.statements) {
+      if (ts.isExportDeclaration(statement)) {
+        const specifier = statement.moduleSpecifier
+        if (specifier === undefined || !ts.isStringLiteral(specifier) || !specifier.text.startsWith(".")) continue
+        const target = sourceOf(file, specifier.text)
+        const clause = statement.exportClause
+        if (clause === undefined) check(target, names) // export * from
+        else if (ts.isNamespaceExport(clause)) {
+          if (wanted(clause.name.text)) check(target, undefined) // export * as X from
+        } else {
+          const picked = clause.elements.filter((element) => wanted(element.name.text))
+          if (picked.length > 0) check(target, new Set(picked.map((e) => (e.propertyName ?? e.name).text)))
+        }
+        continue
+      }
+      if (ts.isExportAssignment(statement)) continue
+      const name = declaredName(statement)
+      if (name === undefined || !isExported(statement) || !wanted(name)) continue
+      const tags = tagsOf(statement)
+      if (!tags.has("since") || !tags.has("category")) problems.add(`${relative}#${name}`)
+      if (ts.isModuleDeclaration(statement) && statement.body !== undefined && ts.isModuleBlock(statement.body)) {
+        checkNamespace(statement.body, name)
+      }
+    }
+  }
+  for (const entry of entries) check(join(root, entry), undefined)
+  return [...problems].sort()
+}
+
+describe("the public API's documentation", () => {
+  it("every exported declaration and namespace member has @since and @category", () => {
+    expect(undocumented()).toEqual([])
+  })
+})
