@@ -21,6 +21,9 @@ import { composeWith, textOf, withTasks } from "../support/tools.js"
 
 const graceMs = 1_000
 const tmp = fs.realpathSync(os.tmpdir())
+/** bubblewrap's binary, as `PATH` finds it. */
+const bwrapBinary = () => execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim()
+const isRoot = process.getuid?.() === 0
 const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-sandbox-${label}-`))
 
 const sandbox = (config: SandboxBashExecutor.Settings.Input = {}) =>
@@ -221,6 +224,42 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
       (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
     ))
 
+  it.live.skipIf(!isRoot)("no capability inside, as root or not: no remount writable, no unmount of a mask", () =>
+    Effect.gen(function*() {
+      // An unprivileged host: bubblewrap started as nobody, as a user's own bwrap would be.
+      const unprivileged = path.join(freshDir("runners"), "bwrap-as-nobody")
+      fs.writeFileSync(
+        unprivileged,
+        `#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups ${bwrapBinary()} "$@"\n`,
+        { mode: 0o755 }
+      )
+      for (const [runAs, bwrapPath] of [["root", bwrapBinary()], ["nobody", unprivileged]] as const) {
+        const home = freshDir(`caps-home-${runAs}`)
+        const elsewhere = freshDir(`caps-elsewhere-${runAs}`)
+        fs.mkdirSync(path.join(home, ".ssh"))
+        fs.writeFileSync(path.join(home, ".ssh", "id_ed25519"), "PRIVATE-KEY")
+        const target = path.join(elsewhere, "host-file")
+        fs.writeFileSync(target, "host\n")
+        for (const dir of [home, elsewhere, path.join(home, ".ssh")]) fs.chmodSync(dir, 0o755)
+        // Writable by nobody too: only the read-only mount may stop the write.
+        fs.chmodSync(target, 0o666)
+        const result = yield* run({
+          command: [
+            "grep ^CapEff: /proc/self/status",
+            "mount -o remount,bind,rw / 2>/dev/null; echo remount=$?",
+            `echo X > ${target} 2>/dev/null; echo write=$?`,
+            `umount ${home}/.ssh 2>/dev/null; echo umount=$?`,
+            `cat ${home}/.ssh/id_ed25519 2>/dev/null; echo`
+          ].join("\n"),
+          workdir: "/"
+        }).pipe(Effect.provide(sandbox({ home, bwrapPath })))
+        const [capEff, remount, write, umount, key] = result.stdout.text.split("\n")
+        expect({ runAs, hostFile: fs.readFileSync(target, "utf8"), key }).toEqual({ runAs, hostFile: "host\n", key: "" })
+        expect({ runAs, remount, write, umount }).toEqual({ runAs, remount: "remount=32", write: "write=1", umount: "umount=32" })
+        expect({ runAs, capEff }).toEqual({ runAs, capEff: "CapEff:\t0000000000000000" })
+      }
+    }))
+
   it.live("a missing runner fails closed and runs nothing", () =>
     Effect.gen(function*() {
       const marker = path.join(freshDir("missing"), "ran")
@@ -272,6 +311,12 @@ describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
       expect(result).toMatchObject({ exitCode: 0, stdout: { text: "hi\n" } })
       expect(result.sandbox).toBeUndefined()
       expect(withMarker(seconds)).toEqual([])
+    }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs, contain: true }))))
+
+  it.live.skipIf(!isRoot)("no capability inside, even for a root host", () =>
+    Effect.gen(function*() {
+      const result = yield* run({ command: "grep ^CapEff: /proc/self/status" })
+      expect(result.stdout.text).toBe("CapEff:\t0000000000000000\n")
     }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs, contain: true }))))
 
   it.live("a missing runner fails the layer's build with a clear message", () =>

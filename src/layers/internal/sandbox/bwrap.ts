@@ -1,6 +1,6 @@
 /**
- * The bubblewrap argv of each profile, and bubblewrap's dialect (CONTRACT §7). Every profile runs
- * the command in its own PID namespace with a fresh `/proc`, dying with its runner.
+ * The bubblewrap argv of each profile, and bubblewrap's dialect. Every profile runs the command in
+ * its own PID namespace with a fresh `/proc`, dying with its runner, and without any capability.
  *
  * @internal
  */
@@ -31,8 +31,10 @@ export const defaultHidden: ReadonlyArray<string> = [
   "~/.git-credentials"
 ]
 
-// Its own PID namespace and /proc; a fresh minimal /dev; gone with its runner.
-const namespace = ["--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent"]
+// Its own PID namespace and /proc; a fresh minimal /dev; gone with its runner. No capability, even
+// when the host runs as root: with one, a command could remount the read-only root writable or
+// unmount a mask. bubblewrap sets no_new_privs, so no exec (a setuid one included) regains any.
+const namespace = ["--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
 
 const wrapper = (argv: ReadonlyArray<string>): ProcessSpawner.Wrapper => ({ argv: [...argv, "--"], pidNamespace: true })
 
