@@ -12,9 +12,12 @@ import type { AgentTools } from "../services/AgentTools.js"
 import { ToolError } from "../services/AgentTools.js"
 
 /**
- * A tool: `Args` is what its parameter schema decodes, `Value` what a successful call returns.
+ * What a tool is without its services, the same for every composition that offers it the same way:
+ * its name, what the model reads about it, its parameters, the Schema of its value, and how a value is
+ * rendered and presented. `Args` is what its parameter schema decodes, `Value` what a successful call
+ * returns.
  */
-export interface AgentTool<Args, Value> {
+export interface Definition<Args, Value> {
   readonly name: string
   readonly description: string
   readonly parameters: Parameters<Args>
@@ -26,8 +29,36 @@ export interface AgentTool<Args, Value> {
   readonly presentResult: (args: unknown, value: Value) => AgentTools.Presentation
   /** The task whose final status a value shows, if any: its completion notice would tell nothing new. */
   readonly finalTask?: (value: Value) => string | undefined
-  readonly handle: (args: Args, call: AgentTools.CallContext) => Effect.Effect<Value, ToolError>
 }
+
+/**
+ * What runs a call of a tool: checked arguments in, the value or the call's error out.
+ */
+export type Handler<Args, Value> = (args: Args, call: AgentTools.CallContext) => Effect.Effect<Value, ToolError>
+
+/**
+ * A tool ready to call: its {@link Definition} and the {@link Handler} a composition gave it.
+ */
+export interface AgentTool<Args, Value> extends Definition<Args, Value> {
+  readonly handle: Handler<Args, Value>
+}
+
+/**
+ * `Documented` when it is exactly the type the fields decode (`Decoded`), else `never`: pins a tool's
+ * documented parameter interface to its Schema, so the two cannot drift apart.
+ */
+export type Exactly<Documented, Decoded> = [Documented, keyof Documented] extends [Decoded, keyof Decoded]
+  ? [Decoded, keyof Decoded] extends [Documented, keyof Documented] ? Documented
+  : never
+  : never
+
+/**
+ * A definition with its handler (as `@effect/ai`'s `toolkit.toLayer` pairs a `Tool` with its handler).
+ */
+export const implement = <Args, Value>(
+  definition: Definition<Args, Value>,
+  handle: Handler<Args, Value>
+): AgentTool<Args, Value> => ({ ...definition, handle })
 
 /**
  * Any tool, as the registry holds them side by side.
@@ -43,23 +74,37 @@ export interface Parameters<Args> {
   readonly decode: (raw: unknown) => Effect.Effect<Args, ToolError>
 }
 
-/** Fields made by {@link unadvertised}: decoded, never published. */
-const unadvertisedFields = new WeakSet<Schema.Struct.Field>()
+/**
+ * The annotation of a field a composition decodes but does not publish: it is left out of the JSON
+ * Schema the model reads.
+ */
+export const UnadvertisedId: unique symbol = Symbol.for("effect-bash/AgentTool/Unadvertised")
+
+/** A field the model is not told about, decoded as before. */
+export const unpublished = <F extends Schema.PropertySignature.All>(field: F): F =>
+  field.annotations({ [UnadvertisedId]: true }) as F
+
+// Property signature annotations sit on the declaration, or on the `to` side of a transformation.
+const isUnadvertised = (field: Schema.Struct.Field): boolean => {
+  const annotations = !Schema.isPropertySignature(field)
+    ? field.ast.annotations
+    : field.ast._tag === "PropertySignatureDeclaration"
+    ? field.ast.annotations
+    : field.ast.to.annotations
+  return annotations[UnadvertisedId] === true
+}
 
 /**
  * A key this composition does not publish (`run_in_background` with background disabled): its value
  * is ignored, unless `refuses(value)`, when the call fails with `message` — in the key's turn among
  * the fields. Absent from the JSON Schema.
  */
-export const unadvertised = (message: string, refuses: (value: unknown) => boolean) => {
-  const field = Schema.optionalToOptional(
+export const unadvertised = (message: string, refuses: (value: unknown) => boolean) =>
+  unpublished(Schema.optionalToOptional(
     Schema.Unknown.pipe(Schema.filter((value) => !refuses(value) || message)),
     Schema.Never,
     { decode: Option.none, encode: Option.none }
-  )
-  unadvertisedFields.add(field)
-  return field
-}
+  ))
 
 // A key set to `undefined` is a key not given (a TS caller's `{ timeoutMs: undefined }`).
 const argumentRecord = (raw: unknown): Record<string, unknown> =>
@@ -131,7 +176,7 @@ export function parameters<Fields extends Schema.Struct.Fields, Last extends Sch
   const published = { ...fields, ...composite?.fields }
   return {
     jsonSchema: jsonSchemaOf(
-      Object.fromEntries(Object.entries(published).filter(([, field]) => !unadvertisedFields.has(field)))
+      Object.fromEntries(Object.entries(published).filter(([, field]) => !isUnadvertised(field)))
     ),
     decode: (raw: unknown) => {
       const record = argumentRecord(raw)

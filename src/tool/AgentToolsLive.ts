@@ -20,10 +20,12 @@ import { abortedCallResult } from "./abortable.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
 import type { AgentTool, AnyAgentTool } from "./AgentTool.js"
 import * as BashTool from "./BashTool.js"
+import { makeBashTool } from "./internal/bashHandler.js"
+import { makeTaskKillTool, makeTaskListTool, makeTaskOutputTool } from "./internal/taskHandlers.js"
 import { PendingNotices } from "./PendingNotices.js"
-import * as TaskKillTool from "./TaskKillTool.js"
-import * as TaskListTool from "./TaskListTool.js"
-import * as TaskOutputTool from "./TaskOutputTool.js"
+import type * as TaskKillTool from "./TaskKillTool.js"
+import type * as TaskListTool from "./TaskListTool.js"
+import type * as TaskOutputTool from "./TaskOutputTool.js"
 
 /**
  * Settings of {@link layer}.
@@ -109,7 +111,7 @@ export const make = (
     }
 
     const registered: Registered = {
-      bash: BashTool.make({
+      bash: makeBashTool({
         executor,
         env,
         tasks,
@@ -119,9 +121,9 @@ export const make = (
       }),
       ...(Option.isSome(tasks)
         ? {
-          task_output: TaskOutputTool.make(tasks.value),
-          task_list: TaskListTool.make(tasks.value),
-          task_kill: TaskKillTool.make(tasks.value)
+          task_output: makeTaskOutputTool(tasks.value),
+          task_list: makeTaskListTool(tasks.value),
+          task_kill: makeTaskKillTool(tasks.value)
         }
         : {})
     }

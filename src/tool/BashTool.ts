@@ -1,22 +1,17 @@
 /**
- * The `bash` tool (CONTRACT §2): its parameters and its value as Schemas, what the model reads about
- * it, the text and the cards of a value, and the tool for one composition.
+ * The `bash` tool's definition (CONTRACT §2): its parameters and its value as Schemas, what the model
+ * reads about it, and the text and the cards of a value. Nothing here needs a service: the handler
+ * that runs a call is composed by `AgentToolsLive`.
  *
  * @since 0.1.0
  */
-import type { Option } from "effect"
 import { Schema } from "effect"
-import type { Approval } from "../services/Approval.js"
-import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { SandboxMode } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/internal/mergeStreams.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../services/internal/requestChecks.js"
-import type { SandboxSessions } from "../services/SandboxSessions.js"
-import type { Tasks } from "../services/Tasks.js"
 import type { AgentTools } from "../services/AgentTools.js"
 import * as AgentTool from "./AgentTool.js"
-import { makeBashHandler } from "./internal/bashTool.js"
 import { renderBackgroundStart, renderForeground } from "./renderBashResult.js"
 
 /**
@@ -99,13 +94,37 @@ const fields = {
 }
 
 /**
- * The arguments of a `bash` call, as the model writes them: `run_in_background` only where background
- * execution is enabled, `sandbox_permissions` + `justification` only where the executor confines.
+ * The arguments of a `bash` call, as the model writes them. The names are the reference's:
+ * `timeoutMs` is camel case here, while `task_output` takes `timeout_ms`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Parameters = Schema.Struct.Type<typeof fields>
+export interface Parameters {
+  /** The command line, run with `bash -c` in a fresh non-interactive shell. */
+  readonly command: string
+  /** What the command does, in 5–10 words, shown to the user. */
+  readonly description: string
+  /**
+   * The foreground time limit in milliseconds; the executor's default applies when absent and its
+   * maximum caps it. A background task has none.
+   */
+  readonly timeoutMs?: number
+  /** Where to run: a relative path is taken from the session's working directory. */
+  readonly workdir?: string
+  /**
+   * Start a background task and answer with its id at once. Published only where background
+   * execution is enabled.
+   */
+  readonly run_in_background?: boolean
+  /**
+   * The wider sandbox mode this one call needs, after a denial; the user approves it. Needs
+   * `justification`. Published only where the executor confines and an `Approval` service is composed.
+   */
+  readonly sandbox_permissions?: (typeof escalationTargets)[number]
+  /** Why this exact command needs the wider mode, one sentence shown to the user. */
+  readonly justification?: string
+}
 
 /**
  * What a composition offers.
@@ -116,8 +135,14 @@ export type Parameters = Schema.Struct.Type<typeof fields>
 export interface Policy {
   /** `run_in_background` is a parameter. */
   readonly background: boolean
-  /** `sandbox_permissions` and `justification` are parameters (the executor confines). */
+  /** The executor confines: results can carry sandbox facts, and the description explains them. */
   readonly sandbox: boolean
+  /**
+   * A confined call may ask for a wider mode: `sandbox_permissions` and `justification` are published
+   * and a denial carries the escalation hint. Only with `sandbox` and an `Approval` service composed,
+   * since nothing else can grant it.
+   */
+  readonly escalation: boolean
 }
 
 /**
@@ -145,6 +170,16 @@ const escalation = AgentTool.composite(
   ["justification", "sandbox_permissions"]
 )
 
+// The same step, left out of the JSON Schema: a model that sends it anyway reads why it cannot be had.
+const unpublishedEscalation = AgentTool.composite(
+  {
+    sandbox_permissions: AgentTool.unpublished(fields.sandbox_permissions),
+    justification: AgentTool.unpublished(fields.justification)
+  },
+  escalation.rule,
+  escalation.checkOrder
+)
+
 const commonFields = {
   command: fields.command,
   description: fields.description,
@@ -155,23 +190,31 @@ const commonFields = {
 /**
  * The parameters of one composition, checked in order: command, description, timeoutMs, workdir,
  * run_in_background, then the escalation as one step (both halves or neither, then the
- * justification, then the mode). An unadvertised `run_in_background: true` or `sandbox_permissions`
- * is refused in its turn; an unadvertised `justification` is ignored.
+ * justification, then the mode). An unadvertised `run_in_background: true` is refused in its turn.
+ * Without a confining executor `sandbox_permissions` is refused in its turn and `justification`
+ * ignored; with one but no approval (`escalation` off) both are checked as usual, unpublished, and
+ * the escalation is then refused for want of an approval service.
  *
  * @since 0.1.0
- * @category utils
+ * @category constructors
  */
-export const parametersFor = (policy: Policy): AgentTool.Parameters<Parameters> => {
+export const parametersFor = (
+  policy: Policy
+): AgentTool.Parameters<AgentTool.Exactly<Parameters, Schema.Struct.Type<typeof fields>>> => {
   const run_in_background = policy.background
     ? fields.run_in_background
     : AgentTool.unadvertised(backgroundDisabledMessage, (value) => value === true)
-  return policy.sandbox
-    ? AgentTool.parameters({ ...commonFields, run_in_background }, escalation)
-    : AgentTool.parameters({
+  if (!policy.sandbox) {
+    return AgentTool.parameters({
       ...commonFields,
       run_in_background,
       sandbox_permissions: AgentTool.unadvertised(escalationUnavailableMessage, () => true)
     })
+  }
+  return AgentTool.parameters(
+    { ...commonFields, run_in_background },
+    policy.escalation ? escalation : unpublishedEscalation
+  )
 }
 
 /**
@@ -256,7 +299,8 @@ export type Value = typeof Value.Type
 
 /**
  * The model-facing text of a value: the foreground text with its markers, or
- * `started background task <id>`. `escalationOffered` adds the escalation hint after a denial.
+ * `started background task <id>`. `escalationOffered` ({@link Policy.escalation}) adds the escalation
+ * hint after a denial.
  *
  * @since 0.1.0
  * @category utils
@@ -321,8 +365,8 @@ export const presentResult = (args: unknown, value: Value): AgentTools.Presentat
 }
 
 /**
- * The tool description; `sandbox` adds the escalation paragraph, `background` the paragraph on
- * background tasks.
+ * The tool description; `background` adds the paragraph on background tasks, `sandbox` one on
+ * sandbox denials, and `escalation` (instead) the one on asking for a wider mode.
  *
  * @since 0.1.0
  * @category utils
@@ -347,7 +391,14 @@ export const description = (policy: Policy): string => {
         "`task_output` (which can wait for it to finish) and stop it with `task_kill`."
     )
   }
-  if (policy.sandbox) {
+  if (policy.sandbox && !policy.escalation) {
+    parts.push(
+      "Commands run inside a file sandbox. `[sandbox: file access denied under <mode> mode]` means the sandbox " +
+        "refused a file access: a policy decision, not a bug in the command. This deployment cannot widen the " +
+        "sandbox, so do not look for another way around it: tell the user what was denied."
+    )
+  }
+  if (policy.escalation) {
     parts.push(
       "Commands run inside a file sandbox. `[sandbox: file access denied under <mode> mode]` means the sandbox " +
         "refused a file access: a policy decision, not a bug in the command. Only after such a denial, and only " +
@@ -393,41 +444,18 @@ export const promptText = (options: { readonly notices: boolean }): string =>
   options.notices ? `${promptSection.text} ${noticePromise}` : promptSection.text
 
 /**
- * What the tool runs against.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Dependencies {
-  readonly executor: BashExecutor["Type"]
-  readonly env: BashEnvRegistry["Type"]
-  readonly tasks: Option.Option<Tasks["Type"]>
-  readonly approval: Option.Option<Approval["Type"]>
-  /** Standing per-session modes; without it every call starts from the executor's default. */
-  readonly sessions: Option.Option<SandboxSessions["Type"]>
-  readonly enableRunInBackground: boolean
-}
-
-/**
- * The `bash` tool for one composition: it advertises `run_in_background` when background execution
- * is enabled, and the escalation fields when the executor confines.
+ * The tool as one composition publishes it: {@link description}, {@link parametersFor} and
+ * {@link render} under the composition's {@link Policy}, the {@link Value} schema and the cards.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (dependencies: Dependencies): AgentTool.AgentTool<Parameters, Value> => {
-  const policy: Policy = {
-    background: dependencies.enableRunInBackground,
-    sandbox: dependencies.executor.sandboxMode !== undefined
-  }
-  return {
-    name: "bash",
-    description: description(policy),
-    parameters: parametersFor(policy),
-    success: Value,
-    render: (value) => render(value, policy.sandbox),
-    presentCall,
-    presentResult,
-    handle: makeBashHandler(dependencies, policy)
-  }
-}
+export const definition = (policy: Policy): AgentTool.Definition<Parameters, Value> => ({
+  name: "bash",
+  description: description(policy),
+  parameters: parametersFor(policy),
+  success: Value,
+  render: (value) => render(value, policy.escalation),
+  presentCall,
+  presentResult
+})

@@ -3,10 +3,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 import { echoValue } from "../services/internal/requestChecks.js"
-import type { AgentTools } from "../services/AgentTools.js"
-import type { Tasks } from "../services/Tasks.js"
 import * as AgentTool from "./AgentTool.js"
 import { finalTask, taskCards, taskId, TaskSnapshot } from "./taskTools.js"
 import { renderTaskKill } from "./taskTexts.js"
@@ -61,27 +59,17 @@ export type Value = typeof Value.Type
 export const render = (value: Value): string => renderTaskKill(value.outcome, value.task)
 
 /**
- * The `task_kill` tool over one task runtime; the caller is the calling session.
+ * The `task_kill` tool's definition; the caller is the calling session.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
+export const definition: AgentTool.Definition<Parameters, Value> = {
   name: "task_kill",
   description: "Stops a running background task. Read what it printed with `task_output` afterwards.",
   parameters,
   success: Value,
   render,
   ...taskCards((id) => `Stop task ${id}`, render),
-  finalTask,
-  handle: Effect.fn("task_kill.execute")(function*(args: Parameters, call: AgentTools.CallContext) {
-    const caller = call.session?.id
-    yield* Effect.annotateCurrentSpan({ "task.id": args.task_id })
-    const outcome = yield* Effect.mapError(tasks.kill(args.task_id, caller), AgentTool.failWith)
-    const task = yield* Effect.mapError(tasks.get(args.task_id, caller), AgentTool.failWith)
-    // The already-finished answer shows the final status: the owner needs no completion notice.
-    if (outcome === "already-finished") yield* tasks.markReported(args.task_id)
-    const value: Value = { outcome, task }
-    return value
-  })
-})
+  finalTask
+}

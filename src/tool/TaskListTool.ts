@@ -3,9 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
-import type { AgentTools } from "../services/AgentTools.js"
-import type { Tasks } from "../services/Tasks.js"
+import { Schema } from "effect"
 import * as AgentTool from "./AgentTool.js"
 import { taskCards, TaskSnapshot } from "./taskTools.js"
 import { renderTaskList } from "./taskTexts.js"
@@ -51,20 +49,16 @@ export type Value = typeof Value.Type
 export const render = (value: Value): string => renderTaskList(value.tasks)
 
 /**
- * The `task_list` tool over one task runtime; the caller is the calling session.
+ * The `task_list` tool's definition; the caller is the calling session.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
+export const definition: AgentTool.Definition<Parameters, Value> = {
   name: "task_list",
   description: "Lists the background tasks of this session, one per line: id, kind, status and label.",
   parameters,
   success: Value,
   render,
-  ...taskCards(() => "List background tasks", render),
-  handle: Effect.fn("task_list.execute")(function*(_args: Parameters, call: AgentTools.CallContext) {
-    const value: Value = { tasks: yield* tasks.list(call.session?.id) }
-    return value
-  })
-})
+  ...taskCards(() => "List background tasks", render)
+}

@@ -4,10 +4,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 import { echoValue } from "../services/internal/requestChecks.js"
-import type { AgentTools } from "../services/AgentTools.js"
-import type { Tasks } from "../services/Tasks.js"
 import { InvalidWaitTimeoutError } from "../services/Tasks.js"
 import * as AgentTool from "./AgentTool.js"
 import { finalTask, taskCards, taskId, TaskSnapshot } from "./taskTools.js"
@@ -36,7 +34,7 @@ const fields = {
   wait: AgentTool.optional(
     AgentTool.expecting(
       Schema.Boolean,
-      "Wait for the task to finish before reading (default true).",
+      "Wait for the task to finish before reading (default true: up to `timeout_ms`, 30000 ms unless given).",
       (actual) => `invalid wait: expected a boolean, got ${echoValue(actual)}`
     )
   ),
@@ -51,20 +49,36 @@ const fields = {
 }
 
 /**
- * `{ task_id, wait?, timeout_ms? }`.
+ * The arguments of a `task_output` call. The names are the reference's: `timeout_ms` is snake case
+ * here, while `bash` takes `timeoutMs`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Parameters = Schema.Struct.Type<typeof fields>
+export interface Parameters {
+  /** The task id, as returned when the task started (`bash-1`). */
+  readonly task_id: string
+  /**
+   * Wait for the task to finish before reading. Defaults to `true`: the call then waits until the task
+   * finishes or `timeout_ms` passes (30 s unless given); a task still running keeps running. `false`
+   * reads at once.
+   */
+  readonly wait?: boolean
+  /**
+   * How long a wait lasts at most, in milliseconds: {@link defaultWaitMs} (30000) unless given, capped
+   * at {@link maxWaitMs} (600000).
+   */
+  readonly timeout_ms?: number
+}
 
 /**
  * The parameters, checked in order: task_id, wait, timeout_ms.
  *
  * @since 0.1.0
- * @category constants
+ * @category constructors
  */
-export const parameters = AgentTool.parameters(fields)
+export const parameters: AgentTool.Parameters<AgentTool.Exactly<Parameters, Schema.Struct.Type<typeof fields>>> =
+  AgentTool.parameters(fields)
 
 /**
  * The new output and the snapshot taken after reading it.
@@ -89,13 +103,13 @@ export type Value = typeof Value.Type
 export const render = (value: Value): string => renderTaskOutput(value.output, value.task)
 
 /**
- * The `task_output` tool over one task runtime; the caller is the calling session. `wait` defaults
- * to true; the wait is `timeout_ms` (default {@link defaultWaitMs}) capped at {@link maxWaitMs}.
+ * The `task_output` tool's definition; the caller is the calling session. `wait` defaults to true;
+ * the wait is `timeout_ms` (default {@link defaultWaitMs}) capped at {@link maxWaitMs}.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Value> => ({
+export const definition: AgentTool.Definition<Parameters, Value> = {
   name: "task_output",
   description: "Returns the output a background task produced since you last read it, then its status line " +
     "(`[status: running]`, `[status: completed, exit code: 0]`, …). By default it first waits until the task " +
@@ -104,14 +118,5 @@ export const make = (tasks: Tasks["Type"]): AgentTool.AgentTool<Parameters, Valu
   success: Value,
   render,
   ...taskCards((id) => `Read output of task ${id}`, render),
-  finalTask,
-  handle: Effect.fn("task_output.execute")(function*(args: Parameters, call: AgentTools.CallContext) {
-    const caller = call.session?.id
-    const waitMs = args.wait === false ? undefined : Math.min(args.timeout_ms ?? defaultWaitMs, maxWaitMs)
-    yield* Effect.annotateCurrentSpan({ "task.id": args.task_id, "task.waitMs": waitMs ?? 0 })
-    // Interrupting the call ends only the wait, before anything is read, so no output is consumed unseen.
-    if (waitMs !== undefined) yield* Effect.mapError(tasks.wait(args.task_id, waitMs, caller), AgentTool.failWith)
-    const value: Value = yield* Effect.mapError(tasks.read(args.task_id, caller), AgentTool.failWith)
-    return value
-  })
-})
+  finalTask
+}

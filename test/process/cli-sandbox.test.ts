@@ -19,13 +19,13 @@ afterAll(() => rmSync(workdir, { recursive: true, force: true }))
 const readSecret = `tr "\\0" "\\n" </proc/$PPID/environ | grep -c AWS_SECRET`
 
 describe.skipIf(!bwrapUsable)("effect-bash run --sandbox / --contain", () => {
+  // `run` composes no approval service, so no escalation is offered after the denial.
   it.live("--sandbox read-only denies a write with the reference's marker", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--workdir", workdir, "--sandbox", "read-only", "--", "echo hi > file.txt"])
       expect(outcome.stdout).toBe(
         "[stderr]\nbash: line 1: file.txt: Read-only file system\n" +
           "[sandbox: file access denied under read-only mode]\n" +
-          "[sandbox: escalation available — retry this exact command once with sandbox_permissions (the narrowest wider mode that suffices) + justification; the approval prompt asks the user]\n" +
           "[exit code: 1]\n"
       )
       expect(existsSync(join(workdir, "file.txt"))).toBe(false)

@@ -502,7 +502,7 @@ describe("completion notices through the harness agent", () => {
     expect(await textFor()).toBe(plain)
     expect(await textFor(agentFor("s1"))).toBe(plain)
     expect(await textFor(recordingAgent("s1", "idle").agent)).toBe(`${plain} ${BashTool.noticePromise}`)
-    expect(root.tools.get("bash")?.description).toBe(BashTool.description({ background: true, sandbox: false }))
+    expect(root.tools.get("bash")?.description).toBe(BashTool.description({ background: true, sandbox: false, escalation: false }))
   })
 
   it("promises nothing when background tasks are disabled", async () => {

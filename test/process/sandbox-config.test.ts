@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as BashStack from "../../src/BashStack.js"
+import * as ApprovalCallback from "../../src/layers/ApprovalCallback.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
@@ -40,11 +41,17 @@ describe("SandboxBashExecutor settings", () => {
       expect((yield* executor.resolve({ command: "ls" })).workdir).toBe("/srv/project")
     }))
 
-  it.live("BashStack with `sandbox` offers sandbox_permissions", () =>
+  it.live("BashStack with `sandbox` and an approval channel offers sandbox_permissions; without one it does not", () =>
     Effect.gen(function*() {
-      const tools = yield* Effect.provide(AgentTools, BashStack.layer({ sandbox: { sandboxMode: "workspace-write" } }))
+      const sandbox = { sandbox: { sandboxMode: "workspace-write" } } as const
+      const approving = BashStack.layer(sandbox, { approval: ApprovalCallback.layer(() => Promise.resolve("rejected")) })
+      const tools = yield* Effect.provide(AgentTools, approving)
       const bash = tools.tools.find((tool) => tool.name === "bash")
       expect(JSON.stringify(bash?.parameters)).toContain("sandbox_permissions")
+      const unapproved = yield* Effect.provide(AgentTools, BashStack.layer(sandbox))
+      expect(JSON.stringify(unapproved.tools.find((tool) => tool.name === "bash")?.parameters)).not.toContain(
+        "sandbox_permissions"
+      )
       const plain = yield* Effect.provide(AgentTools, BashStack.layer())
       expect(JSON.stringify(plain.tools.find((tool) => tool.name === "bash")?.parameters)).not.toContain("sandbox_permissions")
     }))

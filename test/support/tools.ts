@@ -9,6 +9,7 @@ import * as TasksLive from "../../src/layers/TasksLive.js"
 import type { BashExecutor } from "../../src/services/BashExecutor.js"
 import type { Tasks } from "../../src/services/Tasks.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
+import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
 import { abortOnSignal } from "../../src/tool/abortable.js"
 import * as AgentToolsLive from "../../src/tool/AgentToolsLive.js"
 import type { CompletionNotices } from "../../src/services/CompletionNotices.js"
@@ -53,6 +54,13 @@ export const compose = <X>(
   composition: Omit<Composition<X, never>, "services">
 ): Layer.Layer<AgentTools | CompletionNotices | BashEnvRegistry | BashExecutor | Tasks | X> =>
   composeWith({ ...composition, services: TasksLive.layer() })
+
+/**
+ * {@link compose} with an approval channel beside the task runtime (one that answers `unavailable`):
+ * over a confining executor the tools then offer escalation.
+ */
+export const composeWithApproval = <X>(composition: Omit<Composition<X, never>, "services">) =>
+  composeWith({ ...composition, services: withTasks(ApprovalScripted.layer([])) })
 
 let calls = 0
 

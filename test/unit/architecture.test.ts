@@ -54,6 +54,25 @@ describe("architecture", () => {
     expect([...new Set(edges.map((edge) => edge.from))].filter((name) => !(name in allowed))).toEqual([])
   })
 
+  it("no module imports itself through others (type imports included)", () => {
+    const graph = new Map<string, Array<string>>()
+    for (const { file, target } of edges) graph.set(file, [...(graph.get(file) ?? []), target])
+    const cycles: Array<string> = []
+    const visiting: Array<string> = []
+    const done = new Set<string>()
+    const visit = (file: string): void => {
+      visiting.push(file)
+      for (const target of graph.get(file) ?? []) {
+        if (visiting.includes(target)) cycles.push([...visiting.slice(visiting.indexOf(target)), target].join(" → "))
+        else if (!done.has(target)) visit(target)
+      }
+      visiting.pop()
+      done.add(file)
+    }
+    for (const file of graph.keys()) if (!done.has(file)) visit(file)
+    expect(cycles).toEqual([])
+  })
+
   it("imports run one way: services ← layers ← tool ← surfaces, internals stay in layers/", () => {
     const backwards = edges
       .filter(({ from, to }) => from !== to && !(allowed[from] ?? []).includes(to))

@@ -13,6 +13,7 @@ import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import { compileHarnessParameters, toHarnessParameterMap, toHarnessParameters } from "../../src/cordis/harnessParameters.js"
 import * as BashEnvRegistryLive from "../../src/layers/BashEnvRegistryLive.js"
+import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
 import * as TasksLive from "../../src/layers/TasksLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
@@ -22,7 +23,9 @@ const descriptors = Effect.runPromise(
   Effect.scoped(
     Layer.build(
       AgentToolsLive.layer().pipe(
-        Layer.provide(Layer.mergeAll(FakeConfiningExecutor.layer(), BashEnvRegistryLive.layer(), TasksLive.layer()))
+        Layer.provide(
+          Layer.mergeAll(FakeConfiningExecutor.layer(), BashEnvRegistryLive.layer(), TasksLive.layer(), ApprovalScripted.layer([]))
+        )
       )
     ).pipe(Effect.map((context) => Effect.runSync(Effect.provide(AgentTools, context)).tools))
   )

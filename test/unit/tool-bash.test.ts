@@ -12,7 +12,7 @@ import * as SessionPersistenceJsonl from "../../src/layers/SessionPersistenceJso
 import { SpawnError } from "../../src/services/ProcessSpawner.js"
 import { SessionPersistence } from "../../src/services/SessionPersistence.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
-import { callTool, compose, composeWith, dshHome, textOf, withTasks } from "../support/tools.js"
+import { callTool, compose, composeWith, composeWithApproval, dshHome, textOf, withTasks } from "../support/tools.js"
 
 const scripted = (config: Parameters<typeof ScriptedBashExecutor.layer>[0] = {}) => ScriptedBashExecutor.layer(config)
 const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)
@@ -151,7 +151,7 @@ describe("published tools per composition", () => {
         enum: ["workspace-write", "danger-full-access"]
       })
       expect(bash.description).toContain("sandbox_permissions")
-    }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer() }))))
+    }).pipe(Effect.provide(composeWithApproval({ executor: FakeConfiningExecutor.layer() }))))
 
   it.effect("the tool:bash prompt section at order 105 asks for the exit-code check", () =>
     Effect.gen(function*() {

@@ -4,6 +4,7 @@ import * as ApprovalCallback from "../../src/layers/ApprovalCallback.js"
 import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
 import type { Approval } from "../../src/services/Approval.js"
+import { AgentTools } from "../../src/services/AgentTools.js"
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
 import { callTool, compose, composeWith, textOf, withTasks } from "../support/tools.js"
 
@@ -53,7 +54,57 @@ describe("sandbox denial as a result fact", () => {
       expect(yield* textOf("bash", { command: "echo x > notes.txt", description: "Write inside" }, { session })).toBe(
         "(no output)"
       )
+    }).pipe(Effect.provide(asking([]))))
+})
+
+describe("escalation is offered only where an approval service can grant it", () => {
+  const bashTool = Effect.map(AgentTools, (tools) => tools.tools.find((tool) => tool.name === "bash")!)
+  const denial = "[stderr]\nbash: /etc/forbidden: Permission denied\n" +
+    "[sandbox: file access denied under workspace-write mode]\n"
+
+  it.effect("without Approval: no escalation fields, no escalation paragraph, no hint after a denial", () =>
+    Effect.gen(function*() {
+      const bash = yield* bashTool
+      expect(Object.keys(bash.parameters.properties)).toEqual([
+        "command",
+        "description",
+        "timeoutMs",
+        "workdir",
+        "run_in_background"
+      ])
+      expect(bash.description).not.toContain("sandbox_permissions")
+      expect(bash.description).toContain("[sandbox: file access denied under <mode> mode]")
+      expect(yield* textOf("bash", outside, { session })).toBe(`${denial}[exit code: 1]`)
+      // A background command's denial is read the same way.
+      expect(yield* textOf("bash", { ...outside, run_in_background: true }, { session })).toBe(
+        "started background task bash-1"
+      )
+      expect(yield* textOf("task_output", { task_id: "bash-1" }, { session })).toBe(
+        `${denial}[status: completed, exit code: 1]`
+      )
     }).pipe(Effect.provide(confined())))
+
+  it.effect("with Approval: both fields are published, the description explains them, a denial carries the hint", () =>
+    Effect.gen(function*() {
+      const bash = yield* bashTool
+      expect(Object.keys(bash.parameters.properties)).toEqual([
+        "command",
+        "description",
+        "timeoutMs",
+        "workdir",
+        "run_in_background",
+        "sandbox_permissions",
+        "justification"
+      ])
+      expect(bash.description).toContain("with `sandbox_permissions` set to the narrowest mode that suffices")
+      expect(yield* textOf("bash", outside, { session })).toBe(`${denial}${escalationHint}\n[exit code: 1]`)
+      expect(yield* textOf("bash", { ...outside, run_in_background: true }, { session })).toBe(
+        "started background task bash-1"
+      )
+      expect(yield* textOf("task_output", { task_id: "bash-1" }, { session })).toBe(
+        `${denial}${escalationHint}\n[status: completed, exit code: 1]`
+      )
+    }).pipe(Effect.provide(asking([]))))
 })
 
 describe("escalation refusals: exact messages, nothing executes", () => {

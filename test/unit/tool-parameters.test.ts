@@ -19,7 +19,7 @@ const messageOf = (exit: Exit.Exit<unknown, { readonly message: string }>): stri
 const decode = (policy: BashTool.Policy, raw: unknown) =>
   Effect.runSync(Effect.exit(BashTool.parametersFor(policy).decode(raw)))
 
-const sandboxed = { background: true, sandbox: true }
+const sandboxed = { background: true, sandbox: true, escalation: true }
 
 describe("bash parameters", () => {
   it("the escalation is one step after the other fields: the pair rule, then justification, then the mode", () => {
@@ -46,7 +46,7 @@ describe("bash parameters", () => {
   })
 
   it("an unadvertised field is refused in its turn, or ignored, and never published", () => {
-    const plain = { background: false, sandbox: false }
+    const plain = { background: false, sandbox: false, escalation: false }
     expect(messageOf(decode(plain, { ...ok, timeoutMs: -1, run_in_background: true }))).toBe(
       "invalid timeoutMs: expected a positive number, got -1"
     )

@@ -7,7 +7,7 @@ import { Tasks } from "../../src/services/Tasks.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { CompletionNotices } from "../../src/services/CompletionNotices.js"
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
-import { callTool, compose, composeWith, dshHome, textOf } from "../support/tools.js"
+import { callTool, compose, composeWith, composeWithApproval, dshHome, textOf } from "../support/tools.js"
 
 const s1 = { session: { id: "s1" } }
 const s2 = { session: { id: "s2" } }
@@ -167,7 +167,7 @@ describe("task_output", () => {
           "[status: completed, exit code: 1]"
       )
       expect(yield* textOf("task_output", { task_id: "bash-1" }, s1)).toBe("(no new output)\n[status: completed, exit code: 1]")
-    }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer({ workspaceRoot: "/ws" }) }))))
+    }).pipe(Effect.provide(composeWithApproval({ executor: FakeConfiningExecutor.layer({ workspaceRoot: "/ws" }) }))))
 
   const invalid: ReadonlyArray<readonly [string, unknown, string]> = [
     ["empty task_id", { task_id: "" }, "invalid task_id: expected a non-empty string, got \"\""],

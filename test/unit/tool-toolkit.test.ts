@@ -9,7 +9,7 @@ import { AgentTools, ToolError } from "../../src/services/AgentTools.js"
 import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
 import type { Composition } from "../support/tools.js"
-import { compose, composeWith, dshHome, withTasks } from "../support/tools.js"
+import { compose, composeWith, composeWithApproval, dshHome, withTasks } from "../support/tools.js"
 
 const withToolkit = <X>(composition: Omit<Composition<X, never>, "services">) =>
   BashToolkit.layer.pipe(Layer.provideMerge(compose(composition)))
@@ -37,7 +37,9 @@ describe("BashToolkit", () => {
     Effect.gen(function*() {
       const toolkit = yield* BashToolkit.BashToolkit
       expect(publishedKeys(toolkit)).toContain("sandbox_permissions")
-    }).pipe(Effect.provide(withToolkit({ executor: FakeConfiningExecutor.layer() }))))
+    }).pipe(Effect.provide(
+      BashToolkit.layer.pipe(Layer.provideMerge(composeWithApproval({ executor: FakeConfiningExecutor.layer() })))
+    )))
 
   it.effect("a valid call returns the rendered text", () =>
     Effect.gen(function*() {

@@ -1,19 +1,23 @@
 /**
  * The `bash` tool's handler: escalate, collect the managed environment, place, then run in the
- * foreground or start a background task (CONTRACT §2, §4, §5).
+ * foreground or start a background task (CONTRACT §2, §4, §5); and the tool for one composition, its
+ * definition with this handler.
  *
  * @internal
  */
 import { Effect, Fiber, Option, Scope } from "effect"
+import type { Approval } from "../../services/Approval.js"
+import type { BashEnvRegistry } from "../../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../../services/BashExecutor.js"
+import type { SandboxSessions } from "../../services/SandboxSessions.js"
 import type { Tasks } from "../../services/Tasks.js"
 import type { AgentTools } from "../../services/AgentTools.js"
 import { ToolError } from "../../services/AgentTools.js"
 import { whenTraced } from "../../services/internal/whenTraced.js"
 import { reportProgress } from "../liveProgress.js"
 import { bashTaskWork, taskLabel } from "../backgroundTask.js"
-import type * as BashTool from "../BashTool.js"
-import { escalationOf } from "../BashTool.js"
+import * as AgentTool from "../AgentTool.js"
+import * as BashTool from "../BashTool.js"
 import { approveEscalation } from "../escalation.js"
 import { placeCall, startSessionDir } from "../placement.js"
 
@@ -28,10 +32,36 @@ const lastUpdateGrace = "1 second"
 
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
 
+/** What the tool runs against. */
+export interface Dependencies {
+  readonly executor: BashExecutor["Type"]
+  readonly env: BashEnvRegistry["Type"]
+  readonly tasks: Option.Option<Tasks["Type"]>
+  readonly approval: Option.Option<Approval["Type"]>
+  /** Standing per-session modes; without it every call starts from the executor's default. */
+  readonly sessions: Option.Option<SandboxSessions["Type"]>
+  readonly enableRunInBackground: boolean
+}
+
+/**
+ * What the composition offers: `run_in_background` when background execution is enabled, sandbox
+ * facts when the executor confines, and escalation only when an approval service can grant it.
+ */
+export const policyOf = (deps: Dependencies): BashTool.Policy => {
+  const sandbox = deps.executor.sandboxMode !== undefined
+  return { background: deps.enableRunInBackground, sandbox, escalation: sandbox && Option.isSome(deps.approval) }
+}
+
+/** The `bash` tool for one composition. */
+export const makeBashTool = (deps: Dependencies): AgentTool.AgentTool<BashTool.Parameters, BashTool.Value> => {
+  const policy = policyOf(deps)
+  return AgentTool.implement(BashTool.definition(policy), makeBashHandler(deps, policy))
+}
+
 /** Runs checked `bash` arguments in one composition. */
-export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Policy) => {
+const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
   const { env, executor } = deps
-  const escalationOffered = policy.sandbox
+  const escalationOffered = policy.escalation
 
   /** Everything before the process starts: approval, placement, the managed environment, defaults. */
   const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Pick<BashExecutor.Request, "owner">) =>
@@ -113,7 +143,7 @@ export const makeBashHandler = (deps: BashTool.Dependencies, policy: BashTool.Po
     return yield* Effect.uninterruptible(startBackground(tasks, args, call, spec))
   }
   const withEscalation = (checked: BashTool.Parameters): BashArgs => {
-    const escalation = escalationOf(checked)
+    const escalation = BashTool.escalationOf(checked)
     return escalation === undefined ? checked : { ...checked, escalation }
   }
 
