@@ -73,7 +73,11 @@ const optionOf = (kind: SettingKind, flag: NonNullable<Setting["flag"]>, env: st
     case "boolean":
       return described(Options.boolean(flag.name))
     case "list":
-      return Options.repeated(described(Options.text(flag.name)))
+      // Optional, so the usage line shows it in brackets like the other flags.
+      return Options.repeated(described(Options.text(flag.name))).pipe(
+        Options.optional,
+        Options.map(Option.getOrElse((): ReadonlyArray<string> => []))
+      )
     case "choice":
       return Options.optional(described(Options.choice(flag.name, kind.choices)))
     case "number":

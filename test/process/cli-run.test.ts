@@ -160,6 +160,8 @@ describe("effect-bash run (real processes)", () => {
       const help = yield* run(["--help"])
       expect(help.code).toBe(0)
       expect(help.stdout).toContain("\neffect-bash run [--workdir DIR]")
+      // Optional flags, repeatable ones included, are bracketed.
+      expect(help.stdout).toContain(" [--env-allow NAME...] [--env-deny REGEX...] ")
       expect(help.stdout).not.toMatch(/^\$ /m)
       expect(help.stdout).not.toContain("A user-defined piece of text")
       expect(help.stdout).not.toContain("A true or false value")
