@@ -4,7 +4,7 @@
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Logger, LogLevel } from "effect"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
 import { withTidyCliConsole } from "./helpText.js"
@@ -35,6 +35,15 @@ const report = (message: string, code: number) =>
   writeStderr(`${message}\n`).pipe(Effect.andThen(Effect.fail(new ExitCode({ code }))))
 
 /**
+ * Log lines reach stderr only when asked for with `--log-level`, or under `mcp`, whose stderr is the
+ * client's log; `run` and `demo` share stderr with their user.
+ */
+const logLevelFor = (argv: ReadonlyArray<string>): LogLevel.LogLevel =>
+  argv[2] === "mcp" || argv.some((arg) => arg === "--log-level" || arg.startsWith("--log-level="))
+    ? LogLevel.Info
+    : LogLevel.None
+
+/**
  * Runs the CLI on `argv` (`process.argv`). Every failure is reported on stderr here and becomes an
  * {@link ExitCode}: usage errors (already printed by @effect/cli) and invalid settings exit 2,
  * anything else (defects included) exits 1 with `effect-bash: <message>`.
@@ -50,5 +59,6 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode>
     }),
     Effect.catchAllDefect((defect) => report(`effect-bash: unexpected failure\n${Cause.pretty(Cause.die(defect))}`, 1)),
     Effect.provide(NodeContext.layer),
-    Effect.provide(stderrLogger)
+    Effect.provide(stderrLogger),
+    Logger.withMinimumLogLevel(logLevelFor(argv))
   )

@@ -9,6 +9,8 @@ import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Effect } from "effect"
 import { AgentTools } from "../services/AgentTools.js"
+import type { BashExecutor } from "../services/BashExecutor.js"
+import { sandboxUnavailableText } from "../services/BashExecutor.js"
 import type * as BashTool from "../tool/BashTool.js"
 import { renderForegroundOutput, truncationNotices } from "../tool/renderBashResult.js"
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
@@ -60,6 +62,12 @@ const afterLiveOutput = (value: typeof BashTool.Foreground.Type, text: string, l
   return lastShown.endsWith("\n") ? trailer : `\n${trailer}`
 }
 
+const missingRunnerHint = (bwrapPath: string): string =>
+  `effect-bash: bubblewrap could not be started as ${
+    bwrapPath.includes("/") ? JSON.stringify(bwrapPath) : `${JSON.stringify(bwrapPath)} (searched on PATH)`
+  }; effect-bash confines commands with bubblewrap on Linux: install it (Debian/Ubuntu: apt-get install bubblewrap), ` +
+  `set EFFECT_BASH_BWRAP_PATH to its path, or run unconfined with --sandbox danger-full-access\n`
+
 /**
  * Runs one command through the `bash` tool (no session, no background) and prints its result, ending
  * with a newline. With `live` (stdout is a terminal, no `--json`), the output is printed as the command
@@ -70,6 +78,8 @@ export const runOnce = Effect.fn("Cli.run")(function*(input: {
   readonly description: string
   readonly json: boolean
   readonly live?: boolean
+  /** The confined mode and the bubblewrap it runs with, to explain a refusal for want of a runner. */
+  readonly sandbox?: { readonly mode: BashExecutor.SandboxMode; readonly bwrapPath: string }
 }) {
   const tools = yield* AgentTools
   let lastShown = ""
@@ -80,6 +90,10 @@ export const runOnce = Effect.fn("Cli.run")(function*(input: {
   })
   if (result.isError) {
     yield* writeStderr(`${result.text}\n`)
+    // The model's text names runners of other platforms; a CLI user is told what this package uses.
+    if (input.sandbox !== undefined && result.message === sandboxUnavailableText(input.sandbox.mode)) {
+      yield* writeStderr(missingRunnerHint(input.sandbox.bwrapPath))
+    }
     return { code: toolErrorExitCode, spillPaths: [] } satisfies RunOutcome
   }
   const value = result.value
@@ -118,7 +132,10 @@ export const runCommand = Command.make(
         command: input.command.join(" "),
         description: input.description,
         json: input.json,
-        live: process.stdout.isTTY === true
+        live: process.stdout.isTTY === true,
+        ...(settings.sandbox?.sandboxMode === undefined ? {} : {
+          sandbox: { mode: settings.sandbox.sandboxMode, bwrapPath: settings.executor.bwrapPath ?? "bwrap" }
+        })
       })
         // One command: a launcher would be started for nothing.
         .pipe(Effect.provide(cliStack({ ...settings, executor: { ...settings.executor, directSpawn: true } }, {

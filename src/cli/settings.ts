@@ -79,7 +79,13 @@ const optionOf = (kind: SettingKind, flag: NonNullable<Setting["flag"]>, env: st
         Options.map(Option.getOrElse((): ReadonlyArray<string> => []))
       )
     case "choice":
-      return Options.optional(described(Options.choice(flag.name, kind.choices)))
+      // Text, checked with the other values, so a wrong choice is reported by flag name like them.
+      return Options.optional(
+        Options.withDescription(
+          Options.withPseudoName(Options.text(flag.name), flag.pseudo ?? kind.choices.join("|")),
+          flag.description(env)
+        )
+      )
     case "number":
     case "string":
       return Options.optional(described(Options.text(flag.name)))
@@ -167,7 +173,11 @@ const check = (given: ReadonlyMap<Key, Given>) =>
       const expectation = Option.getOrElse(elementExpectationOf(field), () => "valid")
       return yield* invalid(source, `${echoValue(entry.value[index])} is not ${expectation}`)
     }
-    const expectation = Option.getOrElse(expectationOf(field), () => "a valid value")
+    const kind = kindOf(field)
+    const expectation = Option.getOrElse(
+      expectationOf(field),
+      () => kind._tag === "choice" ? `one of ${kind.choices.join(", ")}` : "a valid value"
+    )
     return yield* invalid(source, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
   })
 

@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { afterAll } from "vitest"
 import { cleanEnv, runCli } from "../support/cli.js"
 import { bwrapUsable } from "../support/bwrap.js"
+import { sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(env) }))
@@ -74,3 +75,36 @@ describe.skipIf(!bwrapUsable)("effect-bash run --sandbox / --contain", () => {
     }))
 })
 
+
+describe("effect-bash run: sandbox texts for a CLI user", () => {
+  it.live("an invalid --sandbox value names the flag and the choices, and exits 2", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--sandbox", "readonly", "--", "true"])
+      expect(outcome).toMatchObject({
+        code: 2,
+        stderr: "effect-bash: --sandbox: expected one of read-only, workspace-write, danger-full-access, got \"readonly\"\n"
+      })
+    }))
+
+  it.live("a missing bubblewrap: the exact refusal, then the path tried and what to do, and no log line", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--sandbox", "read-only", "--", "echo ran"], { EFFECT_BASH_BWRAP_PATH: "/nonexistent/bwrap" })
+      expect(outcome.stdout).toBe("")
+      expect(outcome.stderr.split("\n")).toEqual([
+        `Error: ${sandboxUnavailableText("read-only")}`,
+        "effect-bash: bubblewrap could not be started as \"/nonexistent/bwrap\"; effect-bash confines commands with " +
+        "bubblewrap on Linux: install it (Debian/Ubuntu: apt-get install bubblewrap), set EFFECT_BASH_BWRAP_PATH to its " +
+        "path, or run unconfined with --sandbox danger-full-access",
+        ""
+      ])
+    }))
+
+  it.live("--log-level brings the runner's warning back", () =>
+    Effect.gen(function*() {
+      const outcome = yield* run(["--log-level", "warning", "--sandbox", "read-only", "--", "true"], {
+        EFFECT_BASH_BWRAP_PATH: "/nonexistent/bwrap"
+      })
+      expect(outcome.stderr).toContain("level=WARN")
+      expect(outcome.stderr).toContain("sandbox runner unusable: spawn /nonexistent/bwrap ENOENT")
+    }))
+})
