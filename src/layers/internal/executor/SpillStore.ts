@@ -73,8 +73,12 @@ export const makeSpillStore = (
     const reaper = yield* Effect.serviceOption(HostReaper)
     const parent = options.parent ?? NodeOs.tmpdir()
     const budget = new SpillBudget(options.maxTotalBytes)
-    const removeAll = (paths: ReadonlyArray<string>) =>
-      Effect.forEach(paths, (evicted) => fs.remove(evicted).pipe(Effect.ignore), { discard: true })
+    // Uninterruptible: a file whose removal was decided counts against the budget until reported gone.
+    const removeFiles = (paths: ReadonlyArray<string>) =>
+      Effect.forEach(paths, (file) => fs.remove(file).pipe(Effect.ignore), { discard: true }).pipe(
+        Effect.zipRight(Effect.sync(() => budget.gone(paths))),
+        Effect.uninterruptible
+      )
 
     yield* sweepDeadHosts(fs, path, parent)
     const directoryLock = yield* Effect.makeSemaphore(1)
@@ -115,12 +119,17 @@ export const makeSpillStore = (
         const writer = makeSpillWriter(handle)
         const close = Effect.exit(Scope.close(scope, Exit.void))
         const share = budget.open(file)
-        const remove = Effect.sync(() => budget.release(share)).pipe(Effect.zipRight(fs.remove(file)), Effect.ignore)
+        const remove = Effect.sync(() => budget.startRemoval(share)).pipe(Effect.zipRight(removeFiles([file])))
         const offer = (bytes: Uint8Array): Effect.Effect<void, PlatformError | SpillBudgetExceeded> | undefined => {
-          const evicted = budget.reserve(share, bytes.length)
-          if (evicted === undefined) return Effect.fail(new SpillBudgetExceeded({ limit: budget.limit }))
-          if (evicted.length === 0) return writer.offer(bytes)
-          return removeAll(evicted).pipe(Effect.zipRight(writer.write(bytes)))
+          const reservation = budget.reserve(share, bytes.length)
+          switch (reservation._tag) {
+            case "Reserved":
+              return writer.offer(bytes)
+            case "Refused":
+              return Effect.fail(new SpillBudgetExceeded({ limit: budget.limit }))
+            case "RemoveFirst":
+              return removeFiles(reservation.paths).pipe(Effect.zipRight(Effect.suspend(() => offer(bytes) ?? Effect.void)))
+          }
         }
         const spill: SpillFile = {
           path: file,
@@ -134,7 +143,7 @@ export const makeSpillStore = (
           ),
           discard: writer.drain.pipe(Effect.zipRight(close), Effect.zipRight(remove)),
           get removed() {
-            return share.state === "removed"
+            return share.state === "removing" || share.state === "removed"
           }
         }
         return spill
