@@ -20,7 +20,7 @@ import { HostReaper } from "../services/HostReaper.js"
 import * as HostReaperLive from "./HostReaper.js"
 import { ownedPrefix } from "./internal/executor/spillOwner.js"
 import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
-import { procStatFields } from "./internal/spawner/procStat.js"
+import { groupLiveness, pidEntries, statOf } from "./internal/spawner/groupLiveness.js"
 import type { LauncherGone, LaunchResult, PipesLost } from "./internal/spawner/Launcher.js"
 import { gateScript, LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
 import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
@@ -47,14 +47,6 @@ const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void
   }
 }
 
-const statOf = (pid: string): { readonly state: string; readonly ppid: number; readonly pgrp: number } | undefined => {
-  const fields = procStatFields(pid)
-  return fields === undefined ? undefined : { state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) }
-}
-
-const pidEntries = (): ReadonlyArray<string> =>
-  NodeFs.readdirSync("/proc").filter((entry) => entry.charCodeAt(0) >= 48 && entry.charCodeAt(0) <= 57)
-
 /**
  * Sends `signal` to the members of group `pgid` except its leader (a PID-namespace runner) and the
  * leader's direct children (the namespace's init), so the runner keeps the namespace up while the
@@ -73,29 +65,6 @@ const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSi
       if (code !== "ESRCH" && code !== "EPERM") throw error
     }
   }
-}
-
-/**
- * Whether any member of group `pgid` is alive. `kill(-pgid, 0)` succeeds for zombies, so on Linux a
- * positive answer is confirmed by finding a member in `/proc` whose state is not `Z`/`X`.
- */
-const groupAliveSync = (pgid: number): boolean => {
-  // After a clean exit the answer is nearly always ESRCH, thrown: skip its stack trace (most of its cost).
-  const stackTraceLimit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    process.kill(-pgid, 0)
-  } catch (error) {
-    if (errnoCode(error) !== "EPERM") return false
-  } finally {
-    Error.stackTraceLimit = stackTraceLimit
-  }
-  if (process.platform !== "linux") return true
-  for (const entry of pidEntries()) {
-    const stat = statOf(entry)
-    if (stat !== undefined && stat.pgrp === pgid && stat.state !== "Z" && stat.state !== "X") return true
-  }
-  return false
 }
 
 const spawnFailure = (error: unknown, options: ProcessSpawner.Options): SpawnError => {
@@ -454,7 +423,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
                 ? signalNamespaceMembersSync(pid, signal)
                 : signalGroupSync(pid, signal)
             ),
-          groupAlive: Effect.sync(() => groupAliveSync(pid))
+          groupAlive: Effect.sync(groupLiveness(pid))
         }
       })
     )
