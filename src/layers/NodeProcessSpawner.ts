@@ -23,7 +23,7 @@ import { closingScript, inheritedDescriptorsSync, maskInherited } from "./intern
 import { groupLiveness, pidEntries, statOf } from "./internal/spawner/groupLiveness.js"
 import type { LauncherGone, LaunchResult, PipesLost } from "./internal/spawner/Launcher.js"
 import { gateScript, LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
-import { holdPipe, PipeReader, readPipes } from "./internal/spawner/readPipes.js"
+import { holdPipe, PipeReader } from "./internal/spawner/readPipes.js"
 
 /** A child spawned by the host, or by its launcher. */
 type SpawnedChild = ChildProcess.ChildProcess | LaunchedChild
@@ -402,8 +402,6 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
         const pid = child.pid!
         return {
           pid,
-          readPipes: (sinks: ProcessSpawner.OutputSinks) =>
-            readPipes({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           openPipes: (sinks: ProcessSpawner.OutputSinks) =>
             new PipeReader({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
           exit: Deferred.await(exited),

@@ -131,7 +131,7 @@ export declare namespace ProcessSpawner {
     readonly hasWork: boolean
     /** Calls `listener` once, on the next change of {@link ended} or {@link hasWork}; returns a remover. */
     readonly onChange: (listener: () => void) => () => void
-    /** Runs the sinks' work and delivers the rest, until both pipes have ended (as `readPipes` does). */
+    /** Runs the sinks' work and delivers the rest, until both pipes have ended. */
     readonly drain: Effect.Effect<void>
     /** Stops delivering (the pipes themselves belong to the process's scope). */
     readonly close: () => void
@@ -148,26 +148,19 @@ export declare namespace ProcessSpawner {
     /** The leader's pid, which is also the process-group id. */
     readonly pid: number
     /**
-     * Reads the leader's stdout and stderr into their sinks until both have ended (every writer of
-     * each pipe has closed it). A pipe's chunks arrive in order, each after the effect its sink
-     * returned for the previous one has completed. A pipe whose read fails ends there, after the
-     * bytes read before the failure. Call it once.
+     * Starts reading the leader's stdout and stderr into their sinks, until both have ended (every
+     * writer of each pipe has closed it). A pipe's chunks arrive in order, each after the effect its
+     * sink returned for the previous one has completed (run by {@link OpenPipes.drain}). A pipe whose
+     * read fails ends there, after the bytes read before the failure. Call it once.
      */
-    readonly readPipes: (sinks: OutputSinks) => Effect.Effect<void>
-    /**
-     * {@link readPipes} with a callback face, started at once. Optional: with {@link onExit} it lets a
-     * supervisor on the live clock wait for a short command without a reading fiber. Call it (or
-     * `readPipes`) once.
-     */
-    readonly openPipes?: (sinks: OutputSinks) => OpenPipes
+    readonly openPipes: (sinks: OutputSinks) => OpenPipes
     /** Completes when the leader has exited (its pipes may still be open). */
     readonly exit: Effect.Effect<Exit>
     /**
      * The same moment as {@link exit}, as a callback (at once if the leader has already exited);
-     * returns a function that removes `listener`. Optional: it lets a supervisor on the live clock wait
-     * for exit, timeout and abort in one callback instead of racing fibers.
+     * returns a function that removes `listener`.
      */
-    readonly onExit?: (listener: (exit: Exit) => void) => () => void
+    readonly onExit: (listener: (exit: Exit) => void) => () => void
     /** Sends a signal to every member of the group; a group that is already gone is not an error. */
     readonly signalGroup: (signal: GroupSignal) => Effect.Effect<void>
     /** Whether any member of the group is still alive. Zombies count as dead. */

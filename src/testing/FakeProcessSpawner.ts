@@ -91,11 +91,23 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
     const exited = yield* Deferred.make<ProcessSpawner.Exit>()
     const groupAlive = yield* Ref.make(true)
     const signals = yield* Ref.make<ReadonlyArray<SentSignal>>([])
+    let exitValue: ProcessSpawner.Exit | undefined
+    let exitListeners: Array<(exit: ProcessSpawner.Exit) => void> = []
+    const settleExit = (result: ProcessSpawner.Exit) =>
+      Effect.flatMap(Deferred.succeed(exited, result), (first) =>
+        first
+          ? Effect.sync(() => {
+            exitValue = result
+            const listeners = exitListeners
+            exitListeners = []
+            for (const listener of listeners) listener(result)
+          })
+          : Effect.void)
 
     const closePipes = Effect.all([stdout.offer(Option.none()), stderr.offer(Option.none())], { discard: true })
     const exit = (result: ProcessSpawner.Exit, exitOptions?: { readonly alsoGroup?: boolean }) =>
       Effect.gen(function*() {
-        yield* Deferred.succeed(exited, result)
+        yield* settleExit(result)
         if (exitOptions?.alsoGroup ?? true) {
           yield* Ref.set(groupAlive, false)
           if (!script.pipesOutliveGroup) yield* closePipes
@@ -112,30 +124,69 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
         yield* Ref.update(signals, (sent) => [...sent, { signal, atMillis }])
         if (!(yield* Ref.get(groupAlive))) return
         if (signal === "SIGKILL") {
-          yield* Deferred.succeed(exited, { exitCode: null, signal: "SIGKILL" })
+          yield* settleExit({ exitCode: null, signal: "SIGKILL" })
           return yield* groupDies
         }
         if (script.onTerm === "ignore") return
-        yield* Deferred.succeed(exited, { exitCode: null, signal: "SIGTERM" })
+        yield* settleExit({ exitCode: null, signal: "SIGTERM" })
         if (script.onTerm === "obey") yield* groupDies
       })
 
-    // Each pipe delivers in order until its close marker; the two pipes are read concurrently.
-    const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: ProcessSpawner.OutputSink) =>
-      Effect.gen(function*() {
-        while (true) {
-          const next = yield* Queue.take(queue)
-          if (Option.isNone(next)) return
-          const work = sink(next.value)
-          if (work !== undefined) yield* work
+    // Each pipe delivers in order until its close marker (or until the reader is closed); the two
+    // pipes are read concurrently. Chunks wait in queues, so delivering them is always a fiber's work.
+    const openPipes = (sinks: ProcessSpawner.OutputSinks): ProcessSpawner.OpenPipes => {
+      let ended = false
+      let closed = false
+      let listeners: Array<() => void> = []
+      const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: ProcessSpawner.OutputSink) =>
+        Effect.gen(function*() {
+          while (!closed) {
+            const next = yield* Queue.take(queue)
+            if (Option.isNone(next) || closed) return
+            const work = sink(next.value)
+            if (work !== undefined) yield* work
+          }
+        })
+      return {
+        get ended() {
+          return ended
+        },
+        get hasWork() {
+          return !ended
+        },
+        onChange: (listener) => {
+          listeners.push(listener)
+          return () => {
+            listeners = listeners.filter((each) => each !== listener)
+          }
+        },
+        drain: Effect.all([pipe(stdout, sinks.stdout), pipe(stderr, sinks.stderr)], { concurrency: 2, discard: true })
+          .pipe(Effect.tap(() => {
+            ended = true
+            const waiting = listeners
+            listeners = []
+            for (const listener of waiting) listener()
+          })),
+        close: () => {
+          closed = true
         }
-      })
+      }
+    }
 
     const spawned: ProcessSpawner.Process = {
       pid,
-      readPipes: (sinks: ProcessSpawner.OutputSinks) =>
-        Effect.all([pipe(stdout, sinks.stdout), pipe(stderr, sinks.stderr)], { concurrency: 2, discard: true }),
+      openPipes,
       exit: Deferred.await(exited),
+      onExit: (listener) => {
+        if (exitValue !== undefined) {
+          listener(exitValue)
+          return () => {}
+        }
+        exitListeners.push(listener)
+        return () => {
+          exitListeners = exitListeners.filter((each) => each !== listener)
+        }
+      },
       signalGroup,
       groupAlive: Ref.get(groupAlive)
     }

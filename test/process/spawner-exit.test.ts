@@ -1,7 +1,6 @@
 /**
- * `SpawnedProcess.onExit` of the Node spawner, the callback the supervisor waits on under the live
- * clock (exit, timeout and abort in one callback instead of racing fibers), and its pipes read from
- * the start, with real processes.
+ * `Process.onExit` of the Node spawner, the callback the supervisor waits on (exit, timeout and
+ * abort in one callback), and its pipes read from the start, with real processes.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
@@ -19,7 +18,7 @@ describe("NodeProcessSpawner onExit", () => {
     Effect.gen(function*() {
       const process = yield* spawn("exit 7")
       const seen = yield* Deferred.make<ProcessSpawner.Exit>()
-      const onExit = process.onExit!
+      const onExit = process.onExit
       onExit((exit) => Deferred.unsafeDone(seen, Effect.succeed(exit)))
       expect(yield* Deferred.await(seen)).toEqual({ exitCode: 7, signal: null })
       const late: Array<ProcessSpawner.Exit> = []
@@ -31,7 +30,7 @@ describe("NodeProcessSpawner onExit", () => {
     Effect.gen(function*() {
       const process = yield* spawn("exit 0")
       const removedCalls: Array<ProcessSpawner.Exit> = []
-      const remove = process.onExit!((exit) => removedCalls.push(exit))
+      const remove = process.onExit((exit) => removedCalls.push(exit))
       remove()
       expect(yield* process.exit).toEqual({ exitCode: 0, signal: null })
       expect(removedCalls).toEqual([])
@@ -47,7 +46,7 @@ describe("NodeProcessSpawner pipes", () => {
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
       const out: Array<Uint8Array> = []
       const err: Array<Uint8Array> = []
-      yield* process.readPipes({ stdout: (chunk) => void out.push(chunk), stderr: (chunk) => void err.push(chunk) })
+      yield* process.openPipes({ stdout: (chunk) => void out.push(chunk), stderr: (chunk) => void err.push(chunk) }).drain
       expect([Buffer.concat(out).toString(), Buffer.concat(err).toString()]).toEqual(["out\n", "err\n"])
     }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layer)))
 })

@@ -1,23 +1,26 @@
 /**
- * The Node pipe reader behind `ProcessSpawner.Process.readPipes` and `openPipes`, over in-memory
+ * The Node pipe reader behind `ProcessSpawner.Process.openPipes`, over in-memory
  * streams: order, read errors, the bound on what it queues while a sink waits, pipes held before the
  * reader starts, and the callback face a supervisor waits on without a fiber.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { PassThrough } from "node:stream"
-import { holdPipe, PipeReader, readPipes } from "../../src/layers/internal/spawner/readPipes.js"
+import { holdPipe, PipeReader } from "../../src/layers/internal/spawner/readPipes.js"
 
 const text = (chunks: ReadonlyArray<Uint8Array>) => Buffer.concat(chunks).toString("utf8")
 
-describe("readPipes", () => {
+/** Reads both pipes to their end, as a supervisor's reading fiber does. */
+const drainInto = (...args: ConstructorParameters<typeof PipeReader>) => Effect.suspend(() => new PipeReader(...args).drain)
+
+describe("PipeReader.drain", () => {
   it.live("delivers each pipe's chunks in order and completes when both have ended", () =>
     Effect.gen(function*() {
       const stdout = new PassThrough()
       const stderr = new PassThrough()
       const out: Array<Uint8Array> = []
       const err: Array<Uint8Array> = []
-      const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
+      const reading = yield* Effect.fork(drainInto({ stdout, stderr }, {
         stdout: (chunk) => void out.push(chunk),
         stderr: (chunk) => void err.push(chunk)
       }))
@@ -36,7 +39,7 @@ describe("readPipes", () => {
       const stdout = new PassThrough()
       const stderr = new PassThrough()
       const out: Array<Uint8Array> = []
-      const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
+      const reading = yield* Effect.fork(drainInto({ stdout, stderr }, {
         stdout: (chunk) => void out.push(chunk),
         stderr: () => undefined
       }))
@@ -54,7 +57,7 @@ describe("readPipes", () => {
       const stderr = new PassThrough()
       const gate = yield* Deferred.make<void>()
       let delivered = 0
-      const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
+      const reading = yield* Effect.fork(drainInto({ stdout, stderr }, {
         stdout: (chunk) => Deferred.await(gate).pipe(Effect.zipRight(Effect.sync(() => (delivered += chunk.length)))),
         stderr: () => undefined
       }))
@@ -87,7 +90,7 @@ describe("readPipes", () => {
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
       const out: Array<Uint8Array> = []
       const err: Array<Uint8Array> = []
-      const reading = yield* Effect.fork(readPipes({ stdout, stderr }, {
+      const reading = yield* Effect.fork(drainInto({ stdout, stderr }, {
         stdout: (chunk) => void out.push(chunk),
         stderr: (chunk) => void err.push(chunk)
       }))

@@ -5,9 +5,8 @@
  *
  * @internal
  */
-import { Clock, Effect, Fiber, Option, Scope } from "effect"
+import { Effect, Exit, Fiber, Option, Runtime, Scope } from "effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
-import { awaitAbort } from "../../../services/internal/awaitAbort.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup, withinGrace } from "./killGroup.js"
 import type { StreamCollector } from "./StreamCollector.js"
@@ -52,27 +51,14 @@ export interface SuperviseOptions {
 
 const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
 
-/** The first of exit / timeout / abort / kill request, each raced on a fiber of its own. */
-const raceTriggers = (options: SuperviseOptions, timeoutMs: number | undefined): Effect.Effect<SettleCause> => {
-  const triggers: Array<Effect.Effect<SettleCause>> = [Effect.as(options.process.exit, "exit" as const)]
-  if (timeoutMs !== undefined) triggers.push(Effect.as(Effect.sleep(timeoutMs), "timeout" as const))
-  if (options.signal !== undefined) triggers.push(Effect.as(awaitAbort(options.signal), "abort" as const))
-  if (options.killRequest !== undefined) triggers.push(Effect.as(options.killRequest, "kill" as const))
-  return Effect.raceAll(triggers)
-}
-
-// Effect's live Clock sleeps on a plain timer, and never wakes past the JS timer limit; its `sleep`
-// is one shared method, so comparing it tells the live clock from any other (a TestClock).
-const liveSleep = Clock.make().sleep
-const maxTimerMs = 2 ** 31 - 1
-
 /**
- * Whether supervision can wait in one callback: on the live clock, with a spawner that reports exit
- * and pipes as callbacks, and no kill request. Any other clock or process takes the fibers' way.
+ * Runs `effect` (a Clock sleep, a kill request) on a fiber of `runtime`, calling `done` when it
+ * succeeds; returns what interrupts it. The Clock is the runtime's: a TestClock drives it in tests.
  */
-const waitsInOneCallback = (clock: Clock.Clock, options: SuperviseOptions): boolean =>
-  clock.sleep === liveSleep && options.process.onExit !== undefined &&
-  options.process.openPipes !== undefined && options.killRequest === undefined
+const whenDone = (runtime: Runtime.Runtime<never>, effect: Effect.Effect<unknown>, done: () => void): () => void => {
+  const cancel = Runtime.runCallback(runtime)(effect, { onExit: (exit) => Exit.isSuccess(exit) && done() })
+  return () => cancel()
+}
 
 /**
  * The first value `register` settles with, awaited in one callback: `register` subscribes to its
@@ -95,23 +81,28 @@ const firstOf = <A>(register: (settle: (value: A) => void) => () => void): Effec
   })
 
 /**
- * {@link raceTriggers} without the fibers (a good part of a short call's cost): exit, the timer and
- * the abort signal awaited in one callback. With `pipes`, a sink's work before exit ends the wait
- * as `"work"`, for the caller to start a reading fiber and wait again.
+ * The first of exit / timeout / abort / kill request, awaited in one callback. With `pipes`, a sink's
+ * work before that ends the wait as `"work"`, for the caller to start a reading fiber and wait again.
  */
-function settleInOneCallback(
+function firstTrigger(
+  runtime: Runtime.Runtime<never>,
   options: SuperviseOptions,
   timeoutMs: number | undefined,
   pipes: ProcessSpawner.OpenPipes
 ): Effect.Effect<SettleCause | "work">
-function settleInOneCallback(options: SuperviseOptions, timeoutMs: number | undefined): Effect.Effect<SettleCause>
-function settleInOneCallback(
+function firstTrigger(
+  runtime: Runtime.Runtime<never>,
+  options: SuperviseOptions,
+  timeoutMs: number | undefined
+): Effect.Effect<SettleCause>
+function firstTrigger(
+  runtime: Runtime.Runtime<never>,
   options: SuperviseOptions,
   timeoutMs: number | undefined,
   pipes?: ProcessSpawner.OpenPipes
 ): Effect.Effect<SettleCause | "work"> {
   return firstOf<SettleCause | "work">((settle) => {
-    const { process, signal } = options
+    const { killRequest, process, signal } = options
     let removePipesListener: (() => void) | undefined
     const onPipes = () => {
       if (pipes === undefined || pipes.ended) return
@@ -119,15 +110,17 @@ function settleInOneCallback(
       removePipesListener = pipes.onChange(onPipes)
     }
     const onAbort = () => settle("abort")
-    const removeExitListener = process.onExit!(() => settle("exit"))
+    const removeExitListener = process.onExit(() => settle("exit"))
     onPipes()
-    const timer = timeoutMs !== undefined && timeoutMs <= maxTimerMs
-      ? setTimeout(() => settle("timeout"), timeoutMs)
-      : undefined
+    const stopTimer = timeoutMs === undefined
+      ? undefined
+      : whenDone(runtime, Effect.sleep(timeoutMs), () => settle("timeout"))
+    const stopKillRequest = killRequest === undefined ? undefined : whenDone(runtime, killRequest, () => settle("kill"))
     signal?.addEventListener("abort", onAbort, { once: true })
     if (signal?.aborted) settle("abort")
     return () => {
-      clearTimeout(timer)
+      stopTimer?.()
+      stopKillRequest?.()
       removeExitListener()
       removePipesListener?.()
       signal?.removeEventListener("abort", onAbort)
@@ -139,7 +132,8 @@ function settleInOneCallback(
  * After the group is gone, the end of its pipes awaited in one callback within `graceMs` (a daemon
  * that escaped the group may hold them open): `"work"` when a sink's work needs a reading fiber.
  */
-const pipesEndInOneCallback = (
+const pipesEnd = (
+  runtime: Runtime.Runtime<never>,
   pipes: ProcessSpawner.OpenPipes,
   graceMs: number
 ): Effect.Effect<"ended" | "work" | "grace"> =>
@@ -151,9 +145,9 @@ const pipesEndInOneCallback = (
       removeListener = pipes.onChange(onPipes)
     }
     onPipes()
-    const timer = setTimeout(() => settle("grace"), graceMs)
+    const stopTimer = whenDone(runtime, Effect.sleep(graceMs), () => settle("grace"))
     return () => {
-      clearTimeout(timer)
+      stopTimer()
       removeListener?.()
     }
   })
@@ -184,28 +178,23 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     )
     const untilSettled = Effect.gen(function*() {
       const clock = yield* Effect.clock
-      const sinks: ProcessSpawner.OutputSinks = {
+      const runtime = yield* Effect.runtime<never>()
+      // Chunks reach the sinks from the pipes' callbacks; a reading fiber only when a sink has work.
+      pipes = process.openPipes({
         stdout: (chunk) => options.stdout.offer(chunk),
         stderr: (chunk) => options.stderr.offer(chunk)
-      }
-      // Read without a fiber while the wait is one callback; a reading fiber only when work needs one.
-      pipes = waitsInOneCallback(clock, options) ? process.openPipes!(sinks) : undefined
-      let readers = pipes === undefined ? yield* Effect.fork(process.readPipes(sinks)) : undefined
-
+      })
+      let readers: Fiber.RuntimeFiber<void> | undefined
+      const started = clock.unsafeCurrentTimeMillis()
+      const first = yield* firstTrigger(runtime, options, options.timeoutMs, pipes)
       let cause: SettleCause
-      if (pipes === undefined) {
-        cause = yield* raceTriggers(options, options.timeoutMs)
+      if (first === "work") {
+        readers = yield* Effect.fork(pipes.drain)
+        const elapsed = clock.unsafeCurrentTimeMillis() - started
+        const left = options.timeoutMs === undefined ? undefined : Math.max(0, options.timeoutMs - elapsed)
+        cause = yield* firstTrigger(runtime, options, left)
       } else {
-        const started = clock.unsafeCurrentTimeMillis()
-        const first = yield* settleInOneCallback(options, options.timeoutMs, pipes)
-        if (first === "work") {
-          readers = yield* Effect.fork(pipes.drain)
-          const elapsed = clock.unsafeCurrentTimeMillis() - started
-          const left = options.timeoutMs === undefined ? undefined : Math.max(0, options.timeoutMs - elapsed)
-          cause = yield* settleInOneCallback(options, left)
-        } else {
-          cause = first
-        }
+        cause = first
       }
 
       // After a clean exit, anything still in the group is a leftover (`cmd &`): same kill path.
@@ -217,12 +206,12 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
         : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
       settled = true
       // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
-      // Read without a fiber, the wait is one more callback unless an escalation must cut it short.
+      // Without a reading fiber, the wait is one more callback unless an escalation must cut it short.
       let drainMs = graceMs
-      if (readers === undefined && !pipes!.ended) {
+      if (readers === undefined && !pipes.ended) {
         const waited = clock.unsafeCurrentTimeMillis()
-        if (escalation !== undefined || (yield* pipesEndInOneCallback(pipes!, graceMs)) === "work") {
-          readers = yield* Effect.fork(pipes!.drain)
+        if (escalation !== undefined || (yield* pipesEnd(runtime, pipes, graceMs)) === "work") {
+          readers = yield* Effect.fork(pipes.drain)
           drainMs = Math.max(0, graceMs - (clock.unsafeCurrentTimeMillis() - waited))
         }
       }

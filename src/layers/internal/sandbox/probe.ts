@@ -14,13 +14,13 @@ const decoder = new TextDecoder()
 const outcomeOf = (process: ProcessSpawner.Process, timeoutMs: number, graceMs: number) =>
   Effect.gen(function*() {
     let text = ""
-    const output = process.readPipes({
+    const output = process.openPipes({
       stdout: () => undefined,
       stderr: (chunk) => {
         text += decoder.decode(chunk)
         return undefined
       }
-    })
+    }).drain
     const outcome = yield* Effect.all([process.exit, output], { concurrency: "unbounded" }).pipe(
       Effect.timeoutOption(timeoutMs)
     )

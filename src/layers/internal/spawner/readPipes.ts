@@ -16,7 +16,7 @@ import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
  */
 const maxQueuedBytes = 256 * 1024
 
-/** What a held pipe read before {@link readPipes} took it over. */
+/** What a held pipe read before a {@link PipeReader} took it over. */
 interface Held {
   readonly chunks: Array<Uint8Array>
   ended: boolean
@@ -28,7 +28,7 @@ interface Held {
 const held = new WeakMap<Readable, Held>()
 
 /**
- * Starts reading `readable` at once, keeping what it reads until {@link readPipes} takes the pipe
+ * Starts reading `readable` at once, keeping what it reads until a {@link PipeReader} takes the pipe
  * over. A child's pipes must be read from the tick they are created: once the child exits, Node
  * resumes every stdio stream (`flushStdio`), and a stream nobody listens to then drops its data —
  * the whole output of a command that exits before the reading fiber starts. Past the queue bound
@@ -208,12 +208,3 @@ export class PipeReader implements ProcessSpawner.OpenPipes {
     }).pipe(Effect.ensuring(Effect.sync(() => self.close())))
   }
 }
-
-/**
- * Reads `stdout` and `stderr` into `sinks` until both have ended, closed or failed: a
- * {@link PipeReader} made when the effect runs, drained.
- */
-export const readPipes = (
-  pipes: { readonly stdout: Readable; readonly stderr: Readable },
-  sinks: ProcessSpawner.OutputSinks
-): Effect.Effect<void> => Effect.suspend(() => new PipeReader(pipes, sinks).drain)
