@@ -1,22 +1,39 @@
 /**
- * The README's TypeScript examples as a consumer project: every fenced ```ts block becomes a file
- * that is type-checked strictly (NodeNext, `skipLibCheck: false`) against the package as a consumer
- * imports it (`effect-bash`, `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then run:
- * a block that uses `@effect/vitest` runs under vitest, any other under node. A `console.log(...)`
+ * The documentation's TypeScript examples as a consumer project: every fenced ```ts block of
+ * README.md and docs/*.md becomes a file that is type-checked strictly (NodeNext,
+ * `skipLibCheck: false`) against the package as a consumer imports it (`effect-bash`,
+ * `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then run: the blocks that use
+ * `@effect/vitest` under one vitest run, the others under node, concurrently. A `console.log(...)`
  * line ending in a comment holding a JSON string (`// "hi\n"`) must print that string.
+ *
+ * Before that, the documents themselves are checked: every relative link or image resolves to a file
+ * the package ships (package.json "files"), every `#anchor` to a heading, and the test-kit install
+ * commands pin the vitest lines this repository tests with.
  *
  * In this repository the project lives under `.scratch/` and reaches the package through its
  * self-reference (so, `dist/`); the pack check (`scripts/pack-check.mjs`) uses it in an app that
  * installed the packed tarball.
  *
  *   node scripts/readme-examples.mjs [--dir DIR] [--skip REGEX]
- */
-import { spawnSync } from "node:child_process"
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { dirname, join, resolve } from "node:path"
+import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join, posix, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+
+/**
+ * The documents whose examples and links are checked, relative to the package root.
+ *
+ * @param {string} packageRoot
+ * @returns {Array<string>}
+ */
+export const documents = (packageRoot = root) => [
+  "README.md",
+  ...(existsSync(join(packageRoot, "docs")) ?
+    readdirSync(join(packageRoot, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`) :
+    [])
+]
 
 /**
  * The fenced code blocks of a Markdown text whose language is TypeScript or JavaScript.
@@ -40,6 +57,98 @@ export const codeBlocks = (markdown) => {
   return blocks
 }
 
+/** The lines of a Markdown text outside fenced code blocks, with inline code spans blanked. */
+const proseLines = (markdown) => {
+  const lines = []
+  let fenced = false
+  markdown.split("\n").forEach((text, index) => {
+    if (text.startsWith("```")) fenced = !fenced
+    else if (!fenced) lines.push({ line: index + 1, text: text.replace(/`[^`]*`/g, "``") })
+  })
+  return lines
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (heading) =>
+  heading.trim().toLowerCase().replace(/`/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
+
+const anchors = (markdown) =>
+  new Set(proseLines(markdown).flatMap(({ text }) => {
+    const heading = /^#{1,6}\s+(.*)$/.exec(text)
+    return heading === null ? [] : [slug(heading[1])]
+  }))
+
+/**
+ * What is wrong with the links of the shipped documents: a relative link or image must name a file the
+ * package ships (`shipped`: paths relative to the package root), and an anchor a heading of its target.
+ *
+ * @param {{ packageRoot: string, shipped: (path: string) => boolean, files?: Array<string> }} options
+ * @returns {Array<string>}
+ */
+export const linkProblems = ({ packageRoot, shipped, files = documents(packageRoot) }) => {
+  const problems = []
+  for (const file of files) {
+    const markdown = readFileSync(join(packageRoot, file), "utf8")
+    for (const { line, text } of proseLines(markdown)) {
+      for (const match of text.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+        const target = match[1]
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue
+        const [path, anchor] = target.split("#")
+        const resolved = path === "" ? file : posix.normalize(posix.join(posix.dirname(file), path))
+        const where = `${file}:${line}: ${target}`
+        if (resolved.startsWith("..") || !existsSync(join(packageRoot, resolved))) {
+          problems.push(`${where} names no file`)
+        } else if (!shipped(resolved)) {
+          problems.push(`${where} is not in the package (package.json "files")`)
+        } else if (anchor !== undefined && resolved.endsWith(".md") &&
+          !anchors(readFileSync(join(packageRoot, resolved), "utf8")).has(anchor)) {
+          problems.push(`${where} names no heading of ${resolved}`)
+        }
+      }
+    }
+  }
+  return problems
+}
+
+/**
+ * Whether `path` (relative to the package root) is in the package by package.json's "files", or is one
+ * of the files npm always packs.
+ *
+ * @param {{ files?: Array<string> }} manifest
+ */
+export const shippedBy = (manifest) => (path) =>
+  path === "package.json" || /^(README|LICENSE|LICENCE)(\.|$)/i.test(path) ||
+  (manifest.files ?? []).some((entry) => path === entry || path.startsWith(`${entry.replace(/\/$/, "")}/`))
+
+/**
+ * What is wrong with the documents' test-kit install commands (`npm i -D vitest@… @effect/vitest@…`):
+ * each pin must name the line of the version this repository tests with.
+ *
+ * @param {{ packageRoot: string, devDependencies: Record<string, string>, files?: Array<string> }} options
+ * @returns {Array<string>}
+ */
+export const testKitProblems = ({ packageRoot, devDependencies, files = documents(packageRoot) }) => {
+  const problems = []
+  const parts = (range) => range.replace(/^[\^~]/, "").split(".")
+  let found = 0
+  for (const file of files) {
+    const markdown = readFileSync(join(packageRoot, file), "utf8")
+    for (const command of markdown.matchAll(/^npm i(?:nstall)? -D (.*)$/gm)) {
+      found++
+      for (const [, name, range] of command[1].matchAll(/((?:@[\w-]+\/)?[\w-]+)@(\S+)/g)) {
+        const tested = devDependencies[name]
+        const pinned = parts(range)
+        if (tested === undefined) problems.push(`${file}: ${name}@${range} is not a devDependency of this repository`)
+        else if (!/^[\^~]?\d+(\.\d+)*$/.test(range) || pinned.some((part, i) => part !== parts(tested)[i])) {
+          problems.push(`${file}: ${name}@${range} does not pin the tested line (${tested})`)
+        }
+      }
+    }
+  }
+  if (found === 0) problems.push("no document gives the test-kit install command (npm i -D vitest@… @effect/vitest@…)")
+  return problems
+}
+
 /** What each `console.log(...) // "json string"` line of a block must print. */
 const expectedPrints = (code) =>
   [...code.matchAll(/console\.log\(.*\)\s*\/\/\s*("(?:[^"\\]|\\.)*")\s*$/gm)].map((match) => JSON.parse(match[1]))
@@ -55,47 +164,77 @@ const compilerOptions = {
   strict: true,
   skipLibCheck: false,
   noEmitOnError: true,
+  // A rerun re-checks only what changed (its cache keys are the files' contents).
+  incremental: true,
+  tsBuildInfoFile: "cache/tsbuildinfo",
   rootDir: "src",
   outDir: "out"
 }
 
-const run = (command, args, options) => {
-  const started = Date.now()
-  const result = spawnSync(command, args, { encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL", ...options })
-  return { ...result, ms: Date.now() - started }
-}
+/** Runs a command to its end, bounded: `{ status, signal, stdout, stderr, ms }`. */
+const run = (command, args, { timeout = 60_000, ...options }) =>
+  new Promise((resolve) => {
+    const started = Date.now()
+    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk))
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeout)
+    child.on("error", (error) => (stderr += String(error)))
+    child.on("close", (status, signal) => {
+      clearTimeout(timer)
+      resolve({ status, signal, stdout, stderr, ms: Date.now() - started })
+    })
+  })
 
 /**
- * Writes the examples into `dir`, type-checks and runs them. Returns one line per check and whether all passed.
+ * Checks the documents of the package at `packageRoot`, then writes their examples into `dir`,
+ * type-checks and runs them. Logs one line per check; resolves to whether all passed.
  *
- * `extraFiles` (name → TypeScript source) are checked and run alongside.
+ * `shipped` tells whether a path is in the package (default: package.json's "files"); `extraFiles`
+ * (name → TypeScript source) are checked and run alongside the examples.
  *
- * @param {{ dir: string, readme?: string, bin: (name: string) => string, skip?: RegExp,
- *   extraFiles?: Record<string, string>, log?: (line: string) => void }} options
+ * @param {{ dir: string, packageRoot?: string, bin: (name: string) => string, skip?: RegExp,
+ *   shipped?: (path: string) => boolean, extraFiles?: Record<string, string>, log?: (line: string) => void }} options
+ * @returns {Promise<boolean>}
  */
-export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip, extraFiles = {}, log = console.log }) => {
-  const blocks = codeBlocks(readFileSync(readme, "utf8"))
+export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shipped, extraFiles = {}, log = console.log }) => {
+  const manifest = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8"))
+  const files = documents(packageRoot)
   let ok = true
   const fail = (line) => {
     ok = false
     log(`FAIL ${line}`)
   }
-  const untyped = blocks.filter((block) => !/^(ts|typescript)$/.test(block.lang))
-  for (const block of untyped) fail(`README.md:${block.line}: a \`\`\`${block.lang} block is not type-checked; make it \`\`\`ts`)
+
+  const links = linkProblems({ packageRoot, shipped: shipped ?? shippedBy(manifest), files })
+  if (links.length > 0) fail(`links that do not resolve in the package:\n${links.join("\n")}`)
+  else log(`ok   every relative link of ${files.join(", ")} resolves in the package`)
+  const kit = testKitProblems({ packageRoot, devDependencies: manifest.devDependencies ?? {}, files })
+  if (kit.length > 0) fail(`test-kit pins:\n${kit.join("\n")}`)
+  else log("ok   the test-kit install commands pin the tested vitest lines")
 
   rmSync(join(dir, "src"), { recursive: true, force: true })
   rmSync(join(dir, "out"), { recursive: true, force: true })
   mkdirSync(join(dir, "src"), { recursive: true })
   const examples = []
-  for (const block of blocks.filter((block) => /^(ts|typescript)$/.test(block.lang))) {
-    if (skip !== undefined && skip.test(block.code)) {
-      log(`skip README.md:${block.line} (matches ${skip})`)
-      continue
+  for (const file of files) {
+    const blocks = codeBlocks(readFileSync(join(packageRoot, file), "utf8"))
+    for (const block of blocks.filter((block) => !/^(ts|typescript)$/.test(block.lang))) {
+      fail(`${file}:${block.line}: a \`\`\`${block.lang} block is not type-checked; make it \`\`\`ts`)
     }
-    const isTest = /from "@effect\/vitest"/.test(block.code)
-    const name = `readme-line-${block.line}${isTest ? ".test" : ""}`
-    writeFileSync(join(dir, "src", `${name}.ts`), block.code)
-    examples.push({ ...block, name, isTest })
+    for (const block of blocks.filter((block) => /^(ts|typescript)$/.test(block.lang))) {
+      const label = `${file}:${block.line}`
+      if (skip !== undefined && skip.test(block.code)) {
+        log(`skip ${label} (matches ${skip})`)
+        continue
+      }
+      const isTest = /from "@effect\/vitest"/.test(block.code)
+      const name = `${file.replace(/\.md$/, "").replace(/\W+/g, "-").toLowerCase()}-line-${block.line}${isTest ? ".test" : ""}`
+      writeFileSync(join(dir, "src", `${name}.ts`), block.code)
+      examples.push({ ...block, name, isTest, label })
+    }
   }
   for (const [file, code] of Object.entries(extraFiles)) {
     writeFileSync(join(dir, "src", file), code)
@@ -103,7 +242,7 @@ export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip
   }
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["src"] }, null, 2) + "\n")
 
-  const tsc = run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 120_000 })
+  const tsc = await run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 120_000 })
   if (tsc.status !== 0) {
     fail(`type-check of ${examples.length} examples (${tsc.ms} ms):\n${tsc.stdout}${tsc.stderr}`)
     return ok
@@ -113,14 +252,27 @@ export const checkExamples = ({ dir, readme = join(root, "README.md"), bin, skip
   // A config of its own, so vitest does not pick up this repository's.
   const vitestConfig = join(dir, "out", "vitest.config.mjs")
   writeFileSync(vitestConfig, `export default { test: { root: ${JSON.stringify(join(dir, "out"))}, include: ["*.test.js"] } }\n`)
-  for (const example of examples) {
-    const file = join(dir, "out", `${example.name}.js`)
-    const result = example.isTest ?
-      run(bin("vitest"), ["run", "--config", vitestConfig, "--reporter", "dot", file], { cwd: join(dir, "out") }) :
-      run(process.execPath, [file], { cwd: dir })
+  const tests = examples.filter((example) => example.isTest)
+  const outcomes = await Promise.all([
+    ...examples.filter((example) => !example.isTest).map(async (example) => ({
+      examples: [example],
+      how: "node",
+      result: await run(process.execPath, [join(dir, "out", `${example.name}.js`)], { cwd: dir })
+    })),
+    ...(tests.length === 0 ? [] : [(async () => ({
+      examples: tests,
+      how: "vitest",
+      result: await run(
+        bin("vitest"),
+        ["run", "--config", vitestConfig, "--reporter", "verbose", ...tests.map((example) => join(dir, "out", `${example.name}.js`))],
+        { cwd: join(dir, "out") }
+      )
+    }))()])
+  ])
+  for (const { examples: ran, how, result } of outcomes) {
     const printed = result.stdout ?? ""
-    const missing = expectedPrints(example.code).filter((text) => !printed.includes(text))
-    const where = `${example.label ?? `README.md:${example.line}`} (${example.isTest ? "vitest" : "node"}, ${result.ms} ms)`
+    const missing = ran.flatMap((example) => expectedPrints(example.code)).filter((text) => !printed.includes(text))
+    const where = `${ran.map((example) => example.label).join(", ")} (${how}, ${result.ms} ms)`
     if (result.status !== 0) fail(`${where} exited ${result.status ?? result.signal}:\n${printed}${result.stderr}`)
     else if (missing.length > 0) fail(`${where} did not print ${missing.map((text) => JSON.stringify(text)).join(", ")}:\n${printed}`)
     else log(`ok   ${where}`)
@@ -136,7 +288,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   }
   const dir = resolve(option("--dir") ?? join(root, ".scratch", "readme-examples"))
   const skip = option("--skip")
-  const ok = checkExamples({
+  const ok = await checkExamples({
     dir,
     bin: (name) => join(root, "node_modules", ".bin", name),
     ...(skip === undefined ? {} : { skip: new RegExp(skip) })
