@@ -15,9 +15,10 @@
  * installed the packed tarball.
  *
  *   node scripts/readme-examples.mjs [--dir DIR] [--skip REGEX]
+ */
 import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { dirname, join, posix, relative, resolve } from "node:path"
+import { dirname, join, posix, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
