@@ -190,6 +190,43 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
     }).pipe(Effect.provide(sandbox({ home })))
   })
 
+  it.live("a masked store stays hidden and in place whatever a command renames under workspace-write", () => {
+    // The workspace contains the home, so the home itself, `.docker` and `.config` are all writable.
+    const workspace = freshDir("mv-ws")
+    const home = path.join(workspace, "home")
+    return Effect.gen(function*() {
+      fs.mkdirSync(path.join(home, ".docker"), { recursive: true })
+      fs.writeFileSync(path.join(home, ".docker", "config.json"), "DOCKER-SECRET")
+      fs.mkdirSync(path.join(home, ".config", "gh"), { recursive: true })
+      fs.writeFileSync(path.join(home, ".config", "gh", "hosts.yml"), "GH-SECRET")
+      const sandboxPolicy = { mode: "workspace-write" as const, workspaceRoot: workspace }
+      const moved = yield* run({
+        command: [
+          "mv home/.docker home/.dockerx",
+          "mv home/.config home/.configx",
+          "mv home homex",
+          "echo x > home/.config/other && echo writable"
+        ].join("; "),
+        workdir: workspace,
+        sandboxPolicy
+      })
+      const read = yield* run({
+        command: "cat homex/.dockerx/config.json homex/.configx/gh/hosts.yml home/.dockerx/config.json " +
+          "home/.configx/gh/hosts.yml home/.docker/config.json home/.config/gh/hosts.yml",
+        workdir: workspace,
+        sandboxPolicy
+      })
+      expect(read.stdout.text).toBe("")
+      expect(read.stderr.text).not.toMatch(/DOCKER-SECRET|GH-SECRET/)
+      expect(moved.stdout.text).toBe("writable\n")
+      expect(fs.readdirSync(workspace)).toEqual(["home"])
+      expect(fs.readdirSync(home).sort()).toEqual([".config", ".docker"])
+      expect(fs.readFileSync(path.join(home, ".docker", "config.json"), "utf8")).toBe("DOCKER-SECRET")
+      expect(fs.readFileSync(path.join(home, ".config", "gh", "hosts.yml"), "utf8")).toBe("GH-SECRET")
+      expect(fs.readFileSync(path.join(home, ".config", "other"), "utf8")).toBe("x\n")
+    }).pipe(Effect.provide(sandbox({ home })))
+  })
+
   it.live("the host's environment is not readable through /proc", () =>
     Effect.gen(function*() {
       const name = "EFFECT_BASH_SANDBOX_TEST_SECRET_TOKEN"

@@ -45,22 +45,55 @@ export const containWrapper = (bwrapPath: string): ProcessSpawner.Wrapper =>
   wrapper([bwrapPath, "--bind", "/", "/", ...namespace])
 
 /**
- * The mounts that hide each existing path of `hidden`: an empty read-only tmpfs over a directory,
- * `/dev/null` over anything else. Paths that do not exist are skipped.
+ * An existing path of the hidden list, symlinks resolved.
  */
-export const maskArgs = (hidden: ReadonlyArray<string>, home: string): ReadonlyArray<string> =>
+export interface HiddenPath {
+  readonly path: string
+  readonly isDirectory: boolean
+}
+
+/**
+ * The existing paths of `hidden` (`~/` is `home`); paths that do not exist are skipped. Resolved at
+ * each call, so a store created since the last call is hidden too.
+ */
+export const hiddenPaths = (hidden: ReadonlyArray<string>, home: string): ReadonlyArray<HiddenPath> =>
   hidden.flatMap((entry) => {
     const given = entry === "~" || entry.startsWith("~/") ? NodePath.join(home, entry.slice(1)) : entry
-    let target: string
-    let isDirectory: boolean
     try {
-      target = NodeFs.realpathSync(given)
-      isDirectory = NodeFs.statSync(target).isDirectory()
+      const path = NodeFs.realpathSync(given)
+      return [{ path, isDirectory: NodeFs.statSync(path).isDirectory() }]
     } catch {
       return []
     }
-    return isDirectory ? ["--tmpfs", target, "--remount-ro", target] : ["--ro-bind", "/dev/null", target]
   })
+
+/**
+ * The mounts that hide each path: an empty read-only tmpfs over a directory, `/dev/null` over
+ * anything else.
+ */
+const maskArgs = (hidden: ReadonlyArray<HiddenPath>): ReadonlyArray<string> =>
+  hidden.flatMap(({ isDirectory, path }) =>
+    isDirectory ? ["--tmpfs", path, "--remount-ro", path] : ["--ro-bind", "/dev/null", path]
+  )
+
+/**
+ * Each directory strictly inside the writable `root` that leads to a hidden path, bound onto itself,
+ * parents first. A mount point cannot be renamed or removed (EBUSY), so a command cannot move a
+ * store aside (`mv ~/.docker ~/.dockerx`) for a later call, whose masks go by name, to read it.
+ * The hidden paths themselves are mount points already (their masks); the root too.
+ */
+const pinArgs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyArray<string> => {
+  const inside = root === "/" ? "/" : `${root}/`
+  const pinned = new Set<string>()
+  for (const { path } of hidden) {
+    for (let dir = NodePath.dirname(path); dir.startsWith(inside) && dir !== root; dir = NodePath.dirname(dir)) {
+      pinned.add(dir)
+    }
+  }
+  return [...pinned]
+    .sort((a, b) => a.split("/").length - b.split("/").length)
+    .flatMap((dir) => ["--bind", dir, dir])
+}
 
 /**
  * Settings of a confined profile.
@@ -71,13 +104,14 @@ export interface ConfinedProfile {
   /** The writable root under `workspace-write`. */
   readonly workspaceRoot: string
   readonly network: "host" | "none"
-  /** From {@link maskArgs}; they come last so they cover the workspace root too. */
-  readonly masks: ReadonlyArray<string>
+  /** From {@link hiddenPaths}; their masks come last so they cover the workspace root too. */
+  readonly hidden: ReadonlyArray<HiddenPath>
 }
 
 /**
  * The reference's profile (`--ro-bind / /`, plus a private `/tmp` and the writable root under
- * `workspace-write`), in a PID namespace, optionally without network, with credential stores masked.
+ * `workspace-write`), in a PID namespace, optionally without network, with credential stores masked
+ * and, under `workspace-write`, the directories leading to them pinned in place.
  */
 export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper =>
   wrapper([
@@ -86,10 +120,17 @@ export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrappe
     "/",
     "/",
     ...(profile.mode === "workspace-write"
-      ? ["--tmpfs", "/tmp", "--bind", profile.workspaceRoot, profile.workspaceRoot]
+      ? [
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        profile.workspaceRoot,
+        profile.workspaceRoot,
+        ...pinArgs(profile.hidden, profile.workspaceRoot)
+      ]
       : []),
     // After the root: a root of `/` would otherwise bind the host's /proc and /dev back over them.
     ...namespace,
     ...(profile.network === "none" ? ["--unshare-net"] : []),
-    ...profile.masks
+    ...maskArgs(profile.hidden)
   ])

@@ -16,7 +16,7 @@ import { unconfined } from "../executor/executorCore.js"
 import type { LocalBashExecutorConfig } from "../../executorSettings.js"
 import { LocalBashExecutorConfigError } from "../../executorSettings.js"
 import { canonicalDirSync } from "./canonicalDir.js"
-import { bwrapDialect, confinedWrapper, containWrapper, maskArgs } from "./bwrap.js"
+import { bwrapDialect, confinedWrapper, containWrapper, hiddenPaths } from "./bwrap.js"
 import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
 import { defaults as sandboxDefaults } from "../../sandboxSettings.js"
 import { probeRunner } from "./probe.js"
@@ -62,7 +62,7 @@ export const sandboxConfinement = (
         mode,
         workspaceRoot,
         network: config.network,
-        masks: maskArgs(config.hide, home)
+        hidden: hiddenPaths(config.hide, home)
       })
     const verdict = yield* Deferred.make<boolean>()
     let probing = false
