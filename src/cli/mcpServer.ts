@@ -36,6 +36,16 @@ export interface McpServeOptions {
   readonly drainTimeout: Duration.DurationInput
 }
 
+/**
+ * What the policy text's names mean here: the policy text is the reference harness's, word for word,
+ * and an MCP client's model has never met that harness. Sent just before the policy.
+ */
+const sandboxPolicyGloss = {
+  name: "sandbox:policy-gloss",
+  order: sandboxPolicyContext.order - 1,
+  text: "In this server, the DSH file sandbox is effect-bash's bubblewrap sandbox around the commands of the bash tool, and the DSH file policy is the mode it enforces on the files they may modify."
+} as const
+
 const toMcpTool = (tool: AgentTools.Descriptor): Tool => ({
   name: tool.name,
   description: tool.description,
@@ -120,7 +130,10 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   const policy = Option.flatMapNullable(sessions, (live) => live.policyText(options.session))
   const instructions = [
     ...tools.promptSections,
-    ...Option.toArray(Option.map(policy, (text) => ({ ...sandboxPolicyContext, text })))
+    ...Option.match(policy, {
+      onNone: () => [],
+      onSome: (text) => [sandboxPolicyGloss, { ...sandboxPolicyContext, text }]
+    })
   ]
     .sort((a, b) => a.order - b.order)
     .map((section) => section.text)

@@ -93,4 +93,15 @@ describe("the MCP server's instructions", () => {
       )
       expect(instructions).toMatch(/^Every bash result/)
     }))
+
+  it.scopedLive("say what the policy's \"DSH file sandbox\" is, just before the policy", () =>
+    Effect.gen(function*() {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      yield* serveMcp(serverSide, { session: { id: "mcp", cwd: workspace }, drainTimeout: 100 }).pipe(Effect.provide(confined))
+      const client = new Client({ name: "test", version: "0.0.0" })
+      yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientSide)), () => Effect.promise(() => client.close()))
+      expect((client.getInstructions() ?? "").split("\n\n").at(-2)).toBe(
+        "In this server, the DSH file sandbox is effect-bash's bubblewrap sandbox around the commands of the bash tool, and the DSH file policy is the mode it enforces on the files they may modify."
+      )
+    }))
 })
