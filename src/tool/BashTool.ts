@@ -408,6 +408,13 @@ export const description = (policy: Policy): string => {
         "the user refuses, stop and explain instead of trying another way."
     )
   }
+  if (policy.sandbox) {
+    parts.push(
+      "Under `workspace-write`, `/tmp` is private to each call: it starts empty, and what a command writes " +
+        "there is gone when the call ends and never appears in the user's `/tmp`. Put files that must outlast the " +
+        "call, or that the user should see, under the workspace root."
+    )
+  }
   return parts.join("\n\n")
 }
 
