@@ -51,6 +51,11 @@ export interface Confinement {
   readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError>
   /** Set-up work started with the layer (the executor's `ready`). */
   readonly ready?: Effect.Effect<void>
+  /**
+   * The environment a command inherits before the scrub: the host's when absent. A container's
+   * commands inherit none of the host's (the box has its own).
+   */
+  readonly inheritedEnv?: Readonly<Record<string, string | undefined>>
 }
 
 /**
@@ -116,7 +121,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const spawnOptions = (spec: BashExecutor.Spec, launch: Launch): ProcessSpawner.Options => ({
       command: spec.command,
       cwd: spec.workdir,
-      env: buildEnv(process.env, spec.env, spec.dshEnv),
+      env: buildEnv(confinement.inheritedEnv ?? process.env, spec.env, spec.dshEnv),
       ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
       ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
     })

@@ -41,6 +41,12 @@ export const ownedPrefix = (): string => {
 }
 
 /**
+ * Whether `prefix`, as {@link ownedPrefix} returned it, names a host of our pid namespace that is no
+ * longer running. A prefix without an owner (`effect-bash-`) is never judged dead.
+ */
+export const ownerPrefixIsDead = (prefix: string): boolean => /^effect-bash-\d+-\d+-\d+-$/.test(prefix) && ownerIsDead(`${prefix}000000`)
+
+/**
  * Whether `name` is the spill directory of a host of our pid namespace that is no longer running
  * (gone, a zombie, or its pid now belongs to a process started at another time).
  */

@@ -1,0 +1,114 @@
+/**
+ * The container executor's settings, described once: the local executor's Schema plus the
+ * container's own fields. A problem in a local field reads `bash-local: …`, in a container field
+ * `bash-container: …`.
+ */
+import type { Effect } from "effect"
+import { Schema } from "effect"
+import type { LocalBashExecutorConfigError } from "./executorSettings.js"
+import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
+import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
+
+const flagged = (env: string, name: string, pseudo: string, description: string) =>
+  setting({ env, flag: { name, pseudo, description: (variable) => `${description} (env ${variable})` } })
+
+/**
+ * The container's own settings: the image every box starts from and what a box may use.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ContainerSettings = Schema.Struct({
+  /** The image each session's container starts from; it needs `bash` and `sleep`. */
+  image: Schema.String.pipe(
+    Schema.filter((image) => image.trim() !== "", {
+      message: () => "must name an image"
+    })
+  ).annotations(flagged("CONTAINER_IMAGE", "container-image", "IMAGE", "Run commands in containers of this image")),
+  /** `none` (the default) gives each container only a loopback interface; `bridge` the engine's default network. */
+  network: Schema.optionalWith(
+    Schema.Literal("none", "bridge").annotations({
+      ...setting({
+        env: "CONTAINER_NETWORK",
+        flag: { name: "container-network", description: (name) => `The containers' network: none or bridge (env ${name})` }
+      }),
+      message: (issue) => ({ message: `must be "none" or "bridge", got ${JSON.stringify(issue.actual)}`, override: true })
+    }),
+    { default: () => "none" as const }
+  ),
+  /** Memory limit of each container (swap included), in MiB. */
+  memoryMb: Schema.optional(
+    PositiveInt.annotations(flagged("CONTAINER_MEMORY_MB", "container-memory-mb", "N", "Memory limit of each container in MiB"))
+  ),
+  /** Bound on the number of processes in each container. */
+  pidsLimit: Schema.optional(
+    PositiveInt.annotations(flagged("CONTAINER_PIDS_LIMIT", "container-pids-limit", "N", "Process limit of each container"))
+  ),
+  /** CPUs each container may use (fractions allowed). */
+  cpus: Schema.optional(PositiveFinite.annotations(setting({ env: "CONTAINER_CPUS" }))),
+  /** The user commands run as (`name`, `uid` or `uid:gid`); the image's when absent. */
+  user: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_USER" }))),
+  /** Mount the image's root file system read-only (a fresh `/tmp` stays writable). */
+  readOnlyRoot: Schema.optionalWith(Schema.Boolean.annotations(setting({ env: "CONTAINER_READ_ONLY_ROOT" })), {
+    default: () => false
+  }),
+  /** The engine: `unix:///path`, `tcp://host:port`, `ssh://user@host`; `DOCKER_HOST`, else the default socket, when absent. */
+  dockerHost: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_DOCKER_HOST" }))),
+  /**
+   * The host directory mounted in every container at the same path; each session's container
+   * mounts the workdir of its first command when absent.
+   */
+  workspaceRoot: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_WORKSPACE_ROOT" }))),
+  /** Stop a container that ran nothing for this long (it starts again on the next command); never when absent. */
+  idleStopMs: Schema.optional(PositiveFinite.annotations(setting({ env: "CONTAINER_IDLE_STOP_MS" })))
+})
+
+/**
+ * The container executor's settings: the local executor's, plus the container's own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Settings = Schema.Struct({
+  ...LocalSettings.fields,
+  ...ContainerSettings.fields
+}).annotations({ identifier: "DockerBashExecutor.Settings" })
+
+/**
+ * Every setting of the container executor, defaults filled in.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Settings extends Schema.Schema.Type<typeof Settings> {}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export declare namespace Settings {
+  /**
+   * What a user gives: the image and any subset of the other settings.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export type Input = Schema.Schema.Encoded<typeof Settings>
+}
+
+const decode = decodeWith(Settings, (field) => field in LocalSettings.fields ? "bash-local" : "bash-container")
+
+/** Fills defaults and checks every setting. */
+export const resolveContainerConfig = (input: Settings.Input): Effect.Effect<Settings, LocalBashExecutorConfigError> =>
+  decode(input)
+
+/**
+ * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_CONTAINER_IMAGE`,
+ * `_CONTAINER_NETWORK`, `_CONTAINER_MEMORY_MB`, `_CONTAINER_PIDS_LIMIT`, `_CONTAINER_CPUS`,
+ * `_CONTAINER_USER`, `_CONTAINER_READ_ONLY_ROOT`, `_CONTAINER_DOCKER_HOST`,
+ * `_CONTAINER_WORKSPACE_ROOT` and `_CONTAINER_IDLE_STOP_MS`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const environment = environmentOf(Settings)

@@ -1,0 +1,188 @@
+/**
+ * The boxes of one executor layer: one container per session (and one for calls without a session),
+ * created on first use, replaced when it was removed from outside, stopped after an idle time when
+ * configured, and removed with the layer. Each carries labels naming the session and the host, so a
+ * later host sweeps the boxes of hosts that died without removing theirs.
+ *
+ * @internal
+ */
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { Duration, Effect, Fiber, Option, Scope } from "effect"
+import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
+import type { BoxOptions, ContainerEngine, ContainerEngineError } from "./ContainerEngine.js"
+import { ControlDir } from "./ControlDir.js"
+import { controlMount } from "./wrapper.js"
+
+/** The labels every box carries; the host's identity is `hostname` plus {@link ownedPrefix}. */
+export const labels = {
+  marker: "effect-bash",
+  session: "effect-bash.session",
+  hostname: "effect-bash.hostname",
+  host: "effect-bash.host"
+} as const
+
+/** What every box of the layer is made of, but its mounts and labels. */
+export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels"> {
+  /** Mounted in every box at its own path; else each box mounts the workdir of its first call. */
+  readonly workspaceRoot?: string | undefined
+  /** Stop a box that ran nothing for this long; never when absent. */
+  readonly idleStopMs?: number | undefined
+}
+
+/** One live box. */
+export interface Box {
+  readonly id: string
+  readonly session: string
+  readonly workspace: string
+  readonly control: ControlDir
+  /** Set once the box was found gone: the next call gets a new one. */
+  gone: boolean
+}
+
+/**
+ * Removes the boxes of this machine's hosts that are no longer running. Failures only cost the
+ * engine's resources, so they are logged, never raised.
+ */
+export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
+  engine.listBoxes({ [labels.marker]: "1", [labels.hostname]: NodeOs.hostname() }).pipe(
+    Effect.flatMap((boxes) =>
+      Effect.forEach(
+        boxes.filter((box) => ownerPrefixIsDead(box.labels[labels.host] ?? "")),
+        (box) =>
+          engine.removeBox(box.id).pipe(
+            Effect.zipRight(Effect.logDebug("removed the container of a dead host", box.id)),
+            Effect.catchAll((error) => Effect.logWarning("could not remove the container of a dead host", error.message))
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+    ),
+    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
+  )
+
+export class Boxes {
+  private readonly boxes = new Map<string, Box>()
+  private readonly busy = new Map<Box, number>()
+  private readonly idle = new Map<Box, Fiber.RuntimeFiber<void>>()
+  private readonly stopped = new Set<Box>()
+  private readonly host = ownedPrefix()
+  private counter = 0
+
+  private constructor(
+    private readonly engine: ContainerEngine,
+    private readonly settings: BoxSettings,
+    private readonly controlParent: string,
+    private readonly lock: Effect.Semaphore,
+    private readonly scope: Scope.Scope
+  ) {}
+
+  /** The layer's boxes, all removed when `Scope` closes. */
+  static make(engine: ContainerEngine, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
+    return Effect.gen(function*() {
+      // Named after the host, so the spill sweep of a later host removes it if this one dies.
+      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), ownedPrefix()))
+      const boxes = new Boxes(engine, settings, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
+      yield* Effect.addFinalizer(() => boxes.removeAll)
+      return boxes
+    })
+  }
+
+  /** The session's box, created (or started again) when needed; `cwd` is the call's workdir. */
+  acquire(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError> {
+    const existing = this.boxes.get(session)
+    if (existing !== undefined && !existing.gone && !this.stopped.has(existing)) return this.use(existing)
+    return this.lock.withPermits(1)(Effect.suspend(() => {
+      const box = this.boxes.get(session)
+      if (box !== undefined && !box.gone) {
+        if (!this.stopped.has(box)) return this.use(box)
+        return this.engine.startBox(box.id).pipe(
+          Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
+          Effect.zipRight(this.use(box))
+        )
+      }
+      return (box === undefined ? Effect.void : this.discard(box)).pipe(
+        Effect.zipRight(this.create(session, cwd)),
+        Effect.flatMap((created) => this.use(created))
+      )
+    }))
+  }
+
+  /** A call on `box` has settled. */
+  release(box: Box): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const count = (this.busy.get(box) ?? 1) - 1
+      this.busy.set(box, count)
+      if (count > 0 || this.settings.idleStopMs === undefined || box.gone) return Effect.void
+      const stop = Effect.sleep(Duration.millis(this.settings.idleStopMs)).pipe(
+        Effect.zipRight(this.lock.withPermits(1)(Effect.suspend(() => {
+          if ((this.busy.get(box) ?? 0) > 0 || box.gone) return Effect.void
+          this.stopped.add(box)
+          return this.engine.stopBox(box.id).pipe(Effect.catchAll(() => Effect.sync(() => {
+            box.gone = true
+          })))
+        }))),
+        Effect.ensuring(Effect.sync(() => this.idle.delete(box)))
+      )
+      return Effect.flatMap(Effect.forkIn(stop, this.scope), (fiber) => Effect.sync(() => this.idle.set(box, fiber)))
+    })
+  }
+
+  private use(box: Box): Effect.Effect<Box> {
+    return Effect.suspend(() => {
+      this.busy.set(box, (this.busy.get(box) ?? 0) + 1)
+      const timer = this.idle.get(box)
+      this.idle.delete(box)
+      return timer === undefined ? Effect.succeed(box) : Effect.as(Fiber.interrupt(timer), box)
+    })
+  }
+
+  private create(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError> {
+    return Effect.gen(this, function*() {
+      const workspace = this.settings.workspaceRoot ?? cwd
+      const control = new ControlDir(NodePath.join(this.controlParent, String(++this.counter)))
+      const { idleStopMs: _idle, workspaceRoot: _root, ...options } = this.settings
+      const id = yield* this.engine.createBox({
+        ...options,
+        labels: {
+          [labels.marker]: "1",
+          [labels.session]: session,
+          [labels.hostname]: NodeOs.hostname(),
+          [labels.host]: this.host
+        },
+        mounts: [{ host: workspace, target: workspace }, { host: control.path, target: controlMount }]
+      }).pipe(Effect.tapError(() => Effect.sync(() => control.close())))
+      const box: Box = { id, session, workspace, control, gone: false }
+      this.boxes.set(session, box)
+      return box
+    })
+  }
+
+  private discard(box: Box): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.boxes.get(box.session) === box) this.boxes.delete(box.session)
+      this.busy.delete(box)
+      this.stopped.delete(box)
+      const timer = this.idle.get(box)
+      this.idle.delete(box)
+      return Effect.all([
+        timer === undefined ? Effect.void : Fiber.interrupt(timer),
+        this.engine.removeBox(box.id).pipe(Effect.catchAll(() => Effect.void))
+      ]).pipe(Effect.ensuring(Effect.sync(() => box.control.close())))
+    })
+  }
+
+  private get removeAll(): Effect.Effect<void> {
+    return Effect.forEach([...this.boxes.values()], (box) => this.discard(box), {
+      concurrency: "unbounded",
+      discard: true
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => NodeFs.rmSync(this.controlParent, { recursive: true, force: true })))
+    )
+  }
+
+  /** The box of `session`, when one exists. */
+  boxOf(session: string): Option.Option<Box> {
+    return Option.fromNullable(this.boxes.get(session))
+  }
+}

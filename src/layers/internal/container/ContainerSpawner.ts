@@ -1,0 +1,198 @@
+/**
+ * The `ProcessSpawner` port on a container engine: each spawn is an exec in the session's box whose
+ * wrapper makes the command the leader of its own process group and reports its pid first; signals
+ * and liveness go through further execs; the leader's end comes from the box's control directory.
+ * The executor core above it is the local executor's: timeouts, TERM → grace → KILL, leftovers,
+ * bounded drain and spill files work unchanged.
+ *
+ * @internal
+ */
+import { Deferred, Effect, Scope } from "effect"
+import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
+import type { Box, Boxes } from "./Boxes.js"
+import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
+import type { LeaderStatus } from "./wrapper.js"
+import { controlMount, longScriptBytes, wrapperArgv } from "./wrapper.js"
+
+const encoder = new TextEncoder()
+
+/** How often the leader's status file is read when no watch event came (a safety net, not the path). */
+const statusPollMs = 1_000
+
+/** Bound on the wrapper's first line: the exec has started when the engine answered. */
+const startTimeoutMs = 30_000
+
+/** The session a spawn belongs to: its `DSH_SESSION_ID`, or the layer's own box without one. */
+const sessionOf = (env: Readonly<Record<string, string>>): string => env.DSH_SESSION_ID ?? ""
+
+/** The note a box removed mid-call leaves in stderr. */
+export const boxGoneText = (box: string): string =>
+  `effect-bash: the container ${box.slice(0, 12)} was removed while the command ran; the next command starts in a new one\n`
+
+/** The note a command killed by the box's memory limit leaves in stderr. */
+export const oomText = (memoryMb: number | undefined): string =>
+  `effect-bash: killed by the container's memory limit${memoryMb === undefined ? "" : ` (${memoryMb} MB)`}\n`
+
+const lostText = "effect-bash: the command's supervisor in the container ended before reporting how the command ended\n"
+
+export interface ContainerSpawnerOptions {
+  readonly engine: ContainerEngine
+  readonly boxes: Boxes
+  readonly user?: string | undefined
+  readonly memoryMb?: number | undefined
+}
+
+/** Reads frames until the wrapper's first stdout line; the frames read past it are kept for the pipes. */
+const readPidLine = (exec: ExecSession) =>
+  Effect.gen(function*() {
+    const early: Array<Frame> = []
+    let line = ""
+    for (;;) {
+      const frame = yield* exec.next
+      if (frame === undefined) return { line: undefined, early }
+      if (frame.stream === "stderr") {
+        early.push(frame)
+        continue
+      }
+      const text = Buffer.from(frame.bytes)
+      const newline = text.indexOf(10)
+      if (newline === -1) {
+        line += text.toString("latin1")
+        continue
+      }
+      line += text.subarray(0, newline).toString("latin1")
+      if (newline + 1 < text.length) early.push({ stream: "stdout", bytes: text.subarray(newline + 1) })
+      return { line, early }
+    }
+  })
+
+const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
+
+export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessSpawner["Type"] => {
+  const { boxes, engine } = options
+
+  const spawn = (spawnOptions: ProcessSpawner.Options) =>
+    Effect.gen(function*() {
+      if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
+      const scope = yield* Effect.scope
+      const box: Box = yield* Effect.acquireRelease(
+        boxes.acquire(sessionOf(spawnOptions.env), spawnOptions.cwd).pipe(
+          Effect.mapError((error) => spawnFailure(`the command's container could not be started: ${error.message}`))
+        ),
+        (box) => boxes.release(box)
+      )
+      const status = box.control.expect()
+      yield* Scope.addFinalizer(scope, Effect.sync(status.release))
+
+      const long = Buffer.byteLength(spawnOptions.command) > longScriptBytes
+      const input = typeof spawnOptions.stdin === "string" ? encoder.encode(spawnOptions.stdin) : spawnOptions.stdin
+      const exec = yield* Effect.acquireRelease(
+        engine.exec(box.id, {
+          argv: wrapperArgv(spawnOptions.command, spawnOptions.cwd, `${controlMount}/${status.name}`),
+          env: spawnOptions.env,
+          user: options.user,
+          stdin: long || input !== undefined
+        }).pipe(Effect.mapError((error) => {
+          if (error.status === 404 || error.status === 409) box.gone = true
+          return spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
+        })),
+        (exec) => exec.close
+      )
+      if (long) yield* exec.write(encoder.encode(`${spawnOptions.command}\0`))
+      if (input !== undefined && input.length > 0) yield* exec.write(input)
+      if (long || input !== undefined) yield* exec.endInput
+
+      const { early, line } = yield* readPidLine(exec).pipe(
+        Effect.interruptible,
+        Effect.timeoutFail({
+          duration: startTimeoutMs,
+          onTimeout: () => spawnFailure(`the command's shell did not start within ${startTimeoutMs} ms in container ${box.id.slice(0, 12)}`)
+        })
+      )
+      if (line === "nowd") {
+        return yield* spawnFailure(`workdir does not exist: ${spawnOptions.cwd} (ENOENT)`, "ENOENT")
+      }
+      const pid = line === undefined ? NaN : Number(line)
+      if (!Number.isSafeInteger(pid) || pid <= 0) {
+        const said = early.map((frame) => Buffer.from(frame.bytes).toString("utf8")).join("").trim()
+        if (!(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => false)))) box.gone = true
+        return yield* spawnFailure(
+          `the command's shell did not start in container ${box.id.slice(0, 12)}` +
+            (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +
+            " (the image needs bash)"
+        )
+      }
+
+      // The leader's end: the status file (watched, polled as a safety net), or the exec's end without one.
+      const ended = yield* Deferred.make<LeaderStatus | undefined>()
+      const removeListener = status.onStatus((leader) => Deferred.unsafeDone(ended, Effect.succeed(leader)))
+      yield* Scope.addFinalizer(scope, Effect.sync(removeListener))
+      const poll = Effect.gen(function*() {
+        for (;;) {
+          yield* Effect.sleep(statusPollMs)
+          const leader = status.read()
+          if (leader !== undefined) return leader
+        }
+      })
+      const leaderStatus = Effect.race(Deferred.await(ended), poll)
+
+      const readPipes = (sinks: ProcessSpawner.OutputSinks) =>
+        Effect.gen(function*() {
+          const deliver = (frame: Frame) => sinks[frame.stream](frame.bytes)
+          for (const frame of early) {
+            const work = deliver(frame)
+            if (work !== undefined) yield* work
+          }
+          for (let frame = yield* exec.next; frame !== undefined; frame = yield* exec.next) {
+            const work = deliver(frame)
+            if (work !== undefined) yield* work
+          }
+          // Every writer has closed the pipes: the wrapper has exited, after writing its status if it could.
+          const leader = status.read()
+          if (leader === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) {
+            box.gone = true
+          }
+          const note = leader === undefined ? (box.gone ? boxGoneText(box.id) : lostText)
+            : leader.oomKilled && leader.signal === "SIGKILL" ? oomText(options.memoryMb)
+            : undefined
+          if (note !== undefined) {
+            const work = sinks.stderr(encoder.encode(note))
+            if (work !== undefined) yield* work
+          }
+          yield* Deferred.succeed(ended, leader)
+        })
+
+      const exit: Effect.Effect<ProcessSpawner.Exit> = Effect.map(leaderStatus, (leader) =>
+        leader === undefined
+          ? { exitCode: null, signal: box.gone ? "SIGKILL" : null }
+          : { exitCode: leader.exitCode, signal: leader.signal })
+
+      const process: ProcessSpawner.Process = {
+        pid,
+        readPipes,
+        exit,
+        signalGroup: (signal) =>
+          box.gone
+            ? Effect.void
+            : engine.signalGroup(box.id, pid, signal).pipe(
+              Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
+            ),
+        // The wrapper's own look at the group when the leader ended is final when it found none:
+        // a group without members cannot gain one.
+        groupAlive: Effect.suspend(() => {
+          const leader = status.read()
+          if (box.gone || (leader !== undefined && !leader.groupAlive)) return Effect.succeed(false)
+          return engine.groupAlive(box.id, pid).pipe(
+            Effect.catchAll((error) =>
+              Effect.as(Effect.logWarning(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error.message), false)
+            )
+          )
+        })
+      }
+      return process
+    })
+
+  return ProcessSpawner.of({
+    spawn: (spawnOptions) => Effect.withSpan(spawn(spawnOptions), "ContainerSpawner.spawn")
+  })
+}

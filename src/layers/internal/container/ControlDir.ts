@@ -1,0 +1,89 @@
+/**
+ * A box's control directory: a host directory mounted into the box, where each exec's wrapper writes
+ * how its command's leader ended. The host watches it (inotify sees the box's writes, as the mount
+ * is the same file system) and reads a status as soon as its line is complete.
+ *
+ * @internal
+ */
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import type { LeaderStatus } from "./wrapper.js"
+import { parseStatus } from "./wrapper.js"
+
+/** One exec's status file, as the host sees it. */
+export interface StatusWaiter {
+  /** The file's name inside the control directory. */
+  readonly name: string
+  /** The status once its line is complete; `undefined` before. */
+  readonly read: () => LeaderStatus | undefined
+  /** Calls `listener` (once) when the status is complete; returns a remover. */
+  readonly onStatus: (listener: (status: LeaderStatus) => void) => () => void
+  /** Removes the files and stops watching. */
+  readonly release: () => void
+}
+
+export class ControlDir {
+  private readonly watcher: NodeFs.FSWatcher
+  private readonly pending = new Map<string, () => void>()
+  private counter = 0
+
+  /** Creates `path` (writable by any user of the box) and watches it. */
+  constructor(readonly path: string) {
+    NodeFs.mkdirSync(path, { recursive: true })
+    NodeFs.chmodSync(path, 0o777)
+    this.watcher = NodeFs.watch(path, (_event, name) => {
+      if (name !== null) this.pending.get(name)?.()
+    })
+    // A watch that fails later only loses the early notice: the exec's end still reads the file.
+    this.watcher.on("error", () => {})
+  }
+
+  expect(): StatusWaiter {
+    const name = String(++this.counter)
+    const file = NodePath.join(this.path, name)
+    let status: LeaderStatus | undefined
+    const listeners = new Set<(status: LeaderStatus) => void>()
+    const read = () => {
+      if (status !== undefined) return status
+      try {
+        status = parseStatus(NodeFs.readFileSync(file, "utf8"))
+      } catch {
+        return undefined
+      }
+      if (status !== undefined) {
+        this.pending.delete(name)
+        for (const listener of listeners) listener(status)
+        listeners.clear()
+      }
+      return status
+    }
+    this.pending.set(name, () => {
+      read()
+    })
+    return {
+      name,
+      read,
+      onStatus: (listener) => {
+        const known = read()
+        if (known !== undefined) {
+          listener(known)
+          return () => {}
+        }
+        listeners.add(listener)
+        return () => listeners.delete(listener)
+      },
+      release: () => {
+        this.pending.delete(name)
+        listeners.clear()
+        NodeFs.rmSync(file, { force: true })
+        NodeFs.rmSync(`${file}.j`, { force: true })
+      }
+    }
+  }
+
+  close(): void {
+    this.watcher.close()
+    this.pending.clear()
+    NodeFs.rmSync(this.path, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,285 @@
+/**
+ * The {@link ContainerEngine} on the Docker Engine API (Docker, or Podman's API socket), through
+ * docker-modem: it reads `DOCKER_HOST` (unix, tcp, TLS with `DOCKER_CERT_PATH`, ssh) the way the
+ * docker CLI does and hijacks the exec connection; the JSON calls and the stream framing are ours.
+ *
+ * @internal
+ */
+import type { Duplex } from "node:stream"
+import { Effect } from "effect"
+import type { BoxOptions, ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
+import { ContainerEngineError } from "./ContainerEngine.js"
+import { Demuxer } from "./demux.js"
+import { groupAliveArgv, signalArgv } from "./wrapper.js"
+
+/** Bound on one API call (not on an exec's stream). */
+const requestTimeoutMs = 30_000
+/** Bound on the first ping, which decides whether the layer builds. */
+const pingTimeoutMs = 5_000
+
+type Modem = import("docker-modem")
+type DialOptions = import("docker-modem").DialOptions
+
+const defaultAddress = "unix:///var/run/docker.sock"
+
+/** docker-modem's constructor options for an explicit address; `undefined` lets it read `DOCKER_HOST`. */
+const modemOptions = (address: string | undefined): Record<string, unknown> | undefined => {
+  if (address === undefined) return undefined
+  if (address.startsWith("unix://")) return { socketPath: address.slice("unix://".length) }
+  if (address.startsWith("/")) return { socketPath: address }
+  const url = new URL(address.includes("//") ? address : `tcp://${address}`)
+  if (url.protocol === "ssh:") {
+    return { protocol: "ssh", host: url.hostname, port: url.port || 22, username: url.username }
+  }
+  const tls = url.protocol === "https:" || url.port === "2376"
+  return { protocol: tls ? "https" : "http", host: url.hostname, port: url.port || (tls ? 2376 : 2375) }
+}
+
+const errnoOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
+    ? (error as { code: string }).code
+    : undefined
+
+const statusOf = (error: unknown): number | undefined =>
+  typeof error === "object" && error !== null && typeof (error as { statusCode?: unknown }).statusCode === "number"
+    ? (error as { statusCode: number }).statusCode
+    : undefined
+
+/** The engine's own message (`No such image: x`) rather than docker-modem's wrapping of it. */
+const engineMessage = (error: unknown): string => {
+  const json = typeof error === "object" && error !== null ? (error as { json?: unknown }).json : undefined
+  if (typeof json === "object" && json !== null && typeof (json as { message?: unknown }).message === "string") {
+    return (json as { message: string }).message
+  }
+  if (Buffer.isBuffer(json)) return json.toString("utf8").trim()
+  return error instanceof Error ? error.message : String(error)
+}
+
+const loadModem = Effect.tryPromise({
+  try: () => import("docker-modem"),
+  catch: (cause) =>
+    new ContainerEngineError({
+      message: "the container executor needs the docker-modem package: npm install docker-modem@5",
+      cause
+    })
+})
+
+/**
+ * The engine at `address` (`unix:///path`, `tcp://host:port`, `ssh://user@host`), or at `DOCKER_HOST`
+ * (else the default socket) when absent.
+ */
+export const makeDockerEngine = (address: string | undefined): Effect.Effect<ContainerEngine, ContainerEngineError> =>
+  Effect.gen(function*() {
+    const { default: Modem } = yield* loadModem
+    const shown = address ?? process.env.DOCKER_HOST ?? defaultAddress
+    const modem: Modem = yield* Effect.try({
+      try: () => new Modem(modemOptions(address) as ConstructorParameters<typeof Modem>[0]),
+      catch: (cause) => new ContainerEngineError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
+    })
+
+    const failure = (what: string, error: unknown): ContainerEngineError => {
+      const code = errnoOf(error)
+      const status = statusOf(error)
+      const message = status === undefined && code !== undefined
+        ? `cannot reach the Docker Engine at ${shown} (${code}): is dockerd running? Set DOCKER_HOST or dockerHost to its address`
+        : `${what} failed on the Docker Engine at ${shown}: ${engineMessage(error)}`
+      return new ContainerEngineError({ message, status, cause: error })
+    }
+
+    const dial = (what: string, options: DialOptions, timeoutMs = requestTimeoutMs): Effect.Effect<unknown, ContainerEngineError> =>
+      Effect.async<unknown, ContainerEngineError>((resume, signal) => {
+        modem.dial({ ...options, abortSignal: signal }, (error, result) => {
+          resume(error === null ? Effect.succeed(result) : Effect.fail(failure(what, error)))
+        })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeoutMs,
+          onTimeout: () => new ContainerEngineError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${timeoutMs} ms` })
+        })
+      )
+
+    const hijack = (execId: string): Effect.Effect<Duplex, ContainerEngineError> =>
+      Effect.async<Duplex, ContainerEngineError>((resume) => {
+        modem.dial({
+          path: `/exec/${execId}/start`,
+          method: "POST",
+          hijack: true,
+          options: { Detach: false, Tty: false },
+          statusCodes: { 101: true, 200: true, 404: "no such exec", 409: "container is not running" }
+        }, (error, result) => {
+          resume(error === null ? Effect.succeed(result as Duplex) : Effect.fail(failure("exec start", error)))
+        })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: requestTimeoutMs,
+          onTimeout: () => new ContainerEngineError({ message: `exec start: the Docker Engine at ${shown} did not answer within ${requestTimeoutMs} ms` })
+        })
+      )
+
+    const session = (socket: Duplex): ExecSession => {
+      const demuxer = new Demuxer()
+      const queued: Array<Frame> = []
+      const chunks = socket[Symbol.asyncIterator]() as AsyncIterator<Buffer>
+      let ended = false
+      const nextFrame = async (): Promise<Frame | undefined> => {
+        while (queued.length === 0 && !ended) {
+          const chunk = await chunks.next().catch(() => ({ done: true as const, value: undefined }))
+          if (chunk.done === true) ended = true
+          else queued.push(...demuxer.push(chunk.value))
+        }
+        return queued.shift()
+      }
+      return {
+        write: (bytes) =>
+          Effect.async<void>((resume) => {
+            socket.write(bytes, () => resume(Effect.void))
+          }),
+        endInput: Effect.sync(() => {
+          socket.end()
+        }),
+        next: Effect.promise(nextFrame),
+        close: Effect.sync(() => {
+          socket.destroy()
+        })
+      }
+    }
+
+    const exec: ContainerEngine["exec"] = (box, options) =>
+      Effect.gen(function*() {
+        const created = (yield* dial("exec create", {
+          path: `/containers/${box}/exec`,
+          method: "POST",
+          options: {
+            AttachStdin: options.stdin,
+            AttachStdout: true,
+            AttachStderr: true,
+            Tty: false,
+            Cmd: options.argv,
+            Env: Object.entries(options.env).map(([name, value]) => `${name}=${value}`),
+            ...(options.user === undefined ? {} : { User: options.user })
+          },
+          statusCodes: { 201: true, 404: "no such container", 409: "container is not running" }
+        })) as { readonly Id: string }
+        return session(yield* hijack(created.Id))
+      })
+
+    /** Runs `argv` to its end and returns its stdout. */
+    const run = (box: string, argv: ReadonlyArray<string>) =>
+      Effect.acquireUseRelease(
+        exec(box, { argv, env: {}, stdin: false }),
+        (started) =>
+          Effect.gen(function*() {
+            let output = ""
+            for (let frame = yield* started.next; frame !== undefined; frame = yield* started.next) {
+              if (frame.stream === "stdout") output += Buffer.from(frame.bytes).toString("utf8")
+            }
+            return output
+          }).pipe(Effect.timeoutFail({
+            duration: requestTimeoutMs,
+            onTimeout: () => new ContainerEngineError({ message: `exec in ${box.slice(0, 12)} did not end within ${requestTimeoutMs} ms` })
+          })),
+        (started) => started.close
+      )
+
+    const gone = (error: ContainerEngineError) => error.status === 404 || error.status === 409
+
+    const engine: ContainerEngine = {
+      address: shown,
+      ping: Effect.asVoid(dial("ping", { path: "/_ping", method: "GET", statusCodes: { 200: true } }, pingTimeoutMs)),
+      hasImage: (image) =>
+        dial("image inspect", {
+          path: `/images/${encodeURIComponent(image)}/json`,
+          method: "GET",
+          statusCodes: { 200: true, 404: "no such image" }
+        }).pipe(
+          Effect.as(true),
+          Effect.catchIf((error) => error.status === 404, () => Effect.succeed(false))
+        ),
+      createBox: (options: BoxOptions) =>
+        Effect.gen(function*() {
+          const created = (yield* dial("container create", {
+            path: "/containers/create",
+            method: "POST",
+            options: {
+              Image: options.image,
+              Cmd: ["sleep", "infinity"],
+              Entrypoint: [],
+              Env: [],
+              Labels: options.labels,
+              ...(options.user === undefined ? {} : { User: options.user }),
+              HostConfig: {
+                Init: true,
+                NetworkMode: options.network,
+                Binds: options.mounts.map(({ host, target }) => `${host}:${target}`),
+                ReadonlyRootfs: options.readOnlyRootfs,
+                ...(options.readOnlyRootfs ? { Tmpfs: { "/tmp": "rw,nosuid,nodev,mode=1777" } } : {}),
+                ...(options.memoryMb === undefined
+                  ? {}
+                  : { Memory: options.memoryMb * 1024 * 1024, MemorySwap: options.memoryMb * 1024 * 1024 }),
+                ...(options.pidsLimit === undefined ? {} : { PidsLimit: options.pidsLimit }),
+                ...(options.cpus === undefined ? {} : { NanoCpus: Math.round(options.cpus * 1e9) })
+              }
+            },
+            statusCodes: { 201: true, 400: "bad parameter", 404: "no such image", 409: "conflict" }
+          })) as { readonly Id: string }
+          yield* dial("container start", {
+            path: `/containers/${created.Id}/start`,
+            method: "POST",
+            statusCodes: { 204: true, 304: true, 404: "no such container" }
+          }).pipe(Effect.tapError(() => Effect.ignore(engine.removeBox(created.Id))))
+          return created.Id
+        }),
+      exec,
+      signalGroup: (box, pgid, signal) =>
+        run(box, signalArgv(pgid, signal)).pipe(Effect.asVoid, Effect.catchIf(gone, () => Effect.void)),
+      groupAlive: (box, pgid) =>
+        run(box, groupAliveArgv(pgid)).pipe(
+          Effect.map((output) => output.trim() === "alive"),
+          Effect.catchIf(gone, () => Effect.succeed(false))
+        ),
+      boxRunning: (box) =>
+        dial("container inspect", {
+          path: `/containers/${box}/json`,
+          method: "GET",
+          statusCodes: { 200: true, 404: "no such container" }
+        }).pipe(
+          Effect.map((info) => (info as { readonly State?: { readonly Running?: boolean } }).State?.Running === true),
+          Effect.catchIf((error) => error.status === 404, () => Effect.succeed(false))
+        ),
+      stopBox: (box) =>
+        Effect.asVoid(dial("container stop", {
+          path: `/containers/${box}/stop?`,
+          method: "POST",
+          options: { _query: { t: 0 }, _body: {} },
+          statusCodes: { 204: true, 304: true, 404: "no such container" }
+        })),
+      startBox: (box) =>
+        Effect.asVoid(dial("container start", {
+          path: `/containers/${box}/start`,
+          method: "POST",
+          statusCodes: { 204: true, 304: true, 404: "no such container" }
+        })),
+      removeBox: (box) =>
+        dial("container remove", {
+          path: `/containers/${box}?`,
+          method: "DELETE",
+          options: { force: true, v: true },
+          statusCodes: { 204: true, 404: "no such container", 409: "removal in progress" }
+        }).pipe(Effect.asVoid, Effect.catchIf(gone, () => Effect.void)),
+      listBoxes: (labels) =>
+        dial("container list", {
+          path: "/containers/json?",
+          method: "GET",
+          options: { all: true, filters: { label: Object.entries(labels).map(([name, value]) => `${name}=${value}`) } },
+          statusCodes: { 200: true }
+        }).pipe(
+          Effect.map((list) =>
+            (list as ReadonlyArray<{ readonly Id: string; readonly Labels?: Record<string, string> }>).map((entry) => ({
+              id: entry.Id,
+              labels: entry.Labels ?? {}
+            }))
+          )
+        )
+    }
+    return engine
+  })

@@ -1,0 +1,104 @@
+/**
+ * The shell every container exec starts: it runs the command as the leader of a process group of its
+ * own, says the leader's pid before the command runs, and writes how the leader ended to a status
+ * file the host watches.
+ *
+ * Protocol. The exec's stdout starts with one line of the wrapper's: `<pid>` (the group's id), or
+ * `nowd` when the workdir does not exist. The status file gets one line once the leader has ended:
+ * `exit <code> <members>` or `signal <name> <members>`, where `<members>` is `alive` when another member
+ * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
+ * the container's cgroup counted an OOM kill while the command ran.
+ *
+ * A job's status in the table (`jobs -l`) is what tells a death by signal from an exit with the same
+ * number (`kill -9 $$` against `exit 137`); a CHLD trap records it before `wait` removes the job.
+ *
+ * @internal
+ */
+
+/** Where each box's control directory is mounted inside its container. */
+export const controlMount = "/.effect-bash-control"
+
+/** Commands longer than this go over stdin (NUL-terminated) instead of argv (`MAX_ARG_STRLEN`). */
+export const longScriptBytes = 64 * 1024
+
+// $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode).
+const wrapperScript = String.raw`
+oom() {
+  local f k v
+  for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+    [ -r "$f" ] || continue
+    while read -r k v; do [ "$k" = oom_kill ] && { ooms=$v; return; }; done <"$f"
+  done
+  ooms=0
+}
+members() {
+  local d s
+  for d in /proc/[0-9]*; do
+    read -r s <"$d/stat" 2>/dev/null || continue
+    s=${"$"}{s##*) }
+    set -- $s
+    [ "$3" = "$pg" ] && [ "$1" != Z ] && [ "$1" != X ] && { group=alive; return; }
+  done
+  group=empty
+}
+ctl=$1
+cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
+oom; before=$ooms
+set -m
+trap 'jobs -l >"$ctl.j"' CHLD
+if [ "$3" = stdin ]; then
+  { printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
+else
+  { printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "$4"; } &
+fi
+pg=$!
+exec 2>/dev/null
+wait "$pg"
+st=$?
+trap - CHLD
+read -r _ _ word _ <"$ctl.j"
+if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st")"; else how="exit $st"; fi
+members
+oom
+[ "$ooms" -gt "$before" ] && group="$group oom"
+printf '%s %s\n' "$how" "$group" >"$ctl"
+`
+
+/** The exec's argv for `command`, whose status goes to `statusFile` (a path inside the container). */
+export const wrapperArgv = (command: string, cwd: string, statusFile: string): ReadonlyArray<string> =>
+  Buffer.byteLength(command) <= longScriptBytes
+    ? ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
+    : ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
+
+/** How the leader ended, as the status file says. */
+export interface LeaderStatus {
+  readonly exitCode: number | null
+  readonly signal: string | null
+  /** Another member of the group was running when the leader ended. */
+  readonly groupAlive: boolean
+  /** The container's cgroup counted an OOM kill while the command ran. */
+  readonly oomKilled: boolean
+}
+
+/** The status file's line, or `undefined` while it is not complete. */
+export const parseStatus = (text: string): LeaderStatus | undefined => {
+  if (!text.endsWith("\n")) return undefined
+  const [how, value, group, oom] = text.trim().split(" ")
+  if (how === "exit" && value !== undefined && /^\d+$/.test(value)) {
+    return { exitCode: Number(value), signal: null, groupAlive: group === "alive", oomKilled: oom === "oom" }
+  }
+  if (how === "signal" && value !== undefined) {
+    return { exitCode: null, signal: value, groupAlive: group === "alive", oomKilled: oom === "oom" }
+  }
+  return undefined
+}
+
+/** Signals a group from inside the container; a group that is gone is not an error. */
+export const signalArgv = (pgid: number, signal: "SIGTERM" | "SIGKILL"): ReadonlyArray<string> =>
+  ["bash", "--norc", "--noprofile", "-c", `kill -s ${signal.slice(3)} -- -${pgid} 2>/dev/null; exit 0`]
+
+/** Prints `alive` when a member of the group is running (zombies count as dead), else `empty`. */
+export const groupAliveArgv = (pgid: number): ReadonlyArray<string> =>
+  ["bash", "--norc", "--noprofile", "-c", `pg=${pgid}\n${membersFunction}\nmembers\nprintf '%s' "$group"`]
+
+const membersFunction = wrapperScript.slice(wrapperScript.indexOf("members() {"), wrapperScript.indexOf("ctl=$1"))
