@@ -136,6 +136,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       })
       const leaderStatus = Effect.race(Deferred.await(ended), poll)
 
+      let outputEnded = false
       const readPipes = (sinks: ProcessSpawner.OutputSinks) =>
         Effect.gen(function*() {
           const deliver = (frame: Frame) => sinks[frame.stream](frame.bytes)
@@ -148,6 +149,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             if (work !== undefined) yield* work
           }
           // Every writer has closed the pipes: the wrapper has exited, after writing its status if it could.
+          outputEnded = true
           const leader = status.read()
           if (leader === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) {
             box.gone = true
@@ -177,11 +179,13 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             : engine.signalGroup(box.id, pid, signal).pipe(
               Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
             ),
-        // The wrapper's own look at the group when the leader ended is final when it found none:
-        // a group without members cannot gain one.
+        // The wrapper answers while it runs: the leader is a member until its status is written, and
+        // then the wrapper watches the rest until none is left. Once it has ended, the engine answers.
         groupAlive: Effect.suspend(() => {
+          if (box.gone) return Effect.succeed(false)
           const leader = status.read()
-          if (box.gone || (leader !== undefined && !leader.groupAlive)) return Effect.succeed(false)
+          if (!outputEnded) return Effect.succeed(leader === undefined || leader.groupAlive)
+          if (leader !== undefined && !leader.groupAlive) return Effect.succeed(false)
           return engine.groupAlive(box.id, pid).pipe(
             Effect.catchAll((error) =>
               Effect.as(Effect.logWarning(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error.message), false)

@@ -43,18 +43,23 @@ export class ControlDir {
     const file = NodePath.join(this.path, name)
     let status: LeaderStatus | undefined
     const listeners = new Set<(status: LeaderStatus) => void>()
+    // Read again while the group has members: the wrapper adds `empty` once it has none.
     const read = () => {
-      if (status !== undefined) return status
+      if (status !== undefined && !status.groupAlive) return status
+      let read: LeaderStatus | undefined
       try {
-        status = parseStatus(NodeFs.readFileSync(file, "utf8"))
+        read = parseStatus(NodeFs.readFileSync(file, "utf8"))
       } catch {
-        return undefined
+        return status
       }
-      if (status !== undefined) {
-        this.pending.delete(name)
-        for (const listener of listeners) listener(status)
+      if (read === undefined) return status
+      const first = status === undefined
+      status = read
+      if (first) {
+        for (const listener of listeners) listener(read)
         listeners.clear()
       }
+      if (!read.groupAlive) this.pending.delete(name)
       return status
     }
     this.pending.set(name, () => {

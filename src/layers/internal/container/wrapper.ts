@@ -7,7 +7,10 @@
  * `nowd` when the workdir does not exist. The status file gets one line once the leader has ended:
  * `exit <code> <members>` or `signal <name> <members>`, where `<members>` is `alive` when another member
  * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
- * the container's cgroup counted an OOM kill while the command ran.
+ * the container's cgroup counted an OOM kill while the command ran. When members were left, the
+ * wrapper stays and watches them: once none is left it adds the line `empty`. So the host knows the
+ * group's state without asking the engine, and the engine never closes the exec's output while its
+ * members still write (it waits only briefly for output once the exec's own process has ended).
  *
  * A job's status in the table (`jobs -l`) is what tells a death by signal from an exit with the same
  * number (`kill -9 $$` against `exit 137`); a CHLD trap records it before `wait` removes the job.
@@ -60,8 +63,13 @@ read -r _ _ word _ <"$ctl.j"
 if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st")"; else how="exit $st"; fi
 members
 oom
-[ "$ooms" -gt "$before" ] && group="$group oom"
-printf '%s %s\n' "$how" "$group" >"$ctl"
+[ "$ooms" -gt "$before" ] && oomed=" oom"
+printf '%s %s%s\n' "$how" "$group" "$oomed" >"$ctl"
+[ "$group" = alive ] || exit 0
+while command -p sleep 0.05; do
+  members
+  [ "$group" = empty ] && { printf 'empty\n' >>"$ctl"; exit 0; }
+done
 `
 
 /** The exec's argv for `command`, whose status goes to `statusFile` (a path inside the container). */
@@ -74,21 +82,24 @@ export const wrapperArgv = (command: string, cwd: string, statusFile: string): R
 export interface LeaderStatus {
   readonly exitCode: number | null
   readonly signal: string | null
-  /** Another member of the group was running when the leader ended. */
+  /** Another member of the group is running (as the wrapper, which watches them, last said). */
   readonly groupAlive: boolean
   /** The container's cgroup counted an OOM kill while the command ran. */
   readonly oomKilled: boolean
 }
 
-/** The status file's line, or `undefined` while it is not complete. */
+const alive = (group: string | undefined, text: string): boolean => group === "alive" && !text.endsWith("\nempty\n")
+
+/** The status file's first line, or `undefined` while it is not complete. */
 export const parseStatus = (text: string): LeaderStatus | undefined => {
-  if (!text.endsWith("\n")) return undefined
-  const [how, value, group, oom] = text.trim().split(" ")
+  const end = text.indexOf("\n")
+  if (end === -1) return undefined
+  const [how, value, group, oom] = text.slice(0, end).split(" ")
   if (how === "exit" && value !== undefined && /^\d+$/.test(value)) {
-    return { exitCode: Number(value), signal: null, groupAlive: group === "alive", oomKilled: oom === "oom" }
+    return { exitCode: Number(value), signal: null, groupAlive: alive(group, text), oomKilled: oom === "oom" }
   }
   if (how === "signal" && value !== undefined) {
-    return { exitCode: null, signal: value, groupAlive: group === "alive", oomKilled: oom === "oom" }
+    return { exitCode: null, signal: value, groupAlive: alive(group, text), oomKilled: oom === "oom" }
   }
   return undefined
 }

@@ -1,0 +1,116 @@
+/**
+ * The container executor: the local executor's process mechanics, with each command run inside a
+ * container on a Docker Engine — one container per session, created on first use from the configured
+ * image and removed with the layer, with the session's directory mounted at the same path. Memory,
+ * process-count and CPU limits per container, no network by default, an optional non-root user and
+ * read-only root file system.
+ *
+ * @since 0.1.0
+ */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import type { FileSystem, Path } from "@effect/platform"
+import type { ConfigError, Scope } from "effect"
+import { Config, Data, Effect, Layer } from "effect"
+import { BashExecutor } from "../services/BashExecutor.js"
+import { ProcessSpawner } from "../services/ProcessSpawner.js"
+import type { LocalBashExecutorConfigError } from "./executorSettings.js"
+import type { Settings } from "./containerSettings.js"
+import { environment, resolveContainerConfig } from "./containerSettings.js"
+import { Boxes, sweepDeadHosts } from "./internal/container/Boxes.js"
+import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
+import { makeDockerEngine } from "./internal/container/DockerEngine.js"
+import { makeExecutorCore } from "./internal/executor/executorCore.js"
+
+export { ContainerSettings, environment, Settings } from "./containerSettings.js"
+
+/**
+ * The container executor cannot start: the engine is unreachable (the message names its address),
+ * the image is missing (the message says how to build or pull it), or docker-modem is not installed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ContainerUnavailableError extends Data.TaggedError("ContainerUnavailableError")<{
+  /** The engine's address: `unix:///var/run/docker.sock`, `tcp://…`. */
+  readonly engine: string
+  readonly message: string
+}> {}
+
+const build = (settings: Settings.Input) =>
+  Effect.gen(function*() {
+    const config = yield* resolveContainerConfig(settings)
+    const engine = yield* makeDockerEngine(config.dockerHost).pipe(
+      Effect.mapError((error) =>
+        new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
+      )
+    )
+    const unavailable = (message: string) => new ContainerUnavailableError({ engine: engine.address, message })
+    yield* engine.ping.pipe(Effect.mapError((error) => unavailable(error.message)))
+    const found = yield* engine.hasImage(config.image).pipe(Effect.mapError((error) => unavailable(error.message)))
+    if (!found) {
+      return yield* unavailable(
+        `image ${JSON.stringify(config.image)} is not on the Docker Engine at ${engine.address}: ` +
+          `build it (docker build -t ${config.image} DIR) or pull it (docker pull ${config.image})`
+      )
+    }
+    yield* sweepDeadHosts(engine)
+    const boxes = yield* Boxes.make(engine, {
+      image: config.image,
+      network: config.network,
+      memoryMb: config.memoryMb,
+      pidsLimit: config.pidsLimit,
+      cpus: config.cpus,
+      user: config.user,
+      readOnlyRootfs: config.readOnlyRoot,
+      workspaceRoot: config.workspaceRoot,
+      idleStopMs: config.idleStopMs
+    })
+    const spawner = makeContainerSpawner({ engine, boxes, user: config.user, memoryMb: config.memoryMb })
+    // The box has its own environment (the image's): nothing of the host's is inherited.
+    return yield* makeExecutorCore(config, {
+      sandboxMode: undefined,
+      workspaceRoot: config.workspaceRoot,
+      launch: () => Effect.succeed({}),
+      inheritedEnv: {}
+    }).pipe(Effect.provideService(ProcessSpawner, spawner))
+  })
+
+/**
+ * The container executor over the file system in context: checks `settings` (failing with the first
+ * bad field), reaches the engine, checks the image, removes the containers of dead hosts and starts
+ * the executor in the current scope; its containers are removed when the scope closes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  settings: Settings.Input
+): Effect.Effect<
+  BashExecutor["Type"],
+  LocalBashExecutorConfigError | ContainerUnavailableError,
+  FileSystem.FileSystem | Path.Path | Scope.Scope
+> => build(settings)
+
+/**
+ * The container executor on Node.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  settings: Settings.Input
+): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError> =>
+  Layer.scoped(BashExecutor, make(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+
+/**
+ * The container executor with its settings read through `Config`; without an argument it reads the
+ * `EFFECT_BASH_*` variables ({@link environment}), `EFFECT_BASH_CONTAINER_IMAGE` among them.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Settings.Input> = environment
+): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
