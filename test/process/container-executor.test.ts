@@ -1,0 +1,282 @@
+/**
+ * The container executor against a real Docker Engine. What runs in a container is checked with the
+ * docker CLI (`docker top`, `docker ps`), never with the code under test.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import { boxGoneText, oomText } from "../../src/layers/internal/container/ContainerSpawner.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { commandsIn, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+
+const graceMs = 1_000
+const tmp = fs.realpathSync(os.tmpdir())
+const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-container-${label}-`))
+const workspace = freshDir("ws")
+
+let sessions = 0
+/** A session id nobody else uses: its container is found by its label. */
+const freshSession = () => `container-test-${process.pid}-${++sessions}`
+const boxOf = (session: string): string => {
+  const [id] = containersWith({ "effect-bash.session": session })
+  if (id === undefined) throw new Error(`no container for session ${session}`)
+  return id
+}
+
+const container = (settings: Partial<DockerBashExecutor.Settings.Input> = {}) =>
+  DockerBashExecutor.layer({ image: testImage, graceMs, cwd: workspace, ...settings })
+
+// One layer for the tests that allow it: a container's start is the slow part.
+const shared = ManagedRuntime.make(container())
+const local = ManagedRuntime.make(LocalBashExecutor.layer({ graceMs, cwd: workspace }))
+afterAll(async () => {
+  await shared.dispose()
+  await local.dispose()
+})
+
+const runIn = (request: BashExecutor.Request) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    return yield* bash.run(yield* bash.resolve(request))
+  })
+
+const inSession = (session: string, request: BashExecutor.Request): BashExecutor.Request => ({
+  ...request,
+  dshEnv: { DSH_SESSION_ID: session }
+})
+
+/** Reads a background process's output until `text` has appeared (polled on the Clock, bounded). */
+const awaitOutput = (process: BashExecutor.Process, text: string) =>
+  Effect.gen(function*() {
+    let seen = ""
+    while (!seen.includes(text)) {
+      seen += (yield* process.readOutput).delta
+      if (!seen.includes(text)) yield* Effect.sleep(20)
+    }
+    return seen
+  }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
+
+/** What the model sees of a result, spill paths aside (their contents are compared instead). */
+const visible = (result: BashExecutor.RunResult) => ({
+  exitCode: result.exitCode,
+  signal: result.signal,
+  timedOut: result.timedOut,
+  stdout: result.stdout.text,
+  stdoutTruncated: result.stdout.truncated,
+  stdoutSpilled: result.stdout.spillPath === undefined ? undefined : fs.readFileSync(result.stdout.spillPath, "utf8"),
+  stderr: result.stderr.text
+})
+
+describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real engine", () => {
+  it.live("gives the local executor's results for the same commands", () =>
+    Effect.gen(function*() {
+      fs.writeFileSync(path.join(workspace, "data.txt"), "from the host\n")
+      fs.mkdirSync(path.join(workspace, "sub"), { recursive: true })
+      const requests: ReadonlyArray<BashExecutor.Request> = [
+        { command: "echo out; echo err >&2; exit 3" },
+        { command: "printf 'no newline'" },
+        { command: "kill -TERM $$" },
+        { command: "kill -KILL $$" },
+        { command: "exit 137" },
+        { command: "cat data.txt; pwd" },
+        { command: "pwd", workdir: path.join(workspace, "sub") },
+        { command: "cat; echo \"[$0]\"", stdin: "piped in\n" },
+        { command: "--version" },
+        { command: "echo \"$GREETING $DSH_X\"", env: { GREETING: "hello" }, dshEnv: { DSH_X: "managed" } },
+        { command: "seq 1 30000", stdoutMaxBytes: 1_000 },
+        { command: "echo start; sleep 30", timeoutMs: 300 },
+        { command: "sleep 30 & echo left behind" },
+        { command: `echo ${"x".repeat(70 * 1024)} | wc -c` }
+      ]
+      for (const request of requests) {
+        const there = yield* Effect.provide(runIn(request), shared)
+        const here = yield* Effect.provide(runIn(request), local)
+        expect(visible(there), request.command.slice(0, 60)).toEqual(visible(here))
+      }
+    }), 60_000)
+
+  it.live("a workdir that does not exist in the container fails the spawn as it does locally", () =>
+    Effect.gen(function*() {
+      const there = yield* Effect.provide(Effect.flip(runIn({ command: "true", workdir: "/no/such/dir" })), shared)
+      const here = yield* Effect.provide(Effect.flip(runIn({ command: "true", workdir: "/no/such/dir" })), local)
+      expect(there).toMatchObject({ _tag: "SpawnError", code: "ENOENT", message: (here as { message: string }).message })
+    }))
+
+  it.live("a timeout kills the command's whole group inside the container", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const result = yield* Effect.provide(
+        runIn(inSession(session, { command: "sleep 1001 & sleep 1002 & (sleep 1003; true) & wait", timeoutMs: 500 })),
+        shared
+      )
+      expect(result).toMatchObject({ timedOut: true, signal: "SIGTERM" })
+      expect(commandsIn(boxOf(session))).toEqual([])
+    }))
+
+  it.live("a command that ignores SIGTERM dies by SIGKILL after the grace", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const started = Date.now()
+      const result = yield* Effect.provide(
+        runIn(inSession(session, { command: "trap '' TERM; sleep 1004 & trap '' TERM; wait", timeoutMs: 300 })),
+        shared
+      )
+      expect(result).toMatchObject({ timedOut: true, signal: "SIGKILL" })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300 + graceMs)
+      expect(commandsIn(boxOf(session))).toEqual([])
+    }))
+
+  it.live("a background command is read while it runs and killed with its group", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const started = yield* Effect.provide(
+        Effect.gen(function*() {
+          const bash = yield* BashExecutor
+          const process = yield* bash.start(
+            yield* bash.resolve(inSession(session, { command: "echo ready; sleep 1005 & sleep 1006", owner: session }))
+          )
+          yield* awaitOutput(process, "ready")
+          expect(commandsIn(boxOf(session)).some((args) => args.includes("sleep 1005"))).toBe(true)
+          expect(yield* process.kill).toBe(true)
+          return yield* process.done
+        }),
+        shared
+      )
+      expect(started).toMatchObject({ status: "killed" })
+      expect(commandsIn(boxOf(session))).toEqual([])
+    }))
+
+  it.live("two sessions see neither each other's files nor each other's processes", () =>
+    Effect.gen(function*() {
+      const [a, b] = [freshSession(), freshSession()]
+      const [dirA, dirB] = [freshDir("a"), freshDir("b")]
+      fs.writeFileSync(path.join(dirA, "secret"), "a's\n")
+      const background = yield* Effect.provide(
+        Effect.gen(function*() {
+          const bash = yield* BashExecutor
+          return yield* bash.start(yield* bash.resolve(inSession(a, { command: "sleep 1007", workdir: dirA })))
+        }),
+        shared
+      )
+      const fromB = yield* Effect.provide(
+        runIn(inSession(b, { command: `ls ${dirA}/secret; ps -eo args | grep -c '^sleep 1007$'`, workdir: dirB })),
+        shared
+      )
+      expect(fromB.stderr.text).toContain("No such file or directory")
+      expect(fromB.stdout.text).toBe("0\n")
+      expect(boxOf(a)).not.toBe(boxOf(b))
+      yield* Effect.provide(background.kill, shared)
+    }))
+
+  it.live("the network is none by default: only the loopback interface", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.provide(runIn({ command: "ls /sys/class/net" }), shared)
+      expect(result.stdout.text).toBe("lo\n")
+    }))
+
+  it.live("the host's environment never reaches the container", () =>
+    Effect.gen(function*() {
+      process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY = "host value"
+      const result = yield* Effect.provide(runIn({ command: "env" }), shared)
+      delete process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY
+      expect(result.stdout.text).not.toContain("EFFECT_BASH_CONTAINER_TEST_HOST_ONLY")
+      expect(result.stdout.text).toContain("NO_COLOR=1")
+    }))
+
+  it.live("a container removed from outside fails its call clearly; the next call gets a new one", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const result = yield* Effect.provide(
+        Effect.gen(function*() {
+          const bash = yield* BashExecutor
+          const process = yield* bash.start(yield* bash.resolve(inSession(session, { command: "echo up; sleep 1008" })))
+          yield* awaitOutput(process, "up")
+          const first = boxOf(session)
+          removeContainer(first)
+          const state = yield* process.done
+          const after = (yield* process.readOutput).delta
+          const next = yield* runIn(inSession(session, { command: "echo again" }))
+          return { first, state, after, next }
+        }),
+        shared
+      )
+      expect(result.state).toMatchObject({ exitCode: null, signal: "SIGKILL" })
+      expect(result.after).toContain(boxGoneText(result.first))
+      expect(result.next.stdout.text).toBe("again\n")
+      expect(boxOf(session)).not.toBe(result.first)
+    }))
+
+  it.live("the memory limit kills a command, and the result says so", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.provide(
+        runIn({ command: "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived" }),
+        container({ memoryMb: 32 })
+      )
+      expect(result).toMatchObject({ signal: "SIGKILL" })
+      expect(result.stderr.text).toContain(oomText(32))
+    }))
+
+  it.live("the pids limit bites", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.provide(
+        runIn({ command: "for i in $(seq 1 40); do sleep 1 & done; wait", timeoutMs: 20_000 }),
+        container({ pidsLimit: 16 })
+      )
+      expect(result.stderr.text).toContain("Resource temporarily unavailable")
+    }))
+
+  it.live("no container is left once the layer has closed", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container(), scope)
+      yield* Effect.provide(runIn(inSession(session, { command: "sleep 1009 & true" })), context)
+      expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)
+      yield* Scope.close(scope, Exit.void)
+      expect(containersWith({ "effect-bash.session": session })).toEqual([])
+    }))
+
+  it.live("an unreachable engine and a missing image fail the layer, naming what is wrong", () =>
+    Effect.gen(function*() {
+      const unreachable = yield* Effect.flip(
+        Layer.build(container({ dockerHost: "unix:///nonexistent/docker.sock" })).pipe(Effect.scoped)
+      )
+      expect(unreachable.message).toContain("unix:///nonexistent/docker.sock")
+      const missing = yield* Effect.flip(Layer.build(container({ image: "effect-bash-no-such-image:1" })).pipe(Effect.scoped))
+      expect(missing.message).toContain("\"effect-bash-no-such-image:1\"")
+      expect(missing.message).toContain("docker pull effect-bash-no-such-image:1")
+    }))
+
+  it.live("the containers of a host killed by SIGKILL are removed when the next layer starts", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const index = path.join(import.meta.dirname, "..", "..", "dist", "src", "index.js")
+      const script = [
+        `import { Effect, Layer, Scope } from "effect"`,
+        `const { BashExecutor, DockerBashExecutor } = await import(${JSON.stringify(index)})`,
+        `const scope = Effect.runSync(Scope.make())`,
+        `const context = await Effect.runPromise(Layer.buildWithScope(DockerBashExecutor.layer(${JSON.stringify({ image: testImage, cwd: workspace })}), scope))`,
+        `const bash = context.unsafeMap.get(BashExecutor.key)`,
+        `const spec = await Effect.runPromise(bash.resolve({ command: "sleep 1010 & true", dshEnv: { DSH_SESSION_ID: ${JSON.stringify(session)} } }))`,
+        `await Effect.runPromise(bash.run(spec))`,
+        `process.stdout.write("ready\\n")`,
+        `setInterval(() => {}, 1000)`
+      ].join("\n")
+      const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: path.join(import.meta.dirname, "..", ".."),
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      yield* Effect.promise(() => once(host.stdout!, "data")).pipe(Effect.timeout(30_000))
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)
+      yield* Effect.scoped(Layer.build(container()))
+      expect(containersWith({ "effect-bash.session": session })).toEqual([])
+    }), 60_000)
+})

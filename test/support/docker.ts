@@ -1,0 +1,58 @@
+/**
+ * The container tests' view of the Docker Engine, through the docker CLI (never through the code
+ * under test), and whether there is one to test against.
+ */
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+
+/** The image `scripts/docker-test-image.sh` builds. */
+export const testImage = "effect-bash-test:latest"
+
+const docker = (...args: ReadonlyArray<string>): string =>
+  execFileSync("docker", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+
+const engineAnswers = (): boolean => {
+  try {
+    docker("version", "--format", "{{.Server.APIVersion}}")
+    return true
+  } catch {
+    return false
+  }
+}
+
+const imagePresent = (): boolean => {
+  try {
+    docker("image", "inspect", testImage)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Why the container tests cannot run here, or `undefined` when they can. */
+export const dockerUnavailable: string | undefined = !fs.existsSync("/var/run/docker.sock") && process.env.DOCKER_HOST === undefined
+  ? "no Docker Engine socket (/var/run/docker.sock) and no DOCKER_HOST"
+  : !engineAnswers()
+  ? "the Docker Engine does not answer"
+  : !imagePresent()
+  ? `image ${testImage} is missing: run scripts/docker-test-image.sh`
+  : undefined
+
+/** The ids of the containers carrying every one of `labels` (running or not). */
+export const containersWith = (labels: Readonly<Record<string, string>>): ReadonlyArray<string> =>
+  docker("ps", "-aq", "--no-trunc", ...Object.entries(labels).flatMap(([name, value]) => ["--filter", `label=${name}=${value}`]))
+    .split("\n")
+    .filter((line) => line !== "")
+
+/** The processes running in a container, as `docker top` lists them (`args` only). */
+export const processesIn = (container: string): ReadonlyArray<string> =>
+  docker("top", container, "-eo", "pid,args").split("\n").slice(1).filter((line) => line.trim() !== "").map((line) => line.trim().replace(/^\d+\s+/, ""))
+
+/** The commands in `container` other than its init and its idle `sleep infinity`. */
+export const commandsIn = (container: string): ReadonlyArray<string> =>
+  processesIn(container).filter((args) => !/docker-init|sleep infinity/.test(args))
+
+/** Removes a container, whatever it runs. */
+export const removeContainer = (container: string): void => {
+  docker("rm", "-f", container)
+}
