@@ -9,7 +9,8 @@
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import type { FileSystem, Path } from "@effect/platform"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import type { ConfigError, Scope } from "effect"
 import { Config, Data, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"

@@ -17,7 +17,12 @@ import { commandsIn, containersWith, dockerUnavailable, removeContainer, testIma
 
 const graceMs = 1_000
 const tmp = fs.realpathSync(os.tmpdir())
-const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-container-${label}-`))
+const made: Array<string> = []
+const freshDir = (label: string) => {
+  const dir = fs.mkdtempSync(path.join(tmp, `effect-bash-container-${label}-`))
+  made.push(dir)
+  return dir
+}
 const workspace = freshDir("ws")
 
 let sessions = 0
@@ -38,6 +43,7 @@ const local = ManagedRuntime.make(LocalBashExecutor.layer({ graceMs, cwd: worksp
 afterAll(async () => {
   await shared.dispose()
   await local.dispose()
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
 })
 
 const runIn = (request: BashExecutor.Request) =>
@@ -212,14 +218,22 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(boxOf(session)).not.toBe(result.first)
     }))
 
-  it.live("the memory limit kills a command, and the result says so", () =>
+  it.live("the memory limit kills a command, and the result says so; the CPU limit is the container's", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.provide(
-        runIn({ command: "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived" }),
-        container({ memoryMb: 32 })
+      const [result, quota] = yield* Effect.provide(
+        Effect.all([
+          runIn({ command: "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived" }),
+          // cgroup v2, else v1: the quota and the period in microseconds.
+          runIn({
+            command:
+              "cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo \"$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)\""
+          })
+        ]),
+        container({ memoryMb: 32, cpus: 0.5 })
       )
       expect(result).toMatchObject({ signal: "SIGKILL" })
       expect(result.stderr.text).toContain(oomText(32))
+      expect(quota.stdout.text).toBe("50000 100000\n")
     }))
 
   it.live("the pids limit bites", () =>
@@ -256,10 +270,11 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("the containers of a host killed by SIGKILL are removed when the next layer starts", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      const index = path.join(import.meta.dirname, "..", "..", "dist", "src", "index.js")
+      const dist = path.join(import.meta.dirname, "..", "..", "dist", "src")
       const script = [
         `import { Effect, Layer, Scope } from "effect"`,
-        `const { BashExecutor, DockerBashExecutor } = await import(${JSON.stringify(index)})`,
+        `const { BashExecutor } = await import(${JSON.stringify(path.join(dist, "index.js"))})`,
+        `const { DockerBashExecutor } = await import(${JSON.stringify(path.join(dist, "docker.js"))})`,
         `const scope = Effect.runSync(Scope.make())`,
         `const context = await Effect.runPromise(Layer.buildWithScope(DockerBashExecutor.layer(${JSON.stringify({ image: testImage, cwd: workspace })}), scope))`,
         `const bash = context.unsafeMap.get(BashExecutor.key)`,

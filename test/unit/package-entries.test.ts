@@ -46,7 +46,7 @@ const entryFile = (subpath: string, condition: "types" | "default"): string => {
 
 describe("package entry points", () => {
   it("every export resolves to a built module and its declarations", () => {
-    for (const subpath of [".", "./ai", "./testing", "./cordis"]) {
+    for (const subpath of [".", "./ai", "./docker", "./testing", "./cordis"]) {
       expect(existsSync(join(root, entryFile(subpath, "default"))), subpath).toBe(true)
       expect(existsSync(join(root, entryFile(subpath, "types"))), subpath).toBe(true)
     }
@@ -170,6 +170,7 @@ describe("package entry points", () => {
     ])
     expect(main.length).toBeLessThanOrEqual(45)
     expect(await names("../../src/ai.js")).toEqual(["BashToolkit", "CurrentToolSession"])
+    expect(await names("../../src/docker.js")).toEqual(["DockerBashExecutor"])
     expect(await names("../../src/testing/index.js")).toEqual([
       "ApprovalScripted",
       "FakeConfiningExecutor",

@@ -10,7 +10,7 @@ import ts from "typescript"
 import { describe, expect, it } from "vitest"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
-const entries = ["src/index.ts", "src/ai.ts", "src/testing/index.ts", "src/cordis-adapter.ts"]
+const entries = ["src/index.ts", "src/ai.ts", "src/docker.ts", "src/testing/index.ts", "src/cordis-adapter.ts"]
 
 const parse = (file: string): ts.SourceFile =>
   ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
