@@ -125,21 +125,36 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
 
       // The leader's end: the status file (watched, polled as a safety net), or the exec's end without one.
       const ended = yield* Deferred.make<LeaderStatus | undefined>()
-      const removeListener = status.onStatus((leader) => Deferred.unsafeDone(ended, Effect.succeed(leader)))
+      let exitValue: ProcessSpawner.Exit | undefined
+      let exitListeners: Array<(exit: ProcessSpawner.Exit) => void> = []
+      const settle = (leader: LeaderStatus | undefined): void => {
+        if (exitValue !== undefined) return
+        exitValue = leader === undefined
+          ? { exitCode: null, signal: box.gone ? "SIGKILL" : null }
+          : { exitCode: leader.exitCode, signal: leader.signal }
+        Deferred.unsafeDone(ended, Effect.succeed(leader))
+        const listeners = exitListeners
+        exitListeners = []
+        for (const listener of listeners) listener(exitValue)
+      }
+      const removeListener = status.onStatus(settle)
       yield* Scope.addFinalizer(scope, Effect.sync(removeListener))
-      const poll = Effect.gen(function*() {
-        for (;;) {
-          yield* Effect.sleep(statusPollMs)
-          const leader = status.read()
-          if (leader !== undefined) return leader
-        }
-      })
-      const leaderStatus = Effect.race(Deferred.await(ended), poll)
+      // Interruptible: a spawn may run where interruption is masked, and the fork would inherit that.
+      yield* Effect.forkIn(
+        Effect.interruptible(Effect.gen(function*() {
+          while (exitValue === undefined) {
+            yield* Effect.sleep(statusPollMs)
+            const leader = status.read()
+            if (leader !== undefined) settle(leader)
+          }
+        })),
+        scope
+      )
 
       let outputEnded = false
-      const readPipes = (sinks: ProcessSpawner.OutputSinks) =>
+      const readPipes = (sinks: ProcessSpawner.OutputSinks, closed: () => boolean) =>
         Effect.gen(function*() {
-          const deliver = (frame: Frame) => sinks[frame.stream](frame.bytes)
+          const deliver = (frame: Frame) => closed() ? undefined : sinks[frame.stream](frame.bytes)
           for (const frame of early) {
             const work = deliver(frame)
             if (work !== undefined) yield* work
@@ -161,18 +176,58 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             const work = sinks.stderr(encoder.encode(note))
             if (work !== undefined) yield* work
           }
-          yield* Deferred.succeed(ended, leader)
+          settle(leader)
         })
 
-      const exit: Effect.Effect<ProcessSpawner.Exit> = Effect.map(leaderStatus, (leader) =>
-        leader === undefined
-          ? { exitCode: null, signal: box.gone ? "SIGKILL" : null }
-          : { exitCode: leader.exitCode, signal: leader.signal })
+      // Frames arrive only as the exec's stream is read, so delivering them is always a fiber's work:
+      // `hasWork` holds until the stream has ended.
+      const openPipes = (sinks: ProcessSpawner.OutputSinks): ProcessSpawner.OpenPipes => {
+        let pipesEnded = false
+        let closed = false
+        let listeners: Array<() => void> = []
+        return {
+          get ended() {
+            return pipesEnded
+          },
+          get hasWork() {
+            return !pipesEnded
+          },
+          onChange: (listener) => {
+            listeners.push(listener)
+            return () => {
+              listeners = listeners.filter((each) => each !== listener)
+            }
+          },
+          drain: Effect.ensuring(
+            readPipes(sinks, () => closed),
+            Effect.sync(() => {
+              pipesEnded = true
+              const waiting = listeners
+              listeners = []
+              for (const listener of waiting) listener()
+            })
+          ),
+          close: () => {
+            closed = true
+            listeners = []
+          }
+        }
+      }
 
       const process: ProcessSpawner.Process = {
         pid,
-        readPipes,
-        exit,
+        openPipes,
+        exit: Effect.map(Deferred.await(ended), () => exitValue!),
+        onExit: (listener) => {
+          if (exitValue !== undefined) {
+            listener(exitValue)
+            return () => {}
+          }
+          exitListeners.push(listener)
+          return () => {
+            exitListeners = exitListeners.filter((each) => each !== listener)
+          }
+        },
         signalGroup: (signal) =>
           box.gone
             ? Effect.void
