@@ -1,6 +1,7 @@
 /**
  * `@effect/platform` Command through platform-node's `NodeCommandExecutor` — for comparison only
- * (the library itself never spawns with it; see NOTES.md for why).
+ * (the library never spawns with it: it never escalates to SIGKILL, waits without bound in an
+ * uninterruptible finalizer and leaks `&` children).
  */
 import * as Command from "@effect/platform/Command"
 import { NodeCommandExecutor, NodeFileSystem, NodeSink } from "@effect/platform-node"

@@ -29,7 +29,7 @@ export const noticeSummary = (notice: CompletionNotices.Notice): string =>
   bound(`background task ${notice.task.id} finished ${statusLine(notice.task)} — ${notice.task.label.replace(/\s+/g, " ").trim()}`)
 
 /**
- * The frozen message for one notice: a fresh UUID, the exact CONTRACT §3 text as its only block.
+ * The frozen message for one notice: a fresh UUID, the exact notice text as its only block.
  */
 export const noticeMessage = (plugin: string, notice: CompletionNotices.Notice): HarnessNoticeMessage =>
   Object.freeze({

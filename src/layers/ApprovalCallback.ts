@@ -1,5 +1,5 @@
 /**
- * An {@link Approval} channel that asks the host (CONTRACT §5): a UI prompt, a CLI question, a
+ * An {@link Approval} channel that asks the host: a UI prompt, a CLI question, a
  * harness's own approval service. Anything but a clear answer counts as `cancelled`.
  *
  * @since 0.1.0

@@ -1,6 +1,6 @@
 /**
  * The in-memory {@link BashEnvRegistry}: scoped contributor registrations and the per-call managed
- * `DSH_*` environment (CONTRACT §4).
+ * `DSH_*` environment.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * The local executor (CONTRACT §1): `bash -c` per call in its own process group, Clock-driven
+ * The local executor: `bash -c` per call in its own process group, Clock-driven
  * timeouts, one TERM→KILL kill path, bounded output with spill files owned by the layer's scope,
  * background processes, and disposal that kills everything and waits for it.
  *

@@ -1,5 +1,5 @@
 /**
- * The sandboxing executor (CONTRACT §7): the local executor's process mechanics, with each command
+ * The sandboxing executor: the local executor's process mechanics, with each command
  * started through bubblewrap — read-only or workspace-write file confinement, its own PID namespace
  * (nothing it starts outlives the call), credential stores hidden, the network optionally cut. It
  * fails closed: a confined mode never runs unconfined.

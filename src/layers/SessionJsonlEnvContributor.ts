@@ -1,5 +1,5 @@
 /**
- * The built-in `session-persistence` env contributor (CONTRACT §4): gives each call with a session
+ * The built-in `session-persistence` env contributor: gives each call with a session
  * `DSH_SESSION_JSONL`, the path where SessionPersistence keeps that session as JSONL.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * A {@link SessionPersistence} that keeps one JSONL file per session (CONTRACT §6, Beyond): `locate`
+ * A {@link SessionPersistence} that keeps one JSONL file per session: `locate`
  * answers `{ kind: "jsonl", path }`, `record` appends each tool call with its structured result, and
  * `replay` reads them back without parsing any model-facing text.
  *

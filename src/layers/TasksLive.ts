@@ -1,5 +1,5 @@
 /**
- * The in-memory background-task runtime behind the {@link Tasks} seam (CONTRACT §3).
+ * The in-memory background-task runtime behind the {@link Tasks} seam.
  *
  * Each task's work is supervised by a fiber in the layer's scope that awaits `work.done` and
  * records the outcome. Closing the layer's scope cancels every unfinished task and awaits each

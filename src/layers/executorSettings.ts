@@ -1,5 +1,5 @@
 /**
- * The local executor's settings, described once (CONTRACT §1): the Schema below holds every default
+ * The local executor's settings, described once: the Schema below holds every default
  * and every bound; the type, the defaults, the layer's errors, the `EFFECT_BASH_*` `Config`, the CLI
  * flags and the Cordis config are derived from it.
  */
@@ -216,13 +216,13 @@ export const decodeWith = <A, I>(schema: Schema.Schema<A, I>, prefixOf: (field: 
   )
 
 /**
- * Fills defaults and checks every setting (CONTRACT §1).
+ * Fills defaults and checks every setting.
  */
 export const resolveConfig: (input: Settings.Input) => Effect.Effect<Settings, LocalBashExecutorConfigError> =
   decodeWith(Settings, () => "bash-local")
 
 /**
- * The defaults (CONTRACT §1), decoded from nothing.
+ * The defaults, decoded from nothing.
  *
  * @since 0.1.0
  * @category constants

@@ -1,5 +1,5 @@
 /**
- * CONTRACT §1 `resolve`: one implementation for the local executor and the test doubles that stand
+ * `BashExecutor.resolve`: one implementation for the local executor and the test doubles that stand
  * in for it, and the only producer of the {@link BashExecutor.Spec} brand — with {@link checkSpec},
  * its twin for a spec an untyped caller built by hand.
  *

@@ -1,5 +1,5 @@
 /**
- * The sandboxing executor's settings, described once (CONTRACT §7): the local executor's Schema plus
+ * The sandboxing executor's settings, described once: the local executor's Schema plus
  * the sandbox's own fields. A problem in a local field reads `bash-local: …`, in a sandbox field
  * `bash-sandbox: …`.
  */
@@ -100,7 +100,7 @@ export const resolveSandboxConfig = (input: Settings.Input): Effect.Effect<Setti
   decode({ ...input, cwd: input.cwd ?? input.workspaceRoot })
 
 /**
- * The sandbox defaults (CONTRACT §7), decoded from nothing.
+ * The sandbox defaults, decoded from nothing.
  *
  * @since 0.1.0
  * @category constants

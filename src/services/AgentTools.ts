@@ -171,7 +171,7 @@ export declare namespace AgentTools {
     readonly description: string
     /** The JSON Schema the model reads, derived from the tool's parameter schema. */
     readonly parameters: JsonSchema
-    /** The model-facing text of a successful value (exactly per CONTRACT). */
+    /** The model-facing text of a successful value (the reference tool's text, character for character). */
     readonly render: (value: unknown) => string
     readonly presentCall: (args: unknown) => Presentation
     /** From the stored structured value, never from parsing text. */

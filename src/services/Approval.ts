@@ -1,5 +1,5 @@
 /**
- * Asking a human (CONTRACT §5): the consent step before a sandbox escalation runs.
+ * Asking a human: the consent step before a sandbox escalation runs.
  */
 import type { Effect } from "effect"
 import { Context } from "effect"

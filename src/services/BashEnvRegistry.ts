@@ -1,5 +1,5 @@
 /**
- * The managed `DSH_*` environment (CONTRACT §4): built-in keys plus scoped contributors.
+ * The managed `DSH_*` environment: built-in keys plus scoped contributors.
  */
 import type { Effect, Scope } from "effect"
 import { Context, Data } from "effect"

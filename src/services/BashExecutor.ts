@@ -1,5 +1,5 @@
 /**
- * The executor seam (CONTRACT §1): resolve a request against defaults, run a command in the
+ * The executor seam: resolve a request against defaults, run a command in the
  * foreground, or start one in the background.
  */
 import type { Brand, Option, Scope, Stream } from "effect"
@@ -64,7 +64,7 @@ export class BackgroundLimitError extends Data.TaggedError("BackgroundLimitError
 export const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
 
 /**
- * The exact refusal of a confined mode when no sandbox runner is usable (CONTRACT §7).
+ * The exact refusal of a confined mode when no sandbox runner is usable.
  *
  * @since 0.1.0
  * @category utils

@@ -32,7 +32,7 @@ export class CompletionNotices extends Context.Tag("effect-bash/CompletionNotice
  */
 export declare namespace CompletionNotices {
   /**
-   * One completion notice: the exact CONTRACT §3 text and the finished task it reports.
+   * One completion notice: the exact notice text and the finished task it reports.
    *
    * @since 0.1.0
    * @category models

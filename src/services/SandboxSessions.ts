@@ -1,5 +1,5 @@
 /**
- * Per-session sandbox modes (CONTRACT §5, §7): a session's standing override, and the model-facing
+ * Per-session sandbox modes: a session's standing override, and the model-facing
  * policy text of the mode a session's next call runs under.
  */
 import type { Effect, Option } from "effect"
@@ -8,7 +8,7 @@ import type { BashExecutor } from "./BashExecutor.js"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**
- * The model-facing policy text of a mode (CONTRACT §7), `root` being the session's workspace root.
+ * The model-facing policy text of a mode, `root` being the session's workspace root.
  *
  * @since 0.1.0
  * @category utils

@@ -1,5 +1,5 @@
 /**
- * Where sessions are stored (CONTRACT §6), and the record of each tool call for replay.
+ * Where sessions are stored, and the record of each tool call for replay.
  */
 import type { Effect, Option } from "effect"
 import { Context, Data } from "effect"

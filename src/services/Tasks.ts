@@ -1,5 +1,5 @@
 /**
- * The generic background-task runtime (CONTRACT §3): ids, owner isolation, consuming reads,
+ * The generic background-task runtime: ids, owner isolation, consuming reads,
  * waiting, cancellation, completion notices and disposal. Producers (the `bash` tool) hand it a
  * {@link Tasks.Work}; the runtime never knows what the work is.
  */

@@ -130,7 +130,7 @@ const whenAborted = (signal: AbortSignal): Effect.Effect<void> =>
     return Effect.sync(() => signal.removeEventListener("abort", fired))
   })
 
-/** Both streams as one text, as the executor's reads merge them (CONTRACT §1). */
+/** Both streams as one text, as the executor's reads merge them. */
 const merged = (stdout: string, stderr: string): string =>
   stderr === "" ? stdout : `${stdout}${stdout === "" || stdout.endsWith("\n") ? "" : "\n"}[stderr]\n${stderr}`
 

@@ -23,7 +23,7 @@ export interface Definition<Args, Value> {
   readonly parameters: Parameters<Args>
   /** The canonical value: hosts store it, and replays decode it with this schema before rendering. */
   readonly success: Schema.Schema<Value, any>
-  /** The model-facing text of a value (exactly per CONTRACT). */
+  /** The model-facing text of a value (the reference tool's text, character for character). */
   readonly render: (value: Value) => string
   readonly presentCall: (args: unknown) => AgentTools.Presentation
   readonly presentResult: (args: unknown, value: Value) => AgentTools.Presentation

@@ -1,5 +1,5 @@
 /**
- * The `bash` tool's definition (CONTRACT §2): its parameters and its value as Schemas, what the model
+ * The `bash` tool's definition: its parameters and its value as Schemas, what the model
  * reads about it, and the text and the cards of a value. Nothing here needs a service: the handler
  * that runs a call is composed by `AgentToolsLive`.
  *
@@ -283,7 +283,7 @@ export const Background = Schema.Struct({
 })
 
 /**
- * The canonical value of a `bash` call (CONTRACT §2): what hosts store and replay, and what every
+ * The canonical value of a `bash` call: what hosts store and replay, and what every
  * rendering and card is computed from.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The `task_kill` tool (CONTRACT §3): stop a background task of the calling session.
+ * The `task_kill` tool: stop a background task of the calling session.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * The `task_list` tool (CONTRACT §3): the calling session's background tasks, one line each.
+ * The `task_list` tool: the calling session's background tasks, one line each.
  *
  * @since 0.1.0
  */

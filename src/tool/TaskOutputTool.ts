@@ -1,5 +1,5 @@
 /**
- * The `task_output` tool (CONTRACT §3): a background task's new output and its status line, after an
+ * The `task_output` tool: a background task's new output and its status line, after an
  * optional bounded wait for it to finish.
  *
  * @since 0.1.0

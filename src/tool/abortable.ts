@@ -10,7 +10,7 @@ import { Effect, Fiber } from "effect"
 import type { AgentTools } from "../services/AgentTools.js"
 
 /**
- * What a call that was aborted (interrupted) answers: the error `command aborted` (CONTRACT §2).
+ * What a call that was aborted (interrupted) answers: the error `command aborted`.
  */
 export const abortedCallResult: AgentTools.Result = {
   isError: true,

@@ -1,5 +1,5 @@
 /**
- * A background `bash` process as generic task work (CONTRACT §3): rendered incremental output, the
+ * A background `bash` process as generic task work: rendered incremental output, the
  * cancel hook, and the outcome with its detail.
  */
 import { Effect, Ref } from "effect"

@@ -1,5 +1,5 @@
 /**
- * One-shot sandbox escalation (CONTRACT §5): strictly wider than the call's current mode, approved
+ * One-shot sandbox escalation: strictly wider than the call's current mode, approved
  * by the user before anything runs, for this call only.
  */
 import { Effect, Option } from "effect"

@@ -1,5 +1,5 @@
 /**
- * Turning terminal output into text a model reads (CONTRACT §2 Beyond): escape sequences removed,
+ * Turning terminal output into text a model reads: escape sequences removed,
  * carriage-return progress folded, a sequence cut in half by truncation dropped. Spill files keep the
  * raw bytes; only model-facing text goes through here.
  */

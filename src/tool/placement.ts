@@ -1,5 +1,5 @@
 /**
- * Where a `bash` call runs (CONTRACT §2 workdir): a relative workdir is taken from the session's
+ * Where a `bash` call runs: a relative workdir is taken from the session's
  * canonical working directory, or from the sandbox workspace root when a policy is in force (the
  * session's cwd, else the executor's configured root, else its default workdir; then the workdir too
  * is canonical, so confinement and launch agree on it); an absolute workdir wins;

@@ -1,5 +1,5 @@
 /**
- * The model-facing text of one consuming read of a background process (CONTRACT §2).
+ * The model-facing text of one consuming read of a background process.
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { appendLines } from "./appendLines.js"

@@ -1,5 +1,5 @@
 /**
- * The model-facing text of a `bash` result (CONTRACT §2 render rules).
+ * The model-facing text of a `bash` result.
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/internal/mergeStreams.js"

@@ -1,5 +1,5 @@
 /**
- * The sandbox lines of a result (CONTRACT §2): a denial, the escalation hint, a runner failure.
+ * The sandbox lines of a result: a denial, the escalation hint, a runner failure.
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 

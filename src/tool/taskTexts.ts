@@ -1,5 +1,5 @@
 /**
- * The exact texts of the task tools and the completion notice (CONTRACT §3).
+ * The exact texts of the task tools and the completion notice.
  */
 import type { Tasks } from "../services/Tasks.js"
 import { appendLines } from "./appendLines.js"

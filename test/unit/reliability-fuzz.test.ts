@@ -55,7 +55,7 @@ const record = (raw: unknown): Record<string, unknown> => (typeof raw === "objec
 
 type Expected = { readonly error: string } | { readonly ok: string } | { readonly oneOf: ReadonlyArray<string> }
 
-/** CONTRACT §2 validation, in its order, for a composition with background and no sandbox. */
+/** The `bash` tool's validation, in its order, for a composition with background and no sandbox. */
 const expectBash = (raw: unknown): Expected => {
   const input = record(raw)
   const { command, description, timeoutMs, workdir } = input
@@ -81,7 +81,7 @@ const taskIdError = (id: unknown) => `invalid task_id: expected a non-empty stri
 // The fuzzing session owns no task: a valid id is unknown or another session's.
 const noSuchTask = (id: string) => ({ oneOf: [`unknown task ${id}`, `task ${id} belongs to another session`] })
 
-/** CONTRACT §3. */
+/** The task tools' validation. */
 const expectTask = (tool: string, raw: unknown): Expected => {
   const input = record(raw)
   const id = input["task_id"]

@@ -18,7 +18,7 @@ const withEnv = (env: Record<string, string>) =>
   Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
 
 describe("settings Schemas", () => {
-  it("the defaults are CONTRACT §1, §3 and §7's, decoded from the Schemas", () => {
+  it("the defaults are the reference's, decoded from the Schemas", () => {
     expect(LocalBashExecutor.defaults).toEqual({
       timeoutMs: 120_000,
       maxTimeoutMs: 600_000,

@@ -15,7 +15,7 @@ const out = (text: string, truncated = false, spillPath?: string) =>
 const render = (overrides: Partial<BashExecutor.RunResult>, escalationOffered = false) =>
   renderForeground(bashRunResult(overrides), escalationOffered)
 
-describe("foreground rendering: the CONTRACT examples, verbatim", () => {
+describe("foreground rendering: the reference's examples, verbatim", () => {
   it("hello\\n", () => expect(render({ stdout: out("hello\n") })).toBe("hello\n"))
   it("(no output)", () => expect(render({})).toBe("(no output)"))
   it("out + [stderr] + err", () =>

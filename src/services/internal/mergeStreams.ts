@@ -1,5 +1,5 @@
 /**
- * How output is shown as one text (CONTRACT §1): the executor's background reads, rendered results
+ * How output is shown as one text: the executor's background reads, rendered results
  * and UI cards all merge a run's two streams this way.
  *
  * @internal

@@ -1,6 +1,6 @@
 /**
  * The `bash` tool's handler: escalate, collect the managed environment, place, then run in the
- * foreground or start a background task (CONTRACT §2, §4, §5); and the tool for one composition, its
+ * foreground or start a background task; and the tool for one composition, its
  * definition with this handler.
  *
  * @internal

@@ -1,6 +1,6 @@
 /**
- * Where `DSH_HOME` points: the configured home, else a non-blank `$DSH_HOME`, else `~/.dsh`
- * (CONTRACT §4), with `~` expanded and the result made absolute.
+ * Where `DSH_HOME` points: the configured home, else a non-blank `$DSH_HOME`, else `~/.dsh`,
+ * with `~` expanded and the result made absolute.
  *
  * @internal
  */

@@ -1,6 +1,6 @@
 /**
- * The rules a contributor must satisfy to be registered (CONTRACT §4), checked in contract order,
- * each failure carrying the exact contract text.
+ * The rules a contributor must satisfy to be registered, checked in a fixed order,
+ * each failure carrying its exact text.
  *
  * @internal
  */

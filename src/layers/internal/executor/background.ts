@@ -35,7 +35,7 @@ export const settledState = (supervised: Supervised): BashExecutor.ProcessState 
 })
 
 /**
- * New output of both streams, merged per CONTRACT §1.
+ * New output of both streams, merged into one text as `mergeStreams` merges them.
  */
 const readMerged = (stdout: StreamCollector, stderr: StreamCollector): BashExecutor.OutputRead => {
   const out = stdout.read()

@@ -1,5 +1,5 @@
 /**
- * The process mechanics every executor shares (CONTRACT §1): specs checked and spawned through the
+ * The process mechanics every executor shares: specs checked and spawned through the
  * `ProcessSpawner` in their own group, supervised on the Clock, one TERM→KILL kill path, bounded
  * output with spill files owned by the layer's scope, background processes, and disposal that kills
  * everything and waits for it.

@@ -1,6 +1,6 @@
 /**
  * The launches of the two bubblewrap-backed executors: containment for the local executor (a PID
- * namespace, no file confinement), and the sandbox's per-call confinement (CONTRACT §7), which fails
+ * namespace, no file confinement), and the sandbox's per-call confinement, which fails
  * closed when the runner is not usable.
  *
  * @internal
