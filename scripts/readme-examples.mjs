@@ -216,8 +216,9 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   if (kit.length > 0) fail(`test-kit pins:\n${kit.join("\n")}`)
   else log("ok   the test-kit install commands pin the tested vitest lines")
 
+  // out/ stays: the incremental build emits only what changed, so an unchanged example's output must
+  // still be there (only the examples written below are run).
   rmSync(join(dir, "src"), { recursive: true, force: true })
-  rmSync(join(dir, "out"), { recursive: true, force: true })
   mkdirSync(join(dir, "src"), { recursive: true })
   const examples = []
   for (const file of files) {
@@ -243,6 +244,10 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   }
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["src"] }, null, 2) + "\n")
 
+  // The incremental build re-emits only changed sources: an output gone missing needs a full build.
+  if (examples.some((example) => !existsSync(join(dir, "out", `${example.name}.js`)))) {
+    rmSync(join(dir, "cache"), { recursive: true, force: true })
+  }
   const tsc = await run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 120_000 })
   if (tsc.status !== 0) {
     fail(`type-check of ${examples.length} examples (${tsc.ms} ms):\n${tsc.stdout}${tsc.stderr}`)
