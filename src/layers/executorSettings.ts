@@ -117,7 +117,7 @@ export const Settings = Schema.Struct({
         name: "env-allow",
         pseudo: "NAME",
         description: (name) =>
-          `Inherited variable to keep even if it looks like a credential; repeatable (env ${name}=A,B)`
+          `Inherited variable to keep even if it looks like a credential; one name per flag, repeat the flag for more: --env-allow A --env-allow B (env ${name}=A,B)`
       }
     })),
     { default: () => [] }
@@ -129,7 +129,8 @@ export const Settings = Schema.Struct({
       flag: {
         name: "env-deny",
         pseudo: "REGEX",
-        description: (name) => `Extra pattern of inherited variable names to drop; repeatable (env ${name}=A,B)`
+        description: (name) =>
+          `Extra pattern of inherited variable names to drop; one pattern per flag, repeat the flag for more: --env-deny A --env-deny B (env ${name}=A,B)`
       }
     })),
     { default: () => [] }

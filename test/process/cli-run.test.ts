@@ -162,6 +162,9 @@ describe("effect-bash run (real processes)", () => {
       expect(help.stdout).toContain("\neffect-bash run [--workdir DIR]")
       // Optional flags, repeatable ones included, are bracketed.
       expect(help.stdout).toContain(" [--env-allow NAME...] [--env-deny REGEX...] ")
+      // NAME... is one value per flag, as @effect/cli parses a repeated option; the help says how.
+      expect(help.stdout).toContain("repeat the flag for more: --env-allow A --env-allow B")
+      expect(help.stdout).toContain("repeat the flag for more: --env-deny A --env-deny B")
       expect(help.stdout).not.toMatch(/^\$ /m)
       expect(help.stdout).not.toContain("A user-defined piece of text")
       expect(help.stdout).not.toContain("A true or false value")
