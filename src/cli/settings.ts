@@ -195,7 +195,7 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   const executor: LocalBashExecutor.Settings.Input = valuesOf(given, isLocal)
   const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
   if (sandbox.sandboxMode === undefined) {
-    for (const key of ["workspaceRoot", "network"] as const) {
+    for (const key of ["workspaceRoot", "network", "allowUnixSockets"] as const) {
       if (sandbox[key] !== undefined) return yield* invalid(flagOf(key), `applies only with ${flagOf("sandboxMode")}`)
     }
   }

@@ -74,6 +74,8 @@ export const EffectBashConfigFields = Schema.Struct({
     workspaceRoot: named("workspaceRoot", sandboxFields.workspaceRoot.from),
     /** `none` cuts confined commands off the network. */
     network: named("network", sandboxFields.network.from),
+    /** With `network: "none"`, still allow unix sockets (default false: a seccomp filter refuses them). */
+    allowUnixSockets: named("allowUnixSockets", sandboxFields.allowUnixSockets.from),
     /** Paths hidden from confined commands (default: the credential stores; `~/` is the home). */
     hide: named("hide", sandboxFields.hide.from),
     /** The bubblewrap binary (default: found on `PATH`). */

@@ -209,6 +209,16 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   const stdioFor = (lists: typeof plainLists, stdin: boolean, script: boolean) =>
     lists[stdin ? 1 : 0]![script ? 1 : 0]!
 
+  // `stdio` with a pipe at `fd` (4 or more), for a runner's input: it replaces a masked descriptor
+  // there, which the runner closes after reading.
+  const withInputPipe = (stdio: ReadonlyArray<"pipe" | "ignore" | number>, fd: number) => {
+    if (!Number.isSafeInteger(fd) || fd < 4) throw new Error(`a runner's input needs a descriptor of 4 or more, got ${fd}`)
+    const list = [...stdio]
+    while (list.length <= fd) list.push("ignore")
+    list[fd] = "pipe"
+    return list
+  }
+
   // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node;
   // `bashEnvServes`: bash is spawned directly, with an env that keeps a BASH_ENV file working.
   const launchOptions = (options: ProcessSpawner.Options, script: boolean, bashEnvServes: boolean) => {
@@ -291,12 +301,15 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     bashEnvServes: boolean,
     resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
   ): void => {
+    const input = options.wrapper?.input
     let child: ChildProcess.ChildProcess
     try {
+      const launch = launchOptions(options, shell.script !== undefined, bashEnvServes)
       child = ChildProcess.spawn(file, args, {
         cwd: options.cwd,
         detached: true,
-        ...launchOptions(options, shell.script !== undefined, bashEnvServes)
+        ...launch,
+        stdio: input === undefined ? launch.stdio : withInputPipe(launch.stdio, input.fd)
       })
     } catch (error) {
       // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
@@ -318,6 +331,11 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     if (options.stdin !== undefined && child.stdin) {
       child.stdin.on("error", () => {})
       child.stdin.end(options.stdin)
+    }
+    const inputPipe = input === undefined ? undefined : child.stdio[input.fd] as Writable | null | undefined
+    if (input !== undefined && inputPipe) {
+      inputPipe.on("error", () => {})
+      inputPipe.end(input.bytes)
     }
     const scriptPipe = child.stdio[3] as Writable | null | undefined
     if (shell.script !== undefined && scriptPipe) {

@@ -3,13 +3,13 @@
  * the sandbox's own fields. A problem in a local field reads `bash-local: …`, in a sandbox field
  * `bash-sandbox: …`.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { SandboxMode } from "../services/BashExecutor.js"
-import type { LocalBashExecutorConfigError } from "./executorSettings.js"
+import { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
 import { defaultHidden } from "./internal/sandbox/bwrap.js"
+import { unixSocketFilterSupported } from "./internal/sandbox/seccomp.js"
 import { environmentOf, PositiveFinite, setting } from "./settingsSchema.js"
-import type { Effect } from "effect"
 
 /**
  * The sandboxing executor's settings: the local executor's, plus the sandbox's own.
@@ -52,6 +52,20 @@ export const Settings = Schema.Struct({
       message: (issue) => ({ message: `must be "host" or "none", got ${JSON.stringify(issue.actual)}`, override: true })
     }),
     { default: () => "host" as const }
+  ),
+  /**
+   * Under `network: "none"`, let commands open unix sockets (and so connect to any listener on a path
+   * they can see, e.g. `docker.sock`); by default a seccomp filter refuses `socket(AF_UNIX, …)`.
+   */
+  allowUnixSockets: Schema.optionalWith(
+    Schema.Boolean.annotations(setting({
+      env: "ALLOW_UNIX_SOCKETS",
+      flag: {
+        name: "allow-unix-sockets",
+        description: (name) => `With --network none, still allow unix sockets (env ${name})`
+      }
+    })),
+    { default: () => false }
   ),
   /** Paths hidden from confined commands; `~/` is `home`. */
   hide: Schema.optionalWith(Schema.Array(Schema.String).annotations(setting({ env: "HIDE" })), {
@@ -97,7 +111,18 @@ const decode = decodeWith(Settings, (field) => field in LocalSettings.fields ? "
  * only the root is configured.
  */
 export const resolveSandboxConfig = (input: Settings.Input): Effect.Effect<Settings, LocalBashExecutorConfigError> =>
-  decode({ ...input, cwd: input.cwd ?? input.workspaceRoot })
+  decode({ ...input, cwd: input.cwd ?? input.workspaceRoot }).pipe(
+    Effect.filterOrFail(
+      (settings) => settings.network !== "none" || settings.allowUnixSockets || unixSocketFilterSupported(),
+      () =>
+        new LocalBashExecutorConfigError({
+          field: "allowUnixSockets",
+          message: `bash-sandbox: allowUnixSockets: network "none" refuses unix sockets with a seccomp filter for ` +
+            `x86_64 and aarch64 only, not for this host (${process.arch}); set allowUnixSockets: true to keep them, ` +
+            `or use network "host"`
+        })
+    )
+  )
 
 /**
  * The sandbox defaults, decoded from nothing.
@@ -109,7 +134,8 @@ export const defaults: Settings = Schema.decodeSync(Settings)({})
 
 /**
  * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_SANDBOX`
- * (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_HIDE` (comma-separated) and `_PROBE_TIMEOUT_MS`.
+ * (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_ALLOW_UNIX_SOCKETS`, `_HIDE` (comma-separated) and
+ * `_PROBE_TIMEOUT_MS`.
  *
  * @since 0.1.0
  * @category constants

@@ -66,6 +66,12 @@ export declare namespace ProcessSpawner {
      * dies with its runner.
      */
     readonly pidNamespace: boolean
+    /**
+     * Bytes the runner reads from its descriptor `fd` (e.g. bubblewrap's `--seccomp FD`): a pipe the
+     * spawner writes them to and then closes; its end is the process's, released with it. `fd` is 4 or
+     * more (fd 3 may carry a long command to bash); the runner must close it before the command runs.
+     */
+    readonly input?: { readonly fd: number; readonly bytes: Uint8Array }
   }
 
   /**

@@ -261,6 +261,40 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
       (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
     ))
 
+  it.live("network none blocks a unix socket on a path; allowUnixSockets and host allow it; socketpair works", () =>
+    Effect.acquireUseRelease(
+      Effect.async<net.Server>((resume) => {
+        const server = net.createServer((socket) => socket.end("reached-host\n"))
+        server.listen(path.join(freshDir("unix"), "service.sock"), () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.gen(function*() {
+          const script = `require("net").connect(${JSON.stringify(server.address())})` +
+            `.on("data", (d) => process.stdout.write(d)).on("error", (e) => console.log(e.code))`
+          // Node reads a child's output through a socketpair (libuv's stdio pipes).
+          const pair = `process.stdout.write(require("child_process").execFileSync("echo", ["pair"]))`
+          const node = JSON.stringify(process.execPath)
+          const command = `${node} -e ${JSON.stringify(script)}; ${node} -e ${JSON.stringify(pair)}`
+          const blocked = yield* run({ command }).pipe(Effect.provide(sandbox({ network: "none" })))
+          expect(blocked.stdout.text).toBe("EPERM\npair\n")
+          const written = yield* run({ command, sandboxPolicy: { mode: "workspace-write", workspaceRoot: freshDir("unix-ww") } })
+            .pipe(Effect.provide(sandbox({ network: "none" })))
+          expect(written.stdout.text).toBe("EPERM\npair\n")
+          for (const config of [{ network: "none", allowUnixSockets: true }, { network: "host" }] as const) {
+            const allowed = yield* run({ command }).pipe(Effect.provide(sandbox(config)))
+            expect({ config, stdout: allowed.stdout.text }).toEqual({ config, stdout: "reached-host\npair\n" })
+          }
+        }),
+      (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ))
+
+  it.live("the seccomp descriptor is closed before the command runs", () =>
+    Effect.gen(function*() {
+      const result = yield* run({ command: "readlink /proc/$$/fd/4 || echo closed" })
+        .pipe(Effect.provide(sandbox({ network: "none" })))
+      expect(result.stdout.text).toBe("closed\n")
+    }))
+
   it.live.skipIf(!isRoot)("no capability inside, as root or not: no remount writable, no unmount of a mask", () =>
     Effect.gen(function*() {
       // An unprivileged host: bubblewrap started as nobody, as a user's own bwrap would be.

@@ -65,6 +65,7 @@ describe("settings Schemas", () => {
         EFFECT_BASH_SANDBOX: "workspace-write",
         EFFECT_BASH_WORKSPACE_ROOT: "/w",
         EFFECT_BASH_NETWORK: "none",
+        EFFECT_BASH_ALLOW_UNIX_SOCKETS: "true",
         EFFECT_BASH_HIDE: "~/.a,~/.b",
         EFFECT_BASH_PROBE_TIMEOUT_MS: "9"
       }))
@@ -87,6 +88,7 @@ describe("settings Schemas", () => {
         sandboxMode: "workspace-write",
         workspaceRoot: "/w",
         network: "none",
+        allowUnixSockets: true,
         hide: ["~/.a", "~/.b"],
         probeTimeoutMs: 9
       })
@@ -112,7 +114,7 @@ describe("settings Schemas", () => {
         "workspace-root",
         "network"
       ],
-      boolean: ["keep-spill-files", "direct-spawn", "contain"]
+      boolean: ["keep-spill-files", "direct-spawn", "contain", "allow-unix-sockets"]
     })
   })
 

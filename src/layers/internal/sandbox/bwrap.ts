@@ -9,6 +9,7 @@ import * as NodePath from "node:path"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"
+import { unixSocketFilter } from "./seccomp.js"
 
 /**
  * How bubblewrap reports a denied write (EROFS) and its own failures.
@@ -36,7 +37,14 @@ export const defaultHidden: ReadonlyArray<string> = [
 // unmount a mask. bubblewrap sets no_new_privs, so no exec (a setuid one included) regains any.
 const namespace = ["--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
 
-const wrapper = (argv: ReadonlyArray<string>): ProcessSpawner.Wrapper => ({ argv: [...argv, "--"], pidNamespace: true })
+const wrapper = (argv: ReadonlyArray<string>, input?: ProcessSpawner.Wrapper["input"]): ProcessSpawner.Wrapper => ({
+  argv: [...argv, "--"],
+  pidNamespace: true,
+  ...(input === undefined ? {} : { input })
+})
+
+/** Where bubblewrap reads the seccomp filter from; it closes the descriptor before the command runs. */
+const seccompFd = 4
 
 /**
  * Containment without file confinement: the whole filesystem as it is, in a PID namespace.
@@ -104,17 +112,21 @@ export interface ConfinedProfile {
   /** The writable root under `workspace-write`. */
   readonly workspaceRoot: string
   readonly network: "host" | "none"
+  /** Under `network: "none"`, whether `socket(AF_UNIX, …)` still works (no seccomp filter). */
+  readonly allowUnixSockets: boolean
   /** From {@link hiddenPaths}; their masks come last so they cover the workspace root too. */
   readonly hidden: ReadonlyArray<HiddenPath>
 }
 
 /**
  * The reference's profile (`--ro-bind / /`, plus a private `/tmp` and the writable root under
- * `workspace-write`), in a PID namespace, optionally without network, with credential stores masked
+ * `workspace-write`), in a PID namespace, optionally without network (then without unix sockets too,
+ * unless allowed), with credential stores masked
  * and, under `workspace-write`, the directories leading to them pinned in place.
  */
-export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper =>
-  wrapper([
+export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper => {
+  const filtered = profile.network === "none" && !profile.allowUnixSockets
+  return wrapper([
     profile.bwrapPath,
     "--ro-bind",
     "/",
@@ -132,5 +144,7 @@ export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrappe
     // After the root: a root of `/` would otherwise bind the host's /proc and /dev back over them.
     ...namespace,
     ...(profile.network === "none" ? ["--unshare-net"] : []),
+    ...(filtered ? ["--seccomp", String(seccompFd)] : []),
     ...maskArgs(profile.hidden)
-  ])
+  ], filtered ? { fd: seccompFd, bytes: unixSocketFilter } : undefined)
+}

@@ -62,6 +62,7 @@ export const sandboxConfinement = (
         mode,
         workspaceRoot,
         network: config.network,
+        allowUnixSockets: config.allowUnixSockets,
         hidden: hiddenPaths(config.hide, home)
       })
     const verdict = yield* Deferred.make<boolean>()
