@@ -11,18 +11,16 @@
 import { Cause, Deferred, Effect, FiberId, FiberRef, Layer, Runtime, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
-import * as NodePath from "node:path"
 import type { Readable, Writable } from "node:stream"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { capEchoed } from "../services/internal/requestChecks.js"
 import { HostReaper } from "../services/HostReaper.js"
 import * as HostReaperLive from "./HostReaper.js"
-import { ownedPrefix } from "./internal/executor/spillOwner.js"
-import { closingScript, inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
+import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { groupLiveness, pidEntries, statOf } from "./internal/spawner/groupLiveness.js"
 import type { LauncherGone, LaunchResult, PipesLost } from "./internal/spawner/Launcher.js"
-import { gateScript, LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
+import { gateBashEnv, gateScript, gateServes } from "./internal/spawner/gate.js"
+import { LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
 import { holdPipe, PipeReader } from "./internal/spawner/readPipes.js"
 
 /** A child spawned by the host, or by its launcher. */
@@ -131,37 +129,11 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     () => Effect.sync(() => process.off("exit", killTracked))
   )
 
-  // Inherited descriptors reach no command. Mostly bash closes them itself, from a `BASH_ENV` file
-  // sourced before the command (the `-c` string stays the command's own): a `stdio` list as long as
-  // the highest inherited fd costs each spawn about 0.2 ms of CPU inside Node. Where that file cannot
-  // serve — a runner is spawned instead of bash, the command comes over fd 3, or the env would skip
-  // or change the file (posix mode, the caller's own `BASH_ENV`) — each inherited descriptor is
-  // replaced by /dev/null in the child instead (a dup2 there). Hosts that inherited none spawn
-  // exactly as before. The launcher's gate (see `Launcher.ts`) is a `BASH_ENV` file too. The files,
-  // the /dev/null descriptor (close-on-exec, as Node opens every file) and the stdio lists are the
-  // layer's: made once.
+  // Inherited descriptors reach no command: each is replaced by /dev/null in the child (a dup2
+  // there), as the launcher's own are for the commands it starts. Hosts that inherited none spawn
+  // exactly as before. The /dev/null descriptor (close-on-exec, as Node opens every file) and the
+  // stdio lists are the layer's: made once.
   const inherited = inheritedDescriptorsSync()
-  const noFiles = { closing: undefined, gate: undefined }
-  const bashEnvFiles: { readonly closing: string | undefined; readonly gate: string | undefined } =
-    inherited.length === 0 && !settings.launcher ? noFiles : yield* Effect.acquireRelease(
-      Effect.try(() => {
-        const directory = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), ownedPrefix()))
-        const write = (name: string, text: string) => {
-          const file = NodePath.join(directory, name)
-          NodeFs.writeFileSync(file, text, { mode: 0o600 })
-          return file
-        }
-        return {
-          directory,
-          closing: inherited.length === 0 ? undefined : write("close-inherited.sh", closingScript(inherited)),
-          gate: settings.launcher ? write("launch-gate.sh", gateScript) : undefined
-        }
-      }),
-      ({ directory }) => Effect.sync(() => NodeFs.rmSync(directory, { recursive: true, force: true }))
-    ).pipe(
-      Effect.tap(({ directory }) => reaper.removeOnDeath(directory)),
-      Effect.orElseSucceed(() => noFiles)
-    )
   // `derive` of the last call's env, made again only for a different env object (the executor's are
   // frozen and repeat).
   const forLastEnv = <A>(derive: (env: Readonly<Record<string, string>>) => A) => {
@@ -171,24 +143,8 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       return last.value
     }
   }
-  // The caller's env plus `file`.
-  const withBashEnv = (file: string) => forLastEnv((env) => ({ ...env, BASH_ENV: file }))
-  // bash reads no BASH_ENV in posix mode, and a caller's own BASH_ENV, options, exported functions
-  // or `TMOUT` (a default timeout for the gate's `read`) could change what the file does, or what a
-  // launcher's spare does before its command; so could our own variables' names (`__effect_bash_*`),
-  // exported. Such an env spawns directly, with the masked stdio list.
-  const bashEnvFileSkipped = (env: Readonly<Record<string, string>>) => {
-    for (const name in env) {
-      if (
-        name === "BASH_ENV" || name === "ENV" || name === "POSIXLY_CORRECT" || name === "SHELLOPTS" ||
-        name === "BASHOPTS" || name === "TMOUT" || name.startsWith("BASH_FUNC_") || name.startsWith("__effect_bash_")
-      ) return true
-    }
-    return false
-  }
-  const takesBashEnvFile = forLastEnv((env) => !bashEnvFileSkipped(env))
-  const withClosingFile = bashEnvFiles.closing === undefined ? undefined : withBashEnv(bashEnvFiles.closing)
-  const withGate = bashEnvFiles.gate === undefined ? undefined : withBashEnv(bashEnvFiles.gate)
+  const withGate = forLastEnv((env) => ({ ...env, BASH_ENV: gateBashEnv }))
+  const keepsGate = forLastEnv(gateServes)
   const devNull = inherited.length === 0 ? undefined : yield* Effect.acquireRelease(
     Effect.sync(() => NodeFs.openSync("/dev/null", "r")),
     (fd) => Effect.sync(() => NodeFs.closeSync(fd))
@@ -219,15 +175,6 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     return list
   }
 
-  // The spawn's env and stdio, with the inherited descriptors closed by bash or masked by Node;
-  // `bashEnvServes`: bash is spawned directly, with an env that keeps a BASH_ENV file working.
-  const launchOptions = (options: ProcessSpawner.Options, script: boolean, bashEnvServes: boolean) => {
-    const stdin = options.stdin !== undefined
-    return withClosingFile !== undefined && bashEnvServes && !script
-      ? { env: withClosingFile(options.env), stdio: stdioFor(plainLists, stdin, false) }
-      : { env: options.env, stdio: stdioFor(maskedLists, stdin, script) }
-  }
-
   // The groups the launcher kills if the host dies (see `guard`); the watchdog takes them over if
   // the launcher dies first.
   const guardedByLauncher = new Set<number>()
@@ -238,6 +185,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     Effect.sync(() =>
       startLauncher(
         masked,
+        gateScript(inherited),
         (reason) =>
           Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)),
         // The groups it guarded go to the watchdog, which forgets the launcher itself.
@@ -298,18 +246,17 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     shell: ReturnType<typeof shellInvocation>,
     file: string,
     args: ReadonlyArray<string>,
-    bashEnvServes: boolean,
     resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
   ): void => {
     const input = options.wrapper?.input
     let child: ChildProcess.ChildProcess
     try {
-      const launch = launchOptions(options, shell.script !== undefined, bashEnvServes)
+      const stdio = stdioFor(maskedLists, options.stdin !== undefined, shell.script !== undefined)
       child = ChildProcess.spawn(file, args, {
         cwd: options.cwd,
         detached: true,
-        ...launch,
-        stdio: input === undefined ? launch.stdio : withInputPipe(launch.stdio, input.fd)
+        env: options.env,
+        stdio: input === undefined ? stdio : withInputPipe(stdio, input.fd)
       })
     } catch (error) {
       // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
@@ -357,11 +304,10 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
         const shell = shellInvocation(options.command)
         const bash = ["bash", ...shell.args]
         const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
-        // The gate is a BASH_ENV file: a runner, or an env that would skip or change it, takes the direct way.
-        const bashEnvServes = options.wrapper === undefined && takesBashEnvFile(options.env)
-        const direct = () => spawnDirect(options, shell, file!, args, bashEnvServes, resume)
+        const direct = () => spawnDirect(options, shell, file!, args, resume)
         const interrupted = () => !Cause.isEmpty(fiber.getFiberRef(FiberRef.interruptedCause))
-        if (launcher?.ready() === true && withGate !== undefined && bashEnvServes) {
+        // The gate is bash's: a runner, or an env that would skip or change it, takes the direct way.
+        if (launcher?.ready() === true && options.wrapper === undefined && keepsGate(options.env)) {
           return launcher.launch({
             file: file!,
             args,

@@ -39,6 +39,24 @@ const heldCall = (name: string, command: (marker: string) => string) =>
 /** Keeps the host's thread busy (no I/O turn) for `ms`. */
 const blockFor = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 
+/** Runs `body` under a layer built with TMPDIR set to a fresh directory of its own. */
+const withTmpdir = <A, E>(body: (tmp: string) => Effect.Effect<A, E, BashExecutor>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const before = process.env.TMPDIR
+      const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "eb-gate-test-"))
+      process.env.TMPDIR = tmp
+      return { before, tmp }
+    }),
+    ({ tmp }) => body(tmp).pipe(Effect.provide(executor())),
+    ({ before, tmp }) =>
+      Effect.sync(() => {
+        if (before === undefined) delete process.env.TMPDIR
+        else process.env.TMPDIR = before
+        fs.rmSync(tmp, { recursive: true, force: true })
+      })
+  )
+
 describe("the launcher", () => {
   it.live("starts the commands, and gives them none of its own descriptors", () =>
     Effect.gen(function*() {
@@ -151,6 +169,31 @@ describe("the launcher", () => {
         expect(result.stdout.text).toBe(`${process.pid}\nunset\n`)
       }
     }).pipe(Effect.provide(executor())))
+
+  it.live("runs nothing a command wrote into any file under TMPDIR (a TMPDIR the command may write)", () =>
+    withTmpdir((tmp) =>
+      Effect.gen(function*() {
+        const marker = path.join(tmp, "payload-ran")
+        const append = `find '${tmp}' -type f -exec sh -c 'printf "\\ntouch %s\\n" "$1" >> "$2"' _ '${marker}' {} \\;`
+        yield* run({ command: append })
+        const later = yield* run({ command: "echo later" })
+        expect(later.stdout.text).toBe("later\n")
+        expect(fs.existsSync(marker)).toBe(false)
+      })
+    ))
+
+  it.live("after every file under TMPDIR was removed, still gates its commands", () =>
+    withTmpdir((tmp) =>
+      Effect.gen(function*() {
+        yield* run({ command: `rm -rf '${tmp}'/* '${tmp}'/.[!.]*` })
+        // A command the gate held sees neither the gate's env nor its descriptor, and no error:
+        // the launcher's admission (written after the host had the pid) was what let it run.
+        const later = yield* run({ command: "[[ -v BASH_ENV ]] && echo BASH_ENV; [[ -e /proc/self/fd/4 ]] && echo fd4; echo $PPID" })
+        expect(later.stderr.text).toBe("")
+        expect(later.stdout.text).not.toBe(`${process.pid}\n`)
+        expect(later.stdout.text).toMatch(/^\d+\n$/)
+      })
+    ))
 
   it.live("that was stopped is killed when the layer closes, and a command it held never runs", () =>
     Effect.gen(function*() {

@@ -17,7 +17,9 @@
 import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"
+import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
+import { admission } from "./gate.js"
 import { procStatFields, procStatFieldsWith } from "./procStat.js"
 
 /**
@@ -68,25 +70,30 @@ const spareLifetimeMs = 60_000
 const spareRequestMaxBytes = 1024
 
 /**
- * The launcher's program. Node starts reading a new child's pipes in the tick that spawned it but
- * reads nothing before that tick ends: stopping the reads at once leaves every byte in the pipe
- * for the host.
+ * The launcher's program; `gate`, the text of its gate file, made under `tmpdir` (see `gate.ts`).
+ * Node starts reading a new child's pipes in the tick that spawned it but reads nothing before that
+ * tick ends: stopping the reads at once leaves every byte in the pipe for the host.
  */
-const program = `"use strict"
+const program = (gate: string, tmpdir: string) => `"use strict"
 process.title = "effect-bash launcher"
 const { spawn } = require("node:child_process")
 // The channel is fd 3, and not close-on-exec: each child gets /dev/null there (or its script pipe),
 // which its gate closes.
-const { accessSync, constants, existsSync, openSync, readFileSync, statSync, writeSync } = require("node:fs")
+const { accessSync, closeSync, constants, existsSync, openSync, readFileSync, statSync, writeSync } = require("node:fs")
 const { isAbsolute, join } = require("node:path")
 const devNull = openSync("/dev/null", "r")
 const ignore = () => {}
 const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
+// The gate file: nameless (O_TMPFILE) and held read-only, so no command can name, write or remove it.
+const gateWritable = openSync(${JSON.stringify(tmpdir)}, 0o20000000 | constants.O_DIRECTORY | constants.O_WRONLY, 0o400)
+writeSync(gateWritable, ${JSON.stringify(gate)})
+const gateFile = openSync("/proc/self/fd/" + gateWritable, "r")
+closeSync(gateWritable)
 const spareScripts = ${JSON.stringify([spareScript(false), spareScript(true)])}
 const spareRequest = ${spareRequest.toString()}
 const spareServes = ${spareServes.toString()}
 const procStatFields = (${procStatFieldsWith.toString()})(readFileSync)
-// The last request's env; a spare's is the same without the gate file (its gate is fd 5).
+// The last request's env; a spare's is the same without the gate (its gate is fd 5).
 let env
 let spareEnv
 // Spares need /proc (a spare's cwd and binary are checked there). One that exits with 125 before it
@@ -235,7 +242,7 @@ process.on("message", (m) => {
   let child = taken?.child
   if (child === undefined) {
     try {
-      const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe"]
+      const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe", gateFile]
       child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
     } catch (error) {
       return failed(m.id, error)
@@ -247,8 +254,8 @@ process.on("message", (m) => {
   }
   groups.add(child.pid)
   // The host learns the pid from this line even if the launcher dies next; only then may the
-  // command run: a spare reads its request on fd 5, a fresh bash's gate a line on fd 4. A line the
-  // host cannot read (EPIPE) means it is gone, and this command with it.
+  // command run: a spare reads its request on fd 5, a fresh bash's gate its admission on fd 4. A
+  // line the host cannot read (EPIPE) means it is gone, and this command with it.
   try {
     writeSync(1, m.id + " " + child.pid + "\\n")
   } catch {
@@ -256,7 +263,7 @@ process.on("message", (m) => {
   }
   const gate = child.stdio[taken === undefined ? 4 : 5]
   gate.on("error", ignore)
-  gate.end(taken === undefined ? "\\n" : taken.request)
+  gate.end(taken === undefined ? ${JSON.stringify(admission)} : taken.request)
   const stderr = taken === undefined ? child.stderr : child.stdio[4]
   const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
   for (const [stream, text] of [[child.stdin, stdin], [child.stdio[3], m.script]]) {
@@ -282,16 +289,6 @@ process.on("disconnect", ended)
 process.on("error", ignore)
 process.send({ ready: true })
 `
-
-/**
- * The `BASH_ENV` file of a launched command: bash waits on fd 4 until the launcher has told the
- * host the child's pid, so a command can never run while its group is unknown to the host (one
- * that kills the launcher at once is then killed with its group). If the launcher dies before
- * that, the gate sees end-of-file and the command never runs. Then fd 4 is closed, and fd 3 too
- * unless it carries the script (it is /dev/null over the launcher's channel otherwise).
- */
-export const gateScript = "IFS= read -r -u 4 __effect_bash_gate || exit 125; exec 4<&-; " +
-  "[[ /proc/self/fd/3 -ef /dev/null ]] && exec 3<&-; unset BASH_ENV __effect_bash_gate\n"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
@@ -423,12 +420,13 @@ const isGone = (pid: number) => {
 
 /**
  * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
- * descriptors masked), but fd 3 is its channel. `onGone` is told once if it dies while in use, once
- * the launches in flight are settled; `onUnguarded`, with its pid, as soon as it has exited (unless
- * closed).
+ * descriptors masked), but fd 3 is its channel; `gate`, the text of its gate file. `onGone` is told
+ * once if it dies while in use, once the launches in flight are settled; `onUnguarded`, with its
+ * pid, as soon as it has exited (unless closed).
  */
 export const startLauncher = (
   extraStdio: ReadonlyArray<"ignore" | number>,
+  gate: string,
   onGone: (reason: string) => void,
   onUnguarded: (pid: number) => void
 ): Launcher => {
@@ -455,7 +453,8 @@ export const startLauncher = (
     }
   })
   // A small heap is the point: no compiler threads or large young generation are needed here.
-  const helper = ChildProcess.spawn(process.execPath, ["--single-threaded", "--max-semi-space-size=1", "-e", program], {
+  const args = ["--single-threaded", "--max-semi-space-size=1", "-e", program(gate, NodeOs.tmpdir())]
+  const helper = ChildProcess.spawn(process.execPath, args, {
     cwd: "/",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     detached: true,
@@ -644,9 +643,9 @@ export const startLauncher = (
       clearTimeout(forgetBatch)
       // The groups it still guards are the host's to end (or to leave running): none is killed.
       if (helper.connected) helper.send({ goodbye: true })
-      // Not killed at once: a launch it is in the middle of would leave a forked child that reads the
-      // gate file only after the layer has removed it, and so runs ungated. (One waiting for a
-      // handle's acknowledgement does not see the disconnect: it is killed after the bound.)
+      // Not killed at once: it still writes the pid lines of what it started, so the host knows
+      // those groups. (One waiting for a handle's acknowledgement does not see the disconnect: it is
+      // killed after the bound.)
       if (helper.connected) helper.disconnect()
       // A launcher that does not exit in time (stopped) is killed.
       const force = setTimeout(() => helper.kill("SIGKILL"), exitBoundMs)

@@ -37,14 +37,6 @@ export const inheritedDescriptorsSync = (): ReadonlyArray<number> => {
 }
 
 /**
- * The text of a `BASH_ENV` file that closes `inherited` in the shell before its command runs. It
- * unsets `BASH_ENV` too, so neither the command nor a shell it starts (whose own descriptors may
- * have the same numbers) reads the file again.
- */
-export const closingScript = (inherited: ReadonlyArray<number>): string =>
-  `exec ${inherited.map((fd) => `${fd}<&-`).join(" ")}; unset BASH_ENV\n`
-
-/**
  * A child's stdio entries from fd 3 on: `/dev/null` (the open descriptor `devNull`) over every
  * inherited descriptor, so no command gets the original; `"ignore"` leaves the others alone.
  */
