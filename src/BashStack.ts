@@ -1,6 +1,6 @@
 /**
- * The whole graph in one Layer: the local (or, with `sandbox`, the sandboxing) executor, per-session
- * sandbox modes, the managed environment (with the session-JSONL
+ * The whole graph in one Layer: the local (or, with `sandbox`, the sandboxing; with `container`, the
+ * container) executor, per-session sandbox modes, the managed environment (with the session-JSONL
  * contributor), the task runtime, session persistence, approval when given, and the tools with the
  * task tools attached as the runtime's control surface.
  *
@@ -18,7 +18,8 @@ import type { AgentTools } from "./services/AgentTools.js"
 import type { CompletionNotices } from "./services/CompletionNotices.js"
 import * as AgentToolsLive from "./tool/AgentToolsLive.js"
 import * as BashEnvRegistryLive from "./layers/BashEnvRegistryLive.js"
-import type { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
+import * as DockerBashExecutor from "./layers/DockerBashExecutor.js"
+import { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
 import * as LocalBashExecutor from "./layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "./layers/SandboxBashExecutor.js"
 import * as SandboxSessionsLive from "./layers/SandboxSessionsLive.js"
@@ -36,6 +37,11 @@ export interface BashStackConfig {
   readonly executor?: LocalBashExecutor.Settings.Input
   /** Confine commands: the sandboxing executor with `executor`'s settings plus these. */
   readonly sandbox?: SandboxBashExecutor.Settings.Input
+  /**
+   * Run commands in containers on a Docker Engine: the container executor with `executor`'s settings
+   * plus these (needs the optional peer `docker-modem`). Not together with `sandbox`.
+   */
+  readonly container?: DockerBashExecutor.Settings.Input
   readonly tasks?: TasksLive.Settings.Input
   /** Offer `run_in_background` (default true). */
   readonly enableRunInBackground?: boolean
@@ -59,7 +65,10 @@ export interface BashStackOverrides {
    */
   readonly persistence?: (configured: Option.Option<Layer.Layer<SessionPersistence>>) => Layer.Layer<SessionPersistence>
   /** Replaces the local executor (e.g. a confining one). */
-  readonly executor?: Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError>
+  readonly executor?: Layer.Layer<
+    BashExecutor,
+    LocalBashExecutorConfigError | DockerBashExecutor.ContainerUnavailableError | ConfigError.ConfigError
+  >
 }
 
 /**
@@ -88,7 +97,10 @@ export const layer = (
   overrides: BashStackOverrides = {}
 ): Layer.Layer<
   BashStackServices,
-  LocalBashExecutorConfigError | ConfigError.ConfigError | BashEnvRegistrationError
+  | LocalBashExecutorConfigError
+  | DockerBashExecutor.ContainerUnavailableError
+  | ConfigError.ConfigError
+  | BashEnvRegistrationError
 > => {
   const configured = config.sessionJsonlDir === undefined
     ? Option.none()
@@ -97,7 +109,16 @@ export const layer = (
     ? overrides.persistence(configured)
     : Option.getOrElse(configured, () => Layer.empty)
   const executor = overrides.executor ??
-    (config.sandbox === undefined
+    (config.container !== undefined
+      ? config.sandbox === undefined
+        ? DockerBashExecutor.layer({ ...config.executor, ...config.container })
+        : Layer.fail(
+          new LocalBashExecutorConfigError({
+            field: "container",
+            message: "bash-container: container and sandbox are two executors; configure one of them"
+          })
+        )
+      : config.sandbox === undefined
       ? LocalBashExecutor.layer(config.executor)
       : SandboxBashExecutor.layer({ ...config.executor, ...config.sandbox }))
   const services = Layer.mergeAll(

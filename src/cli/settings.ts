@@ -7,10 +7,19 @@ import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { ConfigError, Data, Effect, Option } from "effect"
 import * as path from "node:path"
+import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { Setting, SettingKind } from "../layers/settingsSchema.js"
-import { decodeSettings, elementExpectationOf, envName, expectationOf, kindOf, settingOf } from "../layers/settingsSchema.js"
+import {
+  decodeSettings,
+  elementExpectationOf,
+  envName,
+  environmentOf,
+  expectationOf,
+  kindOf,
+  settingOf
+} from "../layers/settingsSchema.js"
 import { echoValue } from "../services/internal/requestChecks.js"
 
 /**
@@ -31,7 +40,25 @@ export interface CliSettings {
   readonly executor: LocalBashExecutor.Settings.Input
   /** Present when a sandbox mode is set: commands run under the sandboxing executor. */
   readonly sandbox?: SandboxOwn
+  /** Present when a container image is set: commands run in containers (never with a sandbox mode). */
+  readonly container?: ContainerOwn
 }
+
+type ContainerOwn = typeof ContainerSettings.Encoded
+type ContainerKey = keyof typeof ContainerSettings.fields
+
+/** The container executor's own settings; their flags are keyed `container.<setting>`. */
+const containerSettings = Object.entries(ContainerSettings.fields).flatMap(([key, field]) =>
+  Option.match(settingOf(field), {
+    onNone: () => [],
+    onSome: (setting) => [{ key: key as ContainerKey, kind: kindOf(field), setting }]
+  })
+)
+const containerFlagged = containerSettings.flatMap(({ key, kind, setting }) =>
+  setting.flag ? [{ key, kind, setting, flag: setting.flag }] : []
+)
+const containerByKey = new Map(containerSettings.map((entry) => [entry.key, entry]))
+const containerOption = (key: ContainerKey): string => `container.${key}`
 
 type Key = keyof typeof SandboxBashExecutor.Settings.fields
 
@@ -59,8 +86,8 @@ type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecut
  * `--contain`).
  */
 export const settingsFlagNames = {
-  valued: flagged.filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
-  boolean: flagged.filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
+  valued: [...flagged, ...containerFlagged].filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
+  boolean: [...flagged, ...containerFlagged].filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
 } as const
 
 /** A flag's raw value: text (numbers stay text until checked), a switch, a repeated value or a choice. */
@@ -98,7 +125,12 @@ const optionOf = (kind: SettingKind, flag: NonNullable<Setting["flag"]>, env: st
  * checks them, so flag and environment errors read alike.
  */
 export const settingsOptions: Options.Options<SettingsFlags> = Options.all(
-  Object.fromEntries(flagged.map(({ key, kind, setting, flag }) => [key, optionOf(kind, flag, envName(setting))]))
+  Object.fromEntries([
+    ...flagged.map(({ key, kind, setting, flag }) => [key, optionOf(kind, flag, envName(setting))] as const),
+    ...containerFlagged.map(({ key, kind, setting, flag }) =>
+      [containerOption(key), optionOf(kind, flag, envName(setting))] as const
+    )
+  ])
 )
 
 /**
@@ -158,6 +190,46 @@ const gather = (flags: SettingsFlags) =>
     return given
   })
 
+/** The container settings given by a flag or a variable; a flag wins over its variable. */
+const gatherContainer = (flags: SettingsFlags) =>
+  Effect.gen(function*() {
+    const given = new Map<ContainerKey, Given>()
+    const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(
+      environmentOf(ContainerSettings),
+      describeConfigError
+    )
+    for (const [key, value] of Object.entries(env)) {
+      const entry = containerByKey.get(key as ContainerKey)
+      if (entry !== undefined && value !== undefined) {
+        given.set(entry.key, { value, raw: value, source: envName(entry.setting) })
+      }
+    }
+    for (const { key, kind, flag } of containerFlagged) {
+      const value = flags[containerOption(key)]
+      if (value === undefined) continue
+      Option.map(fromFlag(kind, value), (parsed) => given.set(key, { ...parsed, source: `--${flag.name}` }))
+    }
+    return given
+  })
+
+/** The container settings, checked, when any was given; an image is then required. */
+const checkContainer = (given: ReadonlyMap<ContainerKey, Given>) =>
+  Effect.gen(function*() {
+    if (given.size === 0) return undefined
+    const image = containerByKey.get("image")!.setting
+    if (!given.has("image")) {
+      const [, first] = [...given][0]!
+      return yield* invalid(first.source, `applies only with --${image.flag?.name} (or ${envName(image)})`)
+    }
+    const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
+    const problem = yield* Effect.flip(decodeSettings(ContainerSettings, input)).pipe(Effect.option)
+    if (Option.isNone(problem)) return input as ContainerOwn
+    const key = problem.value.field as ContainerKey
+    const entry = given.get(key)
+    const expectation = Option.getOrElse(expectationOf(ContainerSettings.fields[key]), () => "a valid value")
+    return yield* invalid(entry?.source ?? key, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
+  })
+
 /** The first problem, in the CLI's words: `--grace-ms: expected a positive finite number, got "soon"`. */
 const check = (given: ReadonlyMap<Key, Given>) =>
   Effect.gen(function*() {
@@ -199,6 +271,10 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
       if (sandbox[key] !== undefined) return yield* invalid(flagOf(key), `applies only with ${flagOf("sandboxMode")}`)
     }
   }
+  const container = yield* checkContainer(yield* gatherContainer(flags))
+  if (container !== undefined && sandbox.sandboxMode !== undefined) {
+    return yield* invalid(flagOf("sandboxMode"), "not together with --container-image: choose the sandbox or containers")
+  }
   const cwd = given.get("cwd")
   const source = cwd?.source ?? "working directory"
   const workdir = path.resolve(executor.cwd ?? process.cwd())
@@ -213,5 +289,11 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
       ...(sandbox.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(sandbox.workspaceRoot) })
     }
   }
-  return { workdir, executor: { ...executor, cwd: workdir }, ...confined } satisfies CliSettings
+  const contained = container === undefined ? {} : {
+    container: {
+      ...container,
+      ...(container.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(container.workspaceRoot) })
+    }
+  }
+  return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained } satisfies CliSettings
 })

@@ -10,12 +10,13 @@ const stackWith = (settings: CliSettings, background: boolean, escalation: Effec
   BashStack.layer({
     executor: { ...settings.executor, escalation },
     ...(settings.sandbox === undefined ? {} : { sandbox: settings.sandbox }),
+    ...(settings.container === undefined ? {} : { container: settings.container }),
     enableRunInBackground: background
   })
 
 /**
- * The composed tools over the local (or, with a sandbox mode, the sandboxing) executor, the task
- * runtime and the managed environment; `background` offers `run_in_background` on the bash tool;
+ * The composed tools over the local (or, with a sandbox mode, the sandboxing; with a container image,
+ * the container) executor, the task runtime and the managed environment; `background` offers `run_in_background` on the bash tool;
  * `escalation` (see `shutdown.ts`) makes every kill SIGKILL at once when it completes — without one, a
  * second SIGINT/SIGTERM does (the first interrupts the program, and its kills get their grace).
  * Releasing it kills and awaits every process it started.

@@ -3,6 +3,7 @@
  */
 import type { ParseResult } from "effect"
 import { Option, Schema, SchemaAST } from "effect"
+import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import { expectationOf, kindOf } from "../layers/settingsSchema.js"
@@ -23,6 +24,7 @@ const named = <S extends Schema.Schema.AnyNoContext>(key: string, schema: S) => 
 
 const localFields = LocalBashExecutor.Settings.fields
 const sandboxFields = SandboxBashExecutor.Settings.fields
+const containerFields = ContainerSettings.fields
 
 
 /**
@@ -80,6 +82,29 @@ export const EffectBashConfigFields = Schema.Struct({
     hide: named("hide", sandboxFields.hide.from),
     /** The bubblewrap binary (default: found on `PATH`). */
     bwrapPath: named("bwrapPath", sandboxFields.bwrapPath.from)
+  })),
+  /** Run commands in containers on a Docker Engine, one per session (not together with `sandbox`). */
+  container: optional(Schema.Struct({
+    /** The image each session's container starts from (it needs `bash` and `sleep`). */
+    image: containerFields.image,
+    /** `none` (the default) or `bridge`. */
+    network: named("network", containerFields.network.from),
+    /** Memory limit of each container, in MiB. */
+    memoryMb: named("memoryMb", containerFields.memoryMb.from),
+    /** Process limit of each container. */
+    pidsLimit: named("pidsLimit", containerFields.pidsLimit.from),
+    /** CPUs each container may use. */
+    cpus: named("cpus", containerFields.cpus.from),
+    /** The user commands run as (`name`, `uid` or `uid:gid`). */
+    user: named("user", containerFields.user.from),
+    /** Mount the image's root file system read-only. */
+    readOnlyRoot: named("readOnlyRoot", containerFields.readOnlyRoot.from),
+    /** The engine's address (default: `DOCKER_HOST`, else the default socket). */
+    dockerHost: named("dockerHost", containerFields.dockerHost.from),
+    /** The host directory mounted in every container (default: each session's first workdir). */
+    workspaceRoot: named("workspaceRoot", containerFields.workspaceRoot.from),
+    /** Stop a container that ran nothing for this long. */
+    idleStopMs: named("idleStopMs", containerFields.idleStopMs.from)
   })),
   /**
    * How a completion notice reaches an idle harness agent: `wakeup` opens a turn for it (at most 3 in

@@ -29,6 +29,7 @@ const executorConfigOf = (config: EffectBashConfig): LocalBashExecutor.Settings.
     registerTools: _registerTools,
     sessionJsonlDir: _sessionJsonlDir,
     sandbox: _sandbox,
+    container: _container,
     ...executor
   } = config
   return executor
@@ -51,7 +52,8 @@ export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =
       ...(config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }),
       ...(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
       ...(config.sessionJsonlDir === undefined ? {} : { sessionJsonlDir: config.sessionJsonlDir }),
-      ...(config.sandbox === undefined ? {} : { sandbox: sandboxConfigOf(config.sandbox) })
+      ...(config.sandbox === undefined ? {} : { sandbox: sandboxConfigOf(config.sandbox) }),
+      ...(config.container === undefined ? {} : { container: config.container })
     },
     {
       approval: hostApprovalLayer(host.approval, host.calls),

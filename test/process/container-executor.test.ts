@@ -9,11 +9,15 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import * as BashStack from "../../src/BashStack.js"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { boxGoneText, oomText } from "../../src/layers/internal/container/ContainerSpawner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { commandsIn, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { cleanEnv, cliPath } from "../support/cli.js"
+import { commandsIn, containerHosts, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
 
 const graceMs = 1_000
 const tmp = fs.realpathSync(os.tmpdir())
@@ -294,4 +298,41 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Effect.scoped(Layer.build(container()))
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
     }), 60_000)
+
+  it.live("effect-bash mcp --container-image serves commands that run in a container, removed when the client closes", () =>
+    Effect.gen(function*() {
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [cliPath, "mcp", "--workdir", workspace, "--container-image", testImage, "--container-pids-limit", "64"],
+        env: cleanEnv(),
+        stderr: "pipe"
+      })
+      const client = new Client({ name: "container-mcp-test", version: "0.0.0" })
+      yield* Effect.promise(() => client.connect(transport))
+      const serverPid = transport.pid
+      const result = yield* Effect.promise(() =>
+        client.callTool({
+          name: "bash",
+          arguments: { command: "ls /sys/class/net; cat /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null; true", description: "where am I" }
+        })
+      )
+      const ours = () => containerHosts().filter((host) => host.includes(`-${serverPid}-`))
+      expect(ours()).toHaveLength(1)
+      yield* Effect.promise(() => client.close())
+      expect((result.content as Array<{ text: string }>).map((part) => part.text).join("")).toBe("lo\n64\n")
+      expect(ours()).toEqual([])
+    }), 30_000)
+
+  it.live("BashStack with container runs its commands in a container, and refuses container with sandbox", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.provide(
+        runIn({ command: "cat /proc/1/cmdline | tr '\\0' ' '" }),
+        BashStack.layer({ executor: { cwd: workspace }, container: { image: testImage } })
+      )
+      expect(result.stdout.text).toBe("/sbin/docker-init -- sleep infinity ")
+      const both = yield* Effect.flip(
+        Layer.build(BashStack.layer({ container: { image: testImage }, sandbox: { sandboxMode: "read-only" } })).pipe(Effect.scoped)
+      )
+      expect(both).toMatchObject({ _tag: "LocalBashExecutorConfigError", field: "container" })
+    }))
 })

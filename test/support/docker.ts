@@ -56,3 +56,9 @@ export const commandsIn = (container: string): ReadonlyArray<string> =>
 export const removeContainer = (container: string): void => {
   docker("rm", "-f", container)
 }
+
+/** The `effect-bash.host` label of every container effect-bash made (running or not). */
+export const containerHosts = (): ReadonlyArray<string> =>
+  docker("ps", "-a", "--filter", "label=effect-bash=1", "--format", "{{.Label \"effect-bash.host\"}}")
+    .split("\n")
+    .filter((line) => line !== "")

@@ -25,7 +25,11 @@ const noFlags: SettingsFlags = {
   contain: false,
   sandboxMode: Option.none(),
   workspaceRoot: Option.none(),
-  network: Option.none()
+  network: Option.none(),
+  "container.image": Option.none(),
+  "container.network": Option.none(),
+  "container.memoryMb": Option.none(),
+  "container.pidsLimit": Option.none()
 }
 
 const dir = mkdtempSync(join(tmpdir(), "effect-bash-settings-"))
@@ -156,5 +160,25 @@ describe("resolveSettings", () => {
       expect(yield* failureOf({}, { EFFECT_BASH_CWD: join(dir, "missing") })).toMatchObject({
         message: `EFFECT_BASH_CWD: ${JSON.stringify(join(dir, "missing"))} is not a directory`
       })
+    }))
+
+  it.effect("the container flags and variables select the container executor; a flag wins over its variable", () =>
+    Effect.gen(function*() {
+      const settings = yield* resolve(
+        { "container.image": Option.some("agent:1"), "container.memoryMb": Option.some("256") },
+        { EFFECT_BASH_CONTAINER_MEMORY_MB: "64", EFFECT_BASH_CONTAINER_PIDS_LIMIT: "32", EFFECT_BASH_CONTAINER_CPUS: "0.5" }
+      )
+      expect(settings.container).toEqual({ image: "agent:1", memoryMb: 256, pidsLimit: 32, cpus: 0.5 })
+      expect((yield* resolve({})).container).toBeUndefined()
+    }))
+
+  it.effect("a container setting is refused, naming its flag or variable, when bad, without an image, or with a sandbox", () =>
+    Effect.gen(function*() {
+      expect((yield* failureOf({ "container.image": Option.some("a:1"), "container.pidsLimit": Option.some("-3") })).message)
+        .toBe(`--container-pids-limit: expected a positive integer, got "-3"`)
+      expect((yield* failureOf({}, { EFFECT_BASH_CONTAINER_NETWORK: "bridge" })).message)
+        .toBe("EFFECT_BASH_CONTAINER_NETWORK: applies only with --container-image (or EFFECT_BASH_CONTAINER_IMAGE)")
+      expect((yield* failureOf({ "container.image": Option.some("a:1"), sandboxMode: Option.some("read-only") })).message)
+        .toBe("--sandbox: not together with --container-image: choose the sandbox or containers")
     }))
 })

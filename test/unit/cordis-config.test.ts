@@ -44,6 +44,29 @@ describe("Config", () => {
     expect(validate(config)).toEqual({ value: config })
   })
 
+  it("takes the container executor's settings under container, naming a bad one", () => {
+    const container = {
+      image: "agent:1",
+      network: "bridge",
+      memoryMb: 512,
+      pidsLimit: 64,
+      cpus: 1.5,
+      user: "1000:1000",
+      readOnlyRoot: true,
+      dockerHost: "unix:///var/run/docker.sock",
+      workspaceRoot: "/work",
+      idleStopMs: 60_000
+    }
+    expect(validate({ container })).toEqual({ value: { container } })
+    expect(validate({ container: { image: "agent:1", memoryMb: 0 } })).toEqual({
+      issues: [{ path: ["container", "memoryMb"], message: "memoryMb must be a positive integer, got 0" }]
+    })
+    expect(validate({ container: { image: "agent:1", network: "host" } })).toMatchObject({
+      issues: [{ path: ["container", "network"] }]
+    })
+    expect(validate({ container: {} })).toMatchObject({ issues: [{ path: ["container", "image"] }] })
+  })
+
   it("names the field of a bad completionDelivery", () => {
     expect(validate({ completionDelivery: "loud" })).toEqual({
       issues: [{ path: ["completionDelivery"], message: `completionDelivery must be "wakeup" or "quiet", got "loud"` }]
