@@ -112,7 +112,11 @@ describe("settings Schemas", () => {
         "max-finished-background",
         "sandbox",
         "workspace-root",
-        "network"
+        "network",
+        "container-image",
+        "container-network",
+        "container-memory-mb",
+        "container-pids-limit"
       ],
       boolean: ["keep-spill-files", "direct-spawn", "contain", "allow-unix-sockets"]
     })
