@@ -58,13 +58,13 @@ export const codeBlocks = (markdown) => {
   return blocks
 }
 
-/** The lines of a Markdown text outside fenced code blocks, with inline code spans blanked. */
-const proseLines = (markdown) => {
+/** The lines of a Markdown text outside fenced code blocks (inline code spans blanked unless `keepCode`). */
+const proseLines = (markdown, keepCode = false) => {
   const lines = []
   let fenced = false
   markdown.split("\n").forEach((text, index) => {
     if (text.startsWith("```")) fenced = !fenced
-    else if (!fenced) lines.push({ line: index + 1, text: text.replace(/`[^`]*`/g, "``") })
+    else if (!fenced) lines.push({ line: index + 1, text: keepCode ? text : text.replace(/`[^`]*`/g, "``") })
   })
   return lines
 }
@@ -74,7 +74,7 @@ const slug = (heading) =>
   heading.trim().toLowerCase().replace(/`/g, "").replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
 
 const anchors = (markdown) =>
-  new Set(proseLines(markdown).flatMap(({ text }) => {
+  new Set(proseLines(markdown, true).flatMap(({ text }) => {
     const heading = /^#{1,6}\s+(.*)$/.exec(text)
     return heading === null ? [] : [slug(heading[1])]
   }))
