@@ -5,8 +5,9 @@
  * Prints Markdown tables and writes `bench/results.json`, `bench/results.md` and `bench/results.svg`
  * (wall time per call). `--quick` shrinks every item for a smoke run; `--only=model-text` runs item (f)
  * alone, `--only=per-call` items (a), (b), (h) (wall time, host CPU and JS allocation per call) and (i)
- * (where a call's time goes) alone and
- * `--only=throughput` item (c) alone — results are then printed but not written.
+ * (where a call's time goes) alone, `--only=throughput` item (c) alone, `--only=container` item (k) (a
+ * call in a warm container) alone and `--only=heap` item (l) (launcher, direct spawn and the reference
+ * in a small and a large host) alone — results are then printed but not written.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
@@ -14,8 +15,26 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
-import { renderMarkdown, renderModes, renderPerCall, renderPhases, renderTargets } from "./lib/markdown.js"
-import type { BenchResults, Comparison, ModelTextTiming, PerCall, RssReport, Settle, Target } from "./lib/results.js"
+import {
+  renderContainer,
+  renderHeap,
+  renderMarkdown,
+  renderModes,
+  renderPerCall,
+  renderPhases,
+  renderTargets
+} from "./lib/markdown.js"
+import type {
+  BenchResults,
+  Comparison,
+  ContainerCalls,
+  HeapCalls,
+  ModelTextTiming,
+  PerCall,
+  RssReport,
+  Settle,
+  Target
+} from "./lib/results.js"
 import { judge } from "./lib/results.js"
 import { median, MiB, round } from "./lib/stats.js"
 import { renderPerCallSvg } from "./lib/svg.js"
@@ -31,6 +50,8 @@ import { measureRss } from "./sections/rss.js"
 import { oursSettle, rawSettle } from "./sections/settle.js"
 import { concurrentTrue, pacedTrue, sequentialTrue } from "./sections/spawn.js"
 import { measureModelText } from "./sections/modelText.js"
+import { measureContainer } from "./sections/container.js"
+import { measureHeap } from "./sections/heap.js"
 import { measureModes } from "./sections/modes.js"
 import type { Phases } from "./sections/phases.js"
 import { measurePhases } from "./sections/phases.js"
@@ -40,6 +61,8 @@ const quick = process.argv.includes("--quick")
 const onlyModelText = process.argv.includes("--only=model-text")
 const onlyPerCall = process.argv.includes("--only=per-call")
 const onlyThroughput = process.argv.includes("--only=throughput")
+const onlyContainer = process.argv.includes("--only=container")
+const onlyHeap = process.argv.includes("--only=heap")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -63,6 +86,12 @@ const settings = {
   settleRounds: 3,
   modesCount: quick ? 20 : 100,
   modesRounds: quick ? 1 : 5,
+  containerRounds: quick ? 1 : 5,
+  containerBlock: quick ? 3 : 8,
+  heapSmallMiB: 0,
+  heapLargeMiB: quick ? 256 : 1200,
+  heapRounds: quick ? 1 : 5,
+  heapBlock: quick ? 10 : 40,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
   rssSameWithinBytes: 16 * MiB,
   modelTextSmallBytes: 256 * 1024,
@@ -404,7 +433,59 @@ const runModes = async () => {
   return modes
 }
 
+const runContainer = async (): Promise<ContainerCalls> => {
+  const { containerRounds: rounds, containerBlock: block } = settings
+  log(`(k) a call in a warm container: ${rounds} × ${block} sequential true per contender, interleaved`)
+  const k = await measureContainer(rounds, block)
+  if ("missing" in k) log(`  skipped: ${k.missing}`)
+  else for (const r of k.rows) log(`  ${r.label}: median ${round(r.medianMs)} ms, p90 ${round(r.p90Ms)} ms`)
+  return k
+}
+
+const runHeap = async (): Promise<Array<HeapCalls>> => {
+  const { heapSmallMiB, heapLargeMiB, heapRounds: rounds, heapBlock: block } = settings
+  const heaps: Array<HeapCalls> = []
+  for (const retainedMiB of [heapSmallMiB, heapLargeMiB]) {
+    log(`(l) launcher, directSpawn and the reference, host keeping ${retainedMiB} MiB of heap: ${rounds} × ${block} true each (fresh process)`)
+    const h = await measureHeap(retainedMiB, rounds, block, log)
+    for (const r of h.rows) log(`  ${r.label}: median ${round(r.medianMs)} ms, p90 ${round(r.p90Ms)} ms`)
+    heaps.push(h)
+  }
+  return heaps
+}
+
+/** Issue 25's launcher target: ours with the launcher no slower per call than the reference, at each heap size. */
+const judgeHeap = (heaps: ReadonlyArray<HeapCalls>): Array<Target> =>
+  heaps.flatMap((h) => {
+    const row = (id: string) => h.rows.find((r) => r.id === id)
+    const ours = row("ours")!
+    const direct = row("ours-direct")!
+    const reference = row("reference")
+    const where = `host heap ${h.retainedMiB} MiB kept (heapUsed ${h.heapUsedMiB} MiB)`
+    return [
+      ...(reference === undefined
+        ? []
+        : [ratioTarget("l", `effect-bash executor with its launcher / reference executor, wall time per call, ${where}`, ours.medianMs / reference.medianMs, 1)]),
+      // Not a target of the issue: what the launcher saves over spawning from the host.
+      ratioTarget(
+        "l",
+        `effect-bash executor, launcher / directSpawn, wall time per call, ${where} (information, not a target of the issue)`,
+        ours.medianMs / direct.medianMs,
+        1
+      )
+    ]
+  })
+
 const main = async () => {
+  if (onlyContainer) {
+    process.stdout.write(renderContainer(await runContainer()) + "\n")
+    return
+  }
+  if (onlyHeap) {
+    const heaps = await runHeap()
+    process.stdout.write([renderHeap(heaps), renderTargets(judgeHeap(heaps))].join("\n\n") + "\n")
+    return
+  }
   if (onlyModelText) return mainModelText()
   if (onlyPerCall) return mainPerCall()
   if (onlyThroughput) return mainThroughput()
@@ -429,6 +510,8 @@ const main = async () => {
   const settle = await runSettle()
   const modelText = runModelText()
   const modes = await runModes()
+  const container = await runContainer()
+  const heap = await runHeap()
   const results: BenchResults = {
     machine: describeMachine(),
     loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
@@ -444,7 +527,9 @@ const main = async () => {
     settle,
     modelText,
     modes,
-    targets: [...judgeAll(comparisons, perCall, rss, settle), ...judgeModelText(modelText)]
+    container,
+    heap,
+    targets: [...judgeAll(comparisons, perCall, rss, settle), ...judgeModelText(modelText), ...judgeHeap(heap)]
   }
   const markdown = renderMarkdown(results)
   process.stdout.write(markdown)

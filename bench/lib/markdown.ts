@@ -2,7 +2,18 @@
  * Renders a run's results as the Markdown tables printed to stdout and saved to `bench/results.md`.
  */
 import type { Phases } from "../sections/phases.js"
-import type { BenchResults, Comparison, ContenderStat, ModeCost, PerCall, RssReport, Target } from "./results.js"
+import type {
+  BenchResults,
+  CallRow,
+  Comparison,
+  ContainerCalls,
+  ContenderStat,
+  HeapCalls,
+  ModeCost,
+  PerCall,
+  RssReport,
+  Target
+} from "./results.js"
 import { MiB, round } from "./stats.js"
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
@@ -71,6 +82,46 @@ export const renderPhases = (phases: ReadonlyArray<Phases>): string =>
     phases.map((p) => [p.label, fmt(p.untilCommandMs, "ms"), fmt(p.afterCommandMs, "ms"), fmt(p.wholeCallMs, "ms")])
   )
 
+const ratioText = (row: CallRow, to: CallRow | undefined) =>
+  to === undefined || row === to ? "—" : `${round(row.medianMs / to.medianMs)}×`
+
+/** (k) A call in a warm container, through our executor and the docker CLI, and on the host. */
+export const renderContainer = (k: ContainerCalls): string => {
+  if ("missing" in k) return `(k) A call in a warm container: skipped, ${k.missing}.`
+  const row = (id: string) => k.rows.find((r) => r.id === id)
+  return table(
+    [`(k) Per call of \`true\` in a warm container (${k.image}), interleaved`, "median", "p90", "× docker exec (CLI)", "× local executor"],
+    k.rows.map((r) => [
+      r.label,
+      fmt(r.medianMs, "ms"),
+      fmt(r.p90Ms, "ms"),
+      ratioText(r, row("docker-cli")),
+      ratioText(r, row("local"))
+    ])
+  )
+}
+
+/** (l) Launcher, direct spawn and the reference, per host heap size: one column group per size. */
+export const renderHeap = (heaps: ReadonlyArray<HeapCalls>): string => {
+  const ids = [...new Set(heaps.flatMap((h) => h.rows.map((r) => r.id)))]
+  return table(
+    [
+      "(l) Per call of `true` (median, p90; × reference)",
+      ...heaps.map((h) => `host heap ${h.retainedMiB} MiB kept (heapUsed ${h.heapUsedMiB} MiB, RSS ${h.rssMiB} MiB)`)
+    ],
+    ids.map((id) => [
+      heaps.flatMap((h) => h.rows).find((r) => r.id === id)!.label,
+      ...heaps.map((h) => {
+        const r = h.rows.find((x) => x.id === id)
+        if (r === undefined) return "—"
+        const reference = h.rows.find((x) => x.id === "reference")
+        const ratio = reference === undefined || id === "reference" ? "" : ` (${ratioText(r, reference)})`
+        return `${fmt(r.medianMs, "ms")}${ratio}, p90 ${fmt(r.p90Ms, "ms")}`
+      })
+    ])
+  )
+}
+
 // A measurement that rounds to its limit is shown with the digits that decide the result.
 const measuredText = (t: Target): number => {
   let digits = 2
@@ -131,6 +182,8 @@ export const renderMarkdown = (r: BenchResults): string => {
       ])
     ),
     ...(r.modes === undefined ? [] : [renderModes(r.modes)]),
+    ...(r.container === undefined ? [] : [renderContainer(r.container)]),
+    ...(r.heap === undefined ? [] : [renderHeap(r.heap)]),
     table(
       ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
       r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])

@@ -108,6 +108,31 @@ export interface PerCall {
   readonly paced: { readonly wallMs: number }
 }
 
+/** One contender's wall time per call of `true`, over every call it made (items k and l). */
+export interface CallRow {
+  readonly id: string
+  readonly label: string
+  readonly medianMs: number
+  readonly p90Ms: number
+  readonly calls: number
+}
+
+/** (k) A `true` call in a warm container, through our executor and the docker CLI, and locally. */
+export type ContainerCalls =
+  | { readonly image: string; readonly rows: ReadonlyArray<CallRow> }
+  /** Why the item was skipped: no engine answers, or the image is missing. */
+  | { readonly missing: string }
+
+/** (l) Our executor with the launcher, with `directSpawn`, and the reference, in a host of one heap size. */
+export interface HeapCalls {
+  /** Live JS heap the host process kept while it measured (requested). */
+  readonly retainedMiB: number
+  /** `heapUsed` and RSS of the host process when it measured. */
+  readonly heapUsedMiB: number
+  readonly rssMiB: number
+  readonly rows: ReadonlyArray<CallRow>
+}
+
 /** Everything one run produced. */
 export interface BenchResults {
   readonly machine: Machine
@@ -125,6 +150,10 @@ export interface BenchResults {
   readonly perCall: ReadonlyArray<PerCall>
   /** (i) Where a call's wall time goes; absent where bash has no `$EPOCHREALTIME`. */
   readonly phases?: ReadonlyArray<Phases>
+  /** (k) A call in a warm container. */
+  readonly container?: ContainerCalls
+  /** (l) Launcher, direct spawn and the reference in a small and a large host. */
+  readonly heap?: ReadonlyArray<HeapCalls>
   /** Why a contender or target is missing from this run (e.g. the reference not installed). */
   readonly notes: ReadonlyArray<string>
   readonly targets: ReadonlyArray<Target>

@@ -11,6 +11,13 @@ export const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
+/** The `p`-th percentile (0–100) of a non-empty list, by the nearest rank. */
+export const percentile = (values: ReadonlyArray<number>, p: number): number => {
+  if (values.length === 0) throw new Error("percentile of an empty list")
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+}
+
 /** Runs `work` once and returns its wall time in milliseconds together with its value. */
 export const timed = async <A>(work: () => Promise<A>): Promise<{ readonly ms: number; readonly value: A }> => {
   const start = performance.now()

@@ -1,6 +1,7 @@
 /**
  * Our executor: `LocalBashExecutor.layer(config)` on one `ManagedRuntime` reused for every call.
  */
+import type { Layer } from "effect"
 import { Effect, ManagedRuntime } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
@@ -35,5 +36,33 @@ export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): 
     },
     helperCpuMs: cpuMs,
     close: () => runtime.dispose()
+  }
+}
+
+/**
+ * Any executor layer as a contender, on its own `ManagedRuntime` built before timing; `request` adds
+ * fields to every call (a session, say).
+ */
+export const makeExecutorRunner = async (
+  id: string,
+  label: string,
+  layer: Layer.Layer<BashExecutor, unknown>,
+  request: Omit<BashExecutor.Request, "command"> = {}
+): Promise<Runner> => {
+  const runtime = ManagedRuntime.make(layer)
+  try {
+    const executor = await runtime.runPromise(BashExecutor)
+    return {
+      id,
+      label,
+      level: "executor",
+      run: async (command) => {
+        await runtime.runPromise(Effect.flatMap(executor.resolve({ ...request, command }), executor.run))
+      },
+      close: () => runtime.dispose()
+    }
+  } catch (error) {
+    await runtime.dispose()
+    throw error
   }
 }

@@ -5,44 +5,27 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Layer } from "effect"
-import { Effect, ManagedRuntime } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
-import { BashExecutor } from "../../src/services/BashExecutor.js"
 import type { ModeCost } from "../lib/results.js"
 import { median, round } from "../lib/stats.js"
-import type { Runner } from "../runners/Runner.js"
+import { makeExecutorRunner } from "../runners/ours.js"
 import { interleavedRounds } from "./rounds.js"
 import { sequentialTrue } from "./spawn.js"
-
-const runnerOver = async (id: string, label: string, layer: Layer.Layer<BashExecutor, unknown>): Promise<Runner> => {
-  const runtime = ManagedRuntime.make(layer)
-  const executor = await runtime.runPromise(BashExecutor)
-  return {
-    id,
-    label,
-    level: "executor",
-    run: async (command) => {
-      await runtime.runPromise(Effect.flatMap(executor.resolve({ command }), executor.run))
-    },
-    close: () => runtime.dispose()
-  }
-}
 
 /** Median ms per call of each executor over `rounds` × `count` sequential `true`. */
 export const measureModes = async (count: number, rounds: number): Promise<Array<ModeCost>> => {
   const root = await mkdtemp(join(tmpdir(), "effect-bash-bench-modes-"))
   const runners = [
-    await runnerOver("local", "LocalBashExecutor", LocalBashExecutor.layer()),
-    await runnerOver("contain", "LocalBashExecutor, contain", LocalBashExecutor.layer({ contain: true })),
-    await runnerOver("read-only", "SandboxBashExecutor, read-only", SandboxBashExecutor.layer({ cwd: root })),
-    await runnerOver(
+    await makeExecutorRunner("local", "LocalBashExecutor", LocalBashExecutor.layer()),
+    await makeExecutorRunner("contain", "LocalBashExecutor, contain", LocalBashExecutor.layer({ contain: true })),
+    await makeExecutorRunner("read-only", "SandboxBashExecutor, read-only", SandboxBashExecutor.layer({ cwd: root })),
+    await makeExecutorRunner(
       "workspace-write",
       "SandboxBashExecutor, workspace-write",
       SandboxBashExecutor.layer({ cwd: root, sandboxMode: "workspace-write" })
     ),
-    await runnerOver(
+    await makeExecutorRunner(
       "danger-full-access",
       "SandboxBashExecutor, danger-full-access",
       SandboxBashExecutor.layer({ cwd: root, sandboxMode: "danger-full-access" })
