@@ -476,14 +476,20 @@ const judgeHeap = (heaps: ReadonlyArray<HeapCalls>): Array<Target> =>
     ]
   })
 
+/** The run's 1-minute load average at its start and now: the numbers of a busy machine are read with it. */
+const loadLine = (loadAtStart: number) => `load average ${round(loadAtStart)} → ${round(loadavg()[0]!)}`
+
 const main = async () => {
   if (onlyContainer) {
-    process.stdout.write(renderContainer(await runContainer()) + "\n")
+    const loadAtStart = loadavg()[0]!
+    const k = await runContainer()
+    process.stdout.write([loadLine(loadAtStart), renderContainer(k)].join("\n\n") + "\n")
     return
   }
   if (onlyHeap) {
+    const loadAtStart = loadavg()[0]!
     const heaps = await runHeap()
-    process.stdout.write([renderHeap(heaps), renderTargets(judgeHeap(heaps))].join("\n\n") + "\n")
+    process.stdout.write([loadLine(loadAtStart), renderHeap(heaps), renderTargets(judgeHeap(heaps))].join("\n\n") + "\n")
     return
   }
   if (onlyModelText) return mainModelText()
