@@ -171,6 +171,8 @@ export declare namespace AgentTools {
     readonly description: string
     /** The JSON Schema the model reads, derived from the tool's parameter schema. */
     readonly parameters: JsonSchema
+    /** The Schema of the tool's canonical value (`AgentTools.Value` of its name). */
+    readonly success: Schema.Schema.AnyNoContext
     /** The model-facing text of a successful value (the reference tool's text, character for character). */
     readonly render: (value: unknown) => string
     readonly presentCall: (args: unknown) => Presentation

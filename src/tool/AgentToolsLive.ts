@@ -71,6 +71,7 @@ const descriptorOf = (tool: AnyAgentTool): AgentTools.Descriptor => {
     name: tool.name,
     description: tool.description,
     parameters: tool.parameters.jsonSchema,
+    success: tool.success,
     render: (value) => Option.match(decodeValue(value), { onNone: () => String(value), onSome: tool.render }),
     presentCall: tool.presentCall,
     presentResult: (args, value) =>

@@ -7,12 +7,17 @@
  * one comes back to the model as a failure result (failure mode `"return"`) carrying the exact
  * message, instead of an `AiError` that would end the turn.
  *
+ * A successful result is typed by the tool: an {@link Output} holding the tool's structured value
+ * (its `AgentTools.Value`, checked against the value Schema it publishes) and the text the model
+ * reads. `@effect/ai` sends a result's encoded form to the model, and the success Schema encodes an
+ * Output to exactly that text; the value never reaches the model.
+ *
  * @since 0.1.0
  */
 import * as NodeCrypto from "node:crypto"
 import * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
-import { Context, Effect, Layer, Option, Ref, Schema } from "effect"
+import { Context, Effect, Layer, Option, ParseResult, Ref, Schema } from "effect"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
 import { CurrentToolSession } from "../services/CurrentToolSession.js"
 
@@ -21,18 +26,42 @@ const LooseParameters = Schema.Struct({}, { key: Schema.String, value: Schema.Un
 type LooseParameters = typeof LooseParameters
 
 /**
- * One of the tools: loose parameters, the rendered text on success, a {@link ToolError} returned
- * to the model on failure.
+ * A successful call as an `@effect/ai` user reads it: the tool's canonical value, and `text`, exactly
+ * what the model reads (the tool's render, then any completion notices).
  *
  * @since 0.1.0
  * @category models
  */
-export type BashAiTool = Tool.Tool<string, {
-  readonly parameters: LooseParameters
-  readonly success: typeof Schema.String
-  readonly failure: typeof ToolError
-  readonly failureMode: "return"
-}>
+export interface Output<Value> {
+  readonly value: Value
+  readonly text: string
+}
+
+/**
+ * One of the tools (`BashAiTool<"bash">`; without a name, any of them): loose parameters; on success
+ * an {@link Output} of the tool's value, whose encoded form is the model text; a {@link ToolError}
+ * returned to the model on failure.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BashAiTool<N extends AgentTools.Name = AgentTools.Name> = N extends AgentTools.Name ? Tool.Tool<N, {
+    readonly parameters: LooseParameters
+    readonly success: Schema.Schema<Output<AgentTools.Value<N>>, string>
+    readonly failure: typeof ToolError
+    readonly failureMode: "return"
+  }>
+  : never
+
+/**
+ * The tools by name, so `handle("bash", …)` and a response's tool-result parts are typed per tool.
+ * Which tools exist is the composition's choice: `tools` holds the task tools only when a task runtime
+ * is composed, and `handle` of an absent one fails with an `AiError`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BashAiTools = { readonly [N in AgentTools.Name]: BashAiTool<N> }
 
 /**
  * The toolkit with its handlers, as `generateText` takes it.
@@ -40,12 +69,30 @@ export type BashAiTool = Tool.Tool<string, {
  * @since 0.1.0
  * @category models
  */
-export type BashToolkitWithHandler = Toolkit.WithHandler<Record<string, BashAiTool>>
+export type BashToolkitWithHandler = Toolkit.WithHandler<BashAiTools>
 
-const toAiTool = (descriptor: AgentTools.Descriptor): BashAiTool =>
+/**
+ * The success Schema of a tool: Type an {@link Output}, Encoded its `text`. `@effect/ai` checks a
+ * handler's result against the Type (so the value against the tool's value Schema) and hands the
+ * encoded form to the model, so the model reads `text`, character for character, while `result` in
+ * `toolkit.handle` and in a response's tool-result parts is the Output. A struct of both rather than
+ * a transformation of the value alone: the text also carries completion notices, which are not part
+ * of the value. One-way: a text does not decode back into a value, and decoding fails saying so.
+ */
+const outputOf = (name: string, value: Schema.Schema.AnyNoContext) =>
+  Schema.transformOrFail(Schema.String, Schema.Struct({ value: Schema.typeSchema(value), text: Schema.String }), {
+    strict: true,
+    decode: (text, _, ast) =>
+      ParseResult.fail(
+        new ParseResult.Forbidden(ast, text, `the model text of a ${name} result does not decode back into its value`)
+      ),
+    encode: (output) => ParseResult.succeed(output.text)
+  }).annotations({ identifier: `Output(${name})` })
+
+const toAiTool = (descriptor: AgentTools.Descriptor) =>
   Tool.make(descriptor.name, {
     description: descriptor.description,
-    success: Schema.String,
+    success: outputOf(descriptor.name, descriptor.success),
     failure: ToolError,
     failureMode: "return"
   }).setParameters(LooseParameters.annotations({ jsonSchema: descriptor.parameters }))
@@ -78,7 +125,7 @@ export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = Ef
   // @effect/ai hands a handler no call id. A per-toolkit prefix keeps ids unique across restarts,
   // so records appended to one session file never share a call id.
   const prefix = `effect-ai-${NodeCrypto.randomUUID().slice(0, 8)}`
-  const toolkit: Toolkit.Toolkit<Record<string, BashAiTool>> = Toolkit.make(...tools.tools.map(toAiTool))
+  const toolkit = Toolkit.make(...tools.tools.map(toAiTool))
   const handlerFor = (name: string) =>
     Effect.fn("BashToolkit.handle")(function*(params: unknown) {
       const session = yield* Effect.serviceOption(CurrentToolSession)
@@ -89,11 +136,15 @@ export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = Ef
       })
       if (result.isError) return yield* new ToolError({ message: result.message })
       // Completion notices of the session's finished background tasks follow the text.
-      return withNotices(result.text, yield* tools.takeNotices(Option.getOrUndefined(session)?.id))
+      const notices = yield* tools.takeNotices(Option.getOrUndefined(session)?.id)
+      return { value: result.value, text: withNotices(result.text, notices) }
     })
   const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
   const context = yield* toolkit.toContext(handlers)
-  return yield* Effect.provide(toolkit, context)
+  const built = yield* Effect.provide(toolkit, context)
+  // Typed by name from the Registry: each tool's success Schema is built from its descriptor's value
+  // Schema, the one the Registry types that name with.
+  return built as unknown as BashToolkitWithHandler
 })
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { CallToolResultSchema, EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
 import { serveMcp } from "../../src/cli/mcpServer.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 
@@ -10,6 +10,7 @@ const descriptor = (name: string, parameters: AgentTools.JsonSchema): AgentTools
   name,
   description: `the ${name} tool`,
   parameters,
+  success: Schema.Unknown,
   render: String,
   presentCall: () => ({ kind: "execute", title: name }),
   presentResult: () => ({ kind: "execute", title: name })

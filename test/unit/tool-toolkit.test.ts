@@ -1,13 +1,17 @@
-import { Tool } from "@effect/ai"
+import { LanguageModel, Prompt, Tool } from "@effect/ai"
+import type { Response } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Either, Layer, Option, Schema, Stream } from "effect"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
 import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
 import { SessionPersistence } from "../../src/services/SessionPersistence.js"
 import { Tasks } from "../../src/services/Tasks.js"
 import { AgentTools, ToolError } from "../../src/services/AgentTools.js"
 import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
+import type { BashExecutor } from "../../src/services/BashExecutor.js"
+import type * as BashTool from "../../src/tool/BashTool.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
+import type * as TaskListTool from "../../src/tool/TaskListTool.js"
 import type { Composition } from "../support/tools.js"
 import { compose, composeWith, composeWithApproval, dshHome, withTasks } from "../support/tools.js"
 
@@ -18,6 +22,36 @@ const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (exec
 const publishedKeys = (toolkit: BashToolkit.BashToolkit["Type"]) =>
   Object.keys((Tool.getJsonSchema(toolkit.tools["bash"]!) as { readonly properties: object }).properties)
 const ok = { command: "echo hi", description: "Print a greeting" }
+const echoed = ScriptedBashExecutor.echoResult({ command: ok.command, timeoutMs: 120_000 } as BashExecutor.Spec)
+
+/** Foreground results and the text the model has always read for each. */
+const runs: ReadonlyArray<readonly [BashExecutor.RunResult, string]> = [
+  [ScriptedBashExecutor.bashRunResult({ stdout: { text: "hi\n", truncated: false } }), "hi\n"],
+  [
+    ScriptedBashExecutor.bashRunResult({
+      exitCode: 3,
+      stdout: { text: "failing\n", truncated: false },
+      stderr: { text: "oops\n", truncated: false }
+    }),
+    "failing\n[stderr]\noops\n[exit code: 3]"
+  ],
+  [
+    ScriptedBashExecutor.bashRunResult({
+      exitCode: null,
+      signal: "SIGTERM",
+      timedOut: true,
+      timeoutMs: 300,
+      stdout: { text: "start\n", truncated: false }
+    }),
+    "start\n[timed out after 300ms]\n[killed by signal: SIGTERM]"
+  ],
+  [
+    ScriptedBashExecutor.bashRunResult({
+      stdout: { text: "line 9999\nline 10000\n", truncated: true, spillPath: "/tmp/spill/stdout" }
+    }),
+    "line 9999\nline 10000\n\n[output truncated; full output: /tmp/spill/stdout]"
+  ]
+]
 
 describe("BashToolkit", () => {
   it.effect("publishes the composed tools with exactly their AgentTools JSON Schemas", () =>
@@ -26,8 +60,8 @@ describe("BashToolkit", () => {
       const tools = yield* AgentTools
       expect(Object.keys(toolkit.tools)).toEqual(["bash", "task_output", "task_list", "task_kill"])
       for (const descriptor of tools.tools) {
-        const tool = toolkit.tools[descriptor.name]!
-        expect(Tool.getJsonSchema(tool)).toEqual(descriptor.parameters)
+        const tool: Tool.Any = toolkit.tools[descriptor.name as AgentTools.Name]
+        expect(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)).toEqual(descriptor.parameters)
         expect(tool.description).toBe(descriptor.description)
       }
       expect(publishedKeys(toolkit)).not.toContain("run_in_background")
@@ -41,11 +75,73 @@ describe("BashToolkit", () => {
       BashToolkit.layer.pipe(Layer.provideMerge(composeWithApproval({ executor: FakeConfiningExecutor.layer() })))
     )))
 
-  it.effect("a valid call returns the rendered text", () =>
+  it.effect("a successful call's result is the tool's value and its text; the encoded result is that text", () =>
     Effect.gen(function*() {
       const toolkit = yield* BashToolkit.BashToolkit
-      const result = yield* toolkit.handle("bash", ok)
-      expect(result).toMatchObject({ isFailure: false, result: "echo hi\n", encodedResult: "echo hi\n" })
+      const tools = yield* AgentTools
+      for (const [run, text] of runs) {
+        const handled = yield* toolkit.handle("bash", ok)
+        // The result is typed by the tool's name: a `bash` call's Output carries a `BashTool.Value`.
+        const result: BashToolkit.Output<BashTool.Value> | ToolError = handled.result
+        expect(handled.isFailure).toBe(false)
+        expect(result).toEqual({ value: { kind: "foreground", ...run }, text })
+        expect(handled.encodedResult).toBe(text)
+        // Every host reads the same text for the same value.
+        expect(tools.tools[0]!.render({ kind: "foreground", ...run })).toBe(text)
+      }
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer({ runs: runs.map(([run]) => run) }) }))))
+
+  it.effect("the model reads exactly the text through generateText, while the response's parts carry the value", () =>
+    Effect.gen(function*() {
+      const shown: Array<unknown> = []
+      const model = LanguageModel.make({
+        // One `bash` call per scripted run, then an answer once it has been shown their results.
+        generateText: (options) => {
+          const last = options.prompt.content.at(-1)
+          if (last?.role !== "tool") {
+            return Effect.succeed(runs.map((_, index): Response.PartEncoded => ({
+              type: "tool-call",
+              id: `call-${index}`,
+              name: "bash",
+              params: ok
+            })))
+          }
+          for (const part of last.content) shown.push(part.result)
+          return Effect.succeed([{ type: "text", text: "done" }])
+        },
+        streamText: () => Stream.die("the scripted model does not stream")
+      })
+      const response = yield* LanguageModel.generateText({ prompt: "run", toolkit: BashToolkit.BashToolkit }).pipe(
+        Effect.provideServiceEffect(LanguageModel.LanguageModel, model)
+      )
+      const values = response.toolResults.map((part) =>
+        part.name === "bash" && !part.isFailure ? part.result.value : undefined
+      )
+      expect(values).toEqual(runs.map(([run]) => ({ kind: "foreground", ...run })))
+      yield* LanguageModel.generateText({ prompt: Prompt.fromResponseParts(response.content) }).pipe(
+        Effect.provideServiceEffect(LanguageModel.LanguageModel, model)
+      )
+      expect(shown).toEqual(runs.map(([, text]) => text))
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer({ runs: runs.map(([run]) => run) }) }))))
+
+  it.effect("the success Schema is one-way: a model text does not decode back into a value", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit.BashToolkit
+      const decoded = yield* Effect.either(Schema.decodeUnknown(toolkit.tools.bash.successSchema)("echo hi\n"))
+      expect(Either.isLeft(decoded)).toBe(true)
+      expect(Either.isLeft(decoded) && decoded.left.message).toContain(
+        "the model text of a bash result does not decode back into its value"
+      )
+    }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+
+  it.effect("each task tool's result carries its value", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit.BashToolkit
+      yield* toolkit.handle("bash", { ...ok, run_in_background: true } as never)
+      const listed = yield* toolkit.handle("task_list", {} as never)
+      const result: BashToolkit.Output<TaskListTool.Value> | ToolError = listed.result
+      expect(result).toMatchObject({ value: { tasks: [{ id: "bash-1", status: "running" }] } })
+      expect(listed.encodedResult).toBe("bash-1 [bash] running — echo hi")
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
 
   it.effect("invalid arguments come back as a failure result with the exact message, not an AiError", () =>
@@ -114,7 +210,7 @@ describe("BashToolkit", () => {
       const toolkit = yield* BashToolkit.BashToolkit
       const inSession = Effect.provideService(CurrentToolSession, { id: "agent-7" })
       const started = yield* toolkit.handle("bash", { ...ok, run_in_background: true } as never).pipe(inSession)
-      expect(started.result).toBe("started background task bash-1")
+      expect(started.encodedResult).toBe("started background task bash-1")
       const [process] = yield* Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.processes)
       yield* process!.finish({ exitCode: 0 })
       yield* Effect.flatMap(Tasks, (tasks) => tasks.wait("bash-1", 60_000, "agent-7"))
@@ -122,13 +218,15 @@ describe("BashToolkit", () => {
         "background task bash-1 (bash: echo hi) finished [status: completed, exit code: 0]. Read its output with task_output."
       let next = yield* toolkit.handle("bash", ok).pipe(inSession)
       // The notice consumer is a fiber of its own: give it the turns it needs (bounded).
-      for (let turn = 0; turn < 100 && next.result === "echo hi\n"; turn++) {
+      for (let turn = 0; turn < 100 && next.encodedResult === "echo hi\n"; turn++) {
         yield* Effect.yieldNow()
         next = yield* toolkit.handle("bash", ok).pipe(inSession)
       }
       // The result ends in a newline: one more makes exactly one blank line before the notice.
-      expect(next.result).toBe(`echo hi\n\n${notice}`)
-      expect((yield* toolkit.handle("bash", ok).pipe(inSession)).result).toBe("echo hi\n")
+      // The notice is part of what the model reads, not of the value.
+      expect(next.result).toEqual({ value: { kind: "foreground", ...echoed }, text: `echo hi\n\n${notice}` })
+      expect(next.encodedResult).toBe(`echo hi\n\n${notice}`)
+      expect((yield* toolkit.handle("bash", ok).pipe(inSession)).encodedResult).toBe("echo hi\n")
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
 
   it.effect("a notice after a result without a final newline is also separated by exactly one blank line", () =>
@@ -144,10 +242,10 @@ describe("BashToolkit", () => {
         "background task bash-1 (bash: echo hi) finished [status: completed, exit code: 0]. Read its output with task_output."
       let next = yield* toolkit.handle("bash", background).pipe(inSession)
       // The notice consumer is a fiber of its own: give it the turns it needs (bounded).
-      for (let turn = 0; turn < 100 && !String(next.result).includes("bash-1 ("); turn++) {
+      for (let turn = 0; turn < 100 && !String(next.encodedResult).includes("bash-1 ("); turn++) {
         yield* Effect.yieldNow()
         next = yield* toolkit.handle("bash", background).pipe(inSession)
       }
-      expect(String(next.result).replace(/^started background task bash-\d+/, "")).toBe(`\n\n${notice}`)
+      expect(String(next.encodedResult).replace(/^started background task bash-\d+/, "")).toBe(`\n\n${notice}`)
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
 })
