@@ -22,7 +22,8 @@ const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (exec
 const publishedKeys = (toolkit: BashToolkit.BashToolkit["Type"]) =>
   Object.keys((Tool.getJsonSchema(toolkit.tools["bash"]!) as { readonly properties: object }).properties)
 const ok = { command: "echo hi", description: "Print a greeting" }
-const echoed = ScriptedBashExecutor.echoResult({ command: ok.command, timeoutMs: 120_000 } as BashExecutor.Spec)
+// The double's default answer to `ok`: its command echoed, under the default timeout.
+const echoed = ScriptedBashExecutor.bashRunResult({ stdout: { text: "echo hi\n", truncated: false } })
 
 /** Foreground results and the text the model has always read for each. */
 const runs: ReadonlyArray<readonly [BashExecutor.RunResult, string]> = [
