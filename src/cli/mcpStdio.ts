@@ -7,9 +7,14 @@
  * kills every process group, foreground and background, and awaits their exit. A signal during that
  * shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
  */
-import { Effect } from "effect"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { Deferred, Effect, Layer } from "effect"
+import { Approval } from "../services/Approval.js"
 import type { ToolSession } from "../services/ToolExecution.js"
+import { HeldTransport } from "./HeldTransport.js"
 import { LineTransport } from "./LineTransport.js"
+import * as McpApproval from "./mcpApproval.js"
 import { serveMcp } from "./mcpServer.js"
 import type { SettingsFlags } from "./settings.js"
 import { resolveSettings } from "./settings.js"
@@ -31,13 +36,17 @@ export const mcpDrainTimeoutMs = 500
 export const mcpShutdownDeadlineMs = 1000
 
 /**
- * Serves the tools on stdio until the transport closes (or the fiber is interrupted), then shuts down.
+ * Serves the tools on `transport` (stdio) until it closes (or the fiber is interrupted), then shuts
+ * down. `connected` receives the server once it is connected (the elicitation approval asks through it).
  */
-export const serveStdio = Effect.fn("Cli.mcp")(function*(session: ToolSession, shutdown: Shutdown) {
-  const connection = yield* serveMcp(new LineTransport(process.stdin, process.stdout), {
-    session,
-    drainTimeout: mcpDrainTimeoutMs
-  })
+export const serveStdio = Effect.fn("Cli.mcp")(function*(
+  transport: Transport,
+  session: ToolSession,
+  shutdown: Shutdown,
+  connected: Deferred.Deferred<Server>
+) {
+  const connection = yield* serveMcp(transport, { session, drainTimeout: mcpDrainTimeoutMs })
+  yield* Deferred.succeed(connected, connection.server)
   // Added last, so it runs first when the scope closes, whatever closes it.
   yield* Effect.addFinalizer(() => shutdown.begin)
   yield* Effect.logDebug("mcp: serving on stdio")
@@ -48,13 +57,37 @@ export const serveStdio = Effect.fn("Cli.mcp")(function*(session: ToolSession, s
 /**
  * The `mcp` subcommand's program. Calls run in one fixed session `{ id: "mcp", cwd: workdir }` (MCP
  * has no agent session), so background tasks started by a client are visible to its later calls.
+ *
+ * Under a sandbox, the tools are composed once the client's first message has arrived: when it is an
+ * `initialize` declaring elicitation, escalations are approved by the client's user (`mcpApproval.ts`)
+ * and the tool offers them; otherwise no approval is composed and the tool offers none. So what
+ * `tools/list` shows is what this client can be granted.
  */
 export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackground: boolean }) =>
   Effect.gen(function*() {
     const settings = yield* resolveSettings(input.settings)
     // Outlives the stack, so the deadline keeps running while the stack is released.
     const shutdown = yield* makeShutdown({ signals: processSignals, deadlineMs: mcpShutdownDeadlineMs })
-    yield* serveStdio({ id: "mcp", cwd: settings.workdir }, shutdown).pipe(
-      Effect.provide(cliStack(settings, { background: !input.noBackground, escalation: shutdown.escalation }))
+    const connected = yield* Deferred.make<Server>()
+    const stdio = new LineTransport(process.stdin, process.stdout)
+    let transport: Transport = stdio
+    let approval: Layer.Layer<Approval> | undefined
+    if (settings.approval !== undefined) {
+      const held = new HeldTransport(stdio)
+      transport = held
+      if (McpApproval.declaresElicitation(yield* held.firstMessage)) {
+        approval = Layer.succeed(
+          Approval,
+          McpApproval.make(Deferred.await(connected), { timeoutMs: settings.approval.timeoutMs })
+        )
+      }
+      yield* Effect.logDebug(`mcp: escalation approval through elicitation: ${approval === undefined ? "no" : "yes"}`)
+    }
+    yield* serveStdio(transport, { id: "mcp", cwd: settings.workdir }, shutdown, connected).pipe(
+      Effect.provide(cliStack(settings, {
+        background: !input.noBackground,
+        escalation: shutdown.escalation,
+        ...(approval === undefined ? {} : { approval })
+      }))
     )
   }).pipe(Effect.scoped)

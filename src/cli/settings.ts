@@ -5,7 +5,7 @@
  */
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { ConfigError, Data, Effect, Option } from "effect"
+import { ConfigError, Data, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
@@ -18,6 +18,8 @@ import {
   environmentOf,
   expectationOf,
   kindOf,
+  PositiveFinite,
+  setting,
   settingOf
 } from "../layers/settingsSchema.js"
 import { echoValue } from "../services/internal/requestChecks.js"
@@ -42,7 +44,41 @@ export interface CliSettings {
   readonly sandbox?: SandboxOwn
   /** Present when a container image is set: commands run in containers (never with a sandbox mode). */
   readonly container?: ContainerOwn
+  /**
+   * Present with a sandbox mode: how the CLI asks a human to approve a sandbox escalation (through
+   * the MCP client, or on the terminal).
+   */
+  readonly approval?: typeof ApprovalSettings.Type
 }
+
+/**
+ * The CLI's own approval settings: how long a human may take to answer an escalation request
+ * before it counts as cancelled. They apply only with a sandbox mode.
+ */
+export const ApprovalSettings = Schema.Struct({
+  timeoutMs: Schema.optionalWith(
+    PositiveFinite.annotations(setting({
+      env: "APPROVAL_TIMEOUT_MS",
+      flag: {
+        name: "approval-timeout-ms",
+        pseudo: "N",
+        description: (name) =>
+          `How long a sandbox escalation waits for the user's answer before it is cancelled (env ${name})`
+      }
+    })),
+    { default: () => 120_000 }
+  )
+})
+
+type ApprovalKey = keyof typeof ApprovalSettings.fields
+
+const approvalSettings = Object.entries(ApprovalSettings.fields).flatMap(([key, field]) =>
+  Option.match(settingOf(field), {
+    onNone: () => [],
+    onSome: (setting) => [{ key: key as ApprovalKey, kind: kindOf(field), setting, flag: setting.flag! }]
+  })
+)
+const approvalOption = (key: ApprovalKey): string => `approval.${key}`
 
 type ContainerOwn = typeof ContainerSettings.Encoded
 type ContainerKey = keyof typeof ContainerSettings.fields
@@ -86,8 +122,12 @@ type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecut
  * `--contain`).
  */
 export const settingsFlagNames = {
-  valued: [...flagged, ...containerFlagged].filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
-  boolean: [...flagged, ...containerFlagged].filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
+  valued: [...flagged, ...containerFlagged, ...approvalSettings].filter(({ kind }) => kind._tag !== "boolean").map((
+    { flag }
+  ) => flag.name),
+  boolean: [...flagged, ...containerFlagged, ...approvalSettings].filter(({ kind }) => kind._tag === "boolean").map((
+    { flag }
+  ) => flag.name)
 } as const
 
 /** A flag's raw value: text (numbers stay text until checked), a switch, a repeated value or a choice. */
@@ -129,6 +169,9 @@ export const settingsOptions: Options.Options<SettingsFlags> = Options.all(
     ...flagged.map(({ key, kind, setting, flag }) => [key, optionOf(kind, flag, envName(setting))] as const),
     ...containerFlagged.map(({ key, kind, setting, flag }) =>
       [containerOption(key), optionOf(kind, flag, envName(setting))] as const
+    ),
+    ...approvalSettings.map(({ key, kind, setting, flag }) =>
+      [approvalOption(key), optionOf(kind, flag, envName(setting))] as const
     )
   ])
 )
@@ -230,6 +273,30 @@ const checkContainer = (given: ReadonlyMap<ContainerKey, Given>) =>
     return yield* invalid(entry?.source ?? key, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
   })
 
+/** The approval settings, checked; a given one needs a sandbox mode. */
+const checkApproval = (flags: SettingsFlags, sandboxed: boolean) =>
+  Effect.gen(function*() {
+    const given = new Map<ApprovalKey, Given>()
+    const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(environmentOf(ApprovalSettings), describeConfigError)
+    for (const { key, kind, setting, flag } of approvalSettings) {
+      const flagValue = flags[approvalOption(key)]
+      const fromFlagValue = flagValue === undefined ? Option.none() : fromFlag(kind, flagValue)
+      if (Option.isSome(fromFlagValue)) given.set(key, { ...fromFlagValue.value, source: `--${flag.name}` })
+      else if (env[key] !== undefined) given.set(key, { value: env[key], raw: env[key], source: envName(setting) })
+    }
+    const [first] = given.values()
+    if (first !== undefined && !sandboxed) return yield* invalid(first.source, `applies only with ${flagOf("sandboxMode")}`)
+    const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
+    return yield* decodeSettings(ApprovalSettings, input).pipe(
+      Effect.catchAll((problem) => {
+        const key = problem.field as ApprovalKey
+        const entry = given.get(key)
+        const expectation = Option.getOrElse(expectationOf(ApprovalSettings.fields[key]), () => "a valid value")
+        return invalid(entry?.source ?? key, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
+      })
+    )
+  })
+
 /** The first problem, in the CLI's words: `--grace-ms: expected a positive finite number, got "soon"`. */
 const check = (given: ReadonlyMap<Key, Given>) =>
   Effect.gen(function*() {
@@ -272,6 +339,7 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
     }
   }
   const container = yield* checkContainer(yield* gatherContainer(flags))
+  const approval = yield* checkApproval(flags, sandbox.sandboxMode !== undefined)
   if (container !== undefined && sandbox.sandboxMode !== undefined) {
     return yield* invalid(flagOf("sandboxMode"), "not together with --container-image: choose the sandbox or containers")
   }
@@ -295,5 +363,5 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
       ...(container.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(container.workspaceRoot) })
     }
   }
-  return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained } satisfies CliSettings
+  return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained, ...(sandbox.sandboxMode === undefined ? {} : { approval }) } satisfies CliSettings
 })

@@ -29,7 +29,8 @@ const noFlags: SettingsFlags = {
   "container.image": Option.none(),
   "container.network": Option.none(),
   "container.memoryMb": Option.none(),
-  "container.pidsLimit": Option.none()
+  "container.pidsLimit": Option.none(),
+  "approval.timeoutMs": Option.none()
 }
 
 const dir = mkdtempSync(join(tmpdir(), "effect-bash-settings-"))
@@ -112,13 +113,37 @@ describe("resolveSettings", () => {
       expect(settings).toEqual({
         workdir: process.cwd(),
         executor: { cwd: process.cwd(), contain: true },
-        sandbox: { sandboxMode: "workspace-write", workspaceRoot: process.cwd(), network: "none" }
+        sandbox: { sandboxMode: "workspace-write", workspaceRoot: process.cwd(), network: "none" },
+        approval: { timeoutMs: 120_000 }
       })
       expect(yield* failureOf({ workspaceRoot: Option.some(dir) })).toMatchObject({
         field: "--workspace-root",
         message: "--workspace-root: applies only with --sandbox"
       })
       expect(yield* failureOf({}, { EFFECT_BASH_SANDBOX: "everything" })).toMatchObject({ field: "EFFECT_BASH_SANDBOX" })
+    }))
+
+  it.effect("the approval timeout: flag over EFFECT_BASH_APPROVAL_TIMEOUT_MS, only with a sandbox, checked by name", () =>
+    Effect.gen(function*() {
+      const sandboxed = { sandboxMode: Option.some("read-only") }
+      expect((yield* resolve(sandboxed, { EFFECT_BASH_APPROVAL_TIMEOUT_MS: "5000" })).approval).toEqual({ timeoutMs: 5000 })
+      expect(
+        (yield* resolve({ ...sandboxed, "approval.timeoutMs": Option.some("750") }, { EFFECT_BASH_APPROVAL_TIMEOUT_MS: "5000" }))
+          .approval
+      ).toEqual({ timeoutMs: 750 })
+      expect(yield* failureOf({ ...sandboxed, "approval.timeoutMs": Option.some("soon") })).toMatchObject({
+        field: "--approval-timeout-ms",
+        message: "--approval-timeout-ms: expected a positive finite number, got \"soon\""
+      })
+      expect(yield* failureOf(sandboxed, { EFFECT_BASH_APPROVAL_TIMEOUT_MS: "0" })).toMatchObject({
+        message: "EFFECT_BASH_APPROVAL_TIMEOUT_MS: expected a positive finite number, got 0"
+      })
+      expect(yield* failureOf({ "approval.timeoutMs": Option.some("750") })).toMatchObject({
+        message: "--approval-timeout-ms: applies only with --sandbox"
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_APPROVAL_TIMEOUT_MS: "5000" })).toMatchObject({
+        message: "EFFECT_BASH_APPROVAL_TIMEOUT_MS: applies only with --sandbox"
+      })
     }))
 
   it.effect("a bad flag is named in the error", () =>

@@ -116,7 +116,8 @@ describe("settings Schemas", () => {
         "container-image",
         "container-network",
         "container-memory-mb",
-        "container-pids-limit"
+        "container-pids-limit",
+        "approval-timeout-ms"
       ],
       boolean: ["keep-spill-files", "direct-spawn", "contain", "allow-unix-sockets"]
     })
