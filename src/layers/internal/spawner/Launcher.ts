@@ -49,14 +49,33 @@ export const spareRequest = (binary: string, argv: ReadonlyArray<string>): strin
   [binary, ...argv].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ") + "\n."
 
 /**
- * Whether a spare may serve `env`: bash resets a shell level below 0, or from 1000 on (with a
- * warning), and a spare's `exec` would then change what the command sees.
+ * Whether a spare may serve `env`, so that its command sees what a fresh bash's would: the spare's
+ * own bash takes in bash's dynamic variables from the env (`BASH_ARGV0` becomes its `$0`, `RANDOM`
+ * its seed, …) and passes them on changed or not at all, and it resets a shell level below 0, or
+ * from 1000 on (with a warning). An `OLDPWD` that names no directory is checked by the launcher.
  *
  * @internal
  */
 export const spareServes = (env: Readonly<Record<string, string>>): boolean => {
   const level = Number(env.SHLVL ?? 0)
-  return !(level < 0 || level >= 999)
+  if (level < 0 || level >= 999) return false
+  for (const name in env) {
+    switch (name) {
+      case "BASH_ARGV0":
+      case "BASH_COMMAND":
+      case "BASH_SUBSHELL":
+      case "BASHPID":
+      case "COMP_WORDBREAKS":
+      case "EPOCHREALTIME":
+      case "EPOCHSECONDS":
+      case "HISTCMD":
+      case "LINENO":
+      case "RANDOM":
+      case "SRANDOM":
+        return false
+    }
+  }
+  return true
 }
 
 // How long the launcher must have been idle (no command running, no request) before it starts a
@@ -147,7 +166,7 @@ const fits = (candidate, m) => {
   try {
     if (
       candidate.file !== m.file || candidate.cwd !== m.cwd || candidate.env !== env ||
-      candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined)
+      candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined) || !oldpwdServes()
     ) return undefined
     const state = procStatFields(String(pid))?.[0]
     if (state === undefined || state === "T" || state === "t") return undefined
@@ -166,8 +185,17 @@ const discard = (candidate) => {
   candidate.child.kill("SIGKILL")
   for (const stream of candidate.child.stdio) stream?.destroy()
 }
+// bash exports an OLDPWD that names no directory without its value: a spare would pass that on.
+const oldpwdServes = () => {
+  if (env.OLDPWD === undefined) return true
+  try {
+    return statSync(env.OLDPWD).isDirectory()
+  } catch {
+    return false
+  }
+}
 const startSpare = (m) => {
-  if (env === noSparesFor || !spareServes(env)) return
+  if (env === noSparesFor || !spareServes(env) || !oldpwdServes()) return
   if (spareEnv === undefined) {
     const { BASH_ENV, ...rest } = env
     spareEnv = rest
