@@ -5,7 +5,7 @@
  *   - the app's node_modules holds exactly one `effect`, the app's own;
  *   - a strict NodeNext consumer (`skipLibCheck: false`) importing every entry point type-checks,
  *     and the README's examples type-check and run from the installed package;
- *   - the `effect-bash` bin runs.
+ *   - the bundled `effect-bash` bin runs a command and answers an MCP `initialize`.
  * Hooks: every `scripts/pack-check.d/*.mjs` exports `default async ({ app, log }) => boolean`, run
  * last against the installed app (e.g. a Cordis plugin written the reference's way).
  *
@@ -50,11 +50,17 @@ try {
   check(files.has("LICENSE"), "the tarball has LICENSE")
   const bench = [...files].filter((file) => file.startsWith("dist/bench") || file.startsWith("bench/"))
   check(bench.length === 0, "the tarball has no bench", bench.join("\n"))
+  // The bundled bin's maps carry their sources' text (the bundled packages are not in the tarball).
   const unmapped = [...files].filter((file) => file.endsWith(".map")).flatMap((map) => {
-    const { sources } = JSON.parse(sh("tar", ["-xzOf", tarball, `package/${map}`], work).stdout)
-    return sources.map((source) => posix.join(posix.dirname(map), source)).filter((source) => !files.has(source))
+    const { sources, sourcesContent = [] } = JSON.parse(sh("tar", ["-xzOf", tarball, `package/${map}`], work).stdout)
+    return sources.flatMap((source, i) => {
+      const path = posix.join(posix.dirname(map), source)
+      return files.has(path) || typeof sourcesContent[i] === "string" ? [] : [`${map}: ${path}`]
+    })
   })
-  check(unmapped.length === 0, "every source map's sources are in the tarball", unmapped.slice(0, 10).join("\n"))
+  check(unmapped.length === 0, "every source map's sources are in the tarball or in the map", unmapped.slice(0, 10).join("\n"))
+  const bin = manifest.bin["effect-bash"].replace(/^\.\//, "")
+  check(files.has(bin) && files.has(`${bin}.map`), `the tarball has the bundled bin ${bin} and its map`)
 
   // 2. A fresh app on another patch of effect.
   const app = join(work, "app")
@@ -117,9 +123,27 @@ try {
     `a strict NodeNext consumer of ${entries.join(", ")} and the README examples type-check and run`
   )
 
-  // 5. The bin.
-  const bin = sh(join(app, "node_modules", ".bin", "effect-bash"), ["--version"], app, 60_000)
-  check(bin.status === 0 && bin.stdout.includes(manifest.version), "the effect-bash bin runs", bin.output)
+  // 5. The bundled bin, as installed (it needs none of the peers).
+  const effectBash = join(app, "node_modules", ".bin", "effect-bash")
+  const version = sh(effectBash, ["--version"], app, 60_000)
+  check(version.status === 0 && version.stdout.includes(manifest.version), "effect-bash --version", version.output)
+  const run = sh(effectBash, ["run", "--", "true"], app, 60_000)
+  check(run.status === 0 && run.stdout === "(no output)\n", `effect-bash run -- true (${run.ms} ms)`, run.output)
+  // stdin ends after the request: the server answers it, sees its transport closed and exits.
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pack-check", version: "0" } } }
+  const mcp = spawnSync(effectBash, ["mcp"], { cwd: app, input: `${JSON.stringify(initialize)}\n`, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" })
+  const answer = (mcp.stdout ?? "").split("\n").filter((line) => line !== "").flatMap((line) => {
+    try {
+      return [JSON.parse(line)]
+    } catch {
+      return []
+    }
+  }).find((message) => message.id === 1)
+  check(
+    mcp.status === 0 && answer?.result?.serverInfo?.name === "effect-bash",
+    "effect-bash mcp answers initialize",
+    `${mcp.stdout ?? ""}${mcp.stderr ?? ""}`
+  )
 
   // 6. Hooks.
   const hooks = join(root, "scripts", "pack-check.d")

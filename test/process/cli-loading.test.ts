@@ -1,10 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { loadedSources, ofPackage } from "../support/loadedModules.js"
 
 // What a subcommand does not use, it does not load: the MCP server (its SDK, zod) costs every `run`
 // its load time otherwise, and the demo tour every `mcp`.
-describe("what each subcommand loads (the built bin)", () => {
+describe("what each subcommand loads (the bundled bin)", () => {
   it.live("run loads neither the MCP SDK nor zod", () =>
     Effect.gen(function*() {
       const { outcome, sources } = yield* Effect.promise(() => loadedSources(["run", "--", "true"]))
@@ -23,4 +26,23 @@ describe("what each subcommand loads (the built bin)", () => {
       expect(ofPackage(sources, "@modelcontextprotocol/sdk")).not.toEqual([])
       expect(sources.filter((source) => /\bdemoTour\.(ts|js)$/.test(source))).toEqual([])
     }))
+})
+
+interface Metafile {
+  readonly outputs: Record<string, { readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }> }>
+}
+
+// The bundled bin runs without the package's peers installed: what it imports from outside its own
+// files is Node's, or an optional peer that it loads only when the feature needing it is used.
+describe("the bundled bin (dist/bin)", () => {
+  it("imports only Node's modules, and docker-modem only by import()", () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+    const meta = JSON.parse(readFileSync(join(root, "dist", "bin.meta.json"), "utf8")) as Metafile
+    const outside = Object.values(meta.outputs).flatMap((output) =>
+      output.imports.filter((imported) => imported.external === true && !imported.path.startsWith("node:"))
+    )
+    expect(outside.length).toBeGreaterThan(0)
+    expect(outside).toEqual(outside.map(() => ({ path: "docker-modem", kind: "dynamic-import", external: true })))
+    expect(Object.keys(meta.outputs)).toContain("dist/bin/effect-bash.js")
+  })
 })

@@ -1,5 +1,5 @@
 /**
- * Helpers for the real-process CLI tests: run the built `effect-bash` binary, and look processes up
+ * Helpers for the real-process CLI tests: run the bundled `effect-bash` executable, and look processes up
  * in /proc (a zombie counts as gone).
  */
 import type { ChildProcess } from "node:child_process"
@@ -8,8 +8,11 @@ import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-/** The built entry point (`npm test` builds before vitest runs). */
-export const cliPath = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "src", "cli", "main.js")
+/**
+ * The bundled executable, the file the package's `bin` names: what a user runs is what these tests run
+ * (`npm test` builds it before vitest runs).
+ */
+export const cliPath = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "bin", "effect-bash.js")
 
 /** How one CLI run ended. */
 export interface CliOutcome {

@@ -1,0 +1,103 @@
+/**
+ * Bundles the `effect-bash` command into `dist/bin/` with esbuild: one ES module per entry point and
+ * the chunks they share, all in that one directory, so a module that a chunk resolves as a sibling
+ * (`new URL("./name.js", import.meta.url)`) is found whichever chunk the code landed in. Each
+ * `import()` in the sources becomes a chunk loaded only when reached: `run` loads neither the MCP
+ * server nor the demo tour. The library entries are not bundled (tsc writes them to `dist/src`, and
+ * they share the app's `effect`). The metafile (`dist/bin.meta.json`, not shipped) names the sources
+ * in each output file; `dist/bin/THIRD-PARTY-LICENSES.txt` carries the bundled packages' licenses.
+ *
+ *   node scripts/build-bin.mjs
+ */
+import { build } from "esbuild"
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const outdir = join(root, "dist", "bin")
+
+/** Output name (`dist/bin/<name>.js`) → source. */
+const entryPoints = {
+  "effect-bash": "src/cli/main.ts"
+}
+
+/**
+ * Optional peers stay out of the bundle: the command starts without them and imports them only for
+ * the feature that needs them (`docker-modem` for the container flags).
+ */
+const external = ["docker-modem"]
+
+/** `effect`'s module names the sources import from its barrel that are not modules of their own. */
+const effectFunctions = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
+
+/**
+ * `import { Effect, Layer } from "effect"` → `import * as Effect from "effect/Effect"` … in our
+ * sources: the barrel's namespace objects keep every export of each module alive, its modules'
+ * namespaces let esbuild keep only the functions a bundle calls.
+ */
+const effectModules = {
+  name: "effect-modules",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      const contents = source.replace(/^import (type )?\{([^}]*)\} from "effect"$/gm, (_, typeOnly, names) =>
+        names.split(",").map((name) => name.trim()).filter((name) => name !== "").map((name) => {
+          const type = typeOnly !== undefined || name.startsWith("type ") ? "type " : ""
+          const [imported, local = imported] = name.replace(/^type /, "").split(/\s+as\s+/)
+          return effectFunctions.has(imported)
+            ? `import ${type}{ ${imported} as ${local} } from "effect/Function"`
+            : `import ${type}* as ${local} from "effect/${imported}"`
+        }).join("\n"))
+      return { contents, loader: "ts" }
+    })
+  }
+}
+
+// Bundled CommonJS packages call `require`, which an ES module does not have.
+const banner = `import { createRequire as __effectBashRequire } from "node:module";
+const require = __effectBashRequire(import.meta.url);`
+
+/** The license text of every package with code in the bundle, for `THIRD-PARTY-LICENSES.txt`. */
+const thirdPartyLicenses = (outputs) => {
+  const inputs = Object.values(outputs).flatMap((output) =>
+    Object.entries(output.inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([input]) => input)
+  )
+  const packages = new Set(
+    inputs.flatMap((input) => {
+      const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
+      return match === null ? [] : [match[1]]
+    })
+  )
+  return [...packages].sort().map((dir) => {
+    const manifest = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8"))
+    const file = readdirSync(join(root, dir)).find((name) => /^(licen[sc]e|copying)(\.|$)/i.test(name))
+    const text = file === undefined ? `(no license file; package.json says ${manifest.license})` : readFileSync(join(root, dir, file), "utf8").trim()
+    return `${manifest.name}@${manifest.version} (${manifest.license})\n\n${text}\n`
+  }).join(`\n${"-".repeat(72)}\n\n`)
+}
+
+rmSync(outdir, { recursive: true, force: true })
+const { metafile } = await build({
+  absWorkingDir: root,
+  entryPoints,
+  outdir,
+  entryNames: "[name]",
+  chunkNames: "[name]-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  treeShaking: true,
+  minify: true,
+  sourcemap: true,
+  external,
+  banner: { js: banner },
+  plugins: [effectModules],
+  metafile: true,
+  logLevel: "warning"
+})
+writeFileSync(join(root, "dist", "bin.meta.json"), JSON.stringify(metafile))
+writeFileSync(join(outdir, "THIRD-PARTY-LICENSES.txt"), thirdPartyLicenses(metafile.outputs))
+if (!existsSync(join(outdir, "effect-bash.js"))) throw new Error("no dist/bin/effect-bash.js")
