@@ -7,15 +7,18 @@
  * alone, `--only=per-call` items (a), (b), (h) (wall time, host CPU and JS allocation per call) and (i)
  * (where a call's time goes) alone, `--only=throughput` item (c) alone, `--only=container` item (k) (a
  * call in a warm container) alone and `--only=heap` item (l) (launcher, direct spawn and the reference
- * in a small and a large host) alone — results are then printed but not written.
+ * in a small and a large host) alone — results are then printed but not written. `--only=cold-start`
+ * runs item (j) alone and prints it; with `--write` it also replaces item (j) and its targets in
+ * `bench/results.json` and renders `bench/results.md` again.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { describeMachine } from "./lib/machine.js"
 import {
+  renderColdStart,
   renderContainer,
   renderHeap,
   renderMarkdown,
@@ -26,6 +29,7 @@ import {
 } from "./lib/markdown.js"
 import type {
   BenchResults,
+  ColdStart,
   Comparison,
   ContainerCalls,
   HeapCalls,
@@ -44,6 +48,7 @@ import { makeOursRunner } from "./runners/ours.js"
 import { makePlatformRunner } from "./runners/platform.js"
 import { rawRunner } from "./runners/raw.js"
 import type { Runner } from "./runners/Runner.js"
+import { measureColdStart } from "./sections/coldStart.js"
 import { interleavedRounds } from "./sections/rounds.js"
 import type { Samples } from "./sections/rounds.js"
 import { measureRss } from "./sections/rss.js"
@@ -63,6 +68,7 @@ const onlyPerCall = process.argv.includes("--only=per-call")
 const onlyThroughput = process.argv.includes("--only=throughput")
 const onlyContainer = process.argv.includes("--only=container")
 const onlyHeap = process.argv.includes("--only=heap")
+const onlyColdStart = process.argv.includes("--only=cold-start")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -96,7 +102,9 @@ const settings = {
   rssSameWithinBytes: 16 * MiB,
   modelTextSmallBytes: 256 * 1024,
   modelTextLargeBytes: 1024 * 1024,
-  modelTextRounds: 5
+  modelTextRounds: 5,
+  coldStartRounds: quick ? 3 : 10,
+  coldStartRssRounds: quick ? 1 : 3
 } as const
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -479,7 +487,52 @@ const judgeHeap = (heaps: ReadonlyArray<HeapCalls>): Array<Target> =>
 /** The run's 1-minute load average at its start and now: the numbers of a busy machine are read with it. */
 const loadLine = (loadAtStart: number) => `load average ${round(loadAtStart)} → ${round(loadavg()[0]!)}`
 
+const runColdStart = async (): Promise<ColdStart> => {
+  const { coldStartRounds: rounds, coldStartRssRounds: rssRounds } = settings
+  log(`(j) cold start: fresh node processes × ${rounds} (peak RSS × ${rssRounds})`)
+  const start = round(loadavg()[0]!)
+  const rows = await measureColdStart(rounds, rssRounds, log)
+  for (const row of rows) log(`  ${row.id}: ${row.medianMs} ms (${row.ratio}×), ${row.peakRssMiB} MiB`)
+  return { date: new Date().toISOString(), loadAverage: { start, end: round(loadavg()[0]!) }, rounds, rssRounds, rows }
+}
+
+/** Issue 26's targets: the command against `import("effect")`, which any Effect app pays. */
+const judgeColdStart = (c: ColdStart): Array<Target> => {
+  const row = (id: string) => c.rows.find((r) => r.id === id)!
+  const targets: Array<Target> = []
+  for (const [id, what] of [["run", "`effect-bash run -- true`"], ["mcp", "`effect-bash mcp` answering `initialize`"]] as const) {
+    targets.push(
+      ratioTarget("j", `${what}, wall time / \`import("effect")\``, row(id).ratio, 0.5),
+      judge("j", `${what}, peak RSS`, row(id).peakRssMiB, "<=", 90, "MiB")
+    )
+  }
+  targets.push(ratioTarget("j", "`import(\"effect-bash\")`, wall time / `import(\"effect\")`", row("import effect-bash").ratio, 1.3))
+  return targets
+}
+
+/**
+ * `--only=cold-start`: item (j) alone, printed with its targets; with `--write`, merged into
+ * `bench/results.json` (replacing the item and its targets) and `bench/results.md` rendered again.
+ */
+const mainColdStart = async () => {
+  const coldStart = await runColdStart()
+  const targets = judgeColdStart(coldStart)
+  process.stdout.write(`${renderColdStart(coldStart)}\n\n${renderTargets(targets)}\n`)
+  if (!process.argv.includes("--write")) return
+  const benchDir = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..", "bench")
+  const previous = JSON.parse(await readFile(join(benchDir, "results.json"), "utf8")) as BenchResults
+  const results: BenchResults = {
+    ...previous,
+    coldStart,
+    targets: [...previous.targets.filter((t) => t.id !== "j"), ...targets]
+  }
+  await writeFile(join(benchDir, "results.json"), JSON.stringify(results, null, 2) + "\n")
+  await writeFile(join(benchDir, "results.md"), renderMarkdown(results))
+  log(`wrote item (j) to ${join(benchDir, "results.json")} and results.md`)
+}
+
 const main = async () => {
+  if (onlyColdStart) return mainColdStart()
   if (onlyContainer) {
     const loadAtStart = loadavg()[0]!
     const k = await runContainer()
@@ -518,6 +571,7 @@ const main = async () => {
   const modes = await runModes()
   const container = await runContainer()
   const heap = await runHeap()
+  const coldStart = await runColdStart()
   const results: BenchResults = {
     machine: describeMachine(),
     loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
@@ -535,7 +589,13 @@ const main = async () => {
     modes,
     container,
     heap,
-    targets: [...judgeAll(comparisons, perCall, rss, settle), ...judgeModelText(modelText), ...judgeHeap(heap)]
+    coldStart,
+    targets: [
+      ...judgeAll(comparisons, perCall, rss, settle),
+      ...judgeModelText(modelText),
+      ...judgeHeap(heap),
+      ...judgeColdStart(coldStart)
+    ]
   }
   const markdown = renderMarkdown(results)
   process.stdout.write(markdown)

@@ -54,6 +54,35 @@ const effectModules = {
   }
 }
 
+/**
+ * A bundled package's own source map is followed only when the sources it names exist (or it carries
+ * them): some packages ship maps into sources they do not ship, and the bundle's map would name files
+ * nobody has. Those packages are mapped to their JavaScript instead.
+ */
+const sourceMapURL = /\n\/\/# sourceMappingURL=(\S+)\s*$/
+const completeInputMaps = {
+  name: "complete-input-maps",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      const url = sourceMapURL.exec(source)?.[1]
+      if (url === undefined || url.startsWith("data:")) return undefined
+      const mapPath = join(dirname(args.path), url)
+      const complete = (() => {
+        try {
+          const { sources, sourceRoot = "", sourcesContent = [] } = JSON.parse(readFileSync(mapPath, "utf8"))
+          return sources.every((name, i) =>
+            typeof sourcesContent[i] === "string" || existsSync(join(dirname(mapPath), sourceRoot, name))
+          )
+        } catch {
+          return false
+        }
+      })()
+      return complete ? undefined : { contents: source.replace(sourceMapURL, "\n"), loader: "js" }
+    })
+  }
+}
+
 // Bundled CommonJS packages call `require`, which an ES module does not have.
 const banner = `import { createRequire as __effectBashRequire } from "node:module";
 const require = __effectBashRequire(import.meta.url);`
@@ -94,7 +123,7 @@ const { metafile } = await build({
   sourcemap: true,
   external,
   banner: { js: banner },
-  plugins: [effectModules],
+  plugins: [effectModules, completeInputMaps],
   metafile: true,
   logLevel: "warning"
 })

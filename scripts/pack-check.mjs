@@ -34,7 +34,7 @@ const check = (passed, what, detail = "") => {
 }
 const sh = (command, args, cwd, timeout = 180_000) => {
   const started = Date.now()
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", timeout, killSignal: "SIGKILL" })
+  const result = spawnSync(command, args, { cwd, encoding: "utf8", timeout, killSignal: "SIGKILL", maxBuffer: 256 * 1024 * 1024 })
   return { ...result, ms: Date.now() - started, output: `${result.stdout ?? ""}${result.stderr ?? ""}` }
 }
 

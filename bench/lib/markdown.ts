@@ -4,6 +4,7 @@
 import type { Phases } from "../sections/phases.js"
 import type {
   BenchResults,
+  ColdStart,
   CallRow,
   Comparison,
   ContainerCalls,
@@ -122,6 +123,15 @@ export const renderHeap = (heaps: ReadonlyArray<HeapCalls>): string => {
   )
 }
 
+/** (j) Each fresh process's wall time and peak RSS; ratios to `import("effect")`. */
+export const renderColdStart = (c: ColdStart): string =>
+  `(j) Cold start, ${c.date}, load average ${c.loadAverage.start} → ${c.loadAverage.end}: medians of ${c.rounds} ` +
+  `interleaved rounds (peak RSS: of ${c.rssRounds}).\n\n` +
+  table(
+    ["(j) A fresh node process", "wall time", "× `import(\"effect\")`", "peak RSS"],
+    c.rows.map((row) => [row.label, fmt(row.medianMs, "ms"), `${round(row.ratio)}×`, fmt(row.peakRssMiB, "MiB")])
+  )
+
 // A measurement that rounds to its limit is shown with the digits that decide the result.
 const measuredText = (t: Target): number => {
   let digits = 2
@@ -188,6 +198,7 @@ export const renderMarkdown = (r: BenchResults): string => {
       ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
       r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])
     ),
+    ...(r.coldStart === undefined ? [] : [renderColdStart(r.coldStart)]),
     renderTargets(r.targets)
   ]
   return sections.join("\n\n") + "\n"

@@ -1,6 +1,7 @@
 /**
  * The shape of `bench/results.json`.
  */
+import type { ColdStartRow } from "../sections/coldStart.js"
 import type { Phases } from "../sections/phases.js"
 import type { Machine } from "./machine.js"
 
@@ -133,6 +134,15 @@ export interface HeapCalls {
   readonly rows: ReadonlyArray<CallRow>
 }
 
+/** (j) Cold start: fresh node processes, measured in a run of their own (see `date`, `loadAverage`). */
+export interface ColdStart {
+  readonly date: string
+  readonly loadAverage: { readonly start: number; readonly end: number }
+  readonly rounds: number
+  readonly rssRounds: number
+  readonly rows: ReadonlyArray<ColdStartRow>
+}
+
 /** Everything one run produced. */
 export interface BenchResults {
   readonly machine: Machine
@@ -154,6 +164,8 @@ export interface BenchResults {
   readonly container?: ContainerCalls
   /** (l) Launcher, direct spawn and the reference in a small and a large host. */
   readonly heap?: ReadonlyArray<HeapCalls>
+  /** (j) Cold start of the command and the entry points. */
+  readonly coldStart?: ColdStart
   /** Why a contender or target is missing from this run (e.g. the reference not installed). */
   readonly notes: ReadonlyArray<string>
   readonly targets: ReadonlyArray<Target>
