@@ -1,6 +1,6 @@
 /**
  * The package's own version, read from the nearest `package.json` named `effect-bash` (the same
- * lookup works from `src/cli` under vitest and from `dist/src/cli` when installed).
+ * lookup works from `src/cli` under vitest and from the bundled `dist/bin` when installed).
  */
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
