@@ -7,8 +7,9 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { AgentTools } from "../services/AgentTools.js"
+import { Approval } from "../services/Approval.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxUnavailableText } from "../services/BashExecutor.js"
 import type * as BashTool from "../tool/BashTool.js"
@@ -18,6 +19,7 @@ import { writeStderr, writeStdout } from "./output.js"
 import type { FlagNames } from "./runArgv.js"
 import { resolveSettings, settingsFlagNames, settingsOptions } from "./settings.js"
 import { cliStack } from "./stack.js"
+import * as TerminalApproval from "./terminalApproval.js"
 
 const json = Options.boolean("json").pipe(
   Options.withDescription("Print the bash tool's canonical result value as one line of JSON instead of its text")
@@ -29,6 +31,26 @@ const description = Options.text("description").pipe(
   Options.withDefault("Run a command from the effect-bash CLI")
 )
 
+const sandboxPermissions = Options.text("sandbox-permissions").pipe(
+  Options.withPseudoName("MODE"),
+  Options.withDescription(
+    "Ask to run this one command in a wider sandbox mode (workspace-write or danger-full-access), as the bash tool's sandbox_permissions; needs --justification and the user's approval"
+  ),
+  Options.optional
+)
+
+const justification = Options.text("justification").pipe(
+  Options.withPseudoName("TEXT"),
+  Options.withDescription("Why the command needs the wider mode, shown to the user who approves it"),
+  Options.optional
+)
+
+const approvePrompt = Options.boolean("approve-prompt").pipe(
+  Options.withDescription(
+    "Ask for escalation approval on the terminal (/dev/tty) even when stdin or stderr is not one (it is asked when both are)"
+  )
+)
+
 const command = Args.text({ name: "command" }).pipe(
   Args.atLeast(1),
   Args.withDescription("The command; its words are joined with spaces and run by `bash -c`")
@@ -38,8 +60,8 @@ const command = Args.text({ name: "command" }).pipe(
  * The flags `run` accepts (see `runArgv.ts`).
  */
 export const runFlagNames: FlagNames = {
-  valued: ["description", ...settingsFlagNames.valued],
-  boolean: ["json", ...settingsFlagNames.boolean]
+  valued: ["description", "sandbox-permissions", "justification", ...settingsFlagNames.valued],
+  boolean: ["json", "approve-prompt", ...settingsFlagNames.boolean]
 }
 
 /**
@@ -78,13 +100,21 @@ export const runOnce = Effect.fn("Cli.run")(function*(input: {
   readonly description: string
   readonly json: boolean
   readonly live?: boolean
+  /** The bash tool's escalation fields, as given (the tool checks them). */
+  readonly escalation?: { readonly sandbox_permissions?: string; readonly justification?: string }
   /** The confined mode and the bubblewrap it runs with, to explain a refusal for want of a runner. */
   readonly sandbox?: { readonly mode: BashExecutor.SandboxMode; readonly bwrapPath: string }
 }) {
   const tools = yield* AgentTools
   let lastShown = ""
   const live = input.live === true && !input.json
-  const result = yield* tools.call("bash", { command: input.command, description: input.description }, {
+  const args: BashTool.Parameters = {
+    command: input.command,
+    description: input.description,
+    // Checked by the tool, which names a bad value in its message.
+    ...(input.escalation as Pick<BashTool.Parameters, "sandbox_permissions" | "justification"> | undefined)
+  }
+  const result = yield* tools.call("bash", args, {
     callId: "cli-run",
     ...(live ? { onProgress: (text: string) => Effect.zipRight(Effect.sync(() => (lastShown = text)), writeStdout(text)) } : {})
   })
@@ -120,18 +150,37 @@ const reportRemovedSpillFiles = (spillPaths: ReadonlyArray<string>) =>
   })
 
 /**
+ * Whether `run` under a sandbox asks for escalation approval on the terminal: with
+ * `--approve-prompt`, or when stdin and stderr are both terminals (a person is there to answer).
+ * Otherwise no approval is composed, and an escalation is refused for want of one.
+ */
+export const asksOnTerminal = (
+  approvePrompt: boolean,
+  streams: { readonly stdin: boolean; readonly stderr: boolean }
+): boolean => approvePrompt || (streams.stdin && streams.stderr)
+
+/**
  * The `run` subcommand.
  */
 export const runCommand = Command.make(
   "run",
-  { settings: settingsOptions, json, description, command },
+  { settings: settingsOptions, json, description, sandboxPermissions, justification, approvePrompt, command },
   (input) =>
     Effect.gen(function*() {
       const settings = yield* resolveSettings(input.settings)
+      const streams = { stdin: process.stdin.isTTY === true, stderr: process.stderr.isTTY === true }
+      const approval = settings.approval !== undefined && asksOnTerminal(input.approvePrompt, streams)
+        ? { approval: Layer.succeed(Approval, TerminalApproval.make(TerminalApproval.controllingTerminal, settings.approval)) }
+        : {}
+      const escalation = {
+        ...(input.sandboxPermissions._tag === "Some" ? { sandbox_permissions: input.sandboxPermissions.value } : {}),
+        ...(input.justification._tag === "Some" ? { justification: input.justification.value } : {})
+      }
       const outcome = yield* runOnce({
         command: input.command.join(" "),
         description: input.description,
         json: input.json,
+        escalation,
         live: process.stdout.isTTY === true,
         ...(settings.sandbox?.sandboxMode === undefined ? {} : {
           sandbox: { mode: settings.sandbox.sandboxMode, bwrapPath: settings.executor.bwrapPath ?? "bwrap" }
@@ -139,7 +188,8 @@ export const runCommand = Command.make(
       })
         // One command: a launcher would be started for nothing.
         .pipe(Effect.provide(cliStack({ ...settings, executor: { ...settings.executor, directSpawn: true } }, {
-          background: false
+          background: false,
+          ...approval
         })))
       yield* reportRemovedSpillFiles(outcome.spillPaths)
       if (outcome.code !== 0) return yield* new ExitCode({ code: outcome.code })
