@@ -8,7 +8,7 @@ import NodeFsDefault from "node:fs"
 import { syncBuiltinESMExports } from "node:module"
 import * as NodeProcessSpawner from "../../src/layers/NodeProcessSpawner.js"
 import { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
-import { liveMembers } from "../support/processes.js"
+import { liveMembersOf } from "../support/processes.js"
 
 const groups = 600
 
@@ -51,6 +51,6 @@ describe("NodeProcessSpawner group liveness", () => {
       yield* Effect.forEach(spawned, (child) => child.exit, { discard: true })
       const after = yield* countingProcScans(round)
       expect(after.value.some((alive) => alive)).toBe(false)
-      expect(spawned.flatMap((child) => liveMembers(child.pid))).toEqual([])
+      expect(liveMembersOf(spawned.map((child) => child.pid))).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layerDirectSpawn)), 120_000)
 })

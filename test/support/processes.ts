@@ -16,9 +16,14 @@ const table = (): ReadonlyArray<PsRow> =>
     .filter((fields) => fields.length === 3)
     .map(([pid, pgid, state]) => ({ pid: Number(pid), pgid: Number(pgid), state: state! }))
 
+/** Pids of the groups' members that are not zombies, from one `ps` snapshot. */
+export const liveMembersOf = (pgids: Iterable<number>): ReadonlyArray<number> => {
+  const groups = new Set(pgids)
+  return table().filter((row) => groups.has(row.pgid) && !row.state.startsWith("Z")).map((row) => row.pid)
+}
+
 /** Pids of the group's members that are not zombies. */
-export const liveMembers = (pgid: number): ReadonlyArray<number> =>
-  table().filter((row) => row.pgid === pgid && !row.state.startsWith("Z")).map((row) => row.pid)
+export const liveMembers = (pgid: number): ReadonlyArray<number> => liveMembersOf([pgid])
 
 /** The state letter of `pid` (`S`, `T`, `Z`, …), or undefined once it is gone. */
 export const stateOf = (pid: number): string | undefined => table().find((row) => row.pid === pid)?.state.charAt(0)
