@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config"
+import { SlowFirstSequencer } from "./test/support/slowFirstSequencer.js"
 import { SummaryReporter } from "./test/support/summaryReporter.js"
 
 export default defineConfig({
@@ -6,6 +7,13 @@ export default defineConfig({
     reporters: ["default", new SummaryReporter()],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    sequence: { sequencer: SlowFirstSequencer },
+    poolOptions: {
+      // The process files mostly wait on the processes they start (startups, grace periods, timeouts):
+      // more files than cores at a time keep both cores busy. Vitest's default, one fewer fork
+      // than cores, would run them one at a time on 2 cores.
+      forks: { maxForks: 4, minForks: 1 }
+    },
     projects: [
       {
         extends: true,

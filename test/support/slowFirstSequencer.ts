@@ -1,0 +1,30 @@
+/**
+ * Starts the files that take longest first, so no long file starts last and runs alone. Vitest's own
+ * order (by the durations of the previous run, else by size) is kept for the rest; the files below
+ * are long but small, so a run without that cache would start them late.
+ */
+import { BaseSequencer } from "vitest/node"
+import type { TestSpecification } from "vitest/node"
+
+const slowFirst = [
+  "test/process/readme-examples.test.ts",
+  "test/process/group-liveness.test.ts",
+  "test/process/reliability-soak.test.ts",
+  "test/process/host-exit.test.ts",
+  "test/process/cli-loading.test.ts",
+  "test/process/demo.test.ts",
+  "test/unit/reliability-fuzz.test.ts"
+]
+
+const rank = (specification: TestSpecification): number => {
+  const index = slowFirst.findIndex((file) => specification.moduleId.endsWith(`/${file}`))
+  return index === -1 ? slowFirst.length : index
+}
+
+export class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const sorted = await super.sort(files)
+    // Array.prototype.sort is stable: unlisted files keep vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b))
+  }
+}
