@@ -5,7 +5,7 @@ import { descendantsOf, membersOfGroups, procStat, startCli } from "../support/c
 
 /** Runs `effect-bash demo`, noting every process group its commands ran in while it ran. */
 const runDemo = Effect.promise(async () => {
-  const { child, done } = startCli(["demo"])
+  const { child, done } = startCli(["demo"], { limitMs: 55_000 })
   const ownGroup = child.pid === undefined ? undefined : procStat(child.pid)?.pgrp
   const groups = new Set<number>()
   let finished = false
@@ -23,11 +23,12 @@ const runDemo = Effect.promise(async () => {
 })
 
 describe("effect-bash demo (real processes)", () => {
-  it.live("runs to completion in under 15 s, printing every heading and each step's result, leaving nothing behind", () =>
+  it.live("runs to completion without waiting out its minute-long background task, printing every heading and each step's result, leaving nothing behind", () =>
     Effect.gen(function*() {
       const { groups, outcome } = yield* runDemo
       expect(outcome.code).toBe(0)
-      expect(outcome.elapsedMs).toBeLessThan(15_000)
+      // Well under the minute its background task idles, with room for a loaded machine.
+      expect(outcome.elapsedMs).toBeLessThan(45_000)
       const headings = outcome.stdout.split("\n").filter((line) => line.startsWith("=== "))
       expect(headings).toEqual([
         "=== 1. An ok command (bash) ===",

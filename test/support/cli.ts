@@ -53,7 +53,8 @@ const startNode = (
     let stderr = ""
     child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    const limit = setTimeout(() => child.kill("SIGKILL"), options.limitMs ?? 20_000)
+    // Below the 60 s test timeout, so a hung run still reports its outcome; generous for a loaded machine.
+    const limit = setTimeout(() => child.kill("SIGKILL"), options.limitMs ?? 45_000)
     child.on("error", reject)
     child.on("close", (code, signal) => {
       clearTimeout(limit)
