@@ -5,10 +5,10 @@
  * Prints Markdown tables and writes `bench/results.json`, `bench/results.md` and `bench/results.svg`
  * (wall time per call). `--quick` shrinks every item for a smoke run; `--only=model-text` runs item (f)
  * alone, `--only=per-call` items (a), (b), (h) (wall time, host CPU and JS allocation per call) and (i)
- * (where a call's time goes) alone, `--only=throughput` item (c) alone, `--only=container` item (k) (a
- * call in a warm container) alone and `--only=heap` item (l) (launcher, direct spawn and the reference
- * in a small and a large host) alone — results are then printed but not written. `--only=cold-start`
- * runs item (j) alone and prints it; with `--write` it also replaces item (j) and its targets in
+ * (where a call's time goes) alone and `--only=throughput` item (c) alone — results are then printed
+ * but not written. `--only=cold-start` runs item (j) alone, `--only=container` item (k) (a call in a
+ * warm container) and `--only=heap` item (l) (launcher, direct spawn and the reference in a small and a
+ * large host), and prints it; with `--write` it also replaces that item and its targets in
  * `bench/results.json` and renders `bench/results.md` again.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
@@ -33,6 +33,7 @@ import type {
   Comparison,
   ContainerCalls,
   HeapCalls,
+  HeapItem,
   ModelTextTiming,
   PerCall,
   RssReport,
@@ -444,14 +445,18 @@ const runModes = async () => {
 const runContainer = async (): Promise<ContainerCalls> => {
   const { containerRounds: rounds, containerBlock: block } = settings
   log(`(k) a call in a warm container: ${rounds} × ${block} sequential true per contender, interleaved`)
+  const date = new Date().toISOString()
+  const start = round(loadavg()[0]!)
   const k = await measureContainer(rounds, block)
   if ("missing" in k) log(`  skipped: ${k.missing}`)
   else for (const r of k.rows) log(`  ${r.label}: median ${round(r.medianMs)} ms, p90 ${round(r.p90Ms)} ms`)
-  return k
+  return { date, loadAverage: { start, end: round(loadavg()[0]!) }, ...k }
 }
 
-const runHeap = async (): Promise<Array<HeapCalls>> => {
+const runHeap = async (): Promise<HeapItem> => {
   const { heapSmallMiB, heapLargeMiB, heapRounds: rounds, heapBlock: block } = settings
+  const date = new Date().toISOString()
+  const start = round(loadavg()[0]!)
   const heaps: Array<HeapCalls> = []
   for (const retainedMiB of [heapSmallMiB, heapLargeMiB]) {
     log(`(l) launcher, directSpawn and the reference, host keeping ${retainedMiB} MiB of heap: ${rounds} × ${block} true each (fresh process)`)
@@ -459,12 +464,12 @@ const runHeap = async (): Promise<Array<HeapCalls>> => {
     for (const r of h.rows) log(`  ${r.label}: median ${round(r.medianMs)} ms, p90 ${round(r.p90Ms)} ms`)
     heaps.push(h)
   }
-  return heaps
+  return { date, loadAverage: { start, end: round(loadavg()[0]!) }, sizes: heaps }
 }
 
 /** Issue 25's launcher target: ours with the launcher no slower per call than the reference, at each heap size. */
-const judgeHeap = (heaps: ReadonlyArray<HeapCalls>): Array<Target> =>
-  heaps.flatMap((h) => {
+const judgeHeap = (item: HeapItem): Array<Target> =>
+  item.sizes.flatMap((h) => {
     const row = (id: string) => h.rows.find((r) => r.id === id)
     const ours = row("ours")!
     const direct = row("ours-direct")!
@@ -483,9 +488,6 @@ const judgeHeap = (heaps: ReadonlyArray<HeapCalls>): Array<Target> =>
       )
     ]
   })
-
-/** The run's 1-minute load average at its start and now: the numbers of a busy machine are read with it. */
-const loadLine = (loadAtStart: number) => `load average ${round(loadAtStart)} → ${round(loadavg()[0]!)}`
 
 const runColdStart = async (): Promise<ColdStart> => {
   const { coldStartRounds: rounds, coldStartRssRounds: rssRounds } = settings
@@ -511,40 +513,50 @@ const judgeColdStart = (c: ColdStart): Array<Target> => {
 }
 
 /**
- * `--only=cold-start`: item (j) alone, printed with its targets; with `--write`, merged into
- * `bench/results.json` (replacing the item and its targets) and `bench/results.md` rendered again.
+ * With `--write`, one item run alone is merged into `bench/results.json` (its fields and targets
+ * replacing the item's) and `bench/results.md` is rendered again.
  */
-const mainColdStart = async () => {
-  const coldStart = await runColdStart()
-  const targets = judgeColdStart(coldStart)
-  process.stdout.write(`${renderColdStart(coldStart)}\n\n${renderTargets(targets)}\n`)
+const writeItem = async (item: string, fields: Partial<BenchResults>, targets: ReadonlyArray<Target>) => {
   if (!process.argv.includes("--write")) return
   const benchDir = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..", "bench")
   const previous = JSON.parse(await readFile(join(benchDir, "results.json"), "utf8")) as BenchResults
   const results: BenchResults = {
     ...previous,
-    coldStart,
-    targets: [...previous.targets.filter((t) => t.id !== "j"), ...targets]
+    ...fields,
+    targets: [...previous.targets.filter((t) => t.id !== item), ...targets]
   }
   await writeFile(join(benchDir, "results.json"), JSON.stringify(results, null, 2) + "\n")
   await writeFile(join(benchDir, "results.md"), renderMarkdown(results))
-  log(`wrote item (j) to ${join(benchDir, "results.json")} and results.md`)
+  log(`wrote item (${item}) to ${join(benchDir, "results.json")} and results.md`)
+}
+
+/** `--only=cold-start`: item (j) alone, printed with its targets; `--write` merges it into the results. */
+const mainColdStart = async () => {
+  const coldStart = await runColdStart()
+  const targets = judgeColdStart(coldStart)
+  process.stdout.write(`${renderColdStart(coldStart)}\n\n${renderTargets(targets)}\n`)
+  await writeItem("j", { coldStart }, targets)
+}
+
+/** `--only=container`: item (k) alone, printed; `--write` merges it into the results. */
+const mainContainer = async () => {
+  const container = await runContainer()
+  process.stdout.write(renderContainer(container) + "\n")
+  await writeItem("k", { container }, [])
+}
+
+/** `--only=heap`: item (l) alone, printed with its targets; `--write` merges it into the results. */
+const mainHeap = async () => {
+  const heap = await runHeap()
+  const targets = judgeHeap(heap)
+  process.stdout.write([renderHeap(heap), renderTargets(targets)].join("\n\n") + "\n")
+  await writeItem("l", { heap }, targets)
 }
 
 const main = async () => {
   if (onlyColdStart) return mainColdStart()
-  if (onlyContainer) {
-    const loadAtStart = loadavg()[0]!
-    const k = await runContainer()
-    process.stdout.write([loadLine(loadAtStart), renderContainer(k)].join("\n\n") + "\n")
-    return
-  }
-  if (onlyHeap) {
-    const loadAtStart = loadavg()[0]!
-    const heaps = await runHeap()
-    process.stdout.write([loadLine(loadAtStart), renderHeap(heaps), renderTargets(judgeHeap(heaps))].join("\n\n") + "\n")
-    return
-  }
+  if (onlyContainer) return mainContainer()
+  if (onlyHeap) return mainHeap()
   if (onlyModelText) return mainModelText()
   if (onlyPerCall) return mainPerCall()
   if (onlyThroughput) return mainThroughput()

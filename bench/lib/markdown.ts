@@ -9,7 +9,8 @@ import type {
   Comparison,
   ContainerCalls,
   ContenderStat,
-  HeapCalls,
+  HeapItem,
+  ItemRun,
   ModeCost,
   PerCall,
   RssReport,
@@ -86,11 +87,13 @@ export const renderPhases = (phases: ReadonlyArray<Phases>): string =>
 const ratioText = (row: CallRow, to: CallRow | undefined) =>
   to === undefined || row === to ? "—" : `${round(row.medianMs / to.medianMs)}×`
 
+const whenText = (run: ItemRun) => `${run.date}, load average ${run.loadAverage.start} → ${run.loadAverage.end}`
+
 /** (k) A call in a warm container, through our executor and the docker CLI, and on the host. */
 export const renderContainer = (k: ContainerCalls): string => {
-  if ("missing" in k) return `(k) A call in a warm container: skipped, ${k.missing}.`
+  if ("missing" in k) return `(k) A call in a warm container, ${whenText(k)}: skipped, ${k.missing}.`
   const row = (id: string) => k.rows.find((r) => r.id === id)
-  return table(
+  return `(k) A call in a warm container, ${whenText(k)}.\n\n` + table(
     [`(k) Per call of \`true\` in a warm container (${k.image}), interleaved`, "median", "p90", "× docker exec (CLI)", "× local executor"],
     k.rows.map((r) => [
       r.label,
@@ -102,10 +105,11 @@ export const renderContainer = (k: ContainerCalls): string => {
   )
 }
 
-/** (l) Launcher, direct spawn and the reference, per host heap size: one column group per size. */
-export const renderHeap = (heaps: ReadonlyArray<HeapCalls>): string => {
+/** (l) Launcher, direct spawn and the reference, per host heap size: one column per size. */
+export const renderHeap = (item: HeapItem): string => {
+  const heaps = item.sizes
   const ids = [...new Set(heaps.flatMap((h) => h.rows.map((r) => r.id)))]
-  return table(
+  return `(l) Launcher, direct spawn and the reference by host heap size, ${whenText(item)}.\n\n` + table(
     [
       "(l) Per call of `true` (median, p90; × reference)",
       ...heaps.map((h) => `host heap ${h.retainedMiB} MiB kept (heapUsed ${h.heapUsedMiB} MiB, RSS ${h.rssMiB} MiB)`)

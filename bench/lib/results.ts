@@ -118,13 +118,28 @@ export interface CallRow {
   readonly calls: number
 }
 
-/** (k) A `true` call in a warm container, through our executor and the docker CLI, and locally. */
-export type ContainerCalls =
+/** When an item was measured: an item run alone (`--write`) keeps its own. */
+export interface ItemRun {
+  readonly date: string
+  /** 1-minute load average when the item started and ended. */
+  readonly loadAverage: { readonly start: number; readonly end: number }
+}
+
+/** (k) What a run found: a `true` call in a warm container, through our executor and the docker CLI, and locally. */
+export type ContainerFound =
   | { readonly image: string; readonly rows: ReadonlyArray<CallRow> }
   /** Why the item was skipped: no engine answers, or the image is missing. */
   | { readonly missing: string }
 
-/** (l) Our executor with the launcher, with `directSpawn`, and the reference, in a host of one heap size. */
+/** (k) with when it was measured. */
+export type ContainerCalls = ItemRun & ContainerFound
+
+/** (l) Our executor with the launcher, with `directSpawn`, and the reference, at each host heap size. */
+export interface HeapItem extends ItemRun {
+  readonly sizes: ReadonlyArray<HeapCalls>
+}
+
+/** (l) The contenders in a host of one heap size. */
 export interface HeapCalls {
   /** Live JS heap the host process kept while it measured (requested). */
   readonly retainedMiB: number
@@ -163,7 +178,7 @@ export interface BenchResults {
   /** (k) A call in a warm container. */
   readonly container?: ContainerCalls
   /** (l) Launcher, direct spawn and the reference in a small and a large host. */
-  readonly heap?: ReadonlyArray<HeapCalls>
+  readonly heap?: HeapItem
   /** (j) Cold start of the command and the entry points. */
   readonly coldStart?: ColdStart
   /** Why a contender or target is missing from this run (e.g. the reference not installed). */

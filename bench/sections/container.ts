@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
-import type { CallRow, ContainerCalls } from "../lib/results.js"
+import type { CallRow, ContainerFound } from "../lib/results.js"
 import { makeExecutorRunner } from "../runners/ours.js"
 import type { Runner } from "../runners/Runner.js"
 import { bashArgs } from "../runners/Runner.js"
@@ -55,7 +55,7 @@ const dockerCliRunner = (container: string): Runner => ({
 })
 
 /** `rounds` × `block` calls per contender, after a warm-up that starts the container. */
-export const measureContainer = async (rounds: number, block: number): Promise<ContainerCalls> => {
+export const measureContainer = async (rounds: number, block: number): Promise<ContainerFound> => {
   const missing = await unavailable()
   if (missing !== undefined) return { missing }
   const workspace = await mkdtemp(join(tmpdir(), "effect-bash-bench-container-"))
