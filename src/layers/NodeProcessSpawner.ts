@@ -21,6 +21,7 @@ import { groupLiveness, pidEntries, statOf } from "./internal/spawner/groupLiven
 import type { LauncherGone, LaunchResult, PipesLost } from "./internal/spawner/Launcher.js"
 import { gateBashEnv, gateScript, gateServes } from "./internal/spawner/gate.js"
 import { LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
+import { findLauncherEntry } from "./internal/spawner/launcherEntry.js"
 import { holdPipe, PipeReader } from "./internal/spawner/readPipes.js"
 
 /** A child spawned by the host, or by its launcher. */
@@ -181,9 +182,12 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   // The launcher gets the host's inherited descriptors masked, once; its children then inherit
   // /dev/null at those numbers, as a direct spawn's masked list gives them.
   const runtime = yield* Effect.runtime<never>()
-  const launcher = !settings.launcher ? undefined : yield* Effect.acquireRelease(
+  // A package built or bundled without the launcher's program is broken: the layer dies naming it.
+  const entry = settings.launcher ? yield* Effect.orDie(findLauncherEntry()) : undefined
+  const launcher = entry === undefined ? undefined : yield* Effect.acquireRelease(
     Effect.sync(() =>
       startLauncher(
+        entry,
         masked,
         gateScript(inherited),
         (reason) =>

@@ -31,7 +31,7 @@ const view = [
   "env -u _ | sort",
   listFds,
   "trap -p",
-  "grep Sig /proc/$$/status; grep Sig /proc/self/status",
+  "grep -E '^Sig(Blk|Ign|Cgt)' /proc/$$/status; grep -E '^Sig(Blk|Ign|Cgt)' /proc/self/status",
   "shopt -p; set -o; ulimit -a",
   "echo err >&2; exit 3"
 ].join("\n")

@@ -4,7 +4,7 @@
  * own that the spare's start-up would take in.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spareServes } from "../../src/layers/internal/spawner/Launcher.js"
+import { spareServes } from "../../src/layers/internal/spawner/spare.js"
 
 describe("a spare", () => {
   it("serves an env whose SHLVL is unset, 0 to 998, or not a number (bash takes it as 0)", () => {

@@ -1,10 +1,10 @@
 /**
- * A pre-forked launcher: a small Node process, started once per spawner layer, that spawns commands
- * on the host's behalf and hands each child's stdout and stderr to the host over its IPC channel
- * (the descriptors themselves, so no byte is copied on the way). A fork copies the page tables of
- * the process that forks: the host's heap grows with its work, the launcher's stays small, so each
- * spawn costs the host an IPC message instead of a fork. While idle, it keeps one spare bash started
- * for the last call's cwd, env and stdio, which the next such call runs in (see {@link spareScript}).
+ * The host's side of the pre-forked launcher: a small Node process (its program and protocol are
+ * `launcherMain.ts`), started once per spawner layer, that spawns commands on the host's behalf and
+ * hands each child's stdout and stderr to the host over its IPC channel (the descriptors themselves,
+ * so no byte is copied on the way). A fork copies the page tables of the process that forks: the
+ * host's heap grows with its work, the launcher's stays small, so each spawn costs the host an IPC
+ * message instead of a fork.
  *
  * The launcher only executes what the host decided (argv, env, cwd, stdio kinds, stdin and script
  * text): process groups, kills and liveness stay the host's, by pid, as for a direct spawn. One duty
@@ -19,304 +19,8 @@ import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"
 import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
-import { admission } from "./gate.js"
-import { procStatFields, procStatFieldsWith } from "./procStat.js"
-
-/**
- * The script of a spare: a bash the launcher starts ahead of a request, while it is idle, for the
- * file, cwd, env and stdio of the last command that ran, so that the fork and bash's start-up are off
- * the next call's path. Once waiting, it says so (a `.` on fd 5), then waits on fd 5 for the command's
- * binary (the launcher's PATH search, which bash's own would not always repeat) and argv,
- * single-quoted, with a `.` line after them. The launcher writes that once the host knows the pid,
- * so, as with the gate, no command runs before, and one whose request was cut off (the launcher died)
- * never runs. Its own stderr is /dev/null until then (bash's start-up warnings come once, from the
- * command's bash); fd 4 is the real one. Then it `exec`s the binary with the argv: the command is the
- * same `bash -c` as a launch without a spare, with the same pid, group and descriptors (fd 3 is kept
- * for a script, as the gate keeps it). A bash older than 4.3 (no negative subscripts) exits with 125
- * at once.
- *
- * @internal
- */
-export const spareScript = (script: boolean) =>
-  "((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 403)) || exit 125; IFS=; printf . >&5; " +
-  "mapfile -u 5 __effect_bash_l; exec 5<&-; [[ ${__effect_bash_l[-1]} == . ]] || exit 125; " +
-  "unset '__effect_bash_l[-1]'; eval \"__effect_bash_a=(${__effect_bash_l[*]})\"; " +
-  `exec 2>&4 4>&-${script ? "" : " 3<&-"}; ` +
-  "exec -a \"${__effect_bash_a[1]}\" -- \"${__effect_bash_a[0]}\" \"${__effect_bash_a[@]:2}\""
-
-/** A request as a spare reads it: the binary and each word of the argv single-quoted, then the `.` line. */
-export const spareRequest = (binary: string, argv: ReadonlyArray<string>): string =>
-  [binary, ...argv].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(" ") + "\n."
-
-/**
- * Whether a spare may serve `env`, so that its command sees what a fresh bash's would: the spare's
- * own bash takes in bash's dynamic variables from the env (`BASH_ARGV0` becomes its `$0`, `RANDOM`
- * its seed, …) and passes them on changed or not at all, and it resets a shell level below 0, or
- * from 1000 on (with a warning). An `OLDPWD` that names no directory is checked by the launcher.
- *
- * @internal
- */
-export const spareServes = (env: Readonly<Record<string, string>>): boolean => {
-  const level = Number(env.SHLVL ?? 0)
-  if (level < 0 || level >= 999) return false
-  for (const name in env) {
-    switch (name) {
-      case "BASH_ARGV0":
-      case "BASH_COMMAND":
-      case "BASH_SUBSHELL":
-      case "BASHPID":
-      case "COMP_WORDBREAKS":
-      case "EPOCHREALTIME":
-      case "EPOCHSECONDS":
-      case "HISTCMD":
-      case "LINENO":
-      case "RANDOM":
-      case "SRANDOM":
-        return false
-    }
-  }
-  return true
-}
-
-// How long the launcher must have been idle (no command running, no request) before it starts a
-// spare: a spare starting while calls follow each other closely competes with them for the CPU
-// and for the launcher itself, and would cost them more than it saves.
-const spareIdleMs = 10
-// How long a spare waits before it ends unused: it holds its directory (an unmount there fails).
-const spareLifetimeMs = 60_000
-// bash reads a pipe one byte per read: a longer request costs the spare more than it saves, and
-// takes the way without one.
-const spareRequestMaxBytes = 1024
-
-/**
- * The launcher's program; `gate`, the text of its gate file, made under `tmpdir` (see `gate.ts`).
- * Node starts reading a new child's pipes in the tick that spawned it but reads nothing before that
- * tick ends: stopping the reads at once leaves every byte in the pipe for the host.
- */
-const program = (gate: string, tmpdir: string) => `"use strict"
-process.title = "effect-bash launcher"
-const { spawn } = require("node:child_process")
-// The channel is fd 3, and not close-on-exec: each child gets /dev/null there (or its script pipe),
-// which its gate closes.
-const { accessSync, closeSync, constants, existsSync, openSync, readFileSync, statSync, writeSync } = require("node:fs")
-const { isAbsolute, join } = require("node:path")
-const devNull = openSync("/dev/null", "r")
-const ignore = () => {}
-const failed = (id, error) => process.send({ id, error: { code: error.code, message: error.message } })
-// The gate file: nameless (O_TMPFILE) and held read-only, so no command can name, write or remove it.
-const gateWritable = openSync(${JSON.stringify(tmpdir)}, 0o20000000 | constants.O_DIRECTORY | constants.O_WRONLY, 0o400)
-writeSync(gateWritable, ${JSON.stringify(gate)})
-const gateFile = openSync("/proc/self/fd/" + gateWritable, "r")
-closeSync(gateWritable)
-const spareScripts = ${JSON.stringify([spareScript(false), spareScript(true)])}
-const spareRequest = ${spareRequest.toString()}
-const spareServes = ${spareServes.toString()}
-const procStatFields = (${procStatFieldsWith.toString()})(readFileSync)
-// The last request's env; a spare's is the same without the gate (its gate is fd 5).
-let env
-let spareEnv
-// Spares need /proc (a spare's cwd and binary are checked there). One that exits with 125 before it
-// waits means this bash cannot serve as one: none is started again. A spare whose binary is not the
-// one its PATH names (a wrapper script named bash) never fits: none is started again for its env.
-let sparesWork = existsSync("/proc/self/cwd")
-let noSparesFor
-// Binaries (by file) a spare has waited in: a spare of one, still starting, is as good (it reads the
-// request when it gets there); another is taken only once it waits.
-const proven = new Set()
-let spare
-let running = 0
-let idle
-// The groups of the commands it started, until the host forgets each (it saw the group gone): they
-// are killed if the host ends without its goodbye (it died). Guarded here, the host pays no write to
-// its watchdog per call.
-const groups = new Set()
-let goodbye = false
-// The host's end: a spare goes, and without a goodbye every group still guarded is killed.
-const ended = () => {
-  spare?.child.kill("SIGKILL")
-  if (!goodbye) {
-    for (const pgid of groups) {
-      try {
-        process.kill(-pgid, "SIGKILL")
-      } catch {}
-    }
-  }
-  process.exit(0)
-}
-const fileKey = (path) => {
-  const stat = statSync(path, { bigint: true })
-  return stat.dev + ":" + stat.ino
-}
-// The file an exec of file runs from cwd (bash's PATH search, as Node's) and its key, or undefined.
-const onPath = (file, cwd, path) => {
-  const candidates = file.includes("/") ? [file] : (path ?? "").split(":").map((dir) => join(dir, file))
-  for (const candidate of candidates) {
-    const absolute = isAbsolute(candidate) ? candidate : join(cwd, candidate)
-    try {
-      accessSync(absolute, constants.X_OK)
-      if (statSync(absolute).isFile()) return { path: absolute, key: fileKey(absolute) }
-    } catch {}
-  }
-}
-// The binary a fresh spawn of request m would run (its path and file key), if the spare would run m
-// as that would: the same file (the binary its PATH names now is the spare's), env object and stdio,
-// in the directory that m.cwd names now, which it may still enter; and the spare is not stopped.
-const fits = (candidate, m) => {
-  const pid = candidate.child.pid
-  try {
-    if (
-      candidate.file !== m.file || candidate.cwd !== m.cwd || candidate.env !== env ||
-      candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined) || !oldpwdServes()
-    ) return undefined
-    const state = procStatFields(String(pid))?.[0]
-    if (state === undefined || state === "T" || state === "t") return undefined
-    accessSync(m.cwd, constants.X_OK)
-    if (fileKey(m.cwd) !== fileKey("/proc/" + pid + "/cwd")) return undefined
-    const binary = onPath(m.file, m.cwd, env.PATH)
-    return binary?.key === fileKey("/proc/" + pid + "/exe") ? binary : undefined
-  } catch {
-    return undefined
-  }
-}
-const discard = (candidate) => {
-  if (spare === candidate) spare = undefined
-  candidate.discarded = true
-  clearTimeout(candidate.lifetime)
-  candidate.child.kill("SIGKILL")
-  for (const stream of candidate.child.stdio) stream?.destroy()
-}
-// bash exports an OLDPWD that names no directory without its value: a spare would pass that on.
-const oldpwdServes = () => {
-  if (env.OLDPWD === undefined) return true
-  try {
-    return statSync(env.OLDPWD).isDirectory()
-  } catch {
-    return false
-  }
-}
-const startSpare = (m) => {
-  if (env === noSparesFor || !spareServes(env) || !oldpwdServes()) return
-  if (spareEnv === undefined) {
-    const { BASH_ENV, ...rest } = env
-    spareEnv = rest
-  }
-  const script = m.script !== undefined
-  let child
-  try {
-    const stdio = [m.stdio[0], "pipe", devNull, script ? "pipe" : devNull, "pipe", "pipe"]
-    child = spawn(m.file, ["--norc", "--noprofile", "-c", "--", spareScripts[script ? 1 : 0], "effect-bash spare"], {
-      cwd: m.cwd,
-      env: spareEnv,
-      detached: true,
-      stdio
-    })
-  } catch {
-    return
-  }
-  child.on("error", ignore)
-  if (child.pid === undefined) return
-  child.stdout._handle.readStop()
-  child.stdio[4]._handle.readStop()
-  const candidate = {
-    child, file: m.file, cwd: m.cwd, env, stdin: m.stdio[0], script,
-    ready: false, taken: false, discarded: false, lifetime: undefined
-  }
-  candidate.lifetime = setTimeout(() => discard(candidate), ${spareLifetimeMs})
-  // Checked once it waits, unless taken meanwhile (it runs its command then, and may be gone).
-  child.stdio[5].once("data", () => {
-    candidate.ready = true
-    if (candidate.taken) return
-    let key
-    try {
-      key = fileKey("/proc/" + child.pid + "/exe")
-    } catch {
-      return // Gone meanwhile (killed): its exit drops it.
-    }
-    if (onPath(candidate.file, candidate.cwd, candidate.env.PATH)?.key === key) return proven.add(key)
-    noSparesFor = candidate.env
-    discard(candidate)
-  })
-  child.once("exit", (code) => {
-    if (code === 125 && !candidate.ready && !candidate.taken && !candidate.discarded) sparesWork = false
-    if (spare === candidate) spare = undefined
-  })
-  spare = candidate
-}
-// The spare for request m and the request to write to it, if it fits (one that does not is
-// discarded) and waits (or its binary is proven); none for a request too long to be worth one.
-const takeSpare = (m) => {
-  const candidate = spare
-  if (candidate === undefined) return undefined
-  const binary = fits(candidate, m)
-  if (binary === undefined) return discard(candidate)
-  if (!candidate.ready && !proven.has(binary.key)) return undefined
-  const request = spareRequest(binary.path, [m.file, ...m.args])
-  if (Buffer.byteLength(request) > ${spareRequestMaxBytes}) return undefined
-  spare = undefined
-  candidate.taken = true
-  clearTimeout(candidate.lifetime)
-  return { child: candidate.child, request }
-}
-process.on("message", (m) => {
-  if (m.forget !== undefined) for (const pgid of m.forget) groups.delete(pgid)
-  if (m.goodbye === true) goodbye = true
-  if (m.file === undefined) return
-  clearTimeout(idle)
-  if (m.env !== undefined) {
-    env = m.env
-    spareEnv = undefined
-  }
-  const taken = takeSpare(m)
-  let child = taken?.child
-  if (child === undefined) {
-    try {
-      const stdio = [...m.stdio, ...(m.stdio.length > 3 ? [] : [devNull]), "pipe", gateFile]
-      child = spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
-    } catch (error) {
-      return failed(m.id, error)
-    }
-    if (child.pid === undefined) return child.once("error", (error) => failed(m.id, error))
-    child.on("error", ignore)
-    child.stdout._handle.readStop()
-    child.stderr._handle.readStop()
-  }
-  groups.add(child.pid)
-  // The host learns the pid from this line even if the launcher dies next; only then may the
-  // command run: a spare reads its request on fd 5, a fresh bash's gate its admission on fd 4. A
-  // line the host cannot read (EPIPE) means it is gone, and this command with it.
-  try {
-    writeSync(1, m.id + " " + child.pid + "\\n")
-  } catch {
-    return ended()
-  }
-  const gate = child.stdio[taken === undefined ? 4 : 5]
-  gate.on("error", ignore)
-  gate.end(taken === undefined ? ${JSON.stringify(admission)} : taken.request)
-  const stderr = taken === undefined ? child.stderr : child.stdio[4]
-  const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
-  for (const [stream, text] of [[child.stdin, stdin], [child.stdio[3], m.script]]) {
-    if (text === undefined || !stream) continue
-    stream.on("error", ignore)
-    stream.end(text)
-  }
-  process.send({ id: m.id, pid: child.pid }, child.stdout)
-  process.send({ id: m.id }, stderr)
-  running++
-  child.once("exit", (code, signal) => {
-    process.send({ id: m.id, exit: [code, signal] })
-    if (--running === 0 && spare === undefined && sparesWork) idle = setTimeout(startSpare, ${spareIdleMs}, m)
-  })
-})
-// A spare would also end at the end of fd 5, but only after the launcher: nothing of the layer
-// outlives the launcher. The host's end shows on its stdin, a socket pair the host holds and never
-// writes, as well as on the channel: Node holds a channel's \`disconnect\` back while a handle it
-// sent waits for its acknowledgement, which a dead host never sends. A send on a closed channel is
-// reported as an \`error\`: the end is seen here.
-process.stdin.on("data", ignore).on("end", ended).on("error", ended)
-process.on("disconnect", ended)
-process.on("error", ignore)
-process.send({ ready: true })
-`
+import type { LaunchMessage, LauncherMessage } from "./launcherMain.js"
+import { procStatFields } from "./procStat.js"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
@@ -447,12 +151,13 @@ const isGone = (pid: number) => {
 }
 
 /**
- * Starts the launcher; `extraStdio` are its stdio entries from fd 3 on (the host's inherited
+ * Starts the launcher's program `entry` (see `launcherEntry.ts`); `extraStdio` are its stdio entries from fd 3 on (the host's inherited
  * descriptors masked), but fd 3 is its channel; `gate`, the text of its gate file. `onGone` is told
  * once if it dies while in use, once the launches in flight are settled; `onUnguarded`, with its
  * pid, as soon as it has exited (unless closed).
  */
 export const startLauncher = (
+  entry: string,
   extraStdio: ReadonlyArray<"ignore" | number>,
   gate: string,
   onGone: (reason: string) => void,
@@ -481,7 +186,7 @@ export const startLauncher = (
     }
   })
   // A small heap is the point: no compiler threads or large young generation are needed here.
-  const args = ["--single-threaded", "--max-semi-space-size=1", "-e", program(gate, NodeOs.tmpdir())]
+  const args = ["--single-threaded", "--max-semi-space-size=1", entry, gate, NodeOs.tmpdir()]
   const helper = ChildProcess.spawn(process.execPath, args, {
     cwd: "/",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
@@ -588,25 +293,25 @@ export const startLauncher = (
   })
 
   helper.on("message", (message: LauncherMessage, handle?: Readable) => {
-    if (message.ready === true) {
+    if ("ready" in message) {
       isReady = alive
       reportStarted(alive)
       return
     }
-    const entry = message.id === undefined ? undefined : pending.get(message.id)
+    const entry = pending.get(message.id)
     if (entry === undefined) {
       handle?.destroy()
       return
     }
-    if (message.error !== undefined) {
-      pending.delete(message.id!)
+    if ("error" in message) {
+      pending.delete(message.id)
       setBusy()
-      entry.started({ code: message.error.code ?? undefined, message: message.error.message })
-    } else if (message.pid !== undefined) {
+      entry.started({ code: message.error.code, message: message.error.message })
+    } else if ("pid" in message) {
       entry.pid = message.pid
       if (handle !== undefined) entry.child = new LaunchedChild(message.pid, handle)
-    } else if (message.exit !== undefined) {
-      pending.delete(message.id!)
+    } else if ("exit" in message) {
+      pending.delete(message.id)
       setBusy()
       // An exit before both pipes arrived: one was lost on the way, and the call says so.
       const child = entry.child
@@ -647,7 +352,10 @@ export const startLauncher = (
         ? { stdin }
         : { stdinBase64: Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength).toString("base64") }
       const forget = forgotten.length === 0 ? undefined : { forget: takeForgotten() }
-      helper.send(env === sentEnv ? { id, ...rest, ...input, ...forget } : { id, ...rest, ...input, ...forget, env })
+      const message: LaunchMessage = env === sentEnv
+        ? { id, ...rest, ...input, ...forget }
+        : { id, ...rest, ...input, ...forget, env }
+      helper.send(message)
       sentEnv = env
     },
     guards: guarding,
@@ -680,12 +388,4 @@ export const startLauncher = (
       return ended.finally(() => clearTimeout(force))
     }
   }
-}
-
-interface LauncherMessage {
-  readonly ready?: true
-  readonly id?: number
-  readonly pid?: number
-  readonly exit?: readonly [number | null, NodeJS.Signals | null]
-  readonly error?: { readonly code?: string | null; readonly message: string }
 }
