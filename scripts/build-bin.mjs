@@ -17,9 +17,13 @@ import { fileURLToPath } from "node:url"
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outdir = join(root, "dist", "bin")
 
-/** Output name (`dist/bin/<name>.js`) → source. */
+/**
+ * Output name (`dist/bin/<name>.js`) → source. The spawner starts its launcher's program by path, as
+ * `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
+ */
 const entryPoints = {
-  "effect-bash": "src/cli/main.ts"
+  "effect-bash": "src/cli/main.ts",
+  launcherMain: "src/layers/internal/spawner/launcherMain.ts"
 }
 
 /**
@@ -129,4 +133,6 @@ const { metafile } = await build({
 })
 writeFileSync(join(root, "dist", "bin.meta.json"), JSON.stringify(metafile))
 writeFileSync(join(outdir, "THIRD-PARTY-LICENSES.txt"), thirdPartyLicenses(metafile.outputs))
-if (!existsSync(join(outdir, "effect-bash.js"))) throw new Error("no dist/bin/effect-bash.js")
+for (const name of Object.keys(entryPoints)) {
+  if (!existsSync(join(outdir, `${name}.js`))) throw new Error(`no dist/bin/${name}.js`)
+}
