@@ -130,10 +130,17 @@ export const renderHeap = (item: HeapItem): string => {
 /** (j) Each fresh process's wall time and peak RSS; ratios to `import("effect")`. */
 export const renderColdStart = (c: ColdStart): string =>
   `(j) Cold start, ${c.date}, load average ${c.loadAverage.start} → ${c.loadAverage.end}: medians of ${c.rounds} ` +
-  `interleaved rounds (peak RSS: of ${c.rssRounds}).\n\n` +
+  `interleaved rounds (peak RSS and CPU time: of ${c.rssRounds}); CPU time is the node process's, children excluded.\n\n` +
   table(
-    ["(j) A fresh node process", "wall time", "× `import(\"effect\")`", "peak RSS"],
-    c.rows.map((row) => [row.label, fmt(row.medianMs, "ms"), `${round(row.ratio)}×`, fmt(row.peakRssMiB, "MiB")])
+    ["(j) A fresh node process", "wall time", "× `import(\"effect\")`", "CPU time", "× `import(\"effect\")`", "peak RSS"],
+    c.rows.map((row) => [
+      row.label,
+      fmt(row.medianMs, "ms"),
+      `${round(row.ratio)}×`,
+      fmt(row.cpuMs, "ms"),
+      `${round(row.cpuRatio)}×`,
+      fmt(row.peakRssMiB, "MiB")
+    ])
   )
 
 // A measurement that rounds to its limit is shown with the digits that decide the result.

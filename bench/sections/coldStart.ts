@@ -2,8 +2,9 @@
  * Work item (j): cold start. Each contender is a fresh `node` process, the contenders take turns in
  * every round: `import("effect")` alone (the barrel any Effect app loads), the bundled
  * `effect-bash run -- true`, `effect-bash mcp` until it answers `initialize`, and an import of each
- * library entry point. Wall time is taken without instrumentation; peak RSS in separate runs of the
- * same commands whose node reports its own `maxRSS` as it exits.
+ * library entry point. Wall time is taken without instrumentation; peak RSS and CPU time in separate
+ * runs of the same commands whose node reports its own `maxRSS` and CPU time as it exits (CPU time
+ * is less sensitive than wall time to other work on the machine).
  */
 import { spawn } from "node:child_process"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
@@ -53,20 +54,25 @@ export const coldStartContenders: ReadonlyArray<Contender> = [
   ...["effect-bash", "effect-bash/ai", "effect-bash/docker", "effect-bash/testing", "effect-bash/cordis"].map(importOf)
 ]
 
-// Writes the process's peak RSS (bytes) to the file named by the environment as it exits.
-const reportRss = `import { writeFileSync } from "node:fs"
-process.on("exit", () => writeFileSync(process.env.EFFECT_BASH_BENCH_RSS_FILE, String(process.resourceUsage().maxRSS * 1024)))`
+// Writes the process's peak RSS (bytes) and CPU time (µs) to the file named by the environment as it exits.
+const reportUsage = `import { writeFileSync } from "node:fs"
+process.on("exit", () => {
+  const usage = process.resourceUsage()
+  writeFileSync(process.env.EFFECT_BASH_BENCH_USAGE_FILE, JSON.stringify({ rss: usage.maxRSS * 1024, cpu: usage.userCPUTime + usage.systemCPUTime }))
+})`
 
 const limitMs = 60_000
 
 /** Starts `contender`; resolves with the wall time until it answered (or exited), once it exited. */
-const runOnce = (contender: Contender, rssFile?: string): Promise<number> =>
+const runOnce = (contender: Contender, usageFile?: string): Promise<number> =>
   new Promise((resolve, reject) => {
-    const args = rssFile === undefined ? contender.args : ["--import", `data:text/javascript,${encodeURIComponent(reportRss)}`, ...contender.args]
+    const args = usageFile === undefined
+      ? contender.args
+      : ["--import", `data:text/javascript,${encodeURIComponent(reportUsage)}`, ...contender.args]
     const started = performance.now()
     const child = spawn(process.execPath, args, {
       cwd: root,
-      env: { ...process.env, ...(rssFile === undefined ? {} : { EFFECT_BASH_BENCH_RSS_FILE: rssFile }) },
+      env: { ...process.env, ...(usageFile === undefined ? {} : { EFFECT_BASH_BENCH_USAGE_FILE: usageFile }) },
       stdio: ["pipe", "pipe", "pipe"]
     })
     let answeredAt: number | undefined
@@ -105,11 +111,15 @@ export interface ColdStartRow {
   /** `medianMs` over `import("effect")`'s. */
   readonly ratio: number
   readonly peakRssMiB: number
+  /** Median CPU time (user + system) of the node process, children excluded. */
+  readonly cpuMs: number
+  /** `cpuMs` over `import("effect")`'s. */
+  readonly cpuRatio: number
 }
 
 /**
- * `rounds` rounds of wall time and `rssRounds` of peak RSS; in each round every contender runs once,
- * in the same order.
+ * `rounds` rounds of wall time and `rssRounds` of peak RSS and CPU time; in each round every contender
+ * runs once, in the same order.
  */
 export const measureColdStart = async (
   rounds: number,
@@ -118,15 +128,18 @@ export const measureColdStart = async (
 ): Promise<ReadonlyArray<ColdStartRow>> => {
   const times = new Map(coldStartContenders.map((c) => [c.id, [] as Array<number>]))
   const rss = new Map(coldStartContenders.map((c) => [c.id, [] as Array<number>]))
+  const cpu = new Map(coldStartContenders.map((c) => [c.id, [] as Array<number>]))
   const dir = await mkdtemp(join(tmpdir(), "effect-bash-bench-cold-"))
   try {
     for (let pass = 0; pass < Math.max(rounds, rssRounds); pass++) {
       for (const contender of coldStartContenders) {
         if (pass < rounds) times.get(contender.id)!.push(await runOnce(contender))
         if (pass < rssRounds) {
-          const file = join(dir, "rss")
+          const file = join(dir, "usage.json")
           await runOnce(contender, file)
-          rss.get(contender.id)!.push(Number(await readFile(file, "utf8")))
+          const usage = JSON.parse(await readFile(file, "utf8")) as { readonly rss: number; readonly cpu: number }
+          rss.get(contender.id)!.push(usage.rss)
+          cpu.get(contender.id)!.push(usage.cpu / 1000)
         }
       }
       log(`  round ${pass + 1}: ${coldStartContenders.map((c) => `${c.id} ${pass < rounds ? round(times.get(c.id)!.at(-1)!, 0) : "-"} ms`).join(", ")}`)
@@ -135,6 +148,7 @@ export const measureColdStart = async (
     await rm(dir, { recursive: true, force: true })
   }
   const base = median(times.get(coldStartContenders[0]!.id)!)
+  const baseCpu = median(cpu.get(coldStartContenders[0]!.id)!)
   return coldStartContenders.map((c) => {
     const m = median(times.get(c.id)!)
     return {
@@ -143,7 +157,9 @@ export const measureColdStart = async (
       medianMs: round(m, 1),
       samplesMs: times.get(c.id)!.map((t) => round(t, 1)),
       ratio: round(m / base, 3),
-      peakRssMiB: round(median(rss.get(c.id)!) / (1024 * 1024), 1)
+      peakRssMiB: round(median(rss.get(c.id)!) / (1024 * 1024), 1),
+      cpuMs: round(median(cpu.get(c.id)!), 0),
+      cpuRatio: round(median(cpu.get(c.id)!) / baseCpu, 3)
     }
   })
 }
