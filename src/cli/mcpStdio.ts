@@ -70,19 +70,9 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
     const shutdown = yield* makeShutdown({ signals: processSignals, deadlineMs: mcpShutdownDeadlineMs })
     const connected = yield* Deferred.make<Server>()
     const stdio = new LineTransport(process.stdin, process.stdout)
-    let transport: Transport = stdio
-    let approval: Layer.Layer<Approval> | undefined
-    if (settings.approval !== undefined) {
-      const held = new HeldTransport(stdio)
-      transport = held
-      if (McpApproval.declaresElicitation(yield* held.firstMessage)) {
-        approval = Layer.succeed(
-          Approval,
-          McpApproval.make(Deferred.await(connected), { timeoutMs: settings.approval.timeoutMs })
-        )
-      }
-      yield* Effect.logDebug(`mcp: escalation approval through elicitation: ${approval === undefined ? "no" : "yes"}`)
-    }
+    const { approval, transport } = settings.approval === undefined
+      ? { transport: stdio, approval: undefined }
+      : yield* approvalForClient(stdio, Deferred.await(connected), settings.approval)
     yield* serveStdio(transport, { id: "mcp", cwd: settings.workdir }, shutdown, connected).pipe(
       Effect.provide(cliStack(settings, {
         background: !input.noBackground,
@@ -91,3 +81,20 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
       }))
     )
   }).pipe(Effect.scoped)
+
+/**
+ * Under a sandbox: reads the client's first message (held for the server) and, when it is an
+ * `initialize` declaring elicitation, the approval that asks the client's user through `server`.
+ */
+const approvalForClient = Effect.fn("Cli.mcp.approvalForClient")(function*(
+  stdio: Transport,
+  server: Effect.Effect<Server>,
+  options: McpApproval.Options
+) {
+  const transport = new HeldTransport(stdio)
+  const elicitation = McpApproval.declaresElicitation(yield* transport.firstMessage)
+  yield* Effect.annotateCurrentSpan({ "mcp.elicitation": elicitation })
+  yield* Effect.logDebug(`mcp: escalation approval through elicitation: ${elicitation ? "yes" : "no"}`)
+  const approval = elicitation ? Layer.succeed(Approval, McpApproval.make(server, options)) : undefined
+  return { transport, approval }
+})

@@ -17,7 +17,7 @@ import { renderForegroundOutput, truncationNotices } from "../tool/renderBashRes
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"
 import type { FlagNames } from "./runArgv.js"
-import { resolveSettings, settingsFlagNames, settingsOptions } from "./settings.js"
+import { resolveSettings, SettingsError, settingsFlagNames, settingsOptions } from "./settings.js"
 import { cliStack } from "./stack.js"
 import * as TerminalApproval from "./terminalApproval.js"
 
@@ -168,6 +168,12 @@ export const runCommand = Command.make(
   (input) =>
     Effect.gen(function*() {
       const settings = yield* resolveSettings(input.settings)
+      if (input.approvePrompt && settings.approval === undefined) {
+        return yield* new SettingsError({
+          field: "--approve-prompt",
+          message: "--approve-prompt: applies only with --sandbox"
+        })
+      }
       const streams = { stdin: process.stdin.isTTY === true, stderr: process.stderr.isTTY === true }
       const approval = settings.approval !== undefined && asksOnTerminal(input.approvePrompt, streams)
         ? { approval: Layer.succeed(Approval, TerminalApproval.make(TerminalApproval.controllingTerminal, settings.approval)) }

@@ -150,4 +150,10 @@ describe.skipIf(!bwrapUsable || !scriptUsable)("effect-bash run: escalation appr
       )
       expect(existsSync(join(workdir, "none.txt"))).toBe(false)
     }))
+
+  it.live("--approve-prompt without --sandbox is a usage error", () =>
+    Effect.gen(function*() {
+      const outcome = yield* Effect.promise(() => runCli(["run", "--workdir", workdir, "--approve-prompt", "--", "true"]))
+      expect(outcome).toMatchObject({ code: 2, stderr: "effect-bash: --approve-prompt: applies only with --sandbox\n" })
+    }))
 })
