@@ -6,7 +6,7 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll } from "vitest"
+import { afterAll, beforeAll } from "vitest"
 import { cleanEnv, cliPath, descendantsOf, eventually, isAlive, membersOfGroups } from "../support/cli.js"
 
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-mcp-"))
@@ -32,8 +32,19 @@ const connectWith = (
 })
 const connectUnmanaged = connectWith()
 
-/** A connection closed with the test's scope. */
-const connect = Effect.acquireRelease(connectUnmanaged, ({ client }) => Effect.promise(() => client.close()))
+/**
+ * The server shared by the tests that neither end it nor change its flags or environment: started
+ * once for the file, closed after its last test (the others start their own).
+ */
+let shared: { readonly client: Client; readonly pid: number } | undefined
+beforeAll(async () => {
+  shared = await Effect.runPromise(connectUnmanaged)
+})
+afterAll(() => shared?.client.close())
+const connect = Effect.sync(() => {
+  if (shared === undefined) throw new Error("the shared server did not start")
+  return shared
+})
 const closeClient = ({ client }: { readonly client: Client }) => Effect.promise(() => client.close())
 
 const text = (client: Client, name: string, args: Record<string, unknown>) =>
@@ -213,7 +224,15 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
     Effect.gen(function*() {
       const { client } = yield* connect
       const errors: Array<Error> = []
-      // A progress notification without a known token would surface here.
+      // A progress notification without a known token would surface here (the shared client's own
+      // handler comes back when the test ends).
+      const onerror = client.onerror
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          if (onerror === undefined) delete client.onerror
+          else client.onerror = onerror
+        })
+      )
       client.onerror = (error) => errors.push(error)
       const updates: Array<{ readonly progress: number; readonly message?: string | undefined }> = []
       const command = "for i in 1 2 3; do echo line$i; sleep 0.4; done"
