@@ -155,6 +155,35 @@ describe.skipIf(!bwrapUsable)("effect-bash mcp --sandbox: escalation approved th
       expect(existsSync(join(workdir, "late.txt"))).toBe(false)
     }))
 
+  it.scopedLive("a cancelled tools/call withdraws its elicitation, and the command does not run", () =>
+    Effect.gen(function*() {
+      let onAsked: () => void = () => undefined
+      const asked = new Promise<void>((resolve) => (onAsked = resolve))
+      let onWithdrawn: () => void = () => undefined
+      const withdrawn = new Promise<void>((resolve) => (onWithdrawn = resolve))
+      const { client } = yield* connect({
+        answer: (_, signal) =>
+          new Promise<never>((_resolve, reject) => {
+            signal.addEventListener("abort", () => {
+              onWithdrawn()
+              reject(new Error("withdrawn"))
+            })
+            onAsked()
+          })
+      })
+      const controller = new AbortController()
+      const call = client.callTool({ name: "bash", arguments: { description, ...escalated("echo hi > aborted.txt") } }, undefined, {
+        signal: controller.signal
+      })
+      call.catch(() => undefined)
+      yield* Effect.promise(() => asked).pipe(Effect.timeout(10_000))
+      controller.abort("the user moved on")
+      yield* Effect.promise(() => withdrawn).pipe(Effect.timeout(5000))
+      // The server keeps serving, and nothing ran.
+      expect((yield* bash(client, { command: "echo still here" })).text).toBe("still here\n")
+      expect(existsSync(join(workdir, "aborted.txt"))).toBe(false)
+    }))
+
   it.scopedLive("a client without elicitation: no escalation offered, no hint, and a forced one is refused as today", () =>
     Effect.gen(function*() {
       const { client } = yield* connect()
