@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Deferred, Effect, FiberId, FiberRef, Layer, Runtime, Scope } from "effect"
+import { Cause, Data, Deferred, Effect, FiberId, FiberRef, Layer, Runtime, Scope } from "effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import type { Readable, Writable } from "node:stream"
@@ -18,14 +18,18 @@ import { HostReaper } from "../services/HostReaper.js"
 import * as HostReaperLive from "./HostReaper.js"
 import { inheritedDescriptorsSync, maskInherited } from "./internal/spawner/inheritedDescriptors.js"
 import { groupLiveness, pidEntries, statOf } from "./internal/spawner/groupLiveness.js"
-import type { LauncherGone, LaunchResult, PipesLost } from "./internal/spawner/Launcher.js"
 import { gateBashEnv, gateScript, gateServes } from "./internal/spawner/gate.js"
-import { LaunchedChild, startLauncher } from "./internal/spawner/Launcher.js"
+import type { LaunchedChild, LaunchResult } from "./internal/spawner/Launcher.js"
+import { startLauncher } from "./internal/spawner/Launcher.js"
 import { findLauncherEntry } from "./internal/spawner/launcherEntry.js"
 import { holdPipe, PipeReader } from "./internal/spawner/readPipes.js"
 
-/** A child spawned by the host, or by its launcher. */
-type SpawnedChild = ChildProcess.ChildProcess | LaunchedChild
+/** A child spawned by the host (`Direct`), or by its launcher (`Launched`). */
+type SpawnedChild = Data.TaggedEnum<{
+  Direct: { readonly child: ChildProcess.ChildProcess }
+  Launched: { readonly child: LaunchedChild }
+}>
+const SpawnedChild = Data.taggedEnum<SpawnedChild>()
 
 const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -98,11 +102,11 @@ const shellInvocation = (command: string): { readonly args: ReadonlyArray<string
     ? { args: ["--norc", "--noprofile", "-c", "--", command] }
     : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
 
-const pipesLostMessage = ({ exit: [code, signal] }: PipesLost): string =>
+const pipesLostMessage = ({ exit: [code, signal] }: Data.TaggedEnum.Value<LaunchResult, "PipesLost">): string =>
   `the command ran (${signal === null ? `exit code ${code}` : `killed by ${signal}`}), but the launcher could not ` +
   "hand its output over (is the host out of file descriptors?): its output is lost"
 
-const strandedMessage = (gone: LauncherGone): string =>
+const strandedMessage = (gone: Data.TaggedEnum.Value<LaunchResult, "LauncherGone">): string =>
   gone.closed
     ? gone.pid === undefined
       ? "the spawner closed before the command started"
@@ -221,27 +225,31 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     interrupted: () => boolean
   ) =>
   (result: LaunchResult) => {
-    if ("_tag" in result) {
-      if (result._tag === "PipesLost") {
+    switch (result._tag) {
+      case "Launched": {
+        const child = result.child
+        holdPipe(child.stdout)
+        holdPipe(child.stderr!)
+        tracked.add(child.pid)
+        return resume(Effect.succeed(SpawnedChild.Launched({ child })))
+      }
+      case "SpawnFailed":
+        return resume(
+          Effect.fail(spawnFailure(Object.assign(new Error(result.message), { code: result.code }), options))
+        )
+      case "PipesLost":
         // Members it left behind are killed: the host cannot watch a group without its pipes.
         if (result.pid !== undefined) {
           signalGroupSync(result.pid, "SIGKILL")
           launcher?.forget(result.pid)
         }
         return resume(Effect.fail(new SpawnError({ code: undefined, message: pipesLostMessage(result) })))
-      }
-      if (result.pid === undefined && !result.closed && !interrupted()) return direct()
-      // Started but never handed over: its group is killed, so no command runs unowned.
-      if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
-      return resume(Effect.fail(new SpawnError({ code: undefined, message: strandedMessage(result) })))
+      case "LauncherGone":
+        if (result.pid === undefined && !result.closed && !interrupted()) return direct()
+        // Started but never handed over: its group is killed, so no command runs unowned.
+        if (result.pid !== undefined) signalGroupSync(result.pid, "SIGKILL")
+        return resume(Effect.fail(new SpawnError({ code: undefined, message: strandedMessage(result) })))
     }
-    if (!(result instanceof LaunchedChild)) {
-      return resume(Effect.fail(spawnFailure(Object.assign(new Error(result.message), { code: result.code }), options)))
-    }
-    holdPipe(result.stdout)
-    holdPipe(result.stderr!)
-    tracked.add(result.pid)
-    resume(Effect.succeed(result))
   }
 
   // The host's own spawn: the way when the launcher cannot serve (or is not used).
@@ -293,7 +301,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       scriptPipe.on("error", () => {})
       scriptPipe.end(shell.script)
     }
-    resume(Effect.succeed(child))
+    resume(Effect.succeed(SpawnedChild.Direct({ child })))
   }
 
   // The spawn is uninterruptible: an interruption of its caller waits, recorded, until it is over.
@@ -328,18 +336,19 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
 
   // If the host dies, a group the launcher started and still lives is killed by the launcher; any
   // other, by the watchdog. Either way, once the group is gone it is forgotten.
-  const guard = (child: SpawnedChild) =>
+  const guard = (spawned: SpawnedChild) =>
     Effect.suspend(() => {
-      if (!(child instanceof LaunchedChild) || launcher?.guards() !== true) return reaper.track(child.pid!)
-      guardedByLauncher.add(child.pid)
+      const pid = spawned.child.pid!
+      if (spawned._tag === "Direct" || launcher?.guards() !== true) return reaper.track(pid)
+      guardedByLauncher.add(pid)
       return Effect.void
     })
 
-  const release = (child: SpawnedChild) =>
+  const release = (spawned: SpawnedChild) =>
     Effect.suspend(() => {
-      const pid = child.pid!
+      const pid = spawned.child.pid!
       tracked.delete(pid)
-      for (const stream of child.stdio) stream?.destroy()
+      for (const stream of spawned.child.stdio) stream?.destroy()
       if (!guardedByLauncher.delete(pid)) return reaper.forget(pid)
       launcher?.forget(pid)
       return Effect.void
@@ -351,7 +360,8 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
       Effect.uninterruptible(
         Effect.tap(start(options), (child) => Scope.addFinalizer(scope, release(child)))
       )).pipe(
-      Effect.map((child) => {
+      Effect.map((spawned) => {
+        const child = spawned.child
         const exited = Deferred.unsafeMake<ProcessSpawner.Exit>(FiberId.none)
         let result: ProcessSpawner.Exit | undefined
         let listeners: Array<(exit: ProcessSpawner.Exit) => void> = []
@@ -364,9 +374,10 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
           for (const listener of waiting) listener(exit)
         }
         const alreadyExited = child.exitCode !== null || child.signalCode !== null ||
-          (child instanceof LaunchedChild && child.exited)
+          (spawned._tag === "Launched" && spawned.child.exited)
         if (alreadyExited) settle(child.exitCode, child.signalCode)
-        else child.once("exit", settle)
+        else if (spawned._tag === "Launched") spawned.child.once("exit", settle)
+        else spawned.child.once("exit", settle)
         const pid = child.pid!
         return {
           pid,

@@ -14,6 +14,7 @@
  *
  * @internal
  */
+import { Data } from "effect"
 import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"
@@ -34,34 +35,24 @@ export interface LaunchRequest {
 }
 
 /**
- * A launch the launcher died (or was closed) before handing over; `pid` when it had started the
- * child, whose group the host then kills. Without one no command ran: the gate kept it waiting.
+ * How a launch ends for its caller:
+ * - `Launched`: the child, with both its pipes.
+ * - `SpawnFailed`: no process started, as Node reported it in the launcher.
+ * - `LauncherGone`: the launcher died (or was closed: `closed`) before handing the child over; `pid`
+ *   when it had started the child, whose group the host then kills. Without one no command ran: the
+ *   gate kept it waiting.
+ * - `PipesLost`: the command ran but its pipes did not reach the host (a host out of descriptors
+ *   drops them): it has exited, with `exit`, and its output is lost. `pid` when known, for its group.
  */
-export interface LauncherGone {
-  readonly _tag: "LauncherGone"
-  readonly pid: number | undefined
-  /** The launcher was closed (with the layer), rather than dying on its own. */
-  readonly closed: boolean
-}
+export type LaunchResult = Data.TaggedEnum<{
+  Launched: { readonly child: LaunchedChild }
+  SpawnFailed: { readonly code: string | undefined; readonly message: string }
+  LauncherGone: { readonly pid: number | undefined; readonly closed: boolean }
+  PipesLost: { readonly pid: number | undefined; readonly exit: readonly [number | null, NodeJS.Signals | null] }
+}>
 
-/**
- * A command the launcher ran whose pipes did not reach the host (a host out of descriptors drops
- * them): it has exited, with `exit`, and its output is lost. `pid` when known, for its group.
- */
-export interface PipesLost {
-  readonly _tag: "PipesLost"
-  readonly pid: number | undefined
-  readonly exit: readonly [number | null, NodeJS.Signals | null]
-}
-
-/** How a launch ends for its caller. */
-export type LaunchResult = LaunchedChild | LaunchFailure | LauncherGone | PipesLost
-
-/** A spawn that failed before a process started, as Node reported it in the launcher. */
-export interface LaunchFailure {
-  readonly code: string | undefined
-  readonly message: string
-}
+/** The constructors of {@link LaunchResult}. */
+export const LaunchResult = Data.taggedEnum<LaunchResult>()
 
 /**
  * A child started by the launcher, seen as much like a `ChildProcess` as the spawner needs: its
@@ -102,8 +93,7 @@ export interface Launcher {
   /** Resolves once the launcher is ready (`true`), or gone or not ready within two seconds (`false`). */
   readonly started: Promise<boolean>
   /**
-   * Starts `request`; `started` is called once: with the child, a spawn failure, or
-   * {@link LauncherGone} when the launcher died before handing the child over.
+   * Starts `request`; `started` is called once, with its {@link LaunchResult}.
    */
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
@@ -234,12 +224,12 @@ export const startLauncher = (
     for (const entry of waiting) {
       const child = entry.child
       if (child === undefined) {
-        entry.started({ _tag: "LauncherGone", pid: entry.pid, closed })
+        entry.started(LaunchResult.LauncherGone({ pid: entry.pid, closed }))
         continue
       }
       if (child.stderr === null) {
         child.stderr = Readable.from([])
-        entry.started(child)
+        entry.started(LaunchResult.Launched({ child }))
       }
       const poll = setInterval(() => {
         if (!isGone(child.pid)) return
@@ -306,7 +296,7 @@ export const startLauncher = (
     if ("error" in message) {
       pending.delete(message.id)
       setBusy()
-      entry.started({ code: message.error.code, message: message.error.message })
+      entry.started(LaunchResult.SpawnFailed({ code: message.error.code, message: message.error.message }))
     } else if ("pid" in message) {
       entry.pid = message.pid
       if (handle !== undefined) entry.child = new LaunchedChild(message.pid, handle)
@@ -317,12 +307,12 @@ export const startLauncher = (
       const child = entry.child
       if (child === undefined || child.stderr === null) {
         child?.stdout.destroy()
-        return entry.started({ _tag: "PipesLost", pid: entry.pid, exit: message.exit })
+        return entry.started(LaunchResult.PipesLost({ pid: entry.pid, exit: message.exit }))
       }
       child.settle(message.exit[0], message.exit[1])
     } else if (handle !== undefined && entry.child !== undefined) {
       entry.child.stderr = handle
-      entry.started(entry.child)
+      entry.started(LaunchResult.Launched({ child: entry.child }))
     } else {
       handle?.destroy()
     }
