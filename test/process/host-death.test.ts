@@ -19,7 +19,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
-import { isAlive, liveMembers, stateOf } from "../support/processes.js"
+import { isAlive, liveMembers, liveMembersOf, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 
@@ -48,7 +48,7 @@ const eventually = <A>(probe: () => A, done: (value: A) => boolean, attempts = 3
     return value
   })
 
-const survivors = (groups: ReadonlyArray<number>) => groups.flatMap((pgid) => liveMembers(pgid))
+const survivors = (groups: ReadonlyArray<number>) => liveMembersOf(groups)
 
 const readPids = (pidDir: string) =>
   fs.readdirSync(pidDir).map((name) => Number(fs.readFileSync(path.join(pidDir, name), "utf8")))
@@ -125,7 +125,8 @@ const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>)
     return { host, output }
   })
 
-describe("host death", () => {
+// Each test runs its own host, in temporary directories of its own: they run side by side.
+describe.concurrent("host death", () => {
   it.scopedLive("SIGKILL of the host kills every group it started and removes its spill directory", () =>
     Effect.gen(function*() {
       const spillParent = yield* scopedTempDir("spill")

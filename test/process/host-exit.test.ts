@@ -32,7 +32,8 @@ const groupGone = (pgid: number) =>
     return liveMembers(pgid)
   })
 
-describe("host exit", () => {
+// Each test runs its own hosts: they run side by side.
+describe.concurrent("host exit", () => {
   it.live("process.exit() SIGKILLs every tracked group", () =>
     Effect.gen(function*() {
       const { host, pgid } = yield* startHost("exit")
@@ -45,10 +46,11 @@ describe("host exit", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it.live(`${signal} under NodeRuntime.runMain interrupts, runs our finalizers and still ends the host`, () =>
       Effect.gen(function*() {
-        const baseline = yield* startHost("bare")
+        const [baseline, { host, pgid }] = yield* Effect.all([startHost("bare"), startHost("wait")], {
+          concurrency: "unbounded"
+        })
         baseline.host.kill(signal)
         const expected = yield* hostExit(baseline.host)
-        const { host, pgid } = yield* startHost("wait")
         expect(liveMembers(pgid).length).toBeGreaterThan(0)
         host.kill(signal)
         // The host ends exactly as a host without our layer does, and nothing of ours survives.
