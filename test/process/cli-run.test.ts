@@ -14,7 +14,8 @@ const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-cli-run-"))
 afterAll(() => rmSync(workdir, { recursive: true, force: true }))
 
-describe("effect-bash run (real processes)", () => {
+// Each test runs its own CLI or host, in files of its own: they run side by side.
+describe.concurrent("effect-bash run (real processes)", () => {
   it.live("prints exactly the model-facing text of an ok command and exits 0", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--", "echo", "hello"])

@@ -107,12 +107,14 @@ describe("LocalBashExecutor environment and validation", () => {
 
   it.effect("an invalid number fails the layer with the contract message", () =>
     Effect.gen(function*() {
-      for (const field of ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"] as const) {
-        for (const value of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const fields = ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"] as const
+      const cases = fields.flatMap((field) => [0, -5, Number.NaN, Number.POSITIVE_INFINITY].map((value) => ({ field, value })))
+      // Each build is a layer of its own (its own spawner): they run side by side.
+      yield* Effect.forEach(cases, ({ field, value }) =>
+        Effect.gen(function*() {
           const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ [field]: value })).pipe(Effect.scoped))
           expect(error.message).toBe(`bash-local: ${field} must be a positive finite number`)
-        }
-      }
+        }), { concurrency: 6, discard: true })
     }))
 
   it.effect("settings come from EFFECT_BASH_* variables through Effect Config", () =>

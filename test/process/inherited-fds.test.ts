@@ -29,7 +29,8 @@ const extraFds = [...Array.from({ length: inheritedAt - 3 }, () => "ignore" as c
 const run = (args: ReadonlyArray<string>) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(), extraFds }))
 
-describe("descriptors the host inherited", () => {
+// Each test runs its own CLI or host, in files of its own: they run side by side.
+describe.concurrent("descriptors the host inherited", () => {
   it.live("reach a command the host spawned as /dev/null, and the command sees no BASH_ENV", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--", `${listFds}; echo "BASH_ENV=\${BASH_ENV-unset}"`])

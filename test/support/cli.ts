@@ -131,7 +131,7 @@ export const membersOfGroups = (pgids: ReadonlyArray<number>): Array<number> =>
   allProcesses().filter((p) => pgids.includes(p.pgrp)).map((p) => p.pid)
 
 /** Polls `condition` every 20 ms until it holds; false if it still does not after `timeoutMs`. */
-export const eventually = async (condition: () => boolean, timeoutMs = 5000): Promise<boolean> => {
+export const eventually = async (condition: () => boolean, timeoutMs = 15_000): Promise<boolean> => {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
     if (Date.now() > deadline) return false
