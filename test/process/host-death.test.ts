@@ -125,8 +125,7 @@ const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>)
     return { host, output }
   })
 
-// Each test runs its own host, in temporary directories of its own: they run side by side.
-describe.concurrent("host death", () => {
+describe("host death", () => {
   it.scopedLive("SIGKILL of the host kills every group it started and removes its spill directory", () =>
     Effect.gen(function*() {
       const spillParent = yield* scopedTempDir("spill")
