@@ -6,7 +6,7 @@
  * file, which has no name (made with `O_TMPFILE`, held read-only by the launcher): no command can
  * find it by a path, write or remove it, and a sandboxed one, in its own pid namespace, cannot
  * reach the launcher's descriptors either. Its text ({@link gateScript}) waits for the admission
- * line on fd 4, which the launcher writes only after its pid line to the host (see `Launcher.ts`);
+ * line on fd 4, which the launcher writes only after its pid line to the host (see `launcherMain.ts`);
  * end-of-file instead (the launcher died first) and the command never runs: bash exits with 125.
  *
  * bash reads no `BASH_ENV` in posix mode, and a caller's env could change what the gate does (see

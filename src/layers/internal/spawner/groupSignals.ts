@@ -1,0 +1,48 @@
+/**
+ * Signalling a process group: the one place the spawner sends a group a signal (the kill path's
+ * SIGTERM, grace and SIGKILL are `killGroup`'s, in the executor).
+ *
+ * @internal
+ */
+import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import { pidEntries, statOf } from "./groupLiveness.js"
+
+/** The `code` of a Node system error, if it has one. */
+export const errnoCode = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+    ? error.code
+    : undefined
+
+/**
+ * Sends `signal` to every member of group `pgid`. A vanished group (ESRCH) is not an error, nor is a
+ * group whose remaining members we may not signal (EPERM: e.g. a setuid program); the liveness
+ * check still sees those, and the kill path stays bounded by its grace.
+ */
+export const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
+  try {
+    process.kill(-pgid, signal)
+  } catch (error) {
+    const code = errnoCode(error)
+    if (code !== "ESRCH" && code !== "EPERM") throw error
+  }
+}
+
+/**
+ * Sends `signal` to the members of group `pgid` except its leader (a PID-namespace runner) and the
+ * leader's direct children (the namespace's init), so the runner keeps the namespace up while the
+ * command inside handles the signal. Vanished members are not an error.
+ */
+export const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
+  for (const entry of pidEntries()) {
+    const pid = Number(entry)
+    if (pid === pgid) continue
+    const stat = statOf(entry)
+    if (stat === undefined || stat.pgrp !== pgid || stat.ppid === pgid) continue
+    try {
+      process.kill(pid, signal)
+    } catch (error) {
+      const code = errnoCode(error)
+      if (code !== "ESRCH" && code !== "EPERM") throw error
+    }
+  }
+}

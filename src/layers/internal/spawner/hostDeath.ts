@@ -1,0 +1,82 @@
+/**
+ * The one owner of "a host that ends takes its commands along", on the spawner's side:
+ * - a host that exits running code (`process.exit()`, a plain return): its `exit` hook SIGKILLs every
+ *   group still tracked (signals stay the host's: `NodeRuntime.runMain` interrupts and the layer's
+ *   finalizers run);
+ * - a host killed without running code: each group is guarded by one process that outlives it, the
+ *   launcher for the groups it started (it kills them when its host end closes, see
+ *   `launcherMain.ts`), the {@link HostReaper} for the others. A launcher that exits hands its
+ *   groups over to the reaper; a stopped launcher is resumed by the reaper first.
+ * Once a group is gone it is forgotten by its guard (its id may be reused).
+ *
+ * @internal
+ */
+import type { Context } from "effect"
+import { Effect, Runtime } from "effect"
+import type { HostReaper } from "../../../services/HostReaper.js"
+import { signalGroupSync } from "./groupSignals.js"
+import type { Launcher } from "./Launcher.js"
+import type { SpawnedChild } from "./spawnedChild.js"
+
+export interface HostDeath {
+  /** Tracks a started group for the `exit` hook, from the tick it started. */
+  readonly track: (pgid: number) => void
+  /** Gives the group of `spawned` its guard: the launcher while it guards, else the reaper. */
+  readonly guard: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
+  /** The group of `spawned` is gone: no guard may kill it any more. */
+  readonly release: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
+  /** The launcher `launcherPid` has exited: the groups it guarded go to the reaper. */
+  readonly launcherExited: (launcherPid: number) => void
+  /** The launcher `launcherPid` started: if the host dies, the reaper resumes it first. */
+  readonly launcherStarted: (launcherPid: number) => Effect.Effect<void>
+}
+
+export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
+  Effect.gen(function*() {
+    const tracked = new Set<number>()
+    const killTracked = () => {
+      for (const pgid of tracked) {
+        try {
+          signalGroupSync(pgid, "SIGKILL")
+        } catch {
+          // Best effort while the host is exiting.
+        }
+      }
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => process.on("exit", killTracked)),
+      () => Effect.sync(() => process.off("exit", killTracked))
+    )
+    // The groups the launcher kills if the host dies; the reaper takes them over if it dies first.
+    const guardedByLauncher = new Set<number>()
+    const runtime = yield* Effect.runtime<never>()
+    const hostDeath: HostDeath = {
+      track: (pgid) => {
+        tracked.add(pgid)
+      },
+      guard: (spawned, launcher) =>
+        Effect.suspend(() => {
+          const pid = spawned.child.pid!
+          if (spawned._tag === "Direct" || launcher?.guards() !== true) return reaper.track(pid)
+          guardedByLauncher.add(pid)
+          return Effect.void
+        }),
+      release: (spawned, launcher) =>
+        Effect.suspend(() => {
+          const pid = spawned.child.pid!
+          tracked.delete(pid)
+          if (!guardedByLauncher.delete(pid)) return reaper.forget(pid)
+          launcher?.forget(pid)
+          return Effect.void
+        }),
+      launcherExited: (launcherPid) => {
+        const orphaned = [...guardedByLauncher]
+        guardedByLauncher.clear()
+        Runtime.runSync(runtime)(
+          Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(Effect.zipRight(reaper.forget(launcherPid)))
+        )
+      },
+      launcherStarted: (launcherPid) => reaper.resumeOnDeath(launcherPid)
+    }
+    return hostDeath
+  })
