@@ -110,6 +110,41 @@ describe("the launcher", () => {
       expect(yield* parentOf()).toBe(process.pid)
     }).pipe(Effect.provide(executor())))
 
+  it.live("killed by one command of a burst: each other call runs whole, or fails saying so with its group killed", () =>
+    Effect.gen(function*() {
+      const directory = fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-burst-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true })))
+      const killer = 7
+      const results = yield* Effect.all(
+        Array.from({ length: 15 }, (_, i) =>
+          Effect.either(run({
+            command: i === killer
+              ? "kill $PPID; sleep 100"
+              : `echo $$ > ${path.join(directory, String(i))}; sleep 0.3; echo done ${i}`,
+            timeoutMs: 5_000
+          }))),
+        { concurrency: "unbounded" }
+      )
+      // The launcher hands the pipes over one at a time: a command it started whose pipes were still
+      // queued has no output the host can read, and its group is killed.
+      for (const [i, result] of results.entries()) {
+        if (i === killer) continue
+        if (result._tag === "Right") {
+          expect(result.right.stdout.text, `call ${i}`).toBe(`done ${i}\n`)
+          continue
+        }
+        expect(result.left.message, `call ${i}`).toBe(
+          "the launcher exited before handing the command over (a group it had started was killed)"
+        )
+        // Killed before it wrote its pid, a command has no member left to look for.
+        const pidFile = path.join(directory, String(i))
+        if (!fs.existsSync(pidFile)) continue
+        const group = Number(fs.readFileSync(pidFile, "utf8"))
+        expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000)), `call ${i}`).toBe(true)
+      }
+      expect(yield* parentOf()).toBe(process.pid)
+    }).pipe(Effect.provide(executor()), Effect.scoped))
+
   it.live("that dies before it started a command: the host spawns that command itself", () =>
     Effect.gen(function*() {
       const { call, launcher, marker } = yield* heldCall("stranded", (marker) => `echo $PPID; echo ran > ${marker}`)
