@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -45,32 +45,55 @@ describe("the bundled command's launcher", () => {
 
   it.scopedLive("mcp runs a command through it: the command's parent is the launcher, a child of the server", () =>
     Effect.gen(function*() {
-      const workdir = mkdtempSync(join(tmpdir(), "effect-bash-launcher-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(workdir, { recursive: true, force: true })))
-      const { client, pid } = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const transport = new StdioClientTransport({
-            command: process.execPath,
-            args: [cliPath, "mcp", "--workdir", workdir],
-            env: cleanEnv(),
-            stderr: "pipe"
-          })
-          const client = new Client({ name: "cli-launcher-test", version: "0.0.0" })
-          await client.connect(transport)
-          return { client, pid: transport.pid }
-        }),
-        ({ client }) => Effect.promise(() => client.close())
-      )
-      const result = yield* Effect.promise(() =>
-        client.callTool({ name: "bash", arguments: { command: "echo hi; echo parent=$PPID", description: "echo" } })
-      )
-      const text = (result.content as Array<{ readonly text: string }>).map((part) => part.text).join("")
-      expect(result.isError).not.toBe(true)
-      expect(text).toContain("hi\n")
-      const parent = Number(/parent=(\d+)/.exec(text)?.[1])
+      const { parent, server } = yield* echoParent(cliPath)
       // The launcher names itself; without its program the server would spawn the command itself.
-      expect(parent).not.toBe(pid)
-      expect(procStat(parent)?.ppid).toBe(pid)
+      expect(parent).not.toBe(server)
+      expect(procStat(parent)?.ppid).toBe(server)
       expect(readFileSync(`/proc/${parent}/cmdline`, "utf8").replace(/\0+$/, "")).toBe("effect-bash launcher")
     }))
+
+  it.scopedLive("a bundle shipped without it still runs commands: the server spawns them, and warns naming the path", () =>
+    Effect.gen(function*() {
+      const copy = mkdtempSync(join(tmpdir(), "effect-bash-bundle-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(copy, { recursive: true, force: true })))
+      cpSync(dirname(cliPath), copy, {
+        recursive: true,
+        filter: (source) => !source.endsWith(`/${launcherEntryName}`)
+      })
+      const { parent, server, stderr } = yield* echoParent(join(copy, "effect-bash.js"))
+      expect(parent).toBe(server)
+      expect(stderr()).toContain(`the launcher's program is missing at ${join(copy, launcherEntryName)}`)
+    }))
 })
+
+/** Connects the official client to `mcp` of the bundle at `bin`, runs `echo hi`, and reports its parent. */
+const echoParent = (bin: string) =>
+  Effect.gen(function*() {
+    const workdir = mkdtempSync(join(tmpdir(), "effect-bash-launcher-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(workdir, { recursive: true, force: true })))
+    let stderr = ""
+    const { client, server } = yield* Effect.acquireRelease(
+      Effect.promise(async () => {
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: [bin, "mcp", "--workdir", workdir],
+          env: cleanEnv(),
+          stderr: "pipe"
+        })
+        transport.stderr?.on("data", (chunk: Buffer) => {
+          stderr += chunk.toString("utf8")
+        })
+        const client = new Client({ name: "cli-launcher-test", version: "0.0.0" })
+        await client.connect(transport)
+        return { client, server: transport.pid }
+      }),
+      ({ client }) => Effect.promise(() => client.close())
+    )
+    const result = yield* Effect.promise(() =>
+      client.callTool({ name: "bash", arguments: { command: "echo hi; echo parent=$PPID", description: "echo" } })
+    )
+    const text = (result.content as Array<{ readonly text: string }>).map((part) => part.text).join("")
+    expect(result.isError).not.toBe(true)
+    expect(text).toContain("hi\n")
+    return { parent: Number(/parent=(\d+)/.exec(text)?.[1]), server, stderr: () => stderr }
+  })

@@ -30,8 +30,8 @@ export const launcherEntryPath = (from: string = import.meta.url): string => {
 /** The launcher's program is not where the spawner looks for it: the package is built or bundled without it. */
 export class LauncherEntryMissing extends Data.TaggedError("LauncherEntryMissing")<{ readonly path: string }> {
   override get message(): string {
-    return `the launcher's program is missing at ${this.path}: build the package (npm run build), ` +
-      `emit ${launcherEntryName} next to a bundle that contains the spawner, or spawn directly (directSpawn: true)`
+    return `the launcher's program is missing at ${this.path} (build the package with npm run build, ` +
+      `or emit ${launcherEntryName} next to a bundle that contains the spawner)`
   }
 }
 

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Data, Effect, Runtime } from "effect"
+import { Data, Effect, Option, Runtime } from "effect"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { SpawnError } from "../../../services/ProcessSpawner.js"
 import { spawnFailure } from "./directSpawn.js"
@@ -66,17 +66,21 @@ export interface LayerLauncher {
 /**
  * Starts the layer's launcher, closed with the scope. The launcher gets the host's inherited
  * descriptors masked, once; its children then inherit /dev/null at those numbers, as a direct
- * spawn's list gives them. A package built or bundled without the launcher's program is broken:
- * the layer dies naming it.
+ * spawn's list gives them. Without the launcher's program (an app bundled without it) there is no
+ * launcher: a warning names the path, and every command is spawned by the host.
  */
 export const startLayerLauncher = (stdio: Stdio, hostDeath: HostDeath) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
-    const entry = yield* Effect.orDie(findLauncherEntry())
+    const entry = yield* findLauncherEntry().pipe(
+      Effect.tapError((missing) => Effect.logWarning(`${missing.message}; commands are spawned by the host`)),
+      Effect.option
+    )
+    if (Option.isNone(entry)) return undefined
     const launcher = yield* Effect.acquireRelease(
       Effect.sync(() =>
         startLauncher(
-          entry,
+          entry.value,
           stdio.masked,
           gateScript(stdio.inherited),
           (reason) =>
