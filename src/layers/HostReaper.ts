@@ -14,6 +14,7 @@
 import { Effect, Layer, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
 import { HostReaper } from "../services/HostReaper.js"
+import { procStatFields } from "./internal/spawner/procStat.js"
 
 // Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
 // `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the pids to
@@ -89,13 +90,29 @@ const make = Effect.gen(function*() {
     })
   )
 
+  let reportedStop = false
+  const resumeIfStopped = Effect.suspend(() => {
+    if (!alive || closing) return Effect.void
+    const state = procStatFields(String(child.pid))?.[0]
+    if (state !== "T" && state !== "t") return Effect.void
+    try {
+      process.kill(child.pid!, "SIGCONT")
+    } catch {
+      // Gone meanwhile: its exit is reported.
+    }
+    if (reportedStop) return Effect.void
+    reportedStop = true
+    return Effect.logWarning("host-death reaper was stopped; resumed it")
+  })
+
   return HostReaper.of({
     track: (pgid) => send(`+${pgid}`),
     forget: (pgid) => send(`-${pgid}`),
     resumeOnDeath: (pid) => send(`c${pid}`),
     // A path with a newline cannot travel as a line; such a directory is only removed by the layer.
     removeOnDeath: (directory) =>
-      directory.includes("\n") ? Effect.logWarning("spill directory not guarded: newline in path") : send(`d${directory}`)
+      directory.includes("\n") ? Effect.logWarning("spill directory not guarded: newline in path") : send(`d${directory}`),
+    resumeIfStopped
   })
 })
 

@@ -26,5 +26,10 @@ export class HostReaper extends Context.Tag("effect-bash/HostReaper")<
     readonly resumeOnDeath: (pid: number) => Effect.Effect<void>
     /** Remove `directory` (recursively) if the host dies. */
     readonly removeOnDeath: (directory: string) => Effect.Effect<void>
+    /**
+     * Sends the reaper SIGCONT if it is stopped (a stopped reaper does nothing when the host dies);
+     * the first time, a warning says so.
+     */
+    readonly resumeIfStopped: Effect.Effect<void>
   }
 >() {}

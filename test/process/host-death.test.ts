@@ -207,6 +207,26 @@ describe("host death", () => {
       yield* killHostExpectingNoSurvivor(host, pgid!, launcher!)
     }), { timeout: 40_000 })
 
+  it.scopedLive("SIGKILL of a host whose reaper was stopped: the host resumes it first, and it kills the groups", () =>
+    Effect.gen(function*() {
+      const pidDir = yield* scopedTempDir("pids")
+      const { host, output } = yield* startHost("reaper-stopped", pidDir)
+      const [pgid] = readPids(pidDir)
+      const [reaper] = reaperOf(host.pid!)
+      expect(reaper).toBeDefined()
+      yield* Effect.addFinalizer(() => Effect.sync(() => killAll([reaper!.pid])))
+      expect(liveMembers(pgid!).length).toBeGreaterThan(0)
+
+      process.kill(reaper!.pid, "SIGSTOP")
+      expect(yield* eventually(output, (text) => text.includes("reaper resumed\n"), 1_000)).toContain("reaper resumed\n")
+      expect(stateOf(reaper!.pid)).not.toBe("T")
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+      expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
+      expect(yield* eventually(() => isAlive(reaper!.pid), (alive) => !alive), "the reaper ends").toBe(false)
+    }), { timeout: 40_000 })
+
   it.scopedLive("SIGHUP of `effect-bash run` ends it like SIGTERM: no survivors, no spill directory", () =>
     Effect.gen(function*() {
       const spillParent = yield* scopedTempDir("spill")

@@ -6,7 +6,8 @@
  * - a host killed without running code: each group is guarded by one process that outlives it, the
  *   launcher for the groups it started (it kills them when its host end closes, see
  *   `launcherMain.ts`), the {@link HostReaper} for the others. A launcher that exits hands its
- *   groups over to the reaper; a stopped launcher is resumed by the reaper first.
+ *   groups over to the reaper; a stopped launcher is resumed by the reaper first, and a stopped
+ *   reaper by the host while any group is live.
  * Once a group is gone it is forgotten by its guard (its id may be reused).
  *
  * @internal
@@ -31,6 +32,10 @@ export interface HostDeath {
   readonly launcherStarted: (launcherPid: number) => Effect.Effect<void>
 }
 
+// How often the host looks at the reaper while a group is live: a host killed within this long of
+// a command stopping its reaper leaves that command's groups alive.
+const reaperCheckInterval = "500 millis"
+
 export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
   Effect.gen(function*() {
     const tracked = new Set<number>()
@@ -50,20 +55,45 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
     // The groups the launcher kills if the host dies; the reaper takes them over if it dies first.
     const guardedByLauncher = new Set<number>()
     const runtime = yield* Effect.runtime<never>()
+    const scope = yield* Effect.scope
+    // While any group is live, and one interval after, the host resumes a stopped reaper (a command
+    // may stop it; a stopped reaper would leave every group alive when the host dies, and its pipe
+    // cannot tell the host). The watch ends by itself once no group is live, so an idle host keeps
+    // no timer.
+    let live = 0
+    let watching = false
+    const watch = Effect.sleep(reaperCheckInterval).pipe(
+      Effect.zipRight(Effect.suspend(() => {
+        if (live > 0) return Effect.as(reaper.resumeIfStopped, true)
+        watching = false
+        return Effect.succeed(false)
+      })),
+      Effect.repeat({ while: (again) => again })
+    )
+    const watchWhileLive = Effect.suspend(() => {
+      live++
+      if (watching) return Effect.void
+      watching = true
+      return Effect.asVoid(Effect.forkIn(watch, scope))
+    })
     const hostDeath: HostDeath = {
       track: (pgid) => {
         tracked.add(pgid)
       },
       guard: (spawned, launcher) =>
-        Effect.suspend(() => {
-          const pid = spawned.child.pid!
-          if (spawned._tag === "Direct" || launcher?.guards() !== true) return reaper.track(pid)
-          guardedByLauncher.add(pid)
-          return Effect.void
-        }),
+        Effect.zipRight(
+          watchWhileLive,
+          Effect.suspend(() => {
+            const pid = spawned.child.pid!
+            if (spawned._tag === "Direct" || launcher?.guards() !== true) return reaper.track(pid)
+            guardedByLauncher.add(pid)
+            return Effect.void
+          })
+        ),
       release: (spawned, launcher) =>
         Effect.suspend(() => {
           const pid = spawned.child.pid!
+          live--
           tracked.delete(pid)
           if (!guardedByLauncher.delete(pid)) return reaper.forget(pid)
           launcher?.forget(pid)
