@@ -1,18 +1,19 @@
 /**
  * Starts the files that take longest first, so no long file starts last and runs alone. Vitest's own
- * order (by the durations of the previous run, else by size) is kept for the rest; the files below
- * are long but small, so a run without that cache would start them late.
+ * order (by the durations of the previous run, else by size) is kept for the rest; a run without
+ * that cache would start the small ones of the files below late.
  */
 import { BaseSequencer } from "vitest/node"
 import type { TestSpecification } from "vitest/node"
 
 const slowFirst = [
+  "test/process/container-executor.test.ts",
   "test/process/readme-examples.test.ts",
+  "test/process/cordis-seam.test.ts",
   "test/process/group-liveness.test.ts",
+  "test/process/cli-run.test.ts",
+  "test/process/host-death.test.ts",
   "test/process/reliability-soak.test.ts",
-  "test/process/host-exit.test.ts",
-  "test/process/cli-loading.test.ts",
-  "test/process/demo.test.ts",
   "test/unit/reliability-fuzz.test.ts"
 ]
 
