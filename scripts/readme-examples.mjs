@@ -248,7 +248,7 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   if (examples.some((example) => !existsSync(join(dir, "out", `${example.name}.js`)))) {
     rmSync(join(dir, "cache"), { recursive: true, force: true })
   }
-  const tsc = await run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 120_000 })
+  const tsc = await run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 200_000 })
   if (tsc.status !== 0) {
     fail(`type-check of ${examples.length} examples (${tsc.ms} ms):\n${tsc.stdout}${tsc.stderr}`)
     return ok

@@ -219,5 +219,5 @@ export { spec, found, listed }
     expect(diagnostics(`import type {} from "../../src/cordis/augment-cordis.js"\n${usage}`)).toEqual([])
     // Without it, the same file does not compile.
     expect(diagnostics(usage)).toContainEqual(expect.stringContaining("Property 'bash' does not exist"))
-  }, 120_000)
+  }, 240_000)
 })
