@@ -1,13 +1,13 @@
 /**
- * A watchdog for hosts that die without running finalizers (SIGKILL, the OOM killer, SIGHUP of a
+ * The reaper for hosts that die without running finalizers (SIGKILL, the OOM killer, SIGHUP of a
  * host that does not handle it): a tiny `bash` process, in its own session, that reads one line per
  * event from a pipe held by the host. It learns each process group as it starts and forgets it
  * once it is gone; when the pipe closes without a goodbye — the host died — it SIGKILLs every group
  * it still knows and removes the directories it was given.
  *
  * One small write per spawn and per settle, no round trip, for the groups the host spawns itself
- * (the launcher guards the groups it started; if it dies, the host hands them over here). If the
- * watchdog cannot start or dies, the layer keeps working without it (a warning says so).
+ * (the launcher is the reaper of the groups it started; if it exits, the host hands them over here).
+ * If the reaper cannot start or dies, the layer keeps working without it (a warning says so).
  *
  * @since 0.1.0
  */
@@ -40,7 +40,7 @@ for pgid in "\${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
 for dir in "\${dirs[@]}"; do rm -rf -- "$dir"; done
 `
 
-// How long a clean close waits for the watchdog to read its goodbye and exit.
+// How long a clean close waits for the reaper to read its goodbye and exit.
 const exitBoundMs = 1_000
 
 const make = Effect.gen(function*() {
@@ -72,7 +72,7 @@ const make = Effect.gen(function*() {
   pipe.on("error", () => {
     alive = false
   })
-  // Neither the watchdog nor its pipe keeps the host's event loop alive.
+  // Neither the reaper nor its pipe keeps the host's event loop alive.
   child.unref()
   ;(pipe as unknown as { unref?: () => void }).unref?.()
 
@@ -111,13 +111,13 @@ const make = Effect.gen(function*() {
     resumeOnDeath: (pid) => send(`c${pid}`),
     // A path with a newline cannot travel as a line; such a directory is only removed by the layer.
     removeOnDeath: (directory) =>
-      directory.includes("\n") ? Effect.logWarning("spill directory not guarded: newline in path") : send(`d${directory}`),
+      directory.includes("\n") ? Effect.logWarning("spill directory not given to the reaper: newline in path") : send(`d${directory}`),
     resumeIfStopped
   })
 })
 
 /**
- * The watchdog as a layer: it starts with the layer and is told goodbye when the layer closes.
+ * The reaper as a layer: it starts with the layer and is told goodbye when the layer closes.
  *
  * @since 0.1.0
  * @category layers

@@ -43,7 +43,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
         }
         direct()
       })
-    ).pipe(Effect.tap((spawned) => hostDeath.guard(spawned, launcher?.launcher)))
+    ).pipe(Effect.tap((spawned) => hostDeath.giveReaper(spawned, launcher?.launcher)))
 
   const release = (spawned: SpawnedChild) =>
     Effect.suspend(() => {

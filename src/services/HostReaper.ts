@@ -1,12 +1,12 @@
 /**
- * The host's watchdog: kills the process groups and removes the directories of a host that dies
+ * The host's reaper: kills the process groups and removes the directories of a host that dies
  * without running its finalizers (SIGKILL, the OOM killer). `NodeProcessSpawner` provides it.
  */
 import type { Effect } from "effect"
 import { Context } from "effect"
 
 /**
- * The watchdog of the current `ProcessSpawner` layer. Optional for consumers: a layer built over a
+ * The reaper of the current `ProcessSpawner` layer. Optional for consumers: a layer built over a
  * fake spawner has none.
  *
  * @since 0.1.0
@@ -20,7 +20,7 @@ export class HostReaper extends Context.Tag("effect-bash/HostReaper")<
     /** A group (or a process to resume) is gone: forget it, so a reused id is never signalled. */
     readonly forget: (pgid: number) => Effect.Effect<void>
     /**
-     * If the host dies, send `pid` SIGCONT first: a stopped guard (the launcher, which a command can
+     * If the host dies, send `pid` SIGCONT first: a stopped reaper (the launcher, which a command can
      * stop as its parent) then does its own part.
      */
     readonly resumeOnDeath: (pid: number) => Effect.Effect<void>

@@ -150,7 +150,7 @@ describe("host death", () => {
       expect(yield* eventually(() => fs.readdirSync(spillParent), (left) => left.length === 0)).toEqual([])
     }), { timeout: 40_000 })
 
-  it.scopedLive("SIGKILL of a host whose launcher died first: the watchdog, told of the launcher's groups, kills them", () =>
+  it.scopedLive("SIGKILL of a host whose launcher died first: the reaper, told of the launcher's groups, kills them", () =>
     Effect.gen(function*() {
       const pidDir = yield* scopedTempDir("pids")
       const { host, output } = yield* startHost("orphaned", pidDir)
@@ -171,15 +171,15 @@ describe("host death", () => {
       const pidDir = yield* scopedTempDir("pids")
       const { host } = yield* startHost("forgotten", pidDir)
       const group = (name: string) => Number(fs.readFileSync(path.join(pidDir, name), "utf8"))
-      const [kept, guarded, third] = [group("kept"), group("guarded"), group("third")]
-      for (const pgid of [kept, guarded, third]) expect(liveMembers(pgid).length).toBeGreaterThan(0)
+      const [kept, reaped, third] = [group("kept"), group("reaped"), group("third")]
+      for (const pgid of [kept, reaped, third]) expect(liveMembers(pgid).length).toBeGreaterThan(0)
       const [launcher] = launchersOf(host.pid!)
 
       host.kill("SIGKILL")
       yield* Effect.promise(() => once(host, "exit"))
       // The launcher kills in one pass and then exits: once it is gone, its verdict is final.
       expect(yield* eventually(() => isAlive(launcher!), (alive) => !alive)).toBe(false)
-      expect(survivors([guarded, third])).toEqual([])
+      expect(survivors([reaped, third])).toEqual([])
       expect(liveMembers(kept).length, "a forgotten group is not the launcher's to kill").toBeGreaterThan(0)
     }), { timeout: 40_000 })
 
@@ -194,7 +194,7 @@ describe("host death", () => {
       yield* killHostExpectingNoSurvivor(host, pgid!, launcher!)
     }), { timeout: 40_000 })
 
-  it.scopedLive("SIGKILL of a host whose launcher a command stopped: the watchdog resumes it, and it kills its groups", () =>
+  it.scopedLive("SIGKILL of a host whose launcher a command stopped: the reaper resumes it, and it kills its groups", () =>
     Effect.gen(function*() {
       const pidDir = yield* scopedTempDir("pids")
       const go = path.join(yield* scopedTempDir("go"), "go")

@@ -110,7 +110,7 @@ describe("reliability soak (real processes)", () => {
 
         expect(openFds()).toBe(baseline)
         // Between rounds nothing of the finished calls stays open: no growth with the number of calls.
-        // The layer's own: the watchdog's pipe, the launcher's channel, pid pipe and stdin (whose end
+        // The layer's own: the reaper's pipe, the launcher's channel, pid pipe and stdin (whose end
         // tells the launcher the host is gone), and /dev/null when the host inherited descriptors.
         const layerFds = 5
         expect(Math.max(...during.slice(0, rounds - 4)) - baseline).toBeLessThanOrEqual(layerFds)

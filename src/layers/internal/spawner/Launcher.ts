@@ -9,8 +9,8 @@
  * The launcher only executes what the host decided (argv, env, cwd, stdio kinds, stdin and script
  * text): process groups, kills and liveness stay the host's, by pid, as for a direct spawn. One duty
  * is the launcher's: if the host dies, it kills the groups it started that the host has not
- * forgotten, as the watchdog does for the host's own spawns. Until the launcher is ready, and after
- * it died, the spawner spawns directly.
+ * forgotten; it is their reaper, as the `HostReaper` is for the host's own spawns. Until the
+ * launcher is ready, and after it died, the spawner spawns directly.
  *
  * @internal
  */
@@ -98,10 +98,10 @@ export interface Launcher {
   readonly launch: (request: LaunchRequest, started: Pending["started"]) => void
   /**
    * Whether the launcher kills the groups it started if the host dies (until each is forgotten):
-   * true until it has exited (`onUnguarded` is told then: the host's watchdog must take over).
+   * true until it has exited (`onReaperExit` is told then: the `HostReaper` takes its groups over).
    */
-  readonly guards: () => boolean
-  /** The launcher's pid (undefined if it never started): the watchdog resumes it if it was stopped. */
+  readonly reaps: () => boolean
+  /** The launcher's pid (undefined if it never started): the `HostReaper` resumes it if it was stopped. */
   readonly pid: number | undefined
   /** The group of a command it started is gone: it must never be killed again (its id may be reused). */
   readonly forget: (pgid: number) => void
@@ -126,7 +126,7 @@ const linesBoundMs = 100
 const orphanPollMs = 20
 // How long a forgotten group waits for the next launch to carry it to the launcher before it is
 // sent alone: calls in a row cost no message of their own, and the launcher holds a gone group's id
-// only 20 ms longer than the watchdog would (Linux hands out pids in turn; `pid_max` can be 32768).
+// only 20 ms longer than the `HostReaper` would (Linux hands out pids in turn; `pid_max` can be 32768).
 const forgetBatchMs = 20
 
 // A process state from `/proc/<pid>/stat`, or undefined when it is gone.
@@ -143,7 +143,7 @@ const isGone = (pid: number) => {
 /**
  * Starts the launcher's program `entry` (see `launcherEntry.ts`); `extraStdio` are its stdio entries from fd 3 on (the host's inherited
  * descriptors masked), but fd 3 is its channel; `gate`, the text of its gate file. `onGone` is told
- * once if it dies while in use, once the launches in flight are settled; `onUnguarded`, with its
+ * once if it dies while in use, once the launches in flight are settled; `onReaperExit`, with its
  * pid, as soon as it has exited (unless closed).
  */
 export const startLauncher = (
@@ -151,7 +151,7 @@ export const startLauncher = (
   extraStdio: ReadonlyArray<"ignore" | number>,
   gate: string,
   onGone: (reason: string) => void,
-  onUnguarded: (pid: number) => void
+  onReaperExit: (pid: number) => void
 ): Launcher => {
   let isReady = false
   let alive = true
@@ -196,7 +196,7 @@ export const startLauncher = (
   })
   let closing = false
   // Whether it still kills its groups if the host dies: not once closed (the goodbye) or exited.
-  const guarding = () => alive && !closing && !exited
+  const reaping = () => alive && !closing && !exited
   // The launcher keeps the host alive only while a launch waits for its child's exit; its pid
   // lines never do.
   const setBusy = () => {
@@ -273,7 +273,7 @@ export const startLauncher = (
   helper.once("exit", (code, signal) => {
     exited = true
     hostEnd.destroy()
-    if (!closing) onUnguarded(helper.pid!)
+    if (!closing) onReaperExit(helper.pid!)
     exitReason = `launcher exited (${signal ?? `code ${code}`})`
     if (linesEnded) return gone(exitReason)
     // Another process holding the launcher's stdout (a command of the same user can take it with
@@ -348,10 +348,10 @@ export const startLauncher = (
       helper.send(message)
       sentEnv = env
     },
-    guards: guarding,
+    reaps: reaping,
     pid: helper.pid,
     forget: (pgid) => {
-      if (!guarding()) return
+      if (!reaping()) return
       forgotten.push(pgid)
       forgetBatch ??= setTimeout(() => {
         forgetBatch = undefined
@@ -367,7 +367,7 @@ export const startLauncher = (
       helper.ref()
       ;(helper.stdout as Socket).ref()
       clearTimeout(forgetBatch)
-      // The groups it still guards are the host's to end (or to leave running): none is killed.
+      // The groups it is still the reaper of are the host's to end (or to leave running): none is killed.
       if (helper.connected) helper.send({ goodbye: true })
       // Not killed at once: it still writes the pid lines of what it started, so the host knows
       // those groups. (One waiting for a handle's acknowledgement does not see the disconnect: it is

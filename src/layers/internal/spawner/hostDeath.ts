@@ -3,12 +3,13 @@
  * - a host that exits running code (`process.exit()`, a plain return): its `exit` hook SIGKILLs every
  *   group still tracked (signals stay the host's: `NodeRuntime.runMain` interrupts and the layer's
  *   finalizers run);
- * - a host killed without running code: each group is guarded by one process that outlives it, the
- *   launcher for the groups it started (it kills them when its host end closes, see
+ * - a host killed without running code: each group has one reaper, a process that outlives the
+ *   host: the launcher for the groups it started (it kills them when its host end closes, see
  *   `launcherMain.ts`), the {@link HostReaper} for the others. A launcher that exits hands its
- *   groups over to the reaper; a stopped launcher is resumed by the reaper first, and a stopped
- *   reaper by the host while any group is live.
- * Once a group is gone it is forgotten by its guard (its id may be reused).
+ *   groups over to the `HostReaper`; a stopped launcher is resumed by the `HostReaper` first, and a
+ *   stopped `HostReaper` by the host while any group is live. Two processes, one rule: a group has
+ *   exactly one reaper at a time, and this module decides which.
+ * Once a group is gone it is forgotten by its reaper (its id may be reused).
  *
  * @internal
  */
@@ -22,11 +23,11 @@ import type { SpawnedChild } from "./spawnedChild.js"
 export interface HostDeath {
   /** Tracks a started group for the `exit` hook, from the tick it started. */
   readonly track: (pgid: number) => void
-  /** Gives the group of `spawned` its guard: the launcher while it guards, else the reaper. */
-  readonly guard: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
-  /** The group of `spawned` is gone: no guard may kill it any more. */
+  /** Gives the group of `spawned` its reaper: the launcher while it reaps, else the `HostReaper`. */
+  readonly giveReaper: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
+  /** The group of `spawned` is gone: no reaper may kill it any more. */
   readonly release: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
-  /** The launcher `launcherPid` has exited: the groups it guarded go to the reaper. */
+  /** The launcher `launcherPid` has exited: the groups it was the reaper of go to the `HostReaper`. */
   readonly launcherExited: (launcherPid: number) => void
   /** The launcher `launcherPid` started: if the host dies, the reaper resumes it first. */
   readonly launcherStarted: (launcherPid: number) => Effect.Effect<void>
@@ -53,7 +54,7 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
       () => Effect.sync(() => process.off("exit", killTracked))
     )
     // The groups the launcher kills if the host dies; the reaper takes them over if it dies first.
-    const guardedByLauncher = new Set<number>()
+    const reapedByLauncher = new Set<number>()
     const runtime = yield* Effect.runtime<never>()
     const scope = yield* Effect.scope
     // While any group is live, and one interval after, the host resumes a stopped reaper (a command
@@ -80,13 +81,13 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
       track: (pgid) => {
         tracked.add(pgid)
       },
-      guard: (spawned, launcher) =>
+      giveReaper: (spawned, launcher) =>
         Effect.zipRight(
           watchWhileLive,
           Effect.suspend(() => {
             const pid = spawned.child.pid!
-            if (spawned._tag === "Direct" || launcher?.guards() !== true) return reaper.track(pid)
-            guardedByLauncher.add(pid)
+            if (spawned._tag === "Direct" || launcher?.reaps() !== true) return reaper.track(pid)
+            reapedByLauncher.add(pid)
             return Effect.void
           })
         ),
@@ -95,13 +96,13 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
           const pid = spawned.child.pid!
           live--
           tracked.delete(pid)
-          if (!guardedByLauncher.delete(pid)) return reaper.forget(pid)
+          if (!reapedByLauncher.delete(pid)) return reaper.forget(pid)
           launcher?.forget(pid)
           return Effect.void
         }),
       launcherExited: (launcherPid) => {
-        const orphaned = [...guardedByLauncher]
-        guardedByLauncher.clear()
+        const orphaned = [...reapedByLauncher]
+        reapedByLauncher.clear()
         Runtime.runSync(runtime)(
           Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(Effect.zipRight(reaper.forget(launcherPid)))
         )

@@ -27,9 +27,10 @@
  * script; then the pipes are handed over. A pid line the host cannot read (EPIPE) means the host is
  * gone: the launcher ends, and the waiting command never runs.
  *
- * Host death: the launcher remembers the group of each command it started until the host forgets it
- * (the host saw the group gone). If the host's end shows without a goodbye, every remembered group is
- * SIGKILLed (`HostReaper.ts` does the same for the groups the host spawns itself).
+ * Host death: the launcher is the reaper of the commands it started. It remembers the group of each
+ * until the host forgets it (the host saw the group gone). If the host's end shows without a goodbye,
+ * every remembered group is SIGKILLed (`HostReaper.ts` is the reaper of the groups the host spawns
+ * itself).
  *
  * While idle, it keeps one spare bash (see `spare.ts`) for the last call's file, cwd, env and stdio,
  * which the next such call runs in.
