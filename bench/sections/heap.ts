@@ -2,8 +2,8 @@
  * Work item (l): our executor with the launcher, with `directSpawn`, and the reference executor, each
  * host heap size in a fresh node process (`heap-child.ts`) so one size's heap never weighs on another.
  */
-import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import { childReport } from "../lib/childReport.js"
 import type { HeapCalls } from "../lib/results.js"
 
 const childScript = fileURLToPath(new URL("../heap-child.js", import.meta.url))
@@ -15,22 +15,10 @@ export const measureHeap = (
   block: number,
   log: (line: string) => void
 ): Promise<HeapCalls> =>
-  new Promise((resolve, reject) => {
-    // Room for the retained heap and the work around it.
-    const args = ["--expose-gc", `--max-old-space-size=${retainedMiB + 1024}`, childScript, String(retainedMiB), String(rounds), String(block)]
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s))
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s))
-    child.once("error", reject)
-    child.once("close", (code) => {
-      if (code !== 0) return reject(new Error(`heap-child exited ${code}: ${stderr}`))
-      for (const line of stderr.split("\n")) if (line !== "") log(`  ${line}`)
-      try {
-        resolve(JSON.parse(stdout) as HeapCalls)
-      } catch (error) {
-        reject(new Error(`heap-child printed no report: ${stdout} ${stderr} (${String(error)})`))
-      }
-    })
-  })
+  // Room for the retained heap and the work around it.
+  childReport<HeapCalls>(
+    ["--expose-gc", `--max-old-space-size=${retainedMiB + 1024}`],
+    childScript,
+    [String(retainedMiB), String(rounds), String(block)],
+    log
+  )
