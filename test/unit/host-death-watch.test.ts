@@ -1,0 +1,54 @@
+/**
+ * The host looks at its reaper on the Clock while a group is live (a stopped reaper is resumed), and
+ * keeps no timer once none is: a fake reaper counts the looks, TestClock drives the time.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, TestClock } from "effect"
+import type * as ChildProcess from "node:child_process"
+import { makeHostDeath } from "../../src/layers/internal/spawner/hostDeath.js"
+import { SpawnedChild } from "../../src/layers/internal/spawner/spawnedChild.js"
+import { HostReaper } from "../../src/services/HostReaper.js"
+
+const group = (pid: number) => SpawnedChild.Direct({ child: { pid } as ChildProcess.ChildProcess })
+
+describe("the host's look at its reaper", () => {
+  it.scoped("happens every 500 ms while a group is live, and stops one interval after the last is gone", () =>
+    Effect.gen(function*() {
+      let looks = 0
+      const hostDeath = yield* makeHostDeath(HostReaper.of({
+        track: () => Effect.void,
+        forget: () => Effect.void,
+        resumeOnDeath: () => Effect.void,
+        removeOnDeath: () => Effect.void,
+        resumeIfStopped: Effect.sync(() => looks++)
+      }))
+      yield* TestClock.adjust(2_000)
+      expect(looks, "no group, no look").toBe(0)
+
+      const [first, second] = [group(101), group(102)]
+      yield* hostDeath.giveReaper(first, undefined)
+      yield* TestClock.adjust(499)
+      expect(looks).toBe(0)
+      yield* TestClock.adjust(1)
+      expect(looks).toBe(1)
+      yield* hostDeath.giveReaper(second, undefined)
+      yield* TestClock.adjust(1_000)
+      expect(looks, "one watch for any number of groups").toBe(3)
+
+      yield* hostDeath.release(first, undefined)
+      yield* TestClock.adjust(500)
+      expect(looks, "a group is still live").toBe(4)
+      yield* hostDeath.release(second, undefined)
+      yield* TestClock.adjust(500)
+      expect(looks).toBe(4)
+      expect(Chunk.toReadonlyArray(yield* TestClock.sleeps()), "no group live: no timer left").toEqual([])
+
+      // Off the old watch's beat: the new one starts from the group's start.
+      yield* TestClock.adjust(250)
+      yield* hostDeath.giveReaper(group(103), undefined)
+      yield* TestClock.adjust(499)
+      expect(looks).toBe(4)
+      yield* TestClock.adjust(1)
+      expect(looks, "a new group starts it again").toBe(5)
+    }))
+})
