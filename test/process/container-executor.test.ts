@@ -118,6 +118,16 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(there).toMatchObject({ _tag: "SpawnError", code: "ENOENT", message: (here as { message: string }).message })
     }))
 
+  it.live("a session's first workdir missing on the host fails as it does locally, and the engine creates nothing", () =>
+    Effect.gen(function*() {
+      const missing = path.join(workspace, `missing-${process.pid}`, "deeper")
+      const request = { command: "true", workdir: missing }
+      const there = yield* Effect.provide(Effect.flip(runIn(inSession(freshSession(), request))), shared)
+      const here = yield* Effect.provide(Effect.flip(runIn(request)), local)
+      expect(there).toMatchObject({ _tag: "SpawnError", code: "ENOENT", message: (here as { message: string }).message })
+      expect(fs.existsSync(path.dirname(missing))).toBe(false)
+    }))
+
   it.live("a timeout kills the command's whole group inside the container", () =>
     Effect.gen(function*() {
       const session = freshSession()

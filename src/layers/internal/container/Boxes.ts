@@ -9,7 +9,7 @@
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { Duration, Effect, Fiber, Option, Scope } from "effect"
+import { Data, Duration, Effect, Fiber, Option, Scope } from "effect"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
 import type { BoxOptions, ContainerEngine, ContainerEngineError } from "./ContainerEngine.js"
 import { ControlDir } from "./ControlDir.js"
@@ -22,6 +22,12 @@ export const labels = {
   hostname: "effect-bash.hostname",
   host: "effect-bash.host"
 } as const
+
+/**
+ * The directory a new box would mount is not on this host: the engine is never asked to bind it (it
+ * would create it on the host, as the engine's user).
+ */
+export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ readonly path: string }> {}
 
 /** What every box of the layer is made of, but its mounts and labels. */
 export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels"> {
@@ -89,7 +95,7 @@ export class Boxes {
   }
 
   /** The session's box, created (or started again) when needed; `cwd` is the call's workdir. */
-  acquire(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError> {
+  acquire(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     const existing = this.boxes.get(session)
     if (existing !== undefined && !existing.gone && !this.stopped.has(existing)) return this.use(existing)
     return this.lock.withPermits(1)(Effect.suspend(() => {
@@ -137,9 +143,10 @@ export class Boxes {
     })
   }
 
-  private create(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError> {
+  private create(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     return Effect.gen(this, function*() {
       const workspace = this.settings.workspaceRoot ?? cwd
+      if (!NodeFs.existsSync(workspace)) return yield* new WorkspaceMissing({ path: workspace })
       const control = new ControlDir(NodePath.join(this.controlParent, String(++this.counter)))
       const { idleStopMs: _idle, workspaceRoot: _root, ...options } = this.settings
       const id = yield* this.engine.createBox({

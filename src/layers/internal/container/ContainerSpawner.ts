@@ -77,7 +77,16 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       const scope = yield* Effect.scope
       const box: Box = yield* Effect.acquireRelease(
         boxes.acquire(sessionOf(spawnOptions.env), spawnOptions.cwd).pipe(
-          Effect.mapError((error) => spawnFailure(`the command's container could not be started: ${error.message}`))
+          Effect.mapError((error) =>
+            error._tag === "WorkspaceMissing"
+              ? spawnFailure(
+                error.path === spawnOptions.cwd
+                  ? `workdir does not exist: ${error.path} (ENOENT)`
+                  : `the container's workspace root does not exist: ${error.path} (ENOENT)`,
+                "ENOENT"
+              )
+              : spawnFailure(`the command's container could not be started: ${error.message}`)
+          )
         ),
         (box) => boxes.release(box)
       )

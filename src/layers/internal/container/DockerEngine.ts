@@ -210,7 +210,8 @@ export const makeDockerEngine = (address: string | undefined): Effect.Effect<Con
               HostConfig: {
                 Init: true,
                 NetworkMode: options.network,
-                Binds: options.mounts.map(({ host, target }) => `${host}:${target}`),
+                // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
+                Mounts: options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
                 ReadonlyRootfs: options.readOnlyRootfs,
                 ...(options.readOnlyRootfs ? { Tmpfs: { "/tmp": "rw,nosuid,nodev,mode=1777" } } : {}),
                 ...(options.memoryMb === undefined
