@@ -1,19 +1,35 @@
 /**
  * The host looks at its reaper on the Clock while a group is live (a stopped reaper is resumed), and
- * keeps no timer once none is: a fake reaper counts the looks, TestClock drives the time.
+ * keeps no timer once none is: a fake reaper counts the looks, TestClock drives the time, and a Clock
+ * over it counts the sleeps still pending (TestClock keeps an interrupted sleep in its list).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, TestClock } from "effect"
+import { Clock, Effect, TestClock } from "effect"
 import type * as ChildProcess from "node:child_process"
 import { makeHostDeath } from "../../src/layers/internal/spawner/hostDeath.js"
 import { SpawnedChild } from "../../src/layers/internal/spawner/spawnedChild.js"
 import { HostReaper } from "../../src/services/HostReaper.js"
 
+/** `clock`, counting in `pending` the sleeps that have neither ended nor been interrupted. */
+const countingSleeps = (clock: Clock.Clock, pending: { count: number }): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => clock.unsafeCurrentTimeMillis(),
+  unsafeCurrentTimeNanos: () => clock.unsafeCurrentTimeNanos(),
+  currentTimeMillis: clock.currentTimeMillis,
+  currentTimeNanos: clock.currentTimeNanos,
+  sleep: (duration) =>
+    Effect.suspend(() => {
+      pending.count++
+      return Effect.ensuring(clock.sleep(duration), Effect.sync(() => pending.count--))
+    })
+})
+
 const group = (pid: number) => SpawnedChild.Direct({ child: { pid } as ChildProcess.ChildProcess })
 
 describe("the host's look at its reaper", () => {
-  it.scoped("happens every 500 ms while a group is live, and stops one interval after the last is gone", () =>
+  it.scoped("happens every 500 ms while a group is live, and stops as the last is released", () =>
     Effect.gen(function*() {
+      const pending = { count: 0 }
       let looks = 0
       const hostDeath = yield* makeHostDeath(HostReaper.of({
         track: () => Effect.void,
@@ -21,12 +37,14 @@ describe("the host's look at its reaper", () => {
         resumeOnDeath: () => Effect.void,
         removeOnDeath: () => Effect.void,
         resumeIfStopped: Effect.sync(() => looks++)
-      }))
+      })).pipe(Effect.withClock(countingSleeps(yield* Effect.clock, pending)))
       yield* TestClock.adjust(2_000)
       expect(looks, "no group, no look").toBe(0)
 
       const [first, second] = [group(101), group(102)]
       yield* hostDeath.giveReaper(first, undefined)
+      yield* Effect.yieldNow()
+      expect(pending.count, "a group is live: its watch sleeps").toBe(1)
       yield* TestClock.adjust(499)
       expect(looks).toBe(0)
       yield* TestClock.adjust(1)
@@ -39,9 +57,9 @@ describe("the host's look at its reaper", () => {
       yield* TestClock.adjust(500)
       expect(looks, "a group is still live").toBe(4)
       yield* hostDeath.release(second, undefined)
+      expect(pending.count, "no group live: no timer left").toBe(0)
       yield* TestClock.adjust(500)
       expect(looks).toBe(4)
-      expect(Chunk.toReadonlyArray(yield* TestClock.sleeps()), "no group live: no timer left").toEqual([])
 
       // Off the old watch's beat: the new one starts from the group's start.
       yield* TestClock.adjust(250)

@@ -14,7 +14,7 @@
  * @internal
  */
 import type { Context } from "effect"
-import { Effect, Runtime } from "effect"
+import { Effect, Fiber, Runtime } from "effect"
 import type { HostReaper } from "../../../services/HostReaper.js"
 import { signalGroupSync } from "./groupSignals.js"
 import type { Launcher } from "./Launcher.js"
@@ -57,25 +57,25 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
     const reapedByLauncher = new Set<number>()
     const runtime = yield* Effect.runtime<never>()
     const scope = yield* Effect.scope
-    // While any group is live, and one interval after, the host resumes a stopped reaper (a command
-    // may stop it; a stopped reaper would leave every group alive when the host dies, and its pipe
-    // cannot tell the host). The watch ends by itself once no group is live, so an idle host keeps
-    // no timer.
+    // While any group is live, the host resumes a stopped reaper (a command may stop it; a stopped
+    // reaper would leave every group alive when the host dies, and its pipe cannot tell the host). The
+    // watch is interrupted as the last live group is released, so an idle host keeps no timer (its
+    // event loop may end at once).
     let live = 0
-    let watching = false
-    const watch = Effect.sleep(reaperCheckInterval).pipe(
-      Effect.zipRight(Effect.suspend(() => {
-        if (live > 0) return Effect.as(reaper.resumeIfStopped, true)
-        watching = false
-        return Effect.succeed(false)
-      })),
-      Effect.repeat({ while: (again) => again })
-    )
+    let watcher: Fiber.RuntimeFiber<never> | undefined
+    const watch = Effect.forever(Effect.zipRight(Effect.sleep(reaperCheckInterval), reaper.resumeIfStopped))
     const watchWhileLive = Effect.suspend(() => {
       live++
-      if (watching) return Effect.void
-      watching = true
-      return Effect.asVoid(Effect.forkIn(watch, scope))
+      if (watcher !== undefined) return Effect.void
+      watcher = Runtime.runSync(runtime)(Effect.forkIn(watch, scope))
+      return Effect.void
+    })
+    const unwatchWhenIdle = Effect.suspend(() => {
+      live--
+      if (live > 0 || watcher === undefined) return Effect.void
+      const idle = watcher
+      watcher = undefined
+      return Fiber.interrupt(idle)
     })
     const hostDeath: HostDeath = {
       track: (pgid) => {
@@ -94,12 +94,11 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
       release: (spawned, launcher) =>
         Effect.suspend(() => {
           const pid = spawned.child.pid!
-          live--
           tracked.delete(pid)
           if (!reapedByLauncher.delete(pid)) return reaper.forget(pid)
           launcher?.forget(pid)
           return Effect.void
-        }),
+        }).pipe(Effect.zipRight(unwatchWhenIdle)),
       launcherExited: (launcherPid) => {
         const orphaned = [...reapedByLauncher]
         reapedByLauncher.clear()
