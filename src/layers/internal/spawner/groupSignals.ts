@@ -18,9 +18,12 @@ export const errnoCode = (error: unknown): string | undefined =>
  * group whose remaining members we may not signal (EPERM: e.g. a setuid program); the liveness
  * check still sees those, and the kill path stays bounded by its grace.
  */
-export const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => {
+export const signalGroupSync = (pgid: number, signal: ProcessSpawner.GroupSignal): void => signalSync(-pgid, signal)
+
+/** `process.kill(target, signal)`, where a vanished target (ESRCH) or one we may not signal (EPERM) is no error. */
+const signalSync = (target: number, signal: ProcessSpawner.GroupSignal): void => {
   try {
-    process.kill(-pgid, signal)
+    process.kill(target, signal)
   } catch (error) {
     const code = errnoCode(error)
     if (code !== "ESRCH" && code !== "EPERM") throw error
@@ -38,11 +41,6 @@ export const signalNamespaceMembersSync = (pgid: number, signal: ProcessSpawner.
     if (pid === pgid) continue
     const stat = statOf(entry)
     if (stat === undefined || stat.pgrp !== pgid || stat.ppid === pgid) continue
-    try {
-      process.kill(pid, signal)
-    } catch (error) {
-      const code = errnoCode(error)
-      if (code !== "ESRCH" && code !== "EPERM") throw error
-    }
+    signalSync(pid, signal)
   }
 }

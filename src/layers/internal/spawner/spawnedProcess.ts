@@ -5,6 +5,7 @@
  * @internal
  */
 import { Deferred, Effect, FiberId } from "effect"
+import type { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { groupLiveness } from "./groupLiveness.js"
@@ -27,9 +28,10 @@ export const spawnedProcess = (spawned: SpawnedChild, options: ProcessSpawner.Op
   }
   const alreadyExited = child.exitCode !== null || child.signalCode !== null ||
     (spawned._tag === "Launched" && spawned.child.exited)
+  // Both kinds emit one `exit` with Node's code and signal.
+  const emitter: EventEmitter = child
   if (alreadyExited) settle(child.exitCode, child.signalCode)
-  else if (spawned._tag === "Launched") spawned.child.once("exit", settle)
-  else spawned.child.once("exit", settle)
+  else emitter.once("exit", settle)
   const pid = child.pid!
   return {
     pid,
