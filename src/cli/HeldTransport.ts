@@ -6,7 +6,7 @@
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Effect } from "effect"
+import { Deferred, Effect, FiberId } from "effect"
 
 type Held =
   | { readonly _tag: "message"; readonly message: JSONRPCMessage }
@@ -24,8 +24,8 @@ export class HeldTransport implements Transport {
 
   /** Until a server connects, what arrived; afterwards undefined and events pass straight on. */
   private held: Array<Held> | undefined = []
-  private readonly waiters: Array<(first: JSONRPCMessage | undefined) => void> = []
-  private first: { readonly message: JSONRPCMessage | undefined } | undefined
+  /** The first message, or undefined when the close came first; the first to arrive wins. */
+  private readonly first = Deferred.unsafeMake<JSONRPCMessage | undefined>(FiberId.none)
 
   constructor(private readonly inner: Transport) {
     inner.onmessage = (message) => this.arrive({ _tag: "message", message })
@@ -38,15 +38,7 @@ export class HeldTransport implements Transport {
    * The wait ends when the client speaks or goes away: a server waits for its client that long.
    */
   readonly firstMessage: Effect.Effect<JSONRPCMessage | undefined> = Effect.suspend(() =>
-    Effect.zipRight(
-      Effect.promise(() => this.inner.start()),
-      Effect.async<JSONRPCMessage | undefined>((resume) => {
-        if (this.first !== undefined) return resume(Effect.succeed(this.first.message))
-        const waiter = (first: JSONRPCMessage | undefined) => resume(Effect.succeed(first))
-        this.waiters.push(waiter)
-        return Effect.sync(() => this.waiters.splice(this.waiters.indexOf(waiter), 1))
-      })
-    )
+    Effect.zipRight(Effect.promise(() => this.inner.start()), Deferred.await(this.first))
   ).pipe(Effect.withSpan("HeldTransport.firstMessage"))
 
   /** The connecting server's start: everything held so far is delivered now, in order. */
@@ -65,9 +57,8 @@ export class HeldTransport implements Transport {
   }
 
   private arrive(event: Held): void {
-    if (this.first === undefined && event._tag !== "error") {
-      this.first = { message: event._tag === "message" ? event.message : undefined }
-      for (const waiter of this.waiters.splice(0)) waiter(this.first.message)
+    if (event._tag !== "error") {
+      Deferred.unsafeDone(this.first, Effect.succeed(event._tag === "message" ? event.message : undefined))
     }
     if (this.held !== undefined) this.held.push(event)
     else this.deliver(event)
