@@ -273,7 +273,7 @@ const checkContainer = (given: ReadonlyMap<ContainerKey, Given>) =>
     return yield* invalid(entry?.source ?? key, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
   })
 
-/** The approval settings, checked; a given one needs a sandbox mode. */
+/** The approval settings, checked; a given one needs a sandbox mode, and without one there are none. */
 const checkApproval = (flags: SettingsFlags, sandboxed: boolean) =>
   Effect.gen(function*() {
     const given = new Map<ApprovalKey, Given>()
@@ -286,6 +286,7 @@ const checkApproval = (flags: SettingsFlags, sandboxed: boolean) =>
     }
     const [first] = given.values()
     if (first !== undefined && !sandboxed) return yield* invalid(first.source, `applies only with ${flagOf("sandboxMode")}`)
+    if (!sandboxed) return undefined
     const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
     return yield* decodeSettings(ApprovalSettings, input).pipe(
       Effect.catchAll((problem) => {
@@ -363,5 +364,5 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
       ...(container.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(container.workspaceRoot) })
     }
   }
-  return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained, ...(sandbox.sandboxMode === undefined ? {} : { approval }) } satisfies CliSettings
+  return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained, ...(approval === undefined ? {} : { approval }) } satisfies CliSettings
 })
