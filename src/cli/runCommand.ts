@@ -17,7 +17,7 @@ import { renderForegroundOutput, truncationNotices } from "../tool/renderBashRes
 import { ExitCode, runExitCode, toolErrorExitCode } from "./exit.js"
 import { writeStderr, writeStdout } from "./output.js"
 import type { FlagNames } from "./runArgv.js"
-import { resolveSettings, SettingsError, settingsFlagNames, settingsOptions } from "./settings.js"
+import { requiresSandbox, resolveSettings, settingsFlagNames, settingsOptions } from "./settings.js"
 import { cliStack } from "./stack.js"
 import * as TerminalApproval from "./terminalApproval.js"
 
@@ -169,10 +169,7 @@ export const runCommand = Command.make(
     Effect.gen(function*() {
       const settings = yield* resolveSettings(input.settings)
       if (input.approvePrompt && settings.approval === undefined) {
-        return yield* new SettingsError({
-          field: "--approve-prompt",
-          message: "--approve-prompt: applies only with --sandbox"
-        })
+        return yield* requiresSandbox("--approve-prompt")
       }
       const streams = { stdin: process.stdin.isTTY === true, stderr: process.stderr.isTTY === true }
       const approval = settings.approval !== undefined && asksOnTerminal(input.approvePrompt, streams)

@@ -183,6 +183,9 @@ export type SettingsFlags = { readonly [key: string]: FlagValue }
 
 const invalid = (field: string, message: string) => new SettingsError({ field, message: `${field}: ${message}` })
 
+/** `field` was given without a sandbox mode, which it needs. */
+export const requiresSandbox = (field: string) => invalid(field, `applies only with ${flagOf("sandboxMode")}`)
+
 /** `EFFECT_BASH.TIMEOUT_MS` → `EFFECT_BASH_TIMEOUT_MS`: name the variable the user actually set. */
 const describeConfigError = (error: ConfigError.ConfigError): SettingsError => {
   const problems = ConfigError.reduceWithContext<undefined, Array<readonly [string, string]>>(error, undefined, {
@@ -285,7 +288,7 @@ const checkApproval = (flags: SettingsFlags, sandboxed: boolean) =>
       else if (env[key] !== undefined) given.set(key, { value: env[key], raw: env[key], source: envName(setting) })
     }
     const [first] = given.values()
-    if (first !== undefined && !sandboxed) return yield* invalid(first.source, `applies only with ${flagOf("sandboxMode")}`)
+    if (first !== undefined && !sandboxed) return yield* requiresSandbox(first.source)
     if (!sandboxed) return undefined
     const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
     return yield* decodeSettings(ApprovalSettings, input).pipe(
@@ -336,7 +339,7 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
   if (sandbox.sandboxMode === undefined) {
     for (const key of ["workspaceRoot", "network", "allowUnixSockets"] as const) {
-      if (sandbox[key] !== undefined) return yield* invalid(flagOf(key), `applies only with ${flagOf("sandboxMode")}`)
+      if (sandbox[key] !== undefined) return yield* requiresSandbox(flagOf(key))
     }
   }
   const container = yield* checkContainer(yield* gatherContainer(flags))
