@@ -32,9 +32,9 @@ const check = (passed, what, detail = "") => {
   log(`${passed ? "ok  " : "FAIL"} ${what}${!passed && detail !== "" ? `\n${detail}` : ""}`)
   return passed
 }
-const sh = (command, args, cwd, timeout = 180_000) => {
+const sh = (command, args, cwd, timeout = 180_000, input = undefined) => {
   const started = Date.now()
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", timeout, killSignal: "SIGKILL", maxBuffer: 256 * 1024 * 1024 })
+  const result = spawnSync(command, args, { cwd, input, encoding: "utf8", timeout, killSignal: "SIGKILL", maxBuffer: 256 * 1024 * 1024 })
   return { ...result, ms: Date.now() - started, output: `${result.stdout ?? ""}${result.stderr ?? ""}` }
 }
 
@@ -131,7 +131,7 @@ try {
   check(run.status === 0 && run.stdout === "(no output)\n", `effect-bash run -- true (${run.ms} ms)`, run.output)
   // stdin ends after the request: the server answers it, sees its transport closed and exits.
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pack-check", version: "0" } } }
-  const mcp = spawnSync(effectBash, ["mcp"], { cwd: app, input: `${JSON.stringify(initialize)}\n`, encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" })
+  const mcp = sh(effectBash, ["mcp"], app, 60_000, `${JSON.stringify(initialize)}\n`)
   const answer = (mcp.stdout ?? "").split("\n").filter((line) => line !== "").flatMap((line) => {
     try {
       return [JSON.parse(line)]
@@ -142,7 +142,7 @@ try {
   check(
     mcp.status === 0 && answer?.result?.serverInfo?.name === "effect-bash",
     "effect-bash mcp answers initialize",
-    `${mcp.stdout ?? ""}${mcp.stderr ?? ""}`
+    mcp.output
   )
 
   // 6. Hooks.
