@@ -117,17 +117,15 @@ const isLocal = (key: Key): key is keyof typeof LocalBashExecutor.Settings.field
 /** The sandbox's own settings (mode, workspace root, network, …); they apply only with a sandbox mode. */
 type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecutor.Settings.Input>
 
+const allFlagged = [...flagged, ...containerFlagged, ...approvalSettings]
+
 /**
  * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`,
  * `--contain`).
  */
 export const settingsFlagNames = {
-  valued: [...flagged, ...containerFlagged, ...approvalSettings].filter(({ kind }) => kind._tag !== "boolean").map((
-    { flag }
-  ) => flag.name),
-  boolean: [...flagged, ...containerFlagged, ...approvalSettings].filter(({ kind }) => kind._tag === "boolean").map((
-    { flag }
-  ) => flag.name)
+  valued: allFlagged.filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
+  boolean: allFlagged.filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
 } as const
 
 /** A flag's raw value: text (numbers stay text until checked), a switch, a repeated value or a choice. */
