@@ -52,8 +52,9 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     })
 
   // `acquireRelease` without its fiber-ref bookkeeping: the release needs none of the caller's refs.
+  // The launcher's start is awaited (interruptibly) before the spawn, so every spawn sees it settled.
   const spawn = (options: ProcessSpawner.Options) =>
-    Effect.flatMap(Effect.scope, (scope) =>
+    Effect.flatMap(launcher === undefined ? Effect.scope : Effect.zipRight(launcher.started, Effect.scope), (scope) =>
       Effect.uninterruptible(
         Effect.tap(start(options), (spawned) => Scope.addFinalizer(scope, release(spawned)))
       )).pipe(Effect.map((spawned) => spawnedProcess(spawned, options)))

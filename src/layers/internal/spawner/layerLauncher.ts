@@ -1,6 +1,6 @@
 /**
- * The layer's launcher: started with the layer (ready before its first call, so every call takes the
- * same way), closed with it, and the way a request takes when the launcher can serve it. A launch the
+ * The layer's launcher: started with the layer, awaited by the first spawn (not by the layer, whose
+ * user can go on while it boots; every call still takes the same way), closed with it, and the way a request takes when the launcher can serve it. A launch the
  * launcher died with before it started the child is spawned by the host instead, unless its caller
  * was interrupted meanwhile: the gate kept the command from running before the host had its pid.
  *
@@ -45,6 +45,8 @@ const forLastEnv = <A>(derive: (env: Readonly<Record<string, string>>) => A) => 
 
 export interface LayerLauncher {
   readonly launcher: Launcher
+  /** Completes once the launcher is ready, or known not to be (gone, or not ready in time); every spawn awaits it. */
+  readonly started: Effect.Effect<void>
   /**
    * Whether the launcher serves `options` now: it is ready, and the command is bash, with an env
    * that keeps the gate working (a runner, or an env that would skip or change the gate, is spawned
@@ -92,7 +94,6 @@ export const startLayerLauncher = (stdio: Stdio, hostDeath: HostDeath) =>
       (launcher) => Effect.promise(() => launcher.close())
     )
     if (launcher.pid !== undefined) yield* hostDeath.launcherStarted(launcher.pid)
-    yield* Effect.promise(() => launcher.started)
 
     const withGate = forLastEnv((env) => ({ ...env, BASH_ENV: gateBashEnv }))
     const keepsGate = forLastEnv(gateServes)
@@ -134,6 +135,7 @@ export const startLayerLauncher = (stdio: Stdio, hostDeath: HostDeath) =>
 
     const layerLauncher: LayerLauncher = {
       launcher,
+      started: Effect.asVoid(Effect.promise(() => launcher.started)),
       serves: (options) => launcher.ready() && options.wrapper === undefined && keepsGate(options.env),
       launch: (options, shell, file, args, resume, direct, interrupted) =>
         launcher.launch({
