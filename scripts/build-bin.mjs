@@ -1,30 +1,28 @@
 /**
- * Bundles the `effect-bash` command into `dist/bin/` with esbuild: one ES module per entry point and
- * the chunks they share, all in that one directory, so a module that a chunk resolves as a sibling
- * (`new URL("./name.js", import.meta.url)`) is found whichever chunk the code landed in. Each
- * `import()` in the sources becomes a chunk loaded only when reached: `run` loads neither the MCP
- * server nor the demo tour. The library entries are not bundled (tsc writes them to `dist/src`, and
- * they share the app's `effect`). The metafile (`dist/bin.meta.json`, not shipped) names the sources
- * in each output file; `dist/bin/THIRD-PARTY-LICENSES.txt` carries the bundled packages' licenses.
+ * Bundles the `effect-bash` command into `dist/bin/` with esbuild:
+ *
+ * - `cli-<hash>.cjs`: `src/cli/main.ts` and all it imports, one CommonJS file (the hash is of its
+ *   content). Each `import()` in the sources stays lazy: the modules reached only through it are
+ *   evaluated when it runs (`run` evaluates neither the MCP server nor the demo tour).
+ * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs that bundle through a V8 code
+ *   cache kept beside it (see there).
+ * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
+ *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
+ *
+ * The library entries are not bundled (tsc writes them to `dist/src`, and they share the app's
+ * `effect`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
+ * `dist/bin/THIRD-PARTY-LICENSES.txt` carries the bundled packages' licenses.
  *
  *   node scripts/build-bin.mjs
  */
 import { build } from "esbuild"
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { basename } from "node:path"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outdir = join(root, "dist", "bin")
-
-/**
- * Output name (`dist/bin/<name>.js`) → source. The spawner starts its launcher's program by path, as
- * `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
- */
-const entryPoints = {
-  "effect-bash": "src/cli/main.ts",
-  launcherMain: "src/layers/internal/spawner/launcherMain.ts"
-}
 
 /**
  * Optional peers stay out of the bundle: the command starts without them and imports them only for
@@ -87,10 +85,6 @@ const completeInputMaps = {
   }
 }
 
-// Bundled CommonJS packages call `require`, which an ES module does not have.
-const banner = `import { createRequire as __effectBashRequire } from "node:module";
-const require = __effectBashRequire(import.meta.url);`
-
 /** The license text of every package with code in the bundle, for `THIRD-PARTY-LICENSES.txt`. */
 const thirdPartyLicenses = (outputs) => {
   const inputs = Object.values(outputs).flatMap((output) =>
@@ -110,26 +104,52 @@ const thirdPartyLicenses = (outputs) => {
   }).join(`\n${"-".repeat(72)}\n\n`)
 }
 
-rmSync(outdir, { recursive: true, force: true })
-const { metafile } = await build({
+/** What every build shares. */
+const common = {
   absWorkingDir: root,
-  entryPoints,
   outdir,
-  entryNames: "[name]",
-  chunkNames: "[name]-[hash]",
   bundle: true,
-  splitting: true,
-  format: "esm",
   platform: "node",
   target: "node20",
   treeShaking: true,
   minify: true,
   sourcemap: true,
-  external,
-  banner: { js: banner },
-  plugins: [effectModules, completeInputMaps],
+  // `bin.ts` reads the bundle as latin1, exact for ASCII only.
+  charset: "ascii",
   metafile: true,
   logLevel: "warning"
+}
+
+rmSync(outdir, { recursive: true, force: true })
+const cli = await build({
+  ...common,
+  entryPoints: { cli: "src/cli/main.ts" },
+  entryNames: "[name]-[hash]",
+  outExtension: { ".js": ".cjs" },
+  format: "cjs",
+  external,
+  // A CommonJS file has no `import.meta`: its URL is the bundle's own.
+  banner: { js: `var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },
+  define: { "import.meta.url": "__effectBashModuleUrl" },
+  plugins: [effectModules, completeInputMaps]
 })
+const bundle = Object.keys(cli.metafile.outputs).find((file) => file.endsWith(".cjs"))
+const bin = await build({
+  ...common,
+  entryPoints: { "effect-bash": "src/cli/bin.ts" },
+  format: "esm",
+  define: { EFFECT_BASH_CLI_BUNDLE: JSON.stringify(basename(bundle)) }
+})
+// The spawner starts it by path; Node's own modules only, ESM like the package.
+const launcher = await build({
+  ...common,
+  entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
+  format: "esm",
+  plugins: [effectModules, completeInputMaps]
+})
+const metafile = {
+  inputs: { ...cli.metafile.inputs, ...bin.metafile.inputs, ...launcher.metafile.inputs },
+  outputs: { ...cli.metafile.outputs, ...bin.metafile.outputs, ...launcher.metafile.outputs }
+}
 writeFileSync(join(root, "dist", "bin.meta.json"), JSON.stringify(metafile))
 writeFileSync(join(outdir, "THIRD-PARTY-LICENSES.txt"), thirdPartyLicenses(metafile.outputs))

@@ -1,6 +1,6 @@
-#!/usr/bin/env node
 /**
- * The `effect-bash` executable. `NodeRuntime.runMain` turns SIGINT/SIGTERM (and here SIGHUP) into an
+ * The `effect-bash` command's program, which the executable (`bin.ts`) runs from its bundle.
+ * `NodeRuntime.runMain` turns SIGINT/SIGTERM (and here SIGHUP) into an
  * interrupt, so every scope closes and every process group we started dies before the process exits.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"

@@ -5,8 +5,8 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadedSources, ofPackage } from "../support/loadedModules.js"
 
-// What a subcommand does not use, it does not load: the MCP server (its SDK, zod) costs every `run`
-// its load time otherwise, and the demo tour every `mcp`.
+// What a subcommand does not use, it does not load (no code of it runs): the MCP server (its SDK, zod)
+// costs every `run` its load time otherwise, and the demo tour every `mcp`.
 describe("what each subcommand loads (the bundled bin)", () => {
   it.live("run loads neither the MCP SDK nor zod", () =>
     Effect.gen(function*() {

@@ -1,54 +1,96 @@
 /**
- * Which source files a CLI run loads: the run starts under a module loader hook that writes each
- * loaded file's URL to a list, and a file of the bundled bin (`dist/bin/`) stands for the sources
- * esbuild put in it (its metafile, `dist/bin.meta.json`). Modules loaded by `require` inside a
- * CommonJS package are not seen; the package itself is.
+ * Which source files a CLI run evaluates: the run writes V8's coverage (`NODE_V8_COVERAGE`), and each
+ * function of the bundled bin (`dist/bin/`) that ran is traced, through the file's source map, to the
+ * source it was bundled from. A module whose code never ran is not on the list, even though the
+ * bundle that holds it was read.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, relative } from "node:path"
+import { dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { cleanEnv, cliPath, runNode } from "./cli.js"
 import type { CliOutcome } from "./cli.js"
 
 const root = join(fileURLToPath(import.meta.url), "..", "..", "..")
 
-// Runs in the loader's own thread; the list's path comes in through the environment.
-const hook = `import { appendFileSync } from "node:fs"
-export async function load(url, context, next) {
-  if (url.startsWith("file:")) appendFileSync(process.env.EFFECT_BASH_TEST_LOADED_LIST, url + "\\n")
-  return next(url, context)
-}`
-const preload = `import { register } from "node:module"
-register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)})`
-
-interface Metafile {
-  readonly outputs: Record<string, { readonly inputs: Record<string, unknown> }>
+interface Coverage {
+  readonly result: ReadonlyArray<{
+    readonly url: string
+    readonly functions: ReadonlyArray<{ readonly ranges: ReadonlyArray<{ readonly startOffset: number; readonly endOffset: number; readonly count: number }> }>
+  }>
 }
 
-/** The sources a file stands for, relative to the repository (`node_modules/zod/…`, `src/cli/…`). */
-const sourcesOf = (file: string): ReadonlyArray<string> => {
-  const path = relative(root, file)
-  if (!path.startsWith("dist/bin/")) return [path]
-  const meta = JSON.parse(readFileSync(join(root, "dist", "bin.meta.json"), "utf8")) as Metafile
-  const output = meta.outputs[path]
-  if (output === undefined) throw new Error(`${path} is not in dist/bin.meta.json: rebuild the bin`)
-  return Object.keys(output.inputs)
+const base64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+/** A source map's `mappings`: per generated line, its segments' [column, source index], in column order. */
+const decodeMappings = (mappings: string): Array<Array<readonly [number, number]>> => {
+  let source = 0
+  return mappings.split(";").map((line) => {
+    let column = 0
+    return line.split(",").filter((segment) => segment !== "").flatMap((segment) => {
+      const fields: Array<number> = []
+      let value = 0
+      let shift = 0
+      for (const char of segment) {
+        const digit = base64.indexOf(char)
+        value += (digit & 31) << shift
+        if ((digit & 32) === 0) {
+          fields.push(value & 1 ? -(value >>> 1) : value >>> 1)
+          value = 0
+          shift = 0
+        } else {
+          shift += 5
+        }
+      }
+      column += fields[0]!
+      if (fields.length === 1) return []
+      source += fields[1]!
+      return [[column, source] as const]
+    })
+  })
 }
 
-/** Runs the CLI with `args` (stdin at EOF) and lists the sources it loaded. */
+/** The sources of the functions of `file` that ran: each at the first mapped position inside the function. */
+const sourcesThatRan = (file: string, ranges: ReadonlyArray<{ readonly startOffset: number; readonly endOffset: number }>) => {
+  const text = readFileSync(file, "latin1")
+  const lineStarts = [0]
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) lineStarts.push(at + 1)
+  const map = JSON.parse(readFileSync(`${file}.map`, "utf8")) as {
+    readonly sources: ReadonlyArray<string>
+    readonly mappings: string
+  }
+  const lines = decodeMappings(map.mappings)
+  const sourceAt = (start: number, end: number): string | undefined => {
+    let line = lineStarts.length - 1
+    while (lineStarts[line]! > start) line--
+    for (; line < lines.length && lineStarts[line]! < end; line++) {
+      const segment = lines[line]!.find(([column]) => lineStarts[line]! + column >= start)
+      if (segment !== undefined && lineStarts[line]! + segment[0] < end) return map.sources[segment[1]]
+    }
+    return undefined
+  }
+  return ranges.flatMap(({ startOffset, endOffset }) => {
+    const source = sourceAt(startOffset, endOffset)
+    return source === undefined ? [] : [relative(root, resolve(dirname(file), source))]
+  })
+}
+
+/** Runs the CLI with `args` (stdin at EOF) and lists the sources whose code ran. */
 export const loadedSources = async (
   args: ReadonlyArray<string>
 ): Promise<{ readonly outcome: CliOutcome; readonly sources: ReadonlyArray<string> }> => {
   const dir = mkdtempSync(join(tmpdir(), "effect-bash-loaded-"))
   try {
-    const list = join(dir, "loaded.txt")
-    const outcome = await runNode(
-      ["--import", `data:text/javascript,${encodeURIComponent(preload)}`, cliPath, ...args],
-      { env: cleanEnv({ EFFECT_BASH_TEST_LOADED_LIST: list }) }
+    const outcome = await runNode([cliPath, ...args], { env: cleanEnv({ NODE_V8_COVERAGE: dir }) })
+    const scripts = readdirSync(dir).flatMap((name) => (JSON.parse(readFileSync(join(dir, name), "utf8")) as Coverage).result)
+    const bin = scripts.filter((script) => script.url.startsWith("file:") && fileURLToPath(script.url).startsWith(dirname(cliPath)))
+    const sources = bin.flatMap((script) =>
+      sourcesThatRan(
+        fileURLToPath(script.url),
+        script.functions.filter((fn) => fn.ranges[0]!.count > 0).map((fn) => fn.ranges[0]!)
+      )
     )
-    const urls = readFileSync(list, "utf8").split("\n").filter((line) => line !== "")
-    return { outcome, sources: [...new Set(urls.flatMap((url) => sourcesOf(fileURLToPath(url))))] }
+    return { outcome, sources: [...new Set(sources)] }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

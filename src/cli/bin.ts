@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/**
+ * The `effect-bash` executable (`dist/bin/effect-bash.js`): it runs the command's bundle (`main.ts`
+ * and all it imports, one CommonJS file beside this one) through a V8 code cache, so a start
+ * deserializes the bytecode an earlier run of the same subcommand compiled instead of parsing and
+ * compiling the bundle again (Node 20 caches no compiled code itself).
+ *
+ * Invariants:
+ * - The cache is only ever used with the bundle it was made from: its file name is the bundle's,
+ *   which carries a hash of the bundle's content (the build names it), and V8 itself rejects a
+ *   cache made by another V8 version or with other V8 flags. (V8 compares the source's length, not
+ *   its text: a bundle edited in place needs its caches removed.)
+ * - Nothing depends on the cache: without one, or with a rejected one, the bundle is compiled from
+ *   its source, and the run still does what it does.
+ * - A cache is written only where none was usable, once the process exits (so it holds what the run
+ *   compiled), to a temporary file renamed into place (a concurrent start reads a whole file or
+ *   none), and only when the bundle's directory is writable; any failure leaves no cache.
+ */
+import { accessSync, constants, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as vm from "node:vm"
+
+/** The bundle's file name beside this file, set by the build (`scripts/build-bin.mjs`). */
+declare const EFFECT_BASH_CLI_BUNDLE: string
+
+const directory = dirname(fileURLToPath(import.meta.url))
+const bundle = join(directory, EFFECT_BASH_CLI_BUNDLE)
+
+// One cache per subcommand, holding what that subcommand compiled (`mcp` compiles the MCP server,
+// `run` does not): a cache is written only where none was usable, so a shared one would keep
+// whichever subcommand ran first.
+const subcommand = ["run", "mcp", "demo"].find((name) => name === process.argv[2]) ?? "other"
+const cacheFile = `${bundle}.${process.versions.v8}.${subcommand}.cache`
+
+const readCache = (): Buffer | undefined => {
+  try {
+    return readFileSync(cacheFile)
+  } catch {
+    return undefined
+  }
+}
+
+const writeCache = (script: vm.Script): void => {
+  const temporary = `${cacheFile}.${process.pid}.tmp`
+  try {
+    accessSync(directory, constants.W_OK)
+    writeFileSync(temporary, script.createCachedData())
+    renameSync(temporary, cacheFile)
+  } catch {
+    rmSync(temporary, { force: true })
+  }
+}
+
+// The build writes the bundle in ASCII (esbuild escapes other characters), which latin1 decodes
+// exactly, and much faster than utf8.
+const source = readFileSync(bundle).toString("latin1")
+const cachedData = readCache()
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  filename: bundle,
+  ...(cachedData === undefined ? {} : { cachedData }),
+  // The bundle's `import()` of an optional peer (docker-modem), resolved from this directory.
+  importModuleDynamically: (specifier) => import(specifier)
+})
+if (cachedData === undefined || script.cachedDataRejected === true) {
+  process.once("exit", () => writeCache(script))
+}
+const module = { exports: {} }
+script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, directory)
