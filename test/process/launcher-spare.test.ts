@@ -11,7 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { Writable } from "node:stream"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
-import { spareRequest, spareScript } from "../../src/layers/internal/spawner/spare.js"
+import { spareRequest, spareScript, spareSwitch } from "../../src/layers/internal/spawner/spare.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { descendantsOf, eventually } from "../support/cli.js"
 import { firstPid, isAlive, listFds, stateOf } from "../support/processes.js"
@@ -237,6 +237,17 @@ describe("the launcher's spare", () => {
       const spare = yield* spareOf(launcher, true)
       expect(firstPid((yield* run({ command: "echo $$" })).stdout.text)).toBe(spare)
     }).pipe(Effect.provide(executor)))
+
+  it.live("is not kept by a launcher started with the switch off (what the bench compares against)", () =>
+    Effect.gen(function*() {
+      spareSwitch.enabled = false
+      const off = yield* Layer.build(executor).pipe(Effect.ensuring(Effect.sync(() => (spareSwitch.enabled = true))))
+      const withoutSpare = yield* launcherPid.pipe(Effect.provide(off))
+      const withSpare = yield* launcherPid
+      // The launcher with the switch on, called later, has its spare waiting by now.
+      yield* spareOf(withSpare, true)
+      expect(descendantsOf(withoutSpare)).toEqual([])
+    }).pipe(Effect.provide(executor), Effect.scoped))
 
   it.live("ends with the layer, and with a launcher that was killed", () =>
     Effect.gen(function*() {

@@ -22,6 +22,7 @@ import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
 import type { LaunchMessage, LauncherMessage } from "./launcherMain.js"
 import { procStatFields } from "./procStat.js"
+import { spareSwitch } from "./spare.js"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
@@ -176,7 +177,14 @@ export const startLauncher = (
     }
   })
   // A small heap is the point: no compiler threads or large young generation are needed here.
-  const args = ["--single-threaded", "--max-semi-space-size=1", entry, gate, NodeOs.tmpdir()]
+  const args = [
+    "--single-threaded",
+    "--max-semi-space-size=1",
+    entry,
+    gate,
+    NodeOs.tmpdir(),
+    ...(spareSwitch.enabled ? [] : ["no-spare"])
+  ]
   const helper = ChildProcess.spawn(process.execPath, args, {
     cwd: "/",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },

@@ -1,7 +1,7 @@
 /**
  * The launcher's program: a small Node process, one per spawner layer, that spawns commands on the
  * host's behalf (the host's side is `Launcher.ts`). The host starts it as
- * `node --single-threaded --max-semi-space-size=1 launcherMain.js <gate text> <tmpdir>`, in its own
+ * `node --single-threaded --max-semi-space-size=1 launcherMain.js <gate text> <tmpdir> [no-spare]`, in its own
  * session, with `/` as cwd and only `PATH` in its env.
  *
  * Descriptors:
@@ -146,7 +146,7 @@ const oldpwdServes = (env: Env) => {
   }
 }
 
-const main = (gate: string, tmpdir: string): void => {
+const main = (gate: string, tmpdir: string, spares: boolean): void => {
   process.title = "effect-bash launcher"
   // A child's pipe is a socket (libuv's process pipes are socket pairs), which the channel carries.
   const send = (message: LauncherMessage, handle?: Readable | null) =>
@@ -173,7 +173,7 @@ const main = (gate: string, tmpdir: string): void => {
   // Spares need /proc (a spare's cwd and binary are checked there). One that exits with 125 before it
   // waits means this bash cannot serve as one: none is started again. A spare whose binary is not the
   // one its PATH names (a wrapper script named bash) never fits: none is started again for its env.
-  let sparesWork = NodeFs.existsSync("/proc/self/cwd")
+  let sparesWork = spares && NodeFs.existsSync("/proc/self/cwd")
   let noSparesFor: Env | undefined
   // Binaries (by file) a spare has waited in: a spare of one, still starting, is as good (it reads the
   // request when it gets there); another is taken only once it waits.
@@ -378,4 +378,4 @@ const main = (gate: string, tmpdir: string): void => {
   send({ ready: true })
 }
 
-main(process.argv[2] ?? "", process.argv[3] ?? "")
+main(process.argv[2] ?? "", process.argv[3] ?? "", process.argv[4] !== "no-spare")

@@ -61,6 +61,13 @@ export const spareServes = (env: Readonly<Record<string, string>>): boolean => {
 }
 
 
+/**
+ * Whether launchers started from now on keep a spare: off only to measure what the spare saves.
+ *
+ * @internal
+ */
+export const spareSwitch = { enabled: true }
+
 // How long the launcher must have been idle (no command running, no request) before it starts a
 // spare: a spare starting while calls follow each other closely competes with them for the CPU
 // and for the launcher itself, and would cost them more than it saves.
