@@ -1,9 +1,10 @@
 /**
  * Output collection with real processes: budgets, tails, spill files and their lifetime.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { SystemError } from "@effect/platform/Error"
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"

@@ -10,7 +10,7 @@ import * as NodeProcessSpawner from "../../src/layers/NodeProcessSpawner.js"
 import { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import { liveMembersOf } from "../support/processes.js"
 
-const groups = 600
+const groups = 200
 
 /** Counts the spawner's scans of `/proc` while `effect` runs. */
 const countingProcScans = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -3,7 +3,8 @@
  * last resort), or SIGHUP of the CLI — leaves no member of any of its groups alive and no spill
  * directory behind; and a new layer sweeps the spill directories of hosts that died before.
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "@effect/vitest"

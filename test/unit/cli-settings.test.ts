@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Option } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"

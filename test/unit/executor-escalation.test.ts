@@ -3,7 +3,8 @@
  * SIGKILL right after SIGTERM, pending grace periods end, and no pipe drain is waited for. Fake
  * spawner and TestClock: no processes, no real time.
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import type { FakeScript } from "../../src/testing/FakeProcessSpawner.js"

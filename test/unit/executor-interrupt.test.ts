@@ -4,7 +4,8 @@
  * while its spawn is still handing the command over (as the launcher does, asynchronously) kills it once
  * it is there (fake spawner, TestClock).
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberId, Layer, TestClock } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"

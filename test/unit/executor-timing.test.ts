@@ -1,7 +1,8 @@
 /**
  * Kill-path timing with a fake spawner and TestClock: no processes, no real time.
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import type { FakeScript } from "../../src/testing/FakeProcessSpawner.js"

@@ -2,7 +2,8 @@
  * The sandboxing executor over a fake spawner and TestClock: the same TERM→KILL timing as the local
  * executor through the runner, and a usability probe that is bounded, cached and fails closed.
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import type { FakeScript } from "../../src/testing/FakeProcessSpawner.js"

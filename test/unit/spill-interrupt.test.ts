@@ -3,14 +3,14 @@
  * resource must still be released. The fakes interrupt their own caller while acquiring (the signal
  * is delivered as soon as the acquisition returns), so the window is hit every time, with no timing.
  */
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { SystemError } from "@effect/platform/Error"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { makeSpillStore } from "../../src/layers/internal/executor/SpillStore.js"
 import type { SpillFile, SpillStore } from "../../src/layers/internal/executor/SpillStore.js"
 import { StreamCollector } from "../../src/layers/internal/executor/StreamCollector.js"
-import { NodePath } from "@effect/platform-node"
+import * as NodePath from "@effect/platform-node/NodePath"
 
 /** Returns `value` with an interrupt of the calling fiber pending, delivered once it may be. */
 const returnThenInterrupted = <A>(value: A) =>

@@ -2,7 +2,8 @@
  * `bash` progress through `AgentTools.call`: the executor's live output, cleaned like model text and
  * rate-limited on the Clock (a fake spawner and TestClock: no processes, no real time).
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Option, Queue, TestClock } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
