@@ -12,7 +12,8 @@ import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
 import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
 import type { LeaderStatus } from "./wrapper.js"
-import { controlMount, longScriptBytes, wrapperArgv } from "./wrapper.js"
+import { tooLongForArgv } from "../spawner/shellInvocation.js"
+import { controlMount, wrapperArgv } from "./wrapper.js"
 
 const encoder = new TextEncoder()
 
@@ -93,7 +94,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       const status = box.control.expect()
       yield* Scope.addFinalizer(scope, Effect.sync(status.release))
 
-      const long = Buffer.byteLength(spawnOptions.command) > longScriptBytes
+      const long = tooLongForArgv(spawnOptions.command)
       const input = typeof spawnOptions.stdin === "string" ? encoder.encode(spawnOptions.stdin) : spawnOptions.stdin
       const exec = yield* Effect.acquireRelease(
         engine.exec(box.id, {

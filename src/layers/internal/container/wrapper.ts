@@ -17,12 +17,10 @@
  *
  * @internal
  */
+import { tooLongForArgv } from "../spawner/shellInvocation.js"
 
 /** Where each box's control directory is mounted inside its container. */
 export const controlMount = "/.effect-bash-control"
-
-/** Commands longer than this go over stdin (NUL-terminated) instead of argv (`MAX_ARG_STRLEN`). */
-export const longScriptBytes = 64 * 1024
 
 // $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode).
 const wrapperScript = String.raw`
@@ -72,11 +70,14 @@ while command -p sleep 0.05; do
 done
 `
 
-/** The exec's argv for `command`, whose status goes to `statusFile` (a path inside the container). */
+/**
+ * The exec's argv for `command`, whose status goes to `statusFile` (a path inside the container); a
+ * command too long for argv goes over stdin, NUL-terminated.
+ */
 export const wrapperArgv = (command: string, cwd: string, statusFile: string): ReadonlyArray<string> =>
-  Buffer.byteLength(command) <= longScriptBytes
-    ? ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
-    : ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
+  tooLongForArgv(command)
+    ? ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
+    : ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
 
 /** How the leader ended, as the status file says. */
 export interface LeaderStatus {

@@ -6,10 +6,11 @@
  */
 
 /**
- * Commands up to this many bytes go to bash as its `-c` argument; longer ones would hit the kernel's
- * per-argument limit (`MAX_ARG_STRLEN`, 128 KiB: `spawn E2BIG`) and are passed over fd 3 instead.
+ * Whether `command` is too long for one argument of bash's argv: commands up to 64 KiB go as the `-c`
+ * argument; longer ones would hit the kernel's per-argument limit (`MAX_ARG_STRLEN`, 128 KiB:
+ * `spawn E2BIG`) and are passed another way (here over fd 3; in a container over stdin).
  */
-const longScriptBytes = 64 * 1024
+export const tooLongForArgv = (command: string): boolean => Buffer.byteLength(command) > 64 * 1024
 
 /**
  * Reads the whole script from fd 3 with builtins only (`PATH` is the caller's), closes fd 3 so the
@@ -31,6 +32,6 @@ export interface ShellInvocation {
  * pipe is.
  */
 export const shellInvocation = (command: string): ShellInvocation =>
-  Buffer.byteLength(command) <= longScriptBytes
-    ? { args: ["--norc", "--noprofile", "-c", "--", command] }
-    : { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
+  tooLongForArgv(command)
+    ? { args: ["--norc", "--noprofile", "-c", "--", readScriptFromFd3], script: command }
+    : { args: ["--norc", "--noprofile", "-c", "--", command] }
