@@ -70,64 +70,6 @@ export const ApprovalSettings = Schema.Struct({
   )
 })
 
-type ApprovalKey = keyof typeof ApprovalSettings.fields
-
-const approvalSettings = Object.entries(ApprovalSettings.fields).flatMap(([key, field]) =>
-  Option.match(settingOf(field), {
-    onNone: () => [],
-    onSome: (setting) => [{ key: key as ApprovalKey, kind: kindOf(field), setting, flag: setting.flag! }]
-  })
-)
-const approvalOption = (key: ApprovalKey): string => `approval.${key}`
-
-type ContainerOwn = typeof ContainerSettings.Encoded
-type ContainerKey = keyof typeof ContainerSettings.fields
-
-/** The container executor's own settings; their flags are keyed `container.<setting>`. */
-const containerSettings = Object.entries(ContainerSettings.fields).flatMap(([key, field]) =>
-  Option.match(settingOf(field), {
-    onNone: () => [],
-    onSome: (setting) => [{ key: key as ContainerKey, kind: kindOf(field), setting }]
-  })
-)
-const containerFlagged = containerSettings.flatMap(({ key, kind, setting }) =>
-  setting.flag ? [{ key, kind, setting, flag: setting.flag }] : []
-)
-const containerByKey = new Map(containerSettings.map((entry) => [entry.key, entry]))
-const containerOption = (key: ContainerKey): string => `container.${key}`
-
-type Key = keyof typeof SandboxBashExecutor.Settings.fields
-
-/** Every setting the CLI reads (the sandboxing executor's, which include the local executor's). */
-const settings: ReadonlyArray<{ readonly key: Key; readonly kind: SettingKind; readonly setting: Setting }> = Object
-  .entries(SandboxBashExecutor.Settings.fields)
-  .flatMap(([key, field]) =>
-    Option.match(settingOf(field), { onNone: () => [], onSome: (setting) => [{ key: key as Key, kind: kindOf(field), setting }] })
-  )
-
-const flagged = settings.flatMap(({ key, kind, setting }) => setting.flag ? [{ key, kind, setting, flag: setting.flag }] : [])
-
-const byKey = new Map(settings.map((entry) => [entry.key, entry]))
-
-/** `--workspace-root`: the flag of a setting, for messages. */
-const flagOf = (key: Key): string => `--${byKey.get(key)?.setting.flag?.name ?? key}`
-
-const isLocal = (key: Key): key is keyof typeof LocalBashExecutor.Settings.fields => key in LocalBashExecutor.Settings.fields
-
-/** The sandbox's own settings (mode, workspace root, network, …); they apply only with a sandbox mode. */
-type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecutor.Settings.Input>
-
-const allFlagged = [...flagged, ...containerFlagged, ...approvalSettings]
-
-/**
- * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`,
- * `--contain`).
- */
-export const settingsFlagNames = {
-  valued: allFlagged.filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
-  boolean: allFlagged.filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
-} as const
-
 /** A flag's raw value: text (numbers stay text until checked), a switch, a repeated value or a choice. */
 type FlagValue = Option.Option<string> | boolean | ReadonlyArray<string>
 
@@ -157,21 +99,117 @@ const optionOf = (kind: SettingKind, flag: NonNullable<Setting["flag"]>, env: st
   }
 }
 
+/** A given value and where it came from (`--grace-ms`, `EFFECT_BASH_GRACE_MS`), for the error. */
+interface Given {
+  readonly value: unknown
+  /** As the user wrote it, when it was parsed from text. */
+  readonly raw: unknown
+  readonly source: string
+}
+
+/**
+ * The settings of one Schema struct as the CLI reads them: each annotated field, its flag keyed
+ * `<prefix><setting>` among {@link SettingsFlags}, and its `EFFECT_BASH_*` variable.
+ */
+const settingsGroup = <Fields extends Schema.Struct.Fields>(
+  struct: Schema.Struct<Fields> & Schema.Schema<Schema.Struct.Type<Fields>, Schema.Struct.Encoded<Fields>>,
+  prefix: string
+) => {
+  type Key = keyof Fields & string
+  const entries = Object.entries(struct.fields).flatMap(([key, field]) =>
+    Option.match(settingOf(field), {
+      onNone: () => [],
+      onSome: (setting) => [{ key: key as Key, kind: kindOf(field), setting }]
+    })
+  )
+  const flagged = entries.flatMap((entry) => entry.setting.flag ? [{ ...entry, flag: entry.setting.flag }] : [])
+  const byKey = new Map(entries.map((entry) => [entry.key, entry]))
+  const optionKey = (key: Key): string => `${prefix}${key}`
+  return {
+    flagged,
+    byKey,
+    /** The flags' `Options`, keyed as in {@link SettingsFlags}. */
+    options: flagged.map(({ key, kind, setting, flag }) => [optionKey(key), optionOf(kind, flag, envName(setting))] as const),
+    /** The value of each setting given by a flag or a variable; a flag wins over its variable. */
+    gather: (flags: SettingsFlags) =>
+      Effect.gen(function*() {
+        const given = new Map<Key, Given>()
+        const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(environmentOf(struct), describeConfigError)
+        for (const [key, value] of Object.entries(env)) {
+          const entry = byKey.get(key as Key)
+          if (entry !== undefined && value !== undefined) {
+            given.set(entry.key, { value, raw: value, source: envName(entry.setting) })
+          }
+        }
+        for (const { key, kind, flag } of flagged) {
+          const value = flags[optionKey(key)]
+          if (value === undefined) continue
+          Option.map(fromFlag(kind, value), (parsed) => given.set(key, { ...parsed, source: `--${flag.name}` }))
+        }
+        return given
+      }),
+    /**
+     * The given values decoded (defaults filled in), or the first problem in the CLI's words:
+     * `--grace-ms: expected a positive finite number, got "soon"`.
+     */
+    decode: (given: ReadonlyMap<Key, Given>) =>
+      decodeSettings(struct, Object.fromEntries([...given].map(([key, { value }]) => [key, value]))).pipe(
+        Effect.catchAll(({ field: key, path: below }) => {
+          const entry = given.get(key as Key)
+          const field = struct.fields[key as Key]!
+          const source = entry?.source ?? key
+          const [index] = below
+          if (typeof index === "number" && Array.isArray(entry?.value)) {
+            const expectation = Option.getOrElse(elementExpectationOf(field), () => "valid")
+            return invalid(source, `${echoValue(entry.value[index])} is not ${expectation}`)
+          }
+          const kind = kindOf(field)
+          const expectation = Option.getOrElse(
+            expectationOf(field),
+            () => kind._tag === "choice" ? `one of ${kind.choices.join(", ")}` : "a valid value"
+          )
+          return invalid(source, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
+        })
+      )
+  }
+}
+
+/** Every setting of the executors (the sandboxing executor's, which include the local executor's). */
+const executorGroup = settingsGroup(SandboxBashExecutor.Settings, "")
+/** The container executor's own settings. */
+const containerGroup = settingsGroup(ContainerSettings, "container.")
+const approvalGroup = settingsGroup(ApprovalSettings, "approval.")
+
+type Key = keyof typeof SandboxBashExecutor.Settings.fields
+
+/** `--workspace-root`: the flag of a setting, for messages. */
+const flagOf = (key: Key): string => `--${executorGroup.byKey.get(key)?.setting.flag?.name ?? key}`
+
+const isLocal = (key: Key): key is keyof typeof LocalBashExecutor.Settings.fields => key in LocalBashExecutor.Settings.fields
+
+/** The sandbox's own settings (mode, workspace root, network, …); they apply only with a sandbox mode. */
+type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecutor.Settings.Input>
+
+type ContainerOwn = typeof ContainerSettings.Encoded
+
+const allFlagged = [...executorGroup.flagged, ...containerGroup.flagged, ...approvalGroup.flagged]
+
+/**
+ * The settings flags by whether they take a value (`--grace-ms 500`) or not (`--keep-spill-files`,
+ * `--contain`).
+ */
+export const settingsFlagNames = {
+  valued: allFlagged.filter(({ kind }) => kind._tag !== "boolean").map(({ flag }) => flag.name),
+  boolean: allFlagged.filter(({ kind }) => kind._tag === "boolean").map(({ flag }) => flag.name)
+} as const
+
 /**
  * The settings flags, shared by `run` and `mcp`, derived from the executors' settings Schemas (one
  * per annotated field, keyed by the setting's name). Values stay raw text here; {@link resolveSettings}
  * checks them, so flag and environment errors read alike.
  */
 export const settingsOptions: Options.Options<SettingsFlags> = Options.all(
-  Object.fromEntries([
-    ...flagged.map(({ key, kind, setting, flag }) => [key, optionOf(kind, flag, envName(setting))] as const),
-    ...containerFlagged.map(({ key, kind, setting, flag }) =>
-      [containerOption(key), optionOf(kind, flag, envName(setting))] as const
-    ),
-    ...approvalSettings.map(({ key, kind, setting, flag }) =>
-      [approvalOption(key), optionOf(kind, flag, envName(setting))] as const
-    )
-  ])
+  Object.fromEntries([...executorGroup.options, ...containerGroup.options, ...approvalGroup.options])
 )
 
 /**
@@ -198,14 +236,6 @@ const describeConfigError = (error: ConfigError.ConfigError): SettingsError => {
   return invalid(field, message)
 }
 
-/** A given value and where it came from (`--grace-ms`, `EFFECT_BASH_GRACE_MS`), for the error. */
-interface Given {
-  readonly value: unknown
-  /** As the user wrote it, when it was parsed from text. */
-  readonly raw: unknown
-  readonly source: string
-}
-
 const fromFlag = (kind: SettingKind, value: FlagValue): Option.Option<{ readonly value: unknown; readonly raw: unknown }> => {
   if (typeof value === "boolean") return value ? Option.some({ value, raw: value }) : Option.none()
   if (Option.isOption(value)) {
@@ -217,112 +247,29 @@ const fromFlag = (kind: SettingKind, value: FlagValue): Option.Option<{ readonly
   return value.length > 0 ? Option.some({ value, raw: value }) : Option.none()
 }
 
-/** The value of each setting given by a flag or a variable; a flag wins over its variable. */
-const gather = (flags: SettingsFlags) =>
-  Effect.gen(function*() {
-    const given = new Map<Key, Given>()
-    const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(SandboxBashExecutor.environment, describeConfigError)
-    for (const [key, value] of Object.entries(env)) {
-      const entry = byKey.get(key as Key)
-      if (entry !== undefined) given.set(entry.key, { value, raw: value, source: envName(entry.setting) })
-    }
-    for (const { key, kind, flag } of flagged) {
-      const value = flags[key]
-      if (value === undefined) continue
-      Option.map(fromFlag(kind, value), (parsed) => given.set(key, { ...parsed, source: `--${flag.name}` }))
-    }
-    return given
-  })
-
-/** The container settings given by a flag or a variable; a flag wins over its variable. */
-const gatherContainer = (flags: SettingsFlags) =>
-  Effect.gen(function*() {
-    const given = new Map<ContainerKey, Given>()
-    const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(
-      environmentOf(ContainerSettings),
-      describeConfigError
-    )
-    for (const [key, value] of Object.entries(env)) {
-      const entry = containerByKey.get(key as ContainerKey)
-      if (entry !== undefined && value !== undefined) {
-        given.set(entry.key, { value, raw: value, source: envName(entry.setting) })
-      }
-    }
-    for (const { key, kind, flag } of containerFlagged) {
-      const value = flags[containerOption(key)]
-      if (value === undefined) continue
-      Option.map(fromFlag(kind, value), (parsed) => given.set(key, { ...parsed, source: `--${flag.name}` }))
-    }
-    return given
-  })
-
 /** The container settings, checked, when any was given; an image is then required. */
-const checkContainer = (given: ReadonlyMap<ContainerKey, Given>) =>
+const checkContainer = (given: ReadonlyMap<keyof typeof ContainerSettings.fields, Given>) =>
   Effect.gen(function*() {
     if (given.size === 0) return undefined
-    const image = containerByKey.get("image")!.setting
+    const image = containerGroup.byKey.get("image")!.setting
     if (!given.has("image")) {
       const [, first] = [...given][0]!
       return yield* invalid(first.source, `applies only with --${image.flag?.name} (or ${envName(image)})`)
     }
-    const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
-    const problem = yield* Effect.flip(decodeSettings(ContainerSettings, input)).pipe(Effect.option)
-    if (Option.isNone(problem)) return input as ContainerOwn
-    const key = problem.value.field as ContainerKey
-    const entry = given.get(key)
-    const expectation = Option.getOrElse(expectationOf(ContainerSettings.fields[key]), () => "a valid value")
-    return yield* invalid(entry?.source ?? key, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
+    yield* containerGroup.decode(given)
+    return Object.fromEntries([...given].map(([key, { value }]) => [key, value])) as ContainerOwn
   })
 
 /** The approval settings, checked; a given one needs a sandbox mode, and without one there are none. */
-const checkApproval = (flags: SettingsFlags, sandboxed: boolean) =>
+const checkApproval = (given: ReadonlyMap<keyof typeof ApprovalSettings.fields, Given>, sandboxed: boolean) =>
   Effect.gen(function*() {
-    const given = new Map<ApprovalKey, Given>()
-    const env: Readonly<Record<string, unknown>> = yield* Effect.mapError(environmentOf(ApprovalSettings), describeConfigError)
-    for (const { key, kind, setting, flag } of approvalSettings) {
-      const flagValue = flags[approvalOption(key)]
-      const fromFlagValue = flagValue === undefined ? Option.none() : fromFlag(kind, flagValue)
-      if (Option.isSome(fromFlagValue)) given.set(key, { ...fromFlagValue.value, source: `--${flag.name}` })
-      else if (env[key] !== undefined) given.set(key, { value: env[key], raw: env[key], source: envName(setting) })
-    }
     const [first] = given.values()
     if (first !== undefined && !sandboxed) return yield* requiresSandbox(first.source)
     if (!sandboxed) return undefined
-    const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
-    return yield* decodeSettings(ApprovalSettings, input).pipe(
-      Effect.catchAll((problem) => {
-        const key = problem.field as ApprovalKey
-        const entry = given.get(key)
-        const expectation = Option.getOrElse(expectationOf(ApprovalSettings.fields[key]), () => "a valid value")
-        return invalid(entry?.source ?? key, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
-      })
-    )
+    return yield* approvalGroup.decode(given)
   })
 
-/** The first problem, in the CLI's words: `--grace-ms: expected a positive finite number, got "soon"`. */
-const check = (given: ReadonlyMap<Key, Given>) =>
-  Effect.gen(function*() {
-    const input = Object.fromEntries([...given].map(([key, { value }]) => [key, value]))
-    const problem = yield* Effect.flip(decodeSettings(SandboxBashExecutor.Settings, input)).pipe(Effect.option)
-    if (Option.isNone(problem)) return
-    const { field: key, path: below } = problem.value
-    const entry = given.get(key as Key)
-    const field = SandboxBashExecutor.Settings.fields[key as Key]
-    const source = entry?.source ?? key
-    const [index] = below
-    if (typeof index === "number" && Array.isArray(entry?.value)) {
-      const expectation = Option.getOrElse(elementExpectationOf(field), () => "valid")
-      return yield* invalid(source, `${echoValue(entry.value[index])} is not ${expectation}`)
-    }
-    const kind = kindOf(field)
-    const expectation = Option.getOrElse(
-      expectationOf(field),
-      () => kind._tag === "choice" ? `one of ${kind.choices.join(", ")}` : "a valid value"
-    )
-    return yield* invalid(source, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
-  })
-
-/** The given values of the settings `keep` selects; they passed {@link check}. */
+/** The given values of the settings `keep` selects, once they decoded. */
 const valuesOf = (given: ReadonlyMap<Key, Given>, keep: (key: Key) => boolean) =>
   Object.fromEntries([...given].flatMap(([key, { value }]) => keep(key) ? [[key, value]] : []))
 
@@ -331,8 +278,8 @@ const valuesOf = (given: ReadonlyMap<Key, Given>, keep: (key: Key) => boolean) =
  * checks every value and resolves the working directory to an existing absolute directory.
  */
 export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags: SettingsFlags) {
-  const given = yield* gather(flags)
-  yield* check(given)
+  const given = yield* executorGroup.gather(flags)
+  yield* executorGroup.decode(given)
   const executor: LocalBashExecutor.Settings.Input = valuesOf(given, isLocal)
   const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
   if (sandbox.sandboxMode === undefined) {
@@ -340,8 +287,8 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
       if (sandbox[key] !== undefined) return yield* requiresSandbox(flagOf(key))
     }
   }
-  const container = yield* checkContainer(yield* gatherContainer(flags))
-  const approval = yield* checkApproval(flags, sandbox.sandboxMode !== undefined)
+  const container = yield* checkContainer(yield* containerGroup.gather(flags))
+  const approval = yield* checkApproval(yield* approvalGroup.gather(flags), sandbox.sandboxMode !== undefined)
   if (container !== undefined && sandbox.sandboxMode !== undefined) {
     return yield* invalid(flagOf("sandboxMode"), "not together with --container-image: choose the sandbox or containers")
   }
