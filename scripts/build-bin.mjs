@@ -127,6 +127,9 @@ const cli = await build({
   entryNames: "[name]-[hash]",
   outExtension: { ".js": ".cjs" },
   format: "cjs",
+  // `import()` of an external (docker-modem) becomes a `require` in a promise: a script run by `vm`
+  // has no module loader of its own for `import()`. The bundle's own `import()`s stay lazy either way.
+  supported: { "dynamic-import": false },
   external,
   // A CommonJS file has no `import.meta`: its URL is the bundle's own.
   banner: { js: `var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },

@@ -59,9 +59,7 @@ const source = readFileSync(bundle).toString("latin1")
 const cachedData = readCache()
 const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
   filename: bundle,
-  ...(cachedData === undefined ? {} : { cachedData }),
-  // The bundle's `import()` of an optional peer (docker-modem), resolved from this directory.
-  importModuleDynamically: (specifier) => import(specifier)
+  ...(cachedData === undefined ? {} : { cachedData })
 })
 if (cachedData === undefined || script.cachedDataRejected === true) {
   process.once("exit", () => writeCache(script))
