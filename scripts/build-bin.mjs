@@ -127,13 +127,11 @@ const cli = await build({
   entryNames: "[name]-[hash]",
   outExtension: { ".js": ".cjs" },
   format: "cjs",
-  // `import()` of an external (docker-modem) becomes a `require` in a promise: a script run by `vm`
-  // has no module loader of its own for `import()`. The bundle's own `import()`s stay lazy either way.
+  // An `import()` of an external (docker-modem) becomes a `require` in a promise: the bundle runs as a
+  // `vm.Script`, where Node 20 runs no `import()` without --experimental-vm-modules. The bundle's own
+  // `import()`s stay lazy either way.
   supported: { "dynamic-import": false },
   external,
-  // An `import()` of an external (docker-modem) becomes a `require`: the bundle runs as a `vm.Script`,
-  // where Node 20 runs no `import()` without --experimental-vm-modules.
-  supported: { "dynamic-import": false },
   // A CommonJS file has no `import.meta`: its URL is the bundle's own.
   banner: { js: `var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },
   define: { "import.meta.url": "__effectBashModuleUrl" },
