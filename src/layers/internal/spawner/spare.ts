@@ -60,7 +60,6 @@ export const spareServes = (env: Readonly<Record<string, string>>): boolean => {
   return true
 }
 
-
 /**
  * Whether launchers started from now on keep a spare: off only to measure what the spare saves.
  *
