@@ -22,7 +22,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
 
-/** The bundle's file name beside this file, set by the build (`scripts/build-bin.mjs`). */
+/** The bundle's file name beside this file, set by the build. */
 declare const EFFECT_BASH_CLI_BUNDLE: string
 
 const directory = dirname(fileURLToPath(import.meta.url))

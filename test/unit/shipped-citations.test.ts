@@ -1,7 +1,7 @@
 /**
  * What ships (package.json "files": src, docs, README.md, CHANGELOG.md) cites nothing that does not:
  * a comment or page states its rule itself instead of pointing at the specification this package was
- * written from, which no user has.
+ * written from, or at the repository's tests, scripts and benchmarks, which no user has.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -27,6 +27,15 @@ describe("shipped files", () => {
     const citations = shipped().flatMap((file) =>
       fs.readFileSync(file, "utf8").split("\n").flatMap((line, index) =>
         /CONTRACT|§|shared\/spec|NOTES\.md/.test(line) ? [`${path.relative(root, file)}:${index + 1}: ${line.trim()}`] : []
+      )
+    )
+    expect(citations).toEqual([])
+  })
+
+  it("cite no file of the repository that the package leaves out (its tests, scripts, bench, CI)", () => {
+    const citations = shipped().flatMap((file) =>
+      fs.readFileSync(file, "utf8").split("\n").flatMap((line, index) =>
+        /(^|[^\w.\/-])(test|scripts|bench|\.ci)\/[\w.-]/.test(line) ? [`${path.relative(root, file)}:${index + 1}: ${line.trim()}`] : []
       )
     )
     expect(citations).toEqual([])
