@@ -1,8 +1,9 @@
 /**
- * The layer's launcher: started with the layer, awaited by the first spawn (not by the layer, whose
- * user can go on while it boots; every call still takes the same way), closed with it, and the way a request takes when the launcher can serve it. A launch the
- * launcher died with before it started the child is spawned by the host instead, unless its caller
- * was interrupted meanwhile: the gate kept the command from running before the host had its pid.
+ * The layer's launcher: started with the layer and awaited by every spawn (not by the layer, whose
+ * user goes on while it boots; every call still takes the same way), closed with it, and the way a
+ * request takes when the launcher can serve it. A launch the launcher died with before it started the
+ * child is spawned by the host instead, unless its caller was interrupted meanwhile: the gate kept the
+ * command from running before the host had its pid.
  *
  * @internal
  */
