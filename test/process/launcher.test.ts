@@ -95,6 +95,9 @@ describe("the launcher", () => {
   it.live("that a command kills: that command is killed with its group, the others run on, later calls are spawned by the host", () =>
     Effect.gen(function*() {
       const pidFile = path.join(os.tmpdir(), `effect-bash-launcher-${process.pid}-${Date.now()}`)
+      // The launcher serves calls by now (the first spawn waits for it to boot), so the other call is
+      // launched 50 ms after the killer, not together with it once the launcher is up.
+      expect(yield* parentOf()).not.toBe(process.pid)
       const [killer, other] = yield* Effect.all([
         // Kills its parent, the launcher, whether or not it has handed the pipes over yet.
         Effect.either(run({ command: `echo $$ > ${pidFile}; kill -KILL $PPID; sleep 100`, timeoutMs: 1_500 })),
