@@ -4,6 +4,7 @@
  * source it was bundled from. A module whose code never ran is not on the list, even though the
  * bundle that holds it was read.
  */
+import { decode } from "@jridgewell/sourcemap-codec"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, relative, resolve } from "node:path"
@@ -20,36 +21,6 @@ interface Coverage {
   }>
 }
 
-const base64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-/** A source map's `mappings`: per generated line, its segments' [column, source index], in column order. */
-const decodeMappings = (mappings: string): Array<Array<readonly [number, number]>> => {
-  let source = 0
-  return mappings.split(";").map((line) => {
-    let column = 0
-    return line.split(",").filter((segment) => segment !== "").flatMap((segment) => {
-      const fields: Array<number> = []
-      let value = 0
-      let shift = 0
-      for (const char of segment) {
-        const digit = base64.indexOf(char)
-        value += (digit & 31) << shift
-        if ((digit & 32) === 0) {
-          fields.push(value & 1 ? -(value >>> 1) : value >>> 1)
-          value = 0
-          shift = 0
-        } else {
-          shift += 5
-        }
-      }
-      column += fields[0]!
-      if (fields.length === 1) return []
-      source += fields[1]!
-      return [[column, source] as const]
-    })
-  })
-}
-
 /** The sources of the functions of `file` that ran: each at the first mapped position inside the function. */
 const sourcesThatRan = (file: string, ranges: ReadonlyArray<{ readonly startOffset: number; readonly endOffset: number }>) => {
   const text = readFileSync(file, "latin1")
@@ -59,13 +30,14 @@ const sourcesThatRan = (file: string, ranges: ReadonlyArray<{ readonly startOffs
     readonly sources: ReadonlyArray<string>
     readonly mappings: string
   }
-  const lines = decodeMappings(map.mappings)
+  const lines = decode(map.mappings)
   const sourceAt = (start: number, end: number): string | undefined => {
     let line = lineStarts.length - 1
     while (lineStarts[line]! > start) line--
     for (; line < lines.length && lineStarts[line]! < end; line++) {
-      const segment = lines[line]!.find(([column]) => lineStarts[line]! + column >= start)
-      if (segment !== undefined && lineStarts[line]! + segment[0] < end) return map.sources[segment[1]]
+      // A segment of one field maps to no source.
+      const segment = lines[line]!.find((segment) => segment.length !== 1 && lineStarts[line]! + segment[0] >= start)
+      if (segment !== undefined && segment.length !== 1 && lineStarts[line]! + segment[0] < end) return map.sources[segment[1]]
     }
     return undefined
   }
