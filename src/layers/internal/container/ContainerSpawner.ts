@@ -7,11 +7,12 @@
  *
  * @internal
  */
-import { Deferred, Effect, Scope } from "effect"
+import { Effect, Scope } from "effect"
 import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
 import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
 import type { LeaderStatus } from "./wrapper.js"
+import { makeExitLatch } from "../spawner/exitLatch.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
 import { controlMount, wrapperArgv } from "./wrapper.js"
 
@@ -134,25 +135,19 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       }
 
       // The leader's end: the status file (watched, polled as a safety net), or the exec's end without one.
-      const ended = yield* Deferred.make<LeaderStatus | undefined>()
-      let exitValue: ProcessSpawner.Exit | undefined
-      let exitListeners: Array<(exit: ProcessSpawner.Exit) => void> = []
-      const settle = (leader: LeaderStatus | undefined): void => {
-        if (exitValue !== undefined) return
-        exitValue = leader === undefined
-          ? { exitCode: null, signal: box.gone ? "SIGKILL" : null }
-          : { exitCode: leader.exitCode, signal: leader.signal }
-        Deferred.unsafeDone(ended, Effect.succeed(leader))
-        const listeners = exitListeners
-        exitListeners = []
-        for (const listener of listeners) listener(exitValue)
-      }
+      const latch = makeExitLatch()
+      const settle = (leader: LeaderStatus | undefined): void =>
+        latch.settle(
+          leader === undefined
+            ? { exitCode: null, signal: box.gone ? "SIGKILL" : null }
+            : { exitCode: leader.exitCode, signal: leader.signal }
+        )
       const removeListener = status.onStatus(settle)
       yield* Scope.addFinalizer(scope, Effect.sync(removeListener))
       // Interruptible: a spawn may run where interruption is masked, and the fork would inherit that.
       yield* Effect.forkIn(
         Effect.interruptible(Effect.gen(function*() {
-          while (exitValue === undefined) {
+          while (latch.value === undefined) {
             yield* Effect.sleep(statusPollMs)
             const leader = status.read()
             if (leader !== undefined) settle(leader)
@@ -227,17 +222,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       const process: ProcessSpawner.Process = {
         pid,
         openPipes,
-        exit: Effect.map(Deferred.await(ended), () => exitValue!),
-        onExit: (listener) => {
-          if (exitValue !== undefined) {
-            listener(exitValue)
-            return () => {}
-          }
-          exitListeners.push(listener)
-          return () => {
-            exitListeners = exitListeners.filter((each) => each !== listener)
-          }
-        },
+        exit: latch.exit,
+        onExit: latch.onExit,
         signalGroup: (signal) =>
           box.gone
             ? Effect.void

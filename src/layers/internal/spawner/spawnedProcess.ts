@@ -4,10 +4,11 @@
  *
  * @internal
  */
-import { Deferred, Effect, FiberId } from "effect"
+import { Effect } from "effect"
 import type { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import { makeExitLatch } from "./exitLatch.js"
 import { groupLiveness } from "./groupLiveness.js"
 import { signalGroupSync, signalNamespaceMembersSync } from "./groupSignals.js"
 import { PipeReader } from "./readPipes.js"
@@ -15,17 +16,8 @@ import type { SpawnedChild } from "./spawnedChild.js"
 
 export const spawnedProcess = (spawned: SpawnedChild, options: ProcessSpawner.Options): ProcessSpawner.Process => {
   const child = spawned.child
-  const exited = Deferred.unsafeMake<ProcessSpawner.Exit>(FiberId.none)
-  let result: ProcessSpawner.Exit | undefined
-  let listeners: Array<(exit: ProcessSpawner.Exit) => void> = []
-  const settle = (exitCode: number | null, signal: NodeJS.Signals | null) => {
-    const exit = { exitCode, signal }
-    result = exit
-    Deferred.unsafeDone(exited, Effect.succeed(exit))
-    const waiting = listeners
-    listeners = []
-    for (const listener of waiting) listener(exit)
-  }
+  const latch = makeExitLatch()
+  const settle = (exitCode: number | null, signal: NodeJS.Signals | null) => latch.settle({ exitCode, signal })
   const alreadyExited = child.exitCode !== null || child.signalCode !== null ||
     (spawned._tag === "Launched" && spawned.child.exited)
   // Both kinds emit one `exit` with Node's code and signal.
@@ -37,17 +29,8 @@ export const spawnedProcess = (spawned: SpawnedChild, options: ProcessSpawner.Op
     pid,
     openPipes: (sinks: ProcessSpawner.OutputSinks) =>
       new PipeReader({ stdout: child.stdout as Readable, stderr: child.stderr as Readable }, sinks),
-    exit: Deferred.await(exited),
-    onExit: (listener: (exit: ProcessSpawner.Exit) => void) => {
-      if (result !== undefined) {
-        listener(result)
-        return () => {}
-      }
-      listeners.push(listener)
-      return () => {
-        listeners = listeners.filter((each) => each !== listener)
-      }
-    },
+    exit: latch.exit,
+    onExit: latch.onExit,
     signalGroup: (signal: ProcessSpawner.GroupSignal) =>
       Effect.sync(() =>
         signal === "SIGTERM" && options.wrapper?.pidNamespace === true
