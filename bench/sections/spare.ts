@@ -11,25 +11,27 @@ import { setTimeout as sleep } from "node:timers/promises"
 import * as BashStack from "../../src/BashStack.js"
 import { spareSwitch } from "../../src/layers/internal/spawner/spare.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
-import { median, percentile, round } from "../lib/stats.js"
+import { median, round } from "../lib/stats.js"
+import type { CallSpread } from "./calls.js"
+import { spreadOf } from "./calls.js"
 
 /** One pause's medians: the spare's per-call wall time against none's. */
 export interface SparePause {
   readonly pauseMs: number
   readonly calls: number
-  readonly spare: { readonly medianMs: number; readonly p90Ms: number }
-  readonly none: { readonly medianMs: number; readonly p90Ms: number }
+  readonly spare: CallSpread
+  readonly none: CallSpread
   /** Median with the spare over median without: below 1 is what the spare saves. */
   readonly ratio: number
 }
 
 /** A graph called through its `AgentTools`, its launcher with or without a spare. */
 const makeTool = async (spare: boolean) => {
-  spareSwitch.enabled = spare
   const runtime = ManagedRuntime.make(BashStack.layer())
+  spareSwitch.enabled = spare
   try {
-    const tools = await runtime.runPromise(AgentTools)
-    spareSwitch.enabled = true
+    // The layer's launcher is started as the graph is built: only that launcher sees the switch.
+    const tools = await runtime.runPromise(AgentTools).finally(() => (spareSwitch.enabled = true))
     let calls = 0
     return {
       call: async (command: string) => {
@@ -44,16 +46,10 @@ const makeTool = async (spare: boolean) => {
       close: () => runtime.dispose()
     }
   } catch (error) {
-    spareSwitch.enabled = true
     await runtime.dispose()
     throw error
   }
 }
-
-const spreadMs = (times: ReadonlyArray<number>) => ({
-  medianMs: round(median(times), 3),
-  p90Ms: round(percentile(times, 90), 3)
-})
 
 /** `calls` calls of `command` per graph after each pause in `pausesMs`, the graphs taking turns. */
 export const measureSpare = async (
@@ -84,8 +80,8 @@ export const measureSpare = async (
       const row: SparePause = {
         pauseMs,
         calls,
-        spare: spreadMs(times.spare),
-        none: spreadMs(times.none),
+        spare: spreadOf(times.spare),
+        none: spreadOf(times.none),
         ratio: round(median(times.spare) / median(times.none), 3)
       }
       log(`  ${pauseMs} ms pauses: spare ${row.spare.medianMs} ms, none ${row.none.medianMs} ms (${row.ratio}×)`)
