@@ -12,7 +12,7 @@ export default defineConfig({
       // The process files mostly wait on the processes they start (startups, grace periods, timeouts):
       // more files than cores at a time keep both cores busy. Vitest's default, one fewer fork
       // than cores, would run them one at a time on 2 cores.
-      forks: { maxForks: 3, minForks: 1 },
+      forks: { maxForks: 3, minForks: 3, isolate: false },
       // The unit files (threads) share their worker's loaded modules, so effect and the sources load
       // once per worker, not once per file; each file's setup still runs, and no unit file leaves
       // state behind (they pass in any order: --sequence.shuffle.files).

@@ -3,7 +3,7 @@
  * abort in one callback), and its pipes read from the start, with real processes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Stream } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as NodeProcessSpawner from "../../src/layers/NodeProcessSpawner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
@@ -56,9 +56,12 @@ describe("the supervisor on the live clock", () => {
     Effect.gen(function*() {
       const bash = yield* BashExecutor
       const abort = new AbortController()
-      setTimeout(() => abort.abort(), 200)
-      const result = yield* bash.run(yield* bash.resolve({ command: "echo $$; sleep 100", signal: abort.signal }))
+      const live = yield* bash.runStreaming(yield* bash.resolve({ command: "echo $$; sleep 100", signal: abort.signal }))
+      // Aborted once the command has said its pid, so the group it kills is the one that printed it.
+      yield* live.output.pipe(Stream.take(1), Stream.runDrain)
+      abort.abort()
+      const result = yield* live.result
       expect(result).toMatchObject({ aborted: true, timedOut: false, signal: "SIGTERM" })
       expect(liveMembers(firstPid(result.stdout.text))).toEqual([])
-    }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs: 300 }))))
+    }).pipe(Effect.scoped, Effect.provide(LocalBashExecutor.layer({ graceMs: 300 }))))
 })
