@@ -12,6 +12,10 @@ export default defineConfig({
       // The process files mostly wait on the processes they start (startups, grace periods, timeouts):
       // more files than cores at a time keep both cores busy. Vitest's default, one fewer fork
       // than cores, would run them one at a time on 2 cores.
+      // A fork runs file after file (`isolate: false`), so effect and the sources load once per fork;
+      // each file still counts only the processes it started, and leaves none behind. The pool never
+      // shrinks (`minForks` = `maxForks`): a fork that tinypool retires as idle while vitest hands it
+      // the next file is killed with that file's task on it ("Terminating worker thread").
       forks: { maxForks: 3, minForks: 3, isolate: false },
       // The unit files (threads) share their worker's loaded modules, so effect and the sources load
       // once per worker, not once per file; each file's setup still runs, and no unit file leaves
