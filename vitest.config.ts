@@ -39,7 +39,8 @@ export default defineConfig({
           name: "process",
           // Real processes: bash, the built CLI, bwrap, the host-death reaper.
           include: ["test/process/**/*.test.ts"],
-          // Real-process tests count processes in /proc; forks keep each file's children in its own worker.
+          // Real-process tests count processes in /proc: a fork runs one file at a time, so the children of its
+          // process are that file's.
           pool: "forks"
         }
       }
