@@ -8,6 +8,7 @@
  *   cache kept beside it (see there).
  * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
  *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
+ * - `package.json`: `{"type":"commonjs"}`, so Node runs the two `.js` files as the CommonJS they are.
  *
  * The library entries are not bundled (tsc writes them to `dist/src`, and they share the app's
  * `effect`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
@@ -119,35 +120,42 @@ const common = {
   logLevel: "warning"
 }
 
+/**
+ * Every output is CommonJS: Node starts a CommonJS program without setting up its ES module loader.
+ * A CommonJS file has no `import.meta`: its URL is the file's own.
+ */
+const commonJs = {
+  format: "cjs",
+  banner: { js: `var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },
+  define: { "import.meta.url": "__effectBashModuleUrl" }
+}
+
 rmSync(outdir, { recursive: true, force: true })
 const cli = await build({
   ...common,
+  ...commonJs,
   entryPoints: { cli: "src/cli/main.ts" },
   entryNames: "[name]-[hash]",
   outExtension: { ".js": ".cjs" },
-  format: "cjs",
   // An `import()` of an external (docker-modem) becomes a `require` in a promise: the bundle runs as a
   // `vm.Script`, where Node 20 runs no `import()` without --experimental-vm-modules. The bundle's own
   // `import()`s stay lazy either way.
   supported: { "dynamic-import": false },
   external,
-  // A CommonJS file has no `import.meta`: its URL is the bundle's own.
-  banner: { js: `var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },
-  define: { "import.meta.url": "__effectBashModuleUrl" },
   plugins: [effectModules, completeInputMaps]
 })
 const bundle = Object.keys(cli.metafile.outputs).find((file) => file.endsWith(".cjs"))
 const bin = await build({
   ...common,
+  ...commonJs,
   entryPoints: { "effect-bash": "src/cli/bin.ts" },
-  format: "esm",
-  define: { EFFECT_BASH_CLI_BUNDLE: JSON.stringify(basename(bundle)) }
+  define: { ...commonJs.define, EFFECT_BASH_CLI_BUNDLE: JSON.stringify(basename(bundle)) }
 })
-// The spawner starts it by path; Node's own modules only, ESM like the package.
+// The spawner starts it by path; Node's own modules only.
 const launcher = await build({
   ...common,
+  ...commonJs,
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
-  format: "esm",
   plugins: [effectModules, completeInputMaps]
 })
 const metafile = {
@@ -156,3 +164,4 @@ const metafile = {
 }
 writeFileSync(join(root, "dist", "bin.meta.json"), JSON.stringify(metafile))
 writeFileSync(join(outdir, "THIRD-PARTY-LICENSES.txt"), thirdPartyLicenses(metafile.outputs))
+writeFileSync(join(outdir, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`)
