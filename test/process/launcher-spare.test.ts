@@ -52,12 +52,19 @@ const bashPath = ChildProcess.execFileSync("bash", ["-c", "command -v bash"], { 
 /** Whether `pid` ends (dies, or is a zombie) within 5 s. */
 const ended = (pid: number) => Effect.promise(() => eventually(() => !isAlive(pid), 5_000))
 
-/** A launcher whose spares are proven to work: the next call runs in the spare there is then. */
+/**
+ * A launcher whose spares are proven to work: the next call runs in the spare there is then. Proven
+ * once a call ran in a spare: a spare that has said it waits is taken only once the launcher has read
+ * that, which a loaded machine may delay past the next call (that call then spawns its own bash).
+ */
 const warmLauncher = Effect.gen(function*() {
   const launcher = yield* launcherPid
-  yield* spareOf(launcher, true)
-  yield* run({ command: "true" })
-  return launcher
+  for (let attempt = 1; ; attempt++) {
+    const spare = yield* spareOf(launcher, true)
+    const served = yield* run({ command: "echo $$" })
+    if (firstPid(served.stdout.text) === spare) return launcher
+    if (attempt === 20) throw new Error("no call ran in the launcher's spare")
+  }
 })
 
 /** Everything a command can see of its shell but its pid: options, traps, limits, env, descriptors. */
