@@ -10,6 +10,9 @@
  *   which carries a hash of the bundle's content (the build names it), and V8 itself rejects a
  *   cache made by another V8 version or with other V8 flags. (V8 compares the source's length, not
  *   its text: a bundle edited in place needs its caches removed.)
+ * - ... and only at the path it was made for: a script compiled from a cache keeps the name it was
+ *   first compiled under (stack traces and coverage would name the old place), so a cache starts with
+ *   that path, and one copied along with the bundle elsewhere is not used there.
  * - Nothing depends on the cache: without one, or with a rejected one, the bundle is compiled from
  *   its source, and the run still does what it does.
  * - A cache is written only where none was usable, once the process exits (so it holds what the run
@@ -34,9 +37,18 @@ const bundle = join(directory, EFFECT_BASH_CLI_BUNDLE)
 const subcommand = ["run", "mcp", "demo"].find((name) => name === process.argv[2]) ?? "other"
 const cacheFile = `${bundle}.${process.versions.v8}.${subcommand}.cache`
 
+/** What a cache file starts with: the length of the bundle's path (4 bytes, big-endian), then the path. */
+const header = (() => {
+  const path = Buffer.from(bundle, "utf8")
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(path.length)
+  return Buffer.concat([length, path])
+})()
+
 const readCache = (): Buffer | undefined => {
   try {
-    return readFileSync(cacheFile)
+    const file = readFileSync(cacheFile)
+    return file.subarray(0, header.length).equals(header) ? file.subarray(header.length) : undefined
   } catch {
     return undefined
   }
@@ -46,7 +58,7 @@ const writeCache = (script: vm.Script): void => {
   const temporary = `${cacheFile}.${process.pid}.tmp`
   try {
     accessSync(directory, constants.W_OK)
-    writeFileSync(temporary, script.createCachedData())
+    writeFileSync(temporary, Buffer.concat([header, script.createCachedData()]))
     renameSync(temporary, cacheFile)
   } catch {
     rmSync(temporary, { force: true })

@@ -1,0 +1,84 @@
+/**
+ * The bin's V8 code cache (`src/cli/bin.ts`), on a copy of `dist/bin/` of each test's own: a run writes
+ * its subcommand's cache as it exits only where none was usable, so a cache a later run leaves as it
+ * was is one that run used.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { cleanEnv, cliPath, runNode } from "../support/cli.js"
+
+/** A directory of this test's own, removed with its scope. */
+const tempDirectory = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
+    (directory) => Effect.sync(() => rmSync(directory, { recursive: true, force: true }))
+  )
+
+/** A copy of the built `dist/bin/` without its caches. */
+const binCopy = Effect.map(tempDirectory("effect-bash-cache-"), (directory) => {
+  cpSync(dirname(cliPath), directory, { recursive: true, filter: (source) => !source.endsWith(".cache") })
+  return directory
+})
+
+const caches = (directory: string) => readdirSync(directory).filter((name) => name.endsWith(".cache"))
+
+/** `run -- echo hi` with the executable in `directory`. */
+const runIn = (directory: string, env: Record<string, string> = {}) =>
+  Effect.promise(() => runNode([join(directory, "effect-bash.js"), "run", "--", "echo", "hi"], { env: cleanEnv(env) }))
+
+/** The length-prefixed path a cache file starts with. */
+const pathOf = (cache: Buffer) => cache.subarray(4, 4 + cache.readUInt32BE(0)).toString("utf8")
+
+describe("the bin's code cache", () => {
+  it.scopedLive("the first run of a subcommand writes that subcommand's cache; the next one uses it as it is", () =>
+    Effect.gen(function*() {
+      const directory = yield* binCopy
+      expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
+      const [cache, ...others] = caches(directory)
+      expect(others).toEqual([])
+      expect(cache).toMatch(new RegExp(`^cli-\\w+\\.cjs\\.${process.versions.v8.replace(/\W/g, "\\$&")}\\.run\\.cache$`))
+      const written = statSync(join(directory, cache!)).mtimeMs
+      expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
+      expect(caches(directory)).toEqual([cache])
+      expect(statSync(join(directory, cache!)).mtimeMs).toBe(written)
+    }))
+
+  it.scopedLive("a cache V8 rejects is written anew, and the run does what it does", () =>
+    Effect.gen(function*() {
+      const directory = yield* binCopy
+      yield* runIn(directory)
+      const [cache] = caches(directory)
+      const file = join(directory, cache!)
+      const original = readFileSync(file)
+      const header = original.subarray(0, 4 + original.readUInt32BE(0))
+      const garbage = Buffer.concat([header, Buffer.alloc(4096, 7)])
+      writeFileSync(file, garbage)
+      expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
+      const rewritten = readFileSync(file)
+      expect(rewritten.equals(garbage)).toBe(false)
+      expect(rewritten.subarray(0, header.length).equals(header)).toBe(true)
+    }))
+
+  it.scopedLive("a cache copied along with the bundle is not used elsewhere: the code runs under the copy's path", () =>
+    Effect.gen(function*() {
+      const first = yield* binCopy
+      yield* runIn(first)
+      const [cache] = caches(first)
+      const second = yield* tempDirectory("effect-bash-cache-moved-")
+      cpSync(first, second, { recursive: true })
+      const coverage = yield* tempDirectory("effect-bash-cache-coverage-")
+      expect(yield* runIn(second, { NODE_V8_COVERAGE: coverage })).toMatchObject({ code: 0, stdout: "hi\n" })
+      const bundleUrls = readdirSync(coverage).flatMap((name) =>
+        (JSON.parse(readFileSync(join(coverage, name), "utf8")) as { result: ReadonlyArray<{ url: string }> }).result
+          .map(({ url }) => url)
+          .filter((url) => /\/cli-\w+\.cjs$/.test(url))
+      )
+      expect(bundleUrls.map((url) => dirname(fileURLToPath(url)))).toEqual([second])
+      const bundle = readdirSync(second).find((name) => /^cli-\w+\.cjs$/.test(name))!
+      expect(pathOf(readFileSync(join(second, cache!)))).toBe(join(second, bundle))
+    }))
+})
