@@ -10,9 +10,9 @@
  *   which carries a hash of the bundle's content (the build names it), and V8 itself rejects a
  *   cache made by another V8 version or with other V8 flags. (V8 compares the source's length, not
  *   its text: a bundle edited in place needs its caches removed.)
- * - ... and only at the path it was made for: a script compiled from a cache keeps the name it was
- *   first compiled under (stack traces and coverage would name the old place), so a cache starts with
- *   that path, and one copied along with the bundle elsewhere is not used there.
+ * - It is only ever used at the path it was made for: a script compiled from a cache keeps the name
+ *   it was first compiled under (stack traces and coverage would name the old place), so a cache
+ *   starts with that path, and one copied along with the bundle elsewhere is not used there.
  * - Nothing depends on the cache: without one, or with a rejected one, the bundle is compiled from
  *   its source, and the run still does what it does.
  * - A cache is written only where none was usable, once the process exits (so it holds what the run
