@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { cleanEnv, cliPath, runNode } from "../support/cli.js"
+import { coveredScripts } from "../support/loadedModules.js"
 
 /** A directory of this test's own, removed with its scope. */
 const tempDirectory = (prefix: string) =>
@@ -74,11 +75,7 @@ describe("the bin's code cache", () => {
       cpSync(first, second, { recursive: true })
       const coverage = yield* tempDirectory("effect-bash-cache-coverage-")
       expect(yield* runIn(second, { NODE_V8_COVERAGE: coverage })).toMatchObject({ code: 0, stdout: "hi\n" })
-      const bundleUrls = readdirSync(coverage).flatMap((name) =>
-        (JSON.parse(readFileSync(join(coverage, name), "utf8")) as { result: ReadonlyArray<{ url: string }> }).result
-          .map(({ url }) => url)
-          .filter((url) => /\/cli-\w+\.cjs$/.test(url))
-      )
+      const bundleUrls = coveredScripts(coverage).map(({ url }) => url).filter((url) => /\/cli-\w+\.cjs$/.test(url))
       expect(bundleUrls.map((url) => dirname(fileURLToPath(url)))).toEqual([second])
       const bundle = readdirSync(second).find((name) => /^cli-\w+\.cjs$/.test(name))!
       expect(pathOf(readFileSync(join(second, cache!)))).toBe(join(second, bundle))

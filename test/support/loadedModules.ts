@@ -21,6 +21,10 @@ interface Coverage {
   }>
 }
 
+/** The scripts V8 wrote coverage for into `dir` (a `NODE_V8_COVERAGE` directory), of every process. */
+export const coveredScripts = (dir: string): Coverage["result"] =>
+  readdirSync(dir).flatMap((name) => (JSON.parse(readFileSync(join(dir, name), "utf8")) as Coverage).result)
+
 /** The sources of the functions of `file` that ran: each at the first mapped position inside the function. */
 const sourcesThatRan = (file: string, ranges: ReadonlyArray<{ readonly startOffset: number; readonly endOffset: number }>) => {
   const text = readFileSync(file, "latin1")
@@ -54,8 +58,7 @@ export const loadedSources = async (
   const dir = mkdtempSync(join(tmpdir(), "effect-bash-loaded-"))
   try {
     const outcome = await runNode([cliPath, ...args], { env: cleanEnv({ NODE_V8_COVERAGE: dir }) })
-    const scripts = readdirSync(dir).flatMap((name) => (JSON.parse(readFileSync(join(dir, name), "utf8")) as Coverage).result)
-    const bin = scripts.filter((script) => script.url.startsWith("file:") && fileURLToPath(script.url).startsWith(dirname(cliPath)))
+    const bin = coveredScripts(dir).filter((script) => script.url.startsWith("file:") && fileURLToPath(script.url).startsWith(dirname(cliPath)))
     const sources = bin.flatMap((script) =>
       sourcesThatRan(
         fileURLToPath(script.url),
