@@ -3,7 +3,7 @@
  * a launcher that dies costs one call at most, and it ends with the layer.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -95,23 +95,22 @@ describe("the launcher", () => {
   it.live("that a command kills: that command is killed with its group, the others run on, later calls are spawned by the host", () =>
     Effect.gen(function*() {
       const pidFile = path.join(os.tmpdir(), `effect-bash-launcher-${process.pid}-${Date.now()}`)
-      // The launcher serves calls by now (the first spawn waits for it to boot), so the other call is
-      // launched 50 ms after the killer, not together with it once the launcher is up.
       expect(yield* parentOf()).not.toBe(process.pid)
-      const [killer, other] = yield* Effect.all([
-        // Kills its parent, the launcher, whether or not it has handed the pipes over yet.
-        Effect.either(run({ command: `echo $$ > ${pidFile}; kill -KILL $PPID; sleep 100`, timeoutMs: 1_500 })),
-        Effect.delay(run({ command: "sleep 0.5; echo still here" }), "50 millis")
-      ], { concurrency: "unbounded" })
+      // The other call's output already reaches the host (the launcher handed it over) when the killer starts.
+      const bash = yield* BashExecutor
+      const other = yield* bash.runStreaming(yield* bash.resolve({ command: "echo started; sleep 0.5; echo still here" }))
+      yield* other.output.pipe(Stream.take(1), Stream.runDrain)
+      // Kills its parent, the launcher, whether or not it has handed the pipes over yet.
+      const killer = yield* Effect.either(run({ command: `echo $$ > ${pidFile}; kill -KILL $PPID; sleep 100`, timeoutMs: 1_500 }))
       const group = Number(fs.readFileSync(pidFile, "utf8"))
       fs.rmSync(pidFile)
       // Not handed over: the call fails and its group is killed. Handed over: it ends at its timeout.
       if (killer._tag === "Left") expect(killer.left.message).toContain("launcher exited")
       else expect(killer.right.timedOut).toBe(true)
       expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000))).toBe(true)
-      expect(other.stdout.text).toBe("still here\n")
+      expect((yield* other.result).stdout.text).toBe("started\nstill here\n")
       expect(yield* parentOf()).toBe(process.pid)
-    }).pipe(Effect.provide(executor())))
+    }).pipe(Effect.scoped, Effect.provide(executor())))
 
   it.live("killed by one command of a burst: each other call runs whole, or fails saying so with its group killed", () =>
     Effect.gen(function*() {
