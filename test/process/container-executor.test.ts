@@ -232,11 +232,13 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(boxOf(session)).not.toBe(result.first)
     }))
 
-  it.live("the memory limit kills a command, and the result says so; the CPU limit is the container's", () =>
+  it.live("the memory limit kills a command, not the wrapper that reports it, and the result says so; the CPU limit is the container's", () =>
     Effect.gen(function*() {
-      const [result, quota] = yield* Effect.provide(
+      const [result, scores, quota] = yield* Effect.provide(
         Effect.all([
           runIn({ command: "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived" }),
+          // The command's shell, then its parent, the wrapper.
+          runIn({ command: "cat /proc/$$/oom_score_adj /proc/$PPID/oom_score_adj" }),
           // cgroup v2, else v1: the quota and the period in microseconds.
           runIn({
             command:
@@ -247,6 +249,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       )
       expect(result).toMatchObject({ signal: "SIGKILL" })
       expect(result.stderr.text).toContain(oomText(32))
+      expect(scores.stdout.text).toBe("1000\n0\n")
       expect(quota.stdout.text).toBe("50000 100000\n")
     }))
 

@@ -7,8 +7,9 @@
  * `nowd` when the workdir does not exist. The status file gets one line once the leader has ended:
  * `exit <code> <members>` or `signal <name> <members>`, where `<members>` is `alive` when another member
  * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
- * the container's cgroup counted an OOM kill while the command ran. When members were left, the
- * wrapper stays and watches them: once none is left it adds the line `empty`. So the host knows the
+ * the container's cgroup counted an OOM kill while the command ran (every process of the command is a
+ * likelier OOM victim than the wrapper, so a memory limit does not cost the status). When members were
+ * left, the wrapper stays and watches them: once none is left it adds the line `empty`. So the host knows the
  * group's state without asking the engine, and the engine never closes the exec's output while its
  * members still write (it waits only briefly for output once the exec's own process has ended).
  *
@@ -42,15 +43,17 @@ members() {
   done
   group=empty
 }
+# The command's processes are the OOM killer's first choice, so the wrapper lives to write the status.
+victim() { { echo 1000 >/proc/self/oom_score_adj; } 2>/dev/null; }
 ctl=$1
 cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
 oom; before=$ooms
 set -m
 trap 'jobs -l >"$ctl.j"' CHLD
 if [ "$3" = stdin ]; then
-  { printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
+  { victim; printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
 else
-  { printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "$4"; } &
+  { victim; printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "$4"; } &
 fi
 pg=$!
 exec 2>/dev/null
