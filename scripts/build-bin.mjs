@@ -151,10 +151,10 @@ const bin = await build({
   entryPoints: { "effect-bash": "src/cli/bin.ts" },
   define: { ...commonJs.define, EFFECT_BASH_CLI_BUNDLE: JSON.stringify(basename(bundle)) }
 })
-// The spawner starts it by path; Node's own modules only.
+// The spawner starts it by path; Node's own modules only, and no `import.meta`.
 const launcher = await build({
   ...common,
-  ...commonJs,
+  format: "cjs",
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
   plugins: [effectModules, completeInputMaps]
 })
