@@ -40,8 +40,9 @@ export default defineConfig({
           // Real processes: bash, the built CLI, bwrap, the host-death reaper.
           include: ["test/process/**/*.test.ts"],
           // Real-process tests count processes in /proc: a fork runs one file at a time, so the children of its
-          // process are that file's.
-          pool: "forks"
+          // process are that file's, and the setup fails a file that leaves any behind.
+          pool: "forks",
+          setupFiles: ["test/support/noChildrenLeft.ts"]
         }
       }
     ]

@@ -294,7 +294,7 @@ const reaperOf = (pid: number) =>
   execFileSync("ps", ["-e", "-o", "pid=,ppid=,sid=,tty=,args="], { encoding: "utf8" })
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
-    .filter((fields) => Number(fields[1]) === pid && fields.slice(4).join(" ").startsWith("bash --norc --noprofile -c trap"))
+    .filter((fields) => Number(fields[1]) === pid && fields.slice(4).join(" ").startsWith("bash --norc --noprofile -c trap '' INT QUIT TERM HUP"))
     .map((fields) => ({ pid: Number(fields[0]), sid: Number(fields[2]), tty: fields[3] }))
 
 /** Builds the executor in a scope of its own, logging into `logs`. */

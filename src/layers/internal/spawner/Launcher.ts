@@ -20,7 +20,7 @@ import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"
 import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
-import type { LaunchMessage, LauncherMessage } from "./launcherMain.js"
+import type { HostMessage, LaunchMessage, LauncherMessage } from "./launcherMain.js"
 import { procStatFields } from "./procStat.js"
 import { spareSwitch } from "./spare.js"
 
@@ -291,7 +291,7 @@ export const startLauncher = (
   })
 
   helper.on("message", (message: LauncherMessage, handle?: Readable) => {
-    if ("ready" in message) {
+    if (message._tag === "Ready") {
       isReady = alive
       reportStarted(alive)
       return
@@ -301,28 +301,30 @@ export const startLauncher = (
       handle?.destroy()
       return
     }
-    if ("error" in message) {
-      pending.delete(message.id)
-      setBusy()
-      entry.started(LaunchResult.SpawnFailed({ code: message.error.code, message: message.error.message }))
-    } else if ("pid" in message) {
-      entry.pid = message.pid
-      if (handle !== undefined) entry.child = new LaunchedChild(message.pid, handle)
-    } else if ("exit" in message) {
-      pending.delete(message.id)
-      setBusy()
-      // An exit before both pipes arrived: one was lost on the way, and the call says so.
-      const child = entry.child
-      if (child === undefined || child.stderr === null) {
-        child?.stdout.destroy()
-        return entry.started(LaunchResult.PipesLost({ pid: entry.pid, exit: message.exit }))
+    switch (message._tag) {
+      case "SpawnFailed":
+        pending.delete(message.id)
+        setBusy()
+        return entry.started(LaunchResult.SpawnFailed({ code: message.code, message: message.message }))
+      case "Started":
+        entry.pid = message.pid
+        if (handle !== undefined) entry.child = new LaunchedChild(message.pid, handle)
+        return
+      case "Stderr":
+        if (handle === undefined || entry.child === undefined) return handle?.destroy()
+        entry.child.stderr = handle
+        return entry.started(LaunchResult.Launched({ child: entry.child }))
+      case "Exited": {
+        pending.delete(message.id)
+        setBusy()
+        // An exit before both pipes arrived: one was lost on the way, and the call says so.
+        const child = entry.child
+        if (child === undefined || child.stderr === null) {
+          child?.stdout.destroy()
+          return entry.started(LaunchResult.PipesLost({ pid: entry.pid, exit: message.exit }))
+        }
+        return child.settle(message.exit[0], message.exit[1])
       }
-      child.settle(message.exit[0], message.exit[1])
-    } else if (handle !== undefined && entry.child !== undefined) {
-      entry.child.stderr = handle
-      entry.started(LaunchResult.Launched({ child: entry.child }))
-    } else {
-      handle?.destroy()
     }
   })
 
@@ -351,8 +353,8 @@ export const startLauncher = (
         : { stdinBase64: Buffer.from(stdin.buffer, stdin.byteOffset, stdin.byteLength).toString("base64") }
       const forget = forgotten.length === 0 ? undefined : { forget: takeForgotten() }
       const message: LaunchMessage = env === sentEnv
-        ? { id, ...rest, ...input, ...forget }
-        : { id, ...rest, ...input, ...forget, env }
+        ? { _tag: "Launch", id, ...rest, ...input, ...forget }
+        : { _tag: "Launch", id, ...rest, ...input, ...forget, env }
       helper.send(message)
       sentEnv = env
     },
@@ -363,7 +365,7 @@ export const startLauncher = (
       forgotten.push(pgid)
       forgetBatch ??= setTimeout(() => {
         forgetBatch = undefined
-        if (forgotten.length > 0 && alive && helper.connected) helper.send({ forget: takeForgotten() })
+        if (forgotten.length > 0 && alive && helper.connected) helper.send({ _tag: "Forget", forget: takeForgotten() } satisfies HostMessage)
       }, forgetBatchMs).unref()
     },
     close: () => {
@@ -376,7 +378,7 @@ export const startLauncher = (
       ;(helper.stdout as Socket).ref()
       clearTimeout(forgetBatch)
       // The groups it is still the reaper of are the host's to end (or to leave running): none is killed.
-      if (helper.connected) helper.send({ goodbye: true })
+      if (helper.connected) helper.send({ _tag: "Goodbye" } satisfies HostMessage)
       // Not killed at once: it still writes the pid lines of what it started, so the host knows
       // those groups. (One waiting for a handle's acknowledgement does not see the disconnect: it is
       // killed after the bound.)

@@ -12,13 +12,14 @@
  *   which its gate closes.
  * - 4 and up: /dev/null where the host inherited a descriptor, so that the children inherit /dev/null.
  *
- * Messages, host → launcher ({@link HostMessage}): a launch ({@link LaunchMessage}: an `id`, the file,
- * argv, cwd, stdio kinds, stdin and script; the env only when it is not the last launch's; the groups
- * forgotten since the last message), `{ forget }` alone, and `{ goodbye: true }` before it closes.
+ * Messages, each told apart by its `_tag`. Host → launcher ({@link HostMessage}): `Launch`
+ * ({@link LaunchMessage}: an `id`, the file, argv, cwd, stdio kinds, stdin and script; the env only when
+ * it is not the last launch's; the groups forgotten since the last message), `Forget` alone, and
+ * `Goodbye` before it closes.
  *
- * Messages, launcher → host ({@link LauncherMessage}): `{ ready: true }` once; per launch either
- * `{ id, error }` (nothing started) or, in this order, `{ id, pid }` with the child's stdout as handle,
- * `{ id }` with its stderr as handle, and `{ id, exit: [code, signal] }`.
+ * Launcher → host ({@link LauncherMessage}): `Ready` once; per launch either `SpawnFailed` (nothing
+ * started) or, in this order, `Started` (the pid) with the child's stdout as handle, `Stderr` with its
+ * stderr as handle, and `Exited` (code and signal).
  *
  * The order of one launch keeps "no command runs before the host has its pid" (its owner is
  * `gate.ts`): the child is spawned waiting (a fresh bash in its gate, a spare on its fd 5); the pid
@@ -57,6 +58,7 @@ type Env = Readonly<Record<string, string>>
 
 /** A launch: what the host decided about one spawn (the env is the last one sent when absent). */
 export interface LaunchMessage {
+  readonly _tag: "Launch"
   readonly id: number
   readonly file: string
   readonly args: ReadonlyArray<string>
@@ -74,16 +76,16 @@ export interface LaunchMessage {
 /** What the host sends. */
 export type HostMessage =
   | LaunchMessage
-  | { readonly forget: ReadonlyArray<number> }
-  | { readonly goodbye: true }
+  | { readonly _tag: "Forget"; readonly forget: ReadonlyArray<number> }
+  | { readonly _tag: "Goodbye" }
 
 /** What the launcher sends. */
 export type LauncherMessage =
-  | { readonly ready: true }
-  | { readonly id: number; readonly error: { readonly code: string | undefined; readonly message: string } }
-  | { readonly id: number; readonly pid: number }
-  | { readonly id: number }
-  | { readonly id: number; readonly exit: readonly [number | null, NodeJS.Signals | null] }
+  | { readonly _tag: "Ready" }
+  | { readonly _tag: "SpawnFailed"; readonly id: number; readonly code: string | undefined; readonly message: string }
+  | { readonly _tag: "Started"; readonly id: number; readonly pid: number }
+  | { readonly _tag: "Stderr"; readonly id: number }
+  | { readonly _tag: "Exited"; readonly id: number; readonly exit: readonly [number | null, NodeJS.Signals | null] }
 
 interface Spare {
   readonly child: ChildProcess.ChildProcess
@@ -153,7 +155,7 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
     process.send!(message, (handle ?? undefined) as Socket | undefined)
   const failed = (id: number, error: unknown) => {
     const { code, message } = error as { readonly code?: unknown; readonly message?: unknown }
-    send({ id, error: { code: typeof code === "string" ? code : undefined, message: String(message) } })
+    send({ _tag: "SpawnFailed", id, code: typeof code === "string" ? code : undefined, message: String(message) })
   }
   const devNull = NodeFs.openSync("/dev/null", "r")
   // The gate file: nameless (O_TMPFILE) and held read-only, so no command can name, write or remove it.
@@ -354,19 +356,26 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
       writable.on("error", ignore)
       writable.end(text)
     }
-    send({ id: m.id, pid }, child.stdout)
-    send({ id: m.id }, (taken === undefined ? child.stderr : pipeAt(child, 4)) as Readable | null)
+    send({ _tag: "Started", id: m.id, pid }, child.stdout)
+    send({ _tag: "Stderr", id: m.id }, (taken === undefined ? child.stderr : pipeAt(child, 4)) as Readable | null)
     running++
     child.once("exit", (code, signal) => {
-      send({ id: m.id, exit: [code, signal] })
+      send({ _tag: "Exited", id: m.id, exit: [code, signal] })
       if (--running === 0 && spare === undefined && sparesWork) idle = setTimeout(startSpare, spareIdleMs, m)
     })
   }
 
   process.on("message", (m: HostMessage) => {
-    if ("forget" in m && m.forget !== undefined) for (const pgid of m.forget) groups.delete(pgid)
-    if ("goodbye" in m) goodbye = true
-    if ("file" in m) launch(m)
+    switch (m._tag) {
+      case "Launch":
+        for (const pgid of m.forget ?? []) groups.delete(pgid)
+        return launch(m)
+      case "Forget":
+        for (const pgid of m.forget) groups.delete(pgid)
+        return
+      case "Goodbye":
+        goodbye = true
+    }
   })
   // A spare would also end at the end of fd 5, but only after the launcher: nothing of the layer
   // outlives the launcher. The host's end shows on its stdin as well as on the channel: Node holds a
@@ -375,7 +384,7 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
   process.stdin.on("data", ignore).on("end", ended).on("error", ended)
   process.on("disconnect", ended)
   process.on("error", ignore)
-  send({ ready: true })
+  send({ _tag: "Ready" })
 }
 
 main(process.argv[2] ?? "", process.argv[3] ?? "", process.argv[4] !== "no-spare")
