@@ -9,9 +9,10 @@
  * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
  * the container's cgroup counted an OOM kill while the command ran (every process of the command is a
  * likelier OOM victim than the wrapper, so a memory limit does not cost the status). When members were
- * left, the wrapper stays and watches them: once none is left it adds the line `empty`. So the host knows the
- * group's state without asking the engine, and the engine never closes the exec's output while its
- * members still write (it waits only briefly for output once the exec's own process has ended).
+ * left, the wrapper stays and watches them: once none is left it adds the line `empty`. So the host
+ * knows the group's state without asking the engine, and the engine never closes the exec's output
+ * while its members still write (it waits only briefly for output once the exec's own process has
+ * ended).
  *
  * A job's status in the table (`jobs -l`) is what tells a death by signal from an exit with the same
  * number (`kill -9 $$` against `exit 137`); a CHLD trap records it before `wait` removes the job.

@@ -365,7 +365,9 @@ export const startLauncher = (
       forgotten.push(pgid)
       forgetBatch ??= setTimeout(() => {
         forgetBatch = undefined
-        if (forgotten.length > 0 && alive && helper.connected) helper.send({ _tag: "Forget", forget: takeForgotten() } satisfies HostMessage)
+        if (forgotten.length > 0 && alive && helper.connected) {
+          helper.send({ _tag: "Forget", forget: takeForgotten() } satisfies HostMessage)
+        }
       }, forgetBatchMs).unref()
     },
     close: () => {
