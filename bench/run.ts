@@ -8,8 +8,7 @@
  * (where a call's time goes) alone and `--only=throughput` item (c) alone — results are then printed
  * but not written. `--only=cold-start` runs item (j) alone, `--only=container` item (k) (a call in a
  * warm container) and `--only=heap` item (l) (launcher, direct spawn and the reference in a small and a
- * large host), `--only=spare` item (m) (a `bash` tool call after a pause, with the launcher's spare
- * and without), and prints it; with `--write` it also replaces that item and its targets in
+ * large host), and prints it; with `--write` it also replaces that item and its targets in
  * `bench/results.json` and renders `bench/results.md` again.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
@@ -26,7 +25,6 @@ import {
   renderModes,
   renderPerCall,
   renderPhases,
-  renderSpare,
   renderTargets
 } from "./lib/markdown.js"
 import type {
@@ -40,7 +38,6 @@ import type {
   PerCall,
   RssReport,
   Settle,
-  SpareItem,
   Target
 } from "./lib/results.js"
 import { judge } from "./lib/results.js"
@@ -62,7 +59,6 @@ import { measureModelText } from "./sections/modelText.js"
 import { measureContainer } from "./sections/container.js"
 import { measureHeap } from "./sections/heap.js"
 import { measureModes } from "./sections/modes.js"
-import { measureSpare } from "./sections/spare.js"
 import type { Phases } from "./sections/phases.js"
 import { measurePhases } from "./sections/phases.js"
 import { outputToFile } from "./sections/throughput.js"
@@ -74,7 +70,6 @@ const onlyThroughput = process.argv.includes("--only=throughput")
 const onlyContainer = process.argv.includes("--only=container")
 const onlyHeap = process.argv.includes("--only=heap")
 const onlyColdStart = process.argv.includes("--only=cold-start")
-const onlySpare = process.argv.includes("--only=spare")
 const settings = {
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
@@ -110,10 +105,7 @@ const settings = {
   modelTextLargeBytes: 1024 * 1024,
   modelTextRounds: 5,
   coldStartRounds: quick ? 3 : 10,
-  coldStartRssRounds: quick ? 1 : 3,
-  spareShortPauseMs: 200,
-  spareLongPauseMs: 1000,
-  spareCalls: quick ? 5 : 60
+  coldStartRssRounds: quick ? 1 : 3
 } as const
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
@@ -570,32 +562,7 @@ const mainHeap = async () => {
   await writeItem("l", { heap }, targets)
 }
 
-const runSpare = async (): Promise<SpareItem> => {
-  const { spareShortPauseMs, spareLongPauseMs, spareCalls } = settings
-  const command = "true"
-  log(`(m) the launcher's spare: ${spareCalls} \`bash\` tool calls of \`${command}\` per pause, with a spare and without, taking turns`)
-  const date = new Date().toISOString()
-  const start = round(loadavg()[0]!)
-  const pauses = await measureSpare([spareShortPauseMs, spareLongPauseMs], spareCalls, command, log)
-  return { date, loadAverage: { start, end: round(loadavg()[0]!) }, command, pauses }
-}
-
-/** Issue 25's condition for keeping the spare: it saves a `bash` tool call at least 10% after a pause. */
-const judgeSpare = (item: SpareItem): Array<Target> =>
-  item.pauses.map((p) =>
-    ratioTarget("m", `\`bash\` tool call after a ${p.pauseMs} ms pause, with the launcher's spare / without`, p.ratio, 0.9)
-  )
-
-/** `--only=spare`: item (m) alone, printed with its targets; `--write` merges it into the results. */
-const mainSpare = async () => {
-  const spare = await runSpare()
-  const targets = judgeSpare(spare)
-  process.stdout.write([renderSpare(spare), renderTargets(targets)].join("\n\n") + "\n")
-  await writeItem("m", { spare }, targets)
-}
-
 const main = async () => {
-  if (onlySpare) return mainSpare()
   if (onlyColdStart) return mainColdStart()
   if (onlyContainer) return mainContainer()
   if (onlyHeap) return mainHeap()
@@ -625,7 +592,6 @@ const main = async () => {
   const modes = await runModes()
   const container = await runContainer()
   const heap = await runHeap()
-  const spare = await runSpare()
   const coldStart = await runColdStart()
   const results: BenchResults = {
     machine: describeMachine(),
@@ -644,13 +610,11 @@ const main = async () => {
     modes,
     container,
     heap,
-    spare,
     coldStart,
     targets: [
       ...judgeAll(comparisons, perCall, rss, settle),
       ...judgeModelText(modelText),
       ...judgeHeap(heap),
-      ...judgeSpare(spare),
       ...judgeColdStart(coldStart)
     ]
   }

@@ -14,7 +14,6 @@ import type {
   ModeCost,
   PerCall,
   RssReport,
-  SpareItem,
   Target
 } from "./results.js"
 import { MiB, round } from "./stats.js"
@@ -128,21 +127,6 @@ export const renderHeap = (item: HeapItem): string => {
   )
 }
 
-/** (m) The `bash` tool with the launcher's spare and without, one row per pause. */
-export const renderSpare = (item: SpareItem): string =>
-  `(m) The launcher's spare, ${whenText(item)}: \`bash\` tool calls of \`${item.command}\` through \`AgentTools\`, ` +
-  "the two graphs taking turns call by call.\n\n" +
-  table(
-    ["(m) Pause before each call (not counted)", "calls each", "with the spare (median, p90)", "without (median, p90)", "× without"],
-    item.pauses.map((p) => [
-      `${p.pauseMs} ms`,
-      String(p.calls),
-      `${fmt(p.spare.medianMs, "ms")}, p90 ${fmt(p.spare.p90Ms, "ms")}`,
-      `${fmt(p.none.medianMs, "ms")}, p90 ${fmt(p.none.p90Ms, "ms")}`,
-      `${round(p.ratio, 3)}×`
-    ])
-  )
-
 /** (j) Each fresh process's wall time and peak RSS; ratios to `import("effect")`. */
 export const renderColdStart = (c: ColdStart): string =>
   `(j) Cold start, ${c.date}, load average ${c.loadAverage.start} → ${c.loadAverage.end}: medians of ${c.rounds} ` +
@@ -221,7 +205,6 @@ export const renderMarkdown = (r: BenchResults): string => {
     ...(r.modes === undefined ? [] : [renderModes(r.modes)]),
     ...(r.container === undefined ? [] : [renderContainer(r.container)]),
     ...(r.heap === undefined ? [] : [renderHeap(r.heap)]),
-    ...(r.spare === undefined ? [] : [renderSpare(r.spare)]),
     table(
       ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
       r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])

@@ -2,7 +2,6 @@
  * The shape of `bench/results.json`.
  */
 import type { ColdStartRow } from "../sections/coldStart.js"
-import type { SparePause } from "../sections/spare.js"
 import type { Phases } from "../sections/phases.js"
 import type { Machine } from "./machine.js"
 
@@ -150,12 +149,6 @@ export interface HeapCalls {
   readonly rows: ReadonlyArray<CallRow>
 }
 
-/** (m) The `bash` tool with the launcher's spare and without, after each pause. */
-export interface SpareItem extends ItemRun {
-  readonly command: string
-  readonly pauses: ReadonlyArray<SparePause>
-}
-
 /** (j) Cold start: fresh node processes, measured in a run of their own (see `date`, `loadAverage`). */
 export interface ColdStart {
   readonly date: string
@@ -188,8 +181,6 @@ export interface BenchResults {
   readonly heap?: HeapItem
   /** (j) Cold start of the command and the entry points. */
   readonly coldStart?: ColdStart
-  /** (m) What the launcher's spare saves a `bash` tool call after a pause. */
-  readonly spare?: SpareItem
   /** Why a contender or target is missing from this run (e.g. the reference not installed). */
   readonly notes: ReadonlyArray<string>
   readonly targets: ReadonlyArray<Target>

@@ -14,15 +14,13 @@ import * as TasksLive from "../../src/layers/TasksLive.js"
 import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
 import * as AgentToolsLive from "../../src/tool/AgentToolsLive.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
-import { eventually } from "../support/cli.js"
 
 /** Every spawned process inherits the session id through the managed environment. */
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`
 const marker = `DSH_SESSION_ID=${sessionId}`
 
 /**
- * Pids of live (non-zombie) processes carrying this session's managed environment, from /proc; not
- * the launcher's spare, a shell waiting for the next command (it ends with the layer).
+ * Pids of live (non-zombie) processes carrying this session's managed environment, from /proc.
  */
 const survivors = (): ReadonlyArray<number> =>
   readdirSync("/proc")
@@ -30,7 +28,7 @@ const survivors = (): ReadonlyArray<number> =>
     .flatMap((pid) => {
       try {
         const environ = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0")
-        if (!environ.includes(marker) || readFileSync(`/proc/${pid}/cmdline`, "latin1").endsWith("\0effect-bash spare\0")) return []
+        if (!environ.includes(marker)) return []
         const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
         const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
         return state === "Z" ? [] : [Number(pid)]
@@ -94,10 +92,7 @@ const scriptedModel = (
           }
           const turn = received.length
           // Live processes of the session: while the long job runs (turn 6), and before the final answer,
-          // when the kill must already have worked (the layer is still open then). A task is reported
-          // started once its pid is known, which can be before a spare has exec'd its command (until then
-          // it reads as a spare), so the first count waits, bounded, for the job to show.
-          if (turn === 6) await eventually(() => survivors().length > 0, 10_000)
+          // when the kill must already have worked (the layer is still open then).
           if (turn === 6 || turn === script.length) seen.push(survivors().length)
           const step = script[turn]
           const parts: Array<Response.PartEncoded> = step === undefined

@@ -1,15 +1,15 @@
 /**
- * A command the launcher starts, in a fresh bash or in its spare, sees the same shell as one the
- * host spawns itself for the same request: `$0`, a seeded `RANDOM`, bash's dynamic variables, its
- * place as the leader of its own session and group, cwd, exported env, open descriptors, umask,
- * signal dispositions, options and limits.
+ * A command the launcher starts sees the same shell as one the host spawns itself for the same
+ * request: `$0`, a seeded `RANDOM`, bash's dynamic variables, its place as the leader of its own
+ * session and group, cwd, exported env, open descriptors, umask, signal dispositions, options and
+ * limits.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { descendantsOf, eventually, procStat } from "../support/cli.js"
+import { procStat } from "../support/cli.js"
 import { listFds } from "../support/processes.js"
 
 const run = (request: BashExecutor.Request) =>
@@ -48,28 +48,16 @@ const read = (file: string) => {
   }
 }
 
-/** The launcher's spare once it waits for a request (its one write done), if it does within `ms`. */
-const waitingSpare = (launcher: number, ms: number) =>
-  Effect.promise(async () => {
-    let spare: number | undefined
-    const found = await eventually(() => {
-      spare = descendantsOf(launcher).find((pid) => read(`/proc/${pid}/cmdline`).endsWith("\0effect-bash spare\0"))
-      return spare !== undefined && /^syscw: [1-9]/m.test(read(`/proc/${spare}/io`))
-    }, ms)
-    return found ? spare : undefined
-  })
-
 const longScript = `: ${"x".repeat(70_000)}\n${view}`
 
-/** Requests the spare serves (`spare`), and ones whose env its own start-up would change. */
-const requests: ReadonlyArray<{ readonly name: string; readonly spare: boolean; readonly request: BashExecutor.Request }> = [
-  { name: "plain", spare: true, request: { command: view, env: { EXPORTED_X: "1" } } },
-  { name: "with stdin", spare: true, request: { command: view, stdin: "input" } },
-  { name: "a script too long for argv", spare: true, request: { command: longScript } },
-  { name: "BASH_ARGV0", spare: false, request: { command: view, env: { BASH_ARGV0: "x" } } },
+/** Requests with stdin, a script too long for argv, and envs that hold bash's own variables. */
+const requests: ReadonlyArray<{ readonly name: string; readonly request: BashExecutor.Request }> = [
+  { name: "plain", request: { command: view, env: { EXPORTED_X: "1" } } },
+  { name: "with stdin", request: { command: view, stdin: "input" } },
+  { name: "a script too long for argv", request: { command: longScript } },
+  { name: "BASH_ARGV0", request: { command: view, env: { BASH_ARGV0: "x" } } },
   {
     name: "bash's dynamic variables",
-    spare: false,
     request: {
       command: view,
       env: Object.fromEntries(
@@ -78,43 +66,31 @@ const requests: ReadonlyArray<{ readonly name: string; readonly spare: boolean; 
       )
     }
   },
-  { name: "OLDPWD not a directory", spare: false, request: { command: view, env: { OLDPWD: "/nonexistent" } } },
-  { name: "OLDPWD a directory", spare: true, request: { command: view, env: { OLDPWD: "/" } } }
+  { name: "OLDPWD not a directory", request: { command: view, env: { OLDPWD: "/nonexistent" } } },
+  { name: "OLDPWD a directory", request: { command: view, env: { OLDPWD: "/" } } }
 ]
 
 describe("a launched command's view", () => {
-  it.live("is a direct spawn's view for the same request, in a fresh bash and in the launcher's spare", () =>
+  it.live("is a direct spawn's view for the same request", () =>
     Effect.gen(function*() {
       const launched = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300 }))
       const direct = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300, directSpawn: true }))
-      // The launcher takes a spare still starting only once a spare of its binary has waited: one
-      // has, and a call has come after it, before the views are compared.
-      const first = yield* run({ command: "echo $$ $PPID" }).pipe(Effect.provide(launched))
-      expect(yield* waitingSpare(pids(first.stdout.text)[1], 5_000)).toBeDefined()
-      yield* run({ command: "true" }).pipe(Effect.provide(launched))
-      for (const { name, request, spare } of requests) {
+      for (const { name, request } of requests) {
         const viaHost = yield* run(request).pipe(Effect.provide(direct))
-        const fresh = yield* run(request).pipe(Effect.provide(launched))
-        const [, launcher] = pids(fresh.stdout.text)
+        const viaLauncher = yield* run(request).pipe(Effect.provide(launched))
+        const [, launcher] = pids(viaLauncher.stdout.text)
         // The host spawns its own commands; the launcher, a child of the host, spawns the others.
         expect(pids(viaHost.stdout.text)[1], name).toBe(process.pid)
         expect(launcher, name).not.toBe(process.pid)
         expect(procStat(launcher)?.ppid, name).toBe(process.pid)
         expect(read(`/proc/${launcher}/cmdline`), name).toMatch(/^effect-bash launcher/)
-        // A spare for an env it cannot serve as a fresh bash would must not start: none within a second.
-        const waiting = yield* waitingSpare(launcher, spare ? 5_000 : 1_000)
-        const again = yield* run(request).pipe(Effect.provide(launched))
-        for (const viaLauncher of [fresh, again]) {
-          const seen = withoutPids(viaLauncher.stdout.text)
-          expect(seen, name).toBe(withoutPids(viaHost.stdout.text))
-          expect([viaLauncher.stderr.text, viaLauncher.exitCode], name).toEqual([viaHost.stderr.text, viaHost.exitCode])
-          const seeded = seen.match(/^random \d+$/gm)
-          expect(seeded?.length, name).toBe(2)
-          expect(seeded?.[0], name).toBe(seeded?.[1])
-          expect(seen, name).toContain("leader 1 ppid 1 ppid-outside 1\n")
-        }
-        expect(waiting !== undefined, name).toBe(spare)
-        if (spare) expect(pids(again.stdout.text)[0], name).toBe(waiting)
+        const seen = withoutPids(viaLauncher.stdout.text)
+        expect(seen, name).toBe(withoutPids(viaHost.stdout.text))
+        expect([viaLauncher.stderr.text, viaLauncher.exitCode], name).toEqual([viaHost.stderr.text, viaHost.exitCode])
+        const seeded = seen.match(/^random \d+$/gm)
+        expect(seeded?.length, name).toBe(2)
+        expect(seeded?.[0], name).toBe(seeded?.[1])
+        expect(seen, name).toContain("leader 1 ppid 1 ppid-outside 1\n")
       }
     }).pipe(Effect.scoped))
 })

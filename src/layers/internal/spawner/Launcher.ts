@@ -22,7 +22,6 @@ import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
 import type { HostMessage, LaunchMessage, LauncherMessage } from "./launcherMain.js"
 import { procStatFields } from "./procStat.js"
-import { spareSwitch } from "./spare.js"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
@@ -182,8 +181,7 @@ export const startLauncher = (
     "--max-semi-space-size=1",
     entry,
     gate,
-    NodeOs.tmpdir(),
-    ...(spareSwitch.enabled ? [] : ["no-spare"])
+    NodeOs.tmpdir()
   ]
   const helper = ChildProcess.spawn(process.execPath, args, {
     cwd: "/",

@@ -36,8 +36,7 @@ export const gateScript = (inherited: ReadonlyArray<number>): string => {
 /**
  * Whether `env` keeps the gate working: bash in posix mode reads no `BASH_ENV`, and a caller's own
  * `BASH_ENV`, shell options, exported functions, `TMOUT` (a timeout for the gate's `read`) or
- * variables with our names could change what it does (or what a launcher's spare does before its
- * command).
+ * variables with our names could change what it does.
  */
 export const gateServes = (env: Readonly<Record<string, string>>): boolean => {
   for (const name in env) {

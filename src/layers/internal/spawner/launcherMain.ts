@@ -1,7 +1,7 @@
 /**
  * The launcher's program: a small Node process, one per spawner layer, that spawns commands on the
  * host's behalf (the host's side is `Launcher.ts`). The host starts it as
- * `node --single-threaded --max-semi-space-size=1 launcherMain.js <gate text> <tmpdir> [no-spare]`, in its own
+ * `node --single-threaded --max-semi-space-size=1 launcherMain.js <gate text> <tmpdir>`, in its own
  * session, with `/` as cwd and only `PATH` in its env.
  *
  * Descriptors:
@@ -22,37 +22,23 @@
  * stderr as handle, and `Exited` (code and signal).
  *
  * The order of one launch keeps "no command runs before the host has its pid" (its owner is
- * `gate.ts`): the child is spawned waiting (a fresh bash in its gate, a spare on its fd 5); the pid
- * line is written to fd 1, synchronously, so the host has it even if the launcher dies next; only then
- * the admission goes to the gate's fd 4 (or the request to the spare's fd 5), then stdin and the
- * script; then the pipes are handed over. A pid line the host cannot read (EPIPE) means the host is
- * gone: the launcher ends, and the waiting command never runs.
+ * `gate.ts`): the child is spawned waiting in its gate; the pid line is written to fd 1,
+ * synchronously, so the host has it even if the launcher dies next; only then the admission goes to
+ * the gate's fd 4, then stdin and the script; then the pipes are handed over. A pid line the host
+ * cannot read (EPIPE) means the host is gone: the launcher ends, and the waiting command never runs.
  *
  * Host death: the launcher is the reaper of the commands it started. It remembers the group of each
  * until the host forgets it (the host saw the group gone). If the host's end shows without a goodbye,
  * every remembered group is SIGKILLed (`HostReaper.ts` is the reaper of the groups the host spawns
  * itself).
  *
- * While idle, it keeps one spare bash (see `spare.ts`) for the last call's file, cwd, env and stdio,
- * which the next such call runs in.
- *
  * @internal
  */
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import type { Socket } from "node:net"
-import * as NodePath from "node:path"
 import type { Readable, Writable } from "node:stream"
 import { admission } from "./gate.js"
-import { procStatFields } from "./procStat.js"
-import {
-  spareIdleMs,
-  spareLifetimeMs,
-  spareRequest,
-  spareRequestMaxBytes,
-  spareScript,
-  spareServes
-} from "./spare.js"
 
 type Env = Readonly<Record<string, string>>
 
@@ -87,19 +73,6 @@ export type LauncherMessage =
   | { readonly _tag: "Stderr"; readonly id: number }
   | { readonly _tag: "Exited"; readonly id: number; readonly exit: readonly [number | null, NodeJS.Signals | null] }
 
-interface Spare {
-  readonly child: ChildProcess.ChildProcess
-  readonly file: string
-  readonly cwd: string
-  readonly env: Env
-  readonly stdin: "pipe" | "ignore" | undefined
-  readonly script: boolean
-  ready: boolean
-  taken: boolean
-  discarded: boolean
-  lifetime: ReturnType<typeof setTimeout> | undefined
-}
-
 const ignore = () => {}
 
 /** The stream at descriptor `fd` of `child` (Node types only the first five). */
@@ -118,37 +91,7 @@ const holdForHost = (stream: Readable | null | undefined): void => {
   handle?.readStop?.()
 }
 
-const fileKey = (path: string) => {
-  const stat = NodeFs.statSync(path, { bigint: true })
-  return `${stat.dev}:${stat.ino}`
-}
-
-/** The file an exec of `file` runs from `cwd` (bash's PATH search, as Node's) and its key, if any. */
-const onPath = (file: string, cwd: string, path: string | undefined) => {
-  const candidates = file.includes("/") ? [file] : (path ?? "").split(":").map((dir) => NodePath.join(dir, file))
-  for (const candidate of candidates) {
-    const absolute = NodePath.isAbsolute(candidate) ? candidate : NodePath.join(cwd, candidate)
-    try {
-      NodeFs.accessSync(absolute, NodeFs.constants.X_OK)
-      if (NodeFs.statSync(absolute).isFile()) return { path: absolute, key: fileKey(absolute) }
-    } catch {
-      // Not this one.
-    }
-  }
-  return undefined
-}
-
-/** bash exports an `OLDPWD` that names no directory without its value: a spare would pass that on. */
-const oldpwdServes = (env: Env) => {
-  if (env.OLDPWD === undefined) return true
-  try {
-    return NodeFs.statSync(env.OLDPWD).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-const main = (gate: string, tmpdir: string, spares: boolean): void => {
+const main = (gate: string, tmpdir: string): void => {
   process.title = "effect-bash launcher"
   // A child's pipe is a socket (libuv's process pipes are socket pairs), which the channel carries.
   const send = (message: LauncherMessage, handle?: Readable | null) =>
@@ -167,30 +110,16 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
   NodeFs.writeSync(gateWritable, gate)
   const gateFile = NodeFs.openSync(`/proc/self/fd/${gateWritable}`, "r")
   NodeFs.closeSync(gateWritable)
-  const spareScripts = [spareScript(false), spareScript(true)] as const
 
-  // The last request's env; a spare's is the same without the gate (its gate is fd 5).
+  // The last request's env.
   let env: Env = {}
-  let spareEnv: Env | undefined
-  // Spares need /proc (a spare's cwd and binary are checked there). One that exits with 125 before it
-  // waits means this bash cannot serve as one: none is started again. A spare whose binary is not the
-  // one its PATH names (a wrapper script named bash) never fits: none is started again for its env.
-  let sparesWork = spares && NodeFs.existsSync("/proc/self/cwd")
-  let noSparesFor: Env | undefined
-  // Binaries (by file) a spare has waited in: a spare of one, still starting, is as good (it reads the
-  // request when it gets there); another is taken only once it waits.
-  const proven = new Set<string>()
-  let spare: Spare | undefined
-  let running = 0
-  let idle: ReturnType<typeof setTimeout> | undefined
   // The groups of the commands it started, until the host forgets each (it saw the group gone): they
   // are killed if the host ends without its goodbye (it died).
   const groups = new Set<number>()
   let goodbye = false
 
-  // The host's end: a spare goes, and without a goodbye every group still remembered is killed.
+  // The host's end: without a goodbye every group still remembered is killed.
   const ended = () => {
-    spare?.child.kill("SIGKILL")
     if (!goodbye) {
       for (const pgid of groups) {
         try {
@@ -203,141 +132,25 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
     process.exit(0)
   }
 
-  // The binary a fresh spawn of `m` would run (its path and file key), if the spare would run `m` as
-  // that would: the same file (the binary its PATH names now is the spare's), env object and stdio,
-  // in the directory that `m.cwd` names now, which it may still enter; and the spare is not stopped.
-  const fits = (candidate: Spare, m: LaunchMessage) => {
-    const pid = candidate.child.pid!
-    try {
-      if (
-        candidate.file !== m.file || candidate.cwd !== m.cwd || candidate.env !== env ||
-        candidate.stdin !== m.stdio[0] || candidate.script !== (m.script !== undefined) || !oldpwdServes(env)
-      ) return undefined
-      const state = procStatFields(String(pid))?.[0]
-      if (state === undefined || state === "T" || state === "t") return undefined
-      NodeFs.accessSync(m.cwd, NodeFs.constants.X_OK)
-      if (fileKey(m.cwd) !== fileKey(`/proc/${pid}/cwd`)) return undefined
-      const binary = onPath(m.file, m.cwd, env.PATH)
-      return binary?.key === fileKey(`/proc/${pid}/exe`) ? binary : undefined
-    } catch {
-      return undefined
-    }
-  }
-  const discard = (candidate: Spare) => {
-    if (spare === candidate) spare = undefined
-    candidate.discarded = true
-    clearTimeout(candidate.lifetime)
-    candidate.child.kill("SIGKILL")
-    for (const stream of candidate.child.stdio) stream?.destroy()
-  }
-  const startSpare = (m: LaunchMessage) => {
-    if (env === noSparesFor || !spareServes(env) || !oldpwdServes(env)) return
-    if (spareEnv === undefined) {
-      const { BASH_ENV: _, ...rest } = env
-      spareEnv = rest
-    }
-    const script = m.script !== undefined
+  const launch = (m: LaunchMessage) => {
+    if (m.env !== undefined) env = m.env
     let child: ChildProcess.ChildProcess
     try {
       const stdio: Array<ChildProcess.IOType | number> = [
-        m.stdio[0] ?? "ignore",
+        ...m.stdio,
+        ...(m.stdio.length > 3 ? [] : [devNull]),
         "pipe",
-        devNull,
-        script ? "pipe" : devNull,
-        "pipe",
-        "pipe"
+        gateFile
       ]
-      child = ChildProcess.spawn(m.file, ["--norc", "--noprofile", "-c", "--", spareScripts[script ? 1 : 0], "effect-bash spare"], {
-        cwd: m.cwd,
-        env: spareEnv,
-        detached: true,
-        stdio
-      })
-    } catch {
-      return
+      child = ChildProcess.spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
+    } catch (error) {
+      return failed(m.id, error)
     }
+    if (child.pid === undefined) return void child.once("error", (error) => failed(m.id, error))
     child.on("error", ignore)
-    if (child.pid === undefined) return
     holdForHost(child.stdout)
-    holdForHost(pipeAt(child, 4) as Readable)
-    const candidate: Spare = {
-      child,
-      file: m.file,
-      cwd: m.cwd,
-      env,
-      stdin: m.stdio[0],
-      script,
-      ready: false,
-      taken: false,
-      discarded: false,
-      lifetime: undefined
-    }
-    candidate.lifetime = setTimeout(() => discard(candidate), spareLifetimeMs)
-    // Checked once it waits, unless taken meanwhile (it runs its command then, and may be gone).
-    ;(pipeAt(child, 5) as Readable).once("data", () => {
-      candidate.ready = true
-      if (candidate.taken) return
-      let key: string
-      try {
-        key = fileKey(`/proc/${child.pid}/exe`)
-      } catch {
-        return // Gone meanwhile (killed): its exit drops it.
-      }
-      if (onPath(candidate.file, candidate.cwd, candidate.env.PATH)?.key === key) {
-        proven.add(key)
-        return
-      }
-      noSparesFor = candidate.env
-      discard(candidate)
-    })
-    child.once("exit", (code) => {
-      if (code === 125 && !candidate.ready && !candidate.taken && !candidate.discarded) sparesWork = false
-      if (spare === candidate) spare = undefined
-    })
-    spare = candidate
-  }
-  // The spare for `m` and the request to write to it, if it fits (one that does not is discarded)
-  // and waits (or its binary is proven); none for a request too long to be worth one.
-  const takeSpare = (m: LaunchMessage) => {
-    const candidate = spare
-    if (candidate === undefined) return undefined
-    const binary = fits(candidate, m)
-    if (binary === undefined) return discard(candidate)
-    if (!candidate.ready && !proven.has(binary.key)) return undefined
-    const request = spareRequest(binary.path, [m.file, ...m.args])
-    if (Buffer.byteLength(request) > spareRequestMaxBytes) return undefined
-    spare = undefined
-    candidate.taken = true
-    clearTimeout(candidate.lifetime)
-    return { child: candidate.child, request }
-  }
-
-  const launch = (m: LaunchMessage) => {
-    clearTimeout(idle)
-    if (m.env !== undefined) {
-      env = m.env
-      spareEnv = undefined
-    }
-    const taken = takeSpare(m)
-    let child = taken?.child
-    if (child === undefined) {
-      try {
-        const stdio: Array<ChildProcess.IOType | number> = [
-          ...m.stdio,
-          ...(m.stdio.length > 3 ? [] : [devNull]),
-          "pipe",
-          gateFile
-        ]
-        child = ChildProcess.spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
-      } catch (error) {
-        return failed(m.id, error)
-      }
-      if (child.pid === undefined) return void child.once("error", (error) => failed(m.id, error))
-      child.on("error", ignore)
-      holdForHost(child.stdout)
-      holdForHost(child.stderr)
-    }
-    const pid = child.pid!
+    holdForHost(child.stderr)
+    const pid = child.pid
     groups.add(pid)
     try {
       NodeFs.writeSync(1, `${m.id} ${pid}\n`)
@@ -346,7 +159,7 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
     }
     const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
     const writes: ReadonlyArray<readonly [unknown, string | Buffer | undefined]> = [
-      taken === undefined ? [pipeAt(child, 4), admission] : [pipeAt(child, 5), taken.request],
+      [pipeAt(child, 4), admission],
       [child.stdin, stdin],
       [child.stdio[3], m.script]
     ]
@@ -357,12 +170,8 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
       writable.end(text)
     }
     send({ _tag: "Started", id: m.id, pid }, child.stdout)
-    send({ _tag: "Stderr", id: m.id }, (taken === undefined ? child.stderr : pipeAt(child, 4)) as Readable | null)
-    running++
-    child.once("exit", (code, signal) => {
-      send({ _tag: "Exited", id: m.id, exit: [code, signal] })
-      if (--running === 0 && spare === undefined && sparesWork) idle = setTimeout(startSpare, spareIdleMs, m)
-    })
+    send({ _tag: "Stderr", id: m.id }, child.stderr)
+    child.once("exit", (code, signal) => send({ _tag: "Exited", id: m.id, exit: [code, signal] }))
   }
 
   process.on("message", (m: HostMessage) => {
@@ -377,14 +186,13 @@ const main = (gate: string, tmpdir: string, spares: boolean): void => {
         goodbye = true
     }
   })
-  // A spare would also end at the end of fd 5, but only after the launcher: nothing of the layer
-  // outlives the launcher. The host's end shows on its stdin as well as on the channel: Node holds a
-  // channel's `disconnect` back while a handle it sent waits for its acknowledgement, which a dead
-  // host never sends. A send on a closed channel is reported as an `error`: the end is seen here.
+  // The host's end shows on its stdin as well as on the channel: Node holds a channel's `disconnect`
+  // back while a handle it sent waits for its acknowledgement, which a dead host never sends. A send
+  // on a closed channel is reported as an `error`: the end is seen here.
   process.stdin.on("data", ignore).on("end", ended).on("error", ended)
   process.on("disconnect", ended)
   process.on("error", ignore)
   send({ _tag: "Ready" })
 }
 
-main(process.argv[2] ?? "", process.argv[3] ?? "", process.argv[4] !== "no-spare")
+main(process.argv[2] ?? "", process.argv[3] ?? "")
