@@ -323,6 +323,9 @@ export const startLauncher = (
         }
         return child.settle(message.exit[0], message.exit[1])
       }
+      default:
+        // A launcher of another version: nothing of it is taken.
+        return handle?.destroy()
     }
   })
 
