@@ -75,10 +75,6 @@ export type LauncherMessage =
 
 const ignore = () => {}
 
-/** The stream at descriptor `fd` of `child` (Node types only the first five). */
-const pipeAt = (child: ChildProcess.ChildProcess, fd: number) =>
-  (child.stdio as ReadonlyArray<Readable | Writable | null | undefined>)[fd]
-
 /**
  * Keeps every byte of a child's pipe in the pipe, for the host: Node starts reading a new child's
  * pipes in the tick that spawned it (it reads nothing before that tick ends), and a handle waits in
@@ -159,7 +155,7 @@ const main = (gate: string, tmpdir: string): void => {
     }
     const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
     const writes: ReadonlyArray<readonly [unknown, string | Buffer | undefined]> = [
-      [pipeAt(child, 4), admission],
+      [child.stdio[4], admission],
       [child.stdin, stdin],
       [child.stdio[3], m.script]
     ]
