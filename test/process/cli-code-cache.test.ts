@@ -31,8 +31,8 @@ const caches = (directory: string) => readdirSync(directory).filter((name) => na
 const runIn = (directory: string, env: Record<string, string> = {}) =>
   Effect.promise(() => runNode([join(directory, "effect-bash.js"), "run", "--", "echo", "hi"], { env: cleanEnv(env) }))
 
-/** The length-prefixed path a cache file starts with. */
-const pathOf = (cache: Buffer) => cache.subarray(4, 4 + cache.readUInt32BE(0)).toString("utf8")
+/** What a cache file starts with: the bundle's path, after its length (4 bytes). */
+const headerOf = (cache: Buffer) => cache.subarray(0, 4 + cache.readUInt32BE(0))
 
 describe("the bin's code cache", () => {
   it.scopedLive("the first run of a subcommand writes that subcommand's cache; the next one uses it as it is", () =>
@@ -57,7 +57,7 @@ describe("the bin's code cache", () => {
       const [cache] = caches(directory)
       const file = join(directory, cache!)
       const original = readFileSync(file)
-      const header = original.subarray(0, 4 + original.readUInt32BE(0))
+      const header = headerOf(original)
       const garbage = Buffer.concat([header, Buffer.alloc(4096, 7)])
       writeFileSync(file, garbage)
       expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
@@ -78,6 +78,6 @@ describe("the bin's code cache", () => {
       const bundleUrls = coveredScripts(coverage).map(({ url }) => url).filter((url) => /\/cli-\w+\.cjs$/.test(url))
       expect(bundleUrls.map((url) => dirname(fileURLToPath(url)))).toEqual([second])
       const bundle = readdirSync(second).find((name) => /^cli-\w+\.cjs$/.test(name))!
-      expect(pathOf(readFileSync(join(second, cache!)))).toBe(join(second, bundle))
+      expect(headerOf(readFileSync(join(second, cache!))).subarray(4).toString("utf8")).toBe(join(second, bundle))
     }))
 })

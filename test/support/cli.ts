@@ -113,6 +113,10 @@ const allProcesses = (): Array<ProcStat> =>
       return stat === undefined || stat.state === "Z" ? [] : [stat]
     })
 
+/** The live children of `pid`. */
+export const childrenOf = (pid: number): Array<number> =>
+  allProcesses().filter((p) => p.ppid === pid).map((p) => p.pid)
+
 /** Every live descendant of `pid`. */
 export const descendantsOf = (pid: number): Array<number> => {
   const processes = allProcesses()
