@@ -72,6 +72,17 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
     return seen
   }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
 
+/** This process's open sockets (`socket:[inode]`). */
+const openSockets = (): Array<string> =>
+  fs.readdirSync("/proc/self/fd").flatMap((fd) => {
+    try {
+      const target = fs.readlinkSync(`/proc/self/fd/${fd}`)
+      return target.startsWith("socket:") ? [target] : []
+    } catch {
+      return [] // the directory's own descriptor, closed by now
+    }
+  })
+
 /** What the model sees of a result, spill paths aside (their contents are compared instead). */
 const visible = (result: BashExecutor.RunResult) => ({
   exitCode: result.exitCode,
@@ -264,15 +275,17 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(result.stderr.text).toContain("Resource temporarily unavailable")
     }))
 
-  it.live("no container is left once the layer has closed", () =>
+  it.live("no container and no connection to the engine is left once the layer has closed", () =>
     Effect.gen(function*() {
       const session = freshSession()
+      const before = new Set(openSockets())
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(container(), scope)
       yield* Effect.provide(runIn(inSession(session, { command: "sleep 1009 & true" })), context)
       expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)
       yield* Scope.close(scope, Exit.void)
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
+      expect(openSockets().filter((socket) => !before.has(socket))).toEqual([])
     }))
 
   it.live("an unreachable engine and a missing image fail the layer, naming what is wrong", () =>

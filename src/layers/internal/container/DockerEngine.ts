@@ -5,7 +5,10 @@
  *
  * @internal
  */
+import * as http from "node:http"
+import * as https from "node:https"
 import type { Duplex } from "node:stream"
+import type { Scope } from "effect"
 import { Effect } from "effect"
 import type { BoxOptions, ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
 import { ContainerEngineError } from "./ContainerEngine.js"
@@ -66,9 +69,11 @@ const loadModem = Effect.tryPromise({
 
 /**
  * The engine at `address` (`unix:///path`, `tcp://host:port`, `ssh://user@host`), or at `DOCKER_HOST`
- * (else the default socket) when absent.
+ * (else the default socket) when absent. Its connections close with the scope.
  */
-export const makeDockerEngine = (address: string | undefined): Effect.Effect<ContainerEngine, ContainerEngineError> =>
+export const makeDockerEngine = (
+  address: string | undefined
+): Effect.Effect<ContainerEngine, ContainerEngineError, Scope.Scope> =>
   Effect.gen(function*() {
     const { default: Modem } = yield* loadModem
     const shown = address ?? process.env.DOCKER_HOST ?? defaultAddress
@@ -76,6 +81,17 @@ export const makeDockerEngine = (address: string | undefined): Effect.Effect<Con
       try: () => new Modem(modemOptions(address) as ConstructorParameters<typeof Modem>[0]),
       catch: (cause) => new ContainerEngineError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
     })
+    // Connections are kept alive between calls in an agent of the engine's own, destroyed with its
+    // scope: Node's global agent would keep them open after the layer has closed. (Over ssh,
+    // docker-modem brings its own agent.)
+    const { protocol } = modem as unknown as { readonly protocol: "http" | "https" | "ssh" }
+    if (protocol !== "ssh") {
+      const agent = yield* Effect.acquireRelease(
+        Effect.sync(() => protocol === "https" ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true })),
+        (agent) => Effect.sync(() => agent.destroy())
+      )
+      Object.assign(modem, { agent }) // read by docker-modem on each request
+    }
 
     const failure = (what: string, error: unknown): ContainerEngineError => {
       const code = errnoOf(error)
