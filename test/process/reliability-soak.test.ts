@@ -96,9 +96,13 @@ const round = (tools: AgentTools["Type"], index: number) => {
       const read = yield* call("task_output", { task_id: id, wait: true, timeout_ms: 5_000 })
       expect(read.text).toMatch(/\[status: killed/)
     }),
-    // The last rounds leave one running (closing the stack must kill it); the others kill it at once.
+    // The last rounds leave one running (closing the stack must kill it); the others kill it at once
+    // and await its end, so that the round's descriptors are counted after it.
     Effect.flatMap(background("sleep 30"), (id) =>
-      index >= rounds - 4 ? Effect.void : Effect.asVoid(call("task_kill", { task_id: id })))
+      index >= rounds - 4 ? Effect.void : call("task_kill", { task_id: id }).pipe(
+        Effect.zipRight(call("task_output", { task_id: id, wait: true, timeout_ms: 5_000 })),
+        Effect.map((read) => expect(read.text).toMatch(/\[status: killed/))
+      ))
   ]
   return Effect.all(checks, { concurrency: "unbounded", discard: true })
 }
