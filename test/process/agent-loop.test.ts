@@ -14,6 +14,7 @@ import * as TasksLive from "../../src/layers/TasksLive.js"
 import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
 import * as AgentToolsLive from "../../src/tool/AgentToolsLive.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
+import { eventually } from "../support/cli.js"
 
 /** Every spawned process inherits the session id through the managed environment. */
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`
@@ -91,8 +92,10 @@ const scriptedModel = (
             for (const part of last.content) received.push({ isFailure: part.isFailure, result: part.result })
           }
           const turn = received.length
-          // Live processes of the session: while the long job runs (turn 6), and before the final answer,
-          // when the kill must already have worked (the layer is still open then).
+          // Live processes of the session: while the long job runs (turn 6; a background task is
+          // announced before its spawn completes, so its process is awaited, bounded), and before the
+          // final answer, when the kill must already have worked (the layer is still open then).
+          if (turn === 6) await eventually(() => survivors().length > 0, 10_000)
           if (turn === 6 || turn === script.length) seen.push(survivors().length)
           const step = script[turn]
           const parts: Array<Response.PartEncoded> = step === undefined
