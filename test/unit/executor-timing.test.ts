@@ -4,13 +4,13 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import type { FakeScript } from "../../src/testing/FakeProcessSpawner.js"
 import * as FakeProcessSpawner from "../../src/testing/FakeProcessSpawner.js"
 import { FakeSpawnerControl } from "../../src/testing/FakeProcessSpawner.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { SpawnError } from "../../src/services/ProcessSpawner.js"
+import { ProcessSpawner, SpawnError } from "../../src/services/ProcessSpawner.js"
 
 const timeoutMs = 1_000
 const graceMs = 300
@@ -18,6 +18,21 @@ const graceMs = 300
 const executorWith = (script: FakeScript) =>
   LocalBashExecutor.layerWith({ graceMs, timeoutMs, cwd: "/" }).pipe(
     Layer.provideMerge(FakeProcessSpawner.layer(() => script)),
+    Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
+  )
+
+/** The fake spawner with each exit reported `lagMs` after it is awaited, as a launcher's report may lag. */
+const executorReportingLate = (lagMs: number) =>
+  LocalBashExecutor.layerWith({ graceMs, timeoutMs, cwd: "/" }).pipe(
+    Layer.provide(Layer.effect(
+      ProcessSpawner,
+      Effect.map(ProcessSpawner, (inner) =>
+        ProcessSpawner.of({
+          spawn: (options) =>
+            Effect.map(inner.spawn(options), (process) => ({ ...process, exit: Effect.zipLeft(process.exit, Effect.sleep(lagMs)) }))
+        }))
+    )),
+    Layer.provideMerge(FakeProcessSpawner.layer(() => ({ onTerm: "ignore" }))),
     Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
 
@@ -57,6 +72,24 @@ describe("kill path timing (TestClock)", () => {
       ])
       expect(result).toMatchObject({ timedOut: true, signal: "SIGKILL" })
     }).pipe(Effect.provide(executorWith({ onTerm: "ignore" }))))
+
+  it.effect("waits for the exit report of a killed group that is dead, up to 2 s, and names its signal", () =>
+    Effect.gen(function*() {
+      const { fiber } = yield* startRun()
+      yield* TestClock.adjust(timeoutMs + graceMs)
+      yield* TestClock.adjust(1_998)
+      expect(yield* Fiber.poll(fiber)).toEqual(Option.none())
+      yield* TestClock.adjust(1)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" })
+    }).pipe(Effect.provide(executorReportingLate(1_999))))
+
+  it.effect("reports no signal when a killed group's exit is not reported within 2 s", () =>
+    Effect.gen(function*() {
+      const { fiber } = yield* startRun()
+      yield* TestClock.adjust(timeoutMs + graceMs)
+      yield* TestClock.adjust(2_000)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ timedOut: true, exitCode: null, signal: null })
+    }).pipe(Effect.provide(executorReportingLate(2_001))))
 
   it.effect("escalates for a TERM-ignoring straggler whose leader died", () =>
     Effect.gen(function*() {

@@ -52,6 +52,13 @@ export interface SuperviseOptions {
 const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
 
 /**
+ * How long a killed command's exit may take to be reported once its group is dead: its status is
+ * certain by then, only the report may lag (a launched command's comes from the launcher, another
+ * process, which a loaded machine schedules late). A group that outlived SIGKILL gets `graceMs`.
+ */
+const exitReportMs = 2_000
+
+/**
  * Runs `effect` (a Clock sleep, a kill request) on a fiber of `runtime`, calling `done` when it
  * succeeds; returns what interrupts it. The Clock is the runtime's: a TestClock drives it in tests.
  */
@@ -201,9 +208,13 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       if (cause !== "exit" || (yield* process.groupAlive)) {
         yield* Effect.uninterruptible(killGroup(process, graceMs, escalation))
       }
-      const exit = cause === "exit"
-        ? yield* process.exit
-        : Option.getOrElse(yield* Effect.timeoutOption(process.exit, graceMs), () => unknownExit)
+      let exit: ProcessSpawner.Exit
+      if (cause === "exit") {
+        exit = yield* process.exit
+      } else {
+        const boundMs = (yield* process.groupAlive) ? graceMs : Math.max(graceMs, exitReportMs)
+        exit = Option.getOrElse(yield* Effect.timeoutOption(process.exit, boundMs), () => unknownExit)
+      }
       settled = true
       // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
       // Without a reading fiber, the wait is one more callback unless an escalation must cut it short.
