@@ -25,10 +25,24 @@ const run = (request: BashExecutor.Request) =>
 const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
   Effect.map(run({ command: "echo $PPID", ...request }), (result) => firstPid(result.stdout.text))
 
+/**
+ * The launcher's pid, as the parent of its commands. Until the launcher is ready (bounded by the
+ * spawner) the host spawns commands itself, so a first call may name the host: the host is never
+ * taken for the launcher (a test signals it).
+ */
+const launcherOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
+  Effect.gen(function*() {
+    for (;;) {
+      const pid = yield* parentOf(request)
+      if (pid !== process.pid) return pid
+      yield* Effect.sleep("20 millis")
+    }
+  }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the launcher did not start within 20 s") }))
+
 /** A call whose request waits in the launcher, stopped: the launcher, the call, and a file its command writes. */
 const heldCall = (name: string, command: (marker: string) => string) =>
   Effect.gen(function*() {
-    const launcher = yield* parentOf()
+    const launcher = yield* launcherOf()
     const marker = path.join(os.tmpdir(), `effect-bash-${name}-${process.pid}-${Date.now()}`)
     process.kill(launcher, "SIGSTOP")
     const call = yield* Effect.fork(run({ command: command(marker) }))
@@ -60,8 +74,7 @@ const withTmpdir = <A, E>(body: (tmp: string) => Effect.Effect<A, E, BashExecuto
 describe("the launcher", () => {
   it.live("starts the commands, and gives them none of its own descriptors", () =>
     Effect.gen(function*() {
-      const launcher = yield* parentOf()
-      expect(launcher).not.toBe(process.pid)
+      const launcher = yield* launcherOf()
       expect(fs.readFileSync(`/proc/${launcher}/cmdline`, "utf8")).toMatch(/^effect-bash launcher/)
       const result = yield* run({ command: listFds })
       // Past stdio only what the host inherited, as /dev/null; not the launcher's channel (fd 3), nor
@@ -95,7 +108,7 @@ describe("the launcher", () => {
   it.live("that a command kills: that command is killed with its group, the others run on, later calls are spawned by the host", () =>
     Effect.gen(function*() {
       const pidFile = path.join(os.tmpdir(), `effect-bash-launcher-${process.pid}-${Date.now()}`)
-      expect(yield* parentOf()).not.toBe(process.pid)
+      yield* launcherOf()
       // The other call's output already reaches the host (the launcher handed it over) when the killer starts.
       const bash = yield* BashExecutor
       const other = yield* bash.runStreaming(yield* bash.resolve({ command: "echo started; sleep 0.5; echo still here" }))
@@ -173,7 +186,7 @@ describe("the launcher", () => {
 
   it.live("that dies while the host is busy runs each command once, whichever way each launch ends", () =>
     Effect.gen(function*() {
-      const launcher = yield* parentOf()
+      const launcher = yield* launcherOf()
       const marker = path.join(os.tmpdir(), `effect-bash-once-${process.pid}-${Date.now()}`)
       const first = yield* Effect.fork(Effect.either(run({ command: `echo $$ >> ${marker}; sleep 30`, timeoutMs: 1_500 })))
       yield* untilSuspended(first)
@@ -201,6 +214,7 @@ describe("the launcher", () => {
       const envs = [{ POSIXLY_CORRECT: "1" }, { SHELLOPTS: "xtrace" }, { "BASH_FUNC_read%%": "() { :; }" }, {
         TMOUT: "0.000001"
       }]
+      yield* launcherOf()
       for (const env of envs) {
         const result = yield* run({ command: "echo $PPID; echo \"${BASH_ENV-unset}\"", env })
         expect(result.stdout.text).toBe(`${process.pid}\nunset\n`)
@@ -222,6 +236,7 @@ describe("the launcher", () => {
   it.live("after every file under TMPDIR was removed, still gates its commands", () =>
     withTmpdir((tmp) =>
       Effect.gen(function*() {
+        yield* launcherOf()
         yield* run({ command: `rm -rf '${tmp}'/* '${tmp}'/.[!.]*` })
         // A command the gate held sees neither the gate's env nor its descriptor, and no error:
         // the launcher's admission (written after the host had the pid) was what let it run.
@@ -236,7 +251,7 @@ describe("the launcher", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
-      const launcher = yield* parentOf().pipe(Effect.provide(layer))
+      const launcher = yield* launcherOf().pipe(Effect.provide(layer))
       const marker = path.join(os.tmpdir(), `effect-bash-held-${process.pid}-${Date.now()}`)
       process.kill(launcher, "SIGSTOP")
       const call = yield* Effect.fork(Effect.either(run({ command: `echo ran > ${marker}` })).pipe(Effect.provide(layer)))
@@ -252,7 +267,7 @@ describe("the launcher", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
-      yield* parentOf().pipe(Effect.provide(layer))
+      yield* launcherOf().pipe(Effect.provide(layer))
       const marker = path.join(os.tmpdir(), `effect-bash-closing-${process.pid}-${Date.now()}`)
       const call = yield* Effect.fork(
         Effect.either(run({ command: `echo $$ > ${marker}; sleep 30`, timeoutMs: 1_500 })).pipe(Effect.provide(layer))
@@ -312,7 +327,7 @@ describe("the launcher", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
-      const launcher = yield* parentOf().pipe(Effect.provide(layer))
+      const launcher = yield* launcherOf().pipe(Effect.provide(layer))
       expect(isAlive(launcher)).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(launcher)).toBe(false)
