@@ -3,7 +3,7 @@
  * `ToolRuntime`, then our plugin. Calls go through the harness's own `ctx.tools.execute`, so every
  * text below is exactly what a model would see.
  */
-import { readFileSync, realpathSync } from "node:fs"
+import { readFileSync, realpathSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Context } from "@deepseek-ai/cordis"
 import { SystemPrompt } from "@deepseek-ai/dsh-system-prompt"
@@ -462,10 +462,17 @@ describe("completion notices through the harness agent", () => {
   it("holds a notice while a call of its session runs, and delivers it when the last one ends", async () => {
     await loadPlugin()
     const owner = recordingAgent("s1", "running")
-    const busy = execute("bash", { command: "sleep 0.5", description: "keep the session busy" }, { agent: owner.agent })
+    // The session stays busy until the test lets the call end.
+    const go = join(dir.path, "go")
+    const busy = execute(
+      "bash",
+      { command: `until [ -e '${go}' ]; do sleep 0.02; done`, description: "keep the session busy", timeoutMs: 30_000 },
+      { agent: owner.agent }
+    )
     await startFor(owner.agent, "echo quick")
     await (root.get("tasks") as CordisTasks).wait("bash-1", 5_000, "s1")
     expect(owner.delivered).toEqual([])
+    writeFileSync(go, "")
     await busy
     expect(owner.delivered.map((delivery) => delivery.message.content[0]?.text)).toEqual([notice("bash-1", "echo quick")])
   })

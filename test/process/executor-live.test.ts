@@ -100,7 +100,7 @@ describe("LocalBashExecutor with real processes", () => {
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(executor(), scope)
       const bash = Context.get(context, BashExecutor)
-      const handle = yield* bash.start(yield* bash.resolve({ command: "echo $$; trap '' TERM; sleep 100" }))
+      const handle = yield* bash.start(yield* bash.resolve({ command: "trap '' TERM; echo $$; sleep 100" }))
       let output = ""
       while (!output.includes("\n")) {
         output += (yield* handle.readOutput).delta
