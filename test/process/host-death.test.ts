@@ -8,7 +8,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Logger, Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
 import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
@@ -38,11 +38,12 @@ const childGroups = (pid: number): ReadonlyArray<number> =>
     )
   ]
 
-/** Polls every 10 ms (bounded: `attempts`, about 3 s by default) until `done` holds; returns its last answer. */
-const eventually = <A>(probe: () => A, done: (value: A) => boolean, attempts = 300) =>
+/** Polls every 10 ms, for at most `boundMs`, until `done` holds; returns its last answer. */
+const eventually = <A>(probe: () => A, done: (value: A) => boolean, boundMs = 10_000) =>
   Effect.gen(function*() {
+    const deadline = (yield* Clock.currentTimeMillis) + boundMs
     let value = probe()
-    for (let attempt = 0; attempt < attempts && !done(value); attempt++) {
+    while (!done(value) && (yield* Clock.currentTimeMillis) < deadline) {
       yield* Effect.sleep(10)
       value = probe()
     }
@@ -55,7 +56,7 @@ const readPids = (pidDir: string) =>
   fs.readdirSync(pidDir).map((name) => Number(fs.readFileSync(path.join(pidDir, name), "utf8")))
 
 // A host starts in about a second, but give a loaded machine 20 s.
-const startupAttempts = 2_000
+const startupMs = 20_000
 
 /** A temporary directory removed, with anything left in it, when the scope closes. */
 const scopedTempDir = (name: string) =>
@@ -121,7 +122,7 @@ const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>)
     let text = ""
     host.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
     const output = () => text
-    expect(yield* eventually(output, (seen) => seen.includes("ready\n"), startupAttempts)).toContain("ready\n")
+    expect(yield* eventually(output, (seen) => seen.includes("ready\n"), startupMs)).toContain("ready\n")
     launchers = launchersOf(host.pid!)
     return { host, output }
   })
@@ -137,7 +138,7 @@ describe("host death", () => {
       yield* killOnFailure(host, pidDir)
       let output = ""
       host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
-      expect(yield* eventually(() => output, (text) => text.includes("ready\n"), startupAttempts)).toContain("ready\n")
+      expect(yield* eventually(() => output, (text) => text.includes("ready\n"), startupMs)).toContain("ready\n")
       const commandGroups = readPids(pidDir)
       expect(commandGroups).toHaveLength(3)
       // Every group the host started (the commands and whatever else it runs), each alive now.
@@ -180,7 +181,7 @@ describe("host death", () => {
       yield* Effect.promise(() => once(host, "exit"))
       // The launcher kills in one pass and then exits: once it is gone, its verdict is final.
       expect(yield* eventually(() => isAlive(launcher!), (alive) => !alive)).toBe(false)
-      expect(survivors([reaped, third])).toEqual([])
+      expect(yield* eventually(() => survivors([reaped, third]), (left) => left.length === 0)).toEqual([])
       expect(liveMembers(kept).length, "a forgotten group is not the launcher's to kill").toBeGreaterThan(0)
     }), { timeout: 40_000 })
 
@@ -219,7 +220,7 @@ describe("host death", () => {
       expect(liveMembers(pgid!).length).toBeGreaterThan(0)
 
       process.kill(reaper!.pid, "SIGSTOP")
-      expect(yield* eventually(output, (text) => text.includes("reaper resumed\n"), 1_000)).toContain("reaper resumed\n")
+      expect(yield* eventually(output, (text) => text.includes("reaper resumed\n"))).toContain("reaper resumed\n")
       expect(stateOf(reaper!.pid)).not.toBe("T")
 
       host.kill("SIGKILL")
@@ -241,7 +242,7 @@ describe("host death", () => {
       const started = yield* eventually(
         () => fs.existsSync(path.join(pidDir, "run")) && fs.readdirSync(spillParent).length > 0,
         (ok) => ok,
-        startupAttempts
+        startupMs
       )
       expect(started).toBe(true)
       const [pgid] = readPids(pidDir)
@@ -277,13 +278,13 @@ describe("host death", () => {
       )
       const pidFile = path.join(workdir, "pid")
       const pidText = () => (fs.existsSync(pidFile) ? fs.readFileSync(pidFile, "utf8") : "")
-      expect(yield* eventually(pidText, (text) => text.endsWith("\n"), startupAttempts)).toMatch(/^\d+\n$/)
+      expect(yield* eventually(pidText, (text) => text.endsWith("\n"), startupMs)).toMatch(/^\d+\n$/)
       const pgid = Number(fs.readFileSync(pidFile, "utf8"))
       expect(yield* eventually(() => liveMembers(pgid).length, (count) => count === 2)).toBe(2)
       const descendants = childGroups(server)
 
       process.kill(server, "SIGHUP")
-      expect(yield* eventually(() => isAlive(server), (alive) => !alive, 1_000)).toBe(false)
+      expect(yield* eventually(() => isAlive(server), (alive) => !alive)).toBe(false)
       expect(yield* eventually(() => survivors(descendants), (left) => left.length === 0)).toEqual([])
       expect(fs.readFileSync(path.join(workdir, "signals"), "utf8")).toBe("TERM\n")
     }), { timeout: 40_000 })
@@ -321,7 +322,8 @@ describe("the host-death reaper", () => {
       expect([1, 2].map((fd) => fs.readlinkSync(`/proc/${reaper!.pid}/fd/${fd}`))).toEqual(["/dev/null", "/dev/null"])
       expect((yield* bash.run(yield* bash.resolve({ command: "echo hi" }))).stdout.text).toBe("hi\n")
       yield* Scope.close(scope, Exit.void)
-      expect(reaperOf(process.pid)).toEqual([])
+      // The close awaits the reaper's goodbye for a bounded time only.
+      expect(yield* eventually(() => reaperOf(process.pid), (left) => left.length === 0)).toEqual([])
     }))
 
   it.live("a reaper that dies is reported and the layer keeps working", () =>
