@@ -48,21 +48,21 @@ const withEscapedDaemon = (
 describe("LocalBashExecutor with real processes", () => {
   it.live("a timeout kills the shell and its grandchildren", () =>
     Effect.gen(function*() {
-      const result = yield* run({ command: "echo $$; (sleep 100 & sleep 100); sleep 100", timeoutMs: 300 })
+      const result = yield* run({ command: "echo $$; (sleep 100 & sleep 100); sleep 100", timeoutMs: 1_000 })
       expect(result).toMatchObject({ timedOut: true, signal: "SIGTERM", exitCode: null })
       expect(liveMembers(firstPid(result.stdout.text))).toEqual([])
     }).pipe(Effect.provide(executor())))
 
   it.live("a TERM-ignoring command is killed by SIGKILL after the grace", () =>
     Effect.gen(function*() {
-      const result = yield* run({ command: "trap '' TERM; echo $$; sleep 100 & wait; sleep 100", timeoutMs: 300 })
+      const result = yield* run({ command: "trap '' TERM; echo $$; sleep 100 & wait; sleep 100", timeoutMs: 1_000 })
       expect(result).toMatchObject({ timedOut: true, signal: "SIGKILL" })
       expect(liveMembers(firstPid(result.stdout.text))).toEqual([])
     }).pipe(Effect.provide(executor())))
 
   it.live("a pipeline dies as a whole", () =>
     Effect.gen(function*() {
-      const result = yield* run({ command: "echo $$; sleep 100 | sleep 100 | cat", timeoutMs: 300 })
+      const result = yield* run({ command: "echo $$; sleep 100 | sleep 100 | cat", timeoutMs: 1_000 })
       expect(result.timedOut).toBe(true)
       expect(liveMembers(firstPid(result.stdout.text))).toEqual([])
     }).pipe(Effect.provide(executor())))
