@@ -30,10 +30,10 @@ describe.concurrent("effect-bash run (real processes)", () => {
 
   it.live("a timeout escalates TERM→KILL for a command ignoring TERM, and exits 124", () =>
     Effect.gen(function*() {
-      const outcome = yield* run(["--timeout-ms", "300", "--grace-ms", "200", "--", "trap '' TERM; sleep 30"])
+      const outcome = yield* run(["--timeout-ms", "1000", "--grace-ms", "200", "--", "trap '' TERM; sleep 30"])
       expect(outcome).toMatchObject({
         code: 124,
-        stdout: "(no output)\n[timed out after 300ms]\n[killed by signal: SIGKILL]\n"
+        stdout: "(no output)\n[timed out after 1000ms]\n[killed by signal: SIGKILL]\n"
       })
       // Far below the 30 s the command would take unkilled, with room for a slow node start.
       expect(outcome.elapsedMs).toBeLessThan(20_000)

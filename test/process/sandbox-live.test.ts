@@ -133,7 +133,7 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
 
   it.live("a TERM trap runs at the timeout: the runner stays up for the command's grace", () =>
     Effect.gen(function*() {
-      const result = yield* run({ command: "trap 'echo got-term; exit 0' TERM; sleep 100 & wait", timeoutMs: 500 })
+      const result = yield* run({ command: "trap 'echo got-term; exit 0' TERM; sleep 100 & wait", timeoutMs: 2_000 })
       expect(result).toMatchObject({ timedOut: true, exitCode: 0, stdout: { text: "got-term\n" } })
     }).pipe(Effect.provide(sandbox())))
 
