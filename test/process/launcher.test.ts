@@ -30,10 +30,10 @@ const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
  * spawner) the host spawns commands itself, so a first call may name the host: the host is never
  * taken for the launcher (a test signals it).
  */
-const launcherOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
+const launcherOf = () =>
   Effect.gen(function*() {
     for (;;) {
-      const pid = yield* parentOf(request)
+      const pid = yield* parentOf()
       if (pid !== process.pid) return pid
       yield* Effect.sleep("20 millis")
     }
