@@ -16,7 +16,7 @@ import { boxGoneText, oomText } from "../../src/layers/internal/container/Contai
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { cleanEnv, cliPath } from "../support/cli.js"
+import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { commandsIn, containerHosts, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
 
 const graceMs = 1_000
@@ -170,10 +170,12 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         Effect.gen(function*() {
           const bash = yield* BashExecutor
           const process = yield* bash.start(
-            yield* bash.resolve(inSession(session, { command: "echo ready; sleep 1005 & sleep 1006", owner: session }))
+            yield* bash.resolve(inSession(session, { command: "sleep 1005 & echo ready; sleep 1006", owner: session }))
           )
           yield* awaitOutput(process, "ready")
-          expect(commandsIn(boxOf(session)).some((args) => args.includes("sleep 1005"))).toBe(true)
+          // The `&` child may not have become `sleep` yet.
+          const running = () => commandsIn(boxOf(session)).some((args) => args.includes("sleep 1005"))
+          expect(yield* Effect.promise(() => eventually(running, 10_000))).toBe(true)
           expect(yield* process.kill).toBe(true)
           return yield* process.done
         }),
@@ -214,8 +216,9 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("the host's environment never reaches the container", () =>
     Effect.gen(function*() {
       process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY = "host value"
-      const result = yield* Effect.provide(runIn({ command: "env" }), shared)
-      delete process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY
+      const result = yield* Effect.provide(runIn({ command: "env" }), shared).pipe(
+        Effect.ensuring(Effect.sync(() => delete process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY))
+      )
       expect(result.stdout.text).not.toContain("EFFECT_BASH_CONTAINER_TEST_HOST_ONLY")
       expect(result.stdout.text).toContain("NO_COLOR=1")
     }))
