@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { procStat } from "../support/cli.js"
+import { launcherPid } from "../support/launcher.js"
 import { listFds } from "../support/processes.js"
 
 const run = (request: BashExecutor.Request) =>
@@ -75,6 +76,7 @@ describe("a launched command's view", () => {
     Effect.gen(function*() {
       const launched = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300 }))
       const direct = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300, directSpawn: true }))
+      yield* launcherPid.pipe(Effect.provide(launched))
       for (const { name, request } of requests) {
         const viaHost = yield* run(request).pipe(Effect.provide(direct))
         const viaLauncher = yield* run(request).pipe(Effect.provide(launched))

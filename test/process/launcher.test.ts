@@ -13,6 +13,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, eventually, runNode } from "../support/cli.js"
 import { firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
 import { untilSuspended } from "../support/fibers.js"
+import { launcherPid, parentOfCommand } from "../support/launcher.js"
 
 const executor = (config: LocalBashExecutor.Settings.Input = {}) => LocalBashExecutor.layer({ graceMs: 300, ...config })
 
@@ -22,27 +23,10 @@ const run = (request: BashExecutor.Request) =>
     return yield* bash.run(yield* bash.resolve(request))
   })
 
-const parentOf = (request: Omit<BashExecutor.Request, "command"> = {}) =>
-  Effect.map(run({ command: "echo $PPID", ...request }), (result) => firstPid(result.stdout.text))
-
-/**
- * The launcher's pid, as the parent of its commands. Until the launcher is ready (bounded by the
- * spawner) the host spawns commands itself, so a first call may name the host: the host is never
- * taken for the launcher (a test signals it).
- */
-const launcherOf = () =>
-  Effect.gen(function*() {
-    for (;;) {
-      const pid = yield* parentOf()
-      if (pid !== process.pid) return pid
-      yield* Effect.sleep("20 millis")
-    }
-  }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the launcher did not start within 20 s") }))
-
 /** A call whose request waits in the launcher, stopped: the launcher, the call, and a file its command writes. */
 const heldCall = (name: string, command: (marker: string) => string) =>
   Effect.gen(function*() {
-    const launcher = yield* launcherOf()
+    const launcher = yield* launcherPid
     const marker = path.join(os.tmpdir(), `effect-bash-${name}-${process.pid}-${Date.now()}`)
     process.kill(launcher, "SIGSTOP")
     const call = yield* Effect.fork(run({ command: command(marker) }))
@@ -74,7 +58,7 @@ const withTmpdir = <A, E>(body: (tmp: string) => Effect.Effect<A, E, BashExecuto
 describe("the launcher", () => {
   it.live("starts the commands, and gives them none of its own descriptors", () =>
     Effect.gen(function*() {
-      const launcher = yield* launcherOf()
+      const launcher = yield* launcherPid
       expect(fs.readFileSync(`/proc/${launcher}/cmdline`, "utf8")).toMatch(/^effect-bash launcher/)
       const result = yield* run({ command: listFds })
       // Past stdio only what the host inherited, as /dev/null; not the launcher's channel (fd 3), nor
@@ -86,7 +70,7 @@ describe("the launcher", () => {
 
   it.live("is not started with directSpawn: the host spawns", () =>
     Effect.gen(function*() {
-      expect(yield* parentOf()).toBe(process.pid)
+      expect(yield* parentOfCommand).toBe(process.pid)
     }).pipe(Effect.provide(executor({ directSpawn: true }))))
 
   it.live("passes output, stdin bytes and a script too long for argv through whole", () =>
@@ -108,7 +92,7 @@ describe("the launcher", () => {
   it.live("that a command kills: that command is killed with its group, the others run on, later calls are spawned by the host", () =>
     Effect.gen(function*() {
       const pidFile = path.join(os.tmpdir(), `effect-bash-launcher-${process.pid}-${Date.now()}`)
-      yield* launcherOf()
+      yield* launcherPid
       // The other call's output already reaches the host (the launcher handed it over) when the killer starts.
       const bash = yield* BashExecutor
       const other = yield* bash.runStreaming(yield* bash.resolve({ command: "echo started; sleep 0.5; echo still here" }))
@@ -122,7 +106,7 @@ describe("the launcher", () => {
       else expect(killer.right.timedOut).toBe(true)
       expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000))).toBe(true)
       expect((yield* other.result).stdout.text).toBe("started\nstill here\n")
-      expect(yield* parentOf()).toBe(process.pid)
+      expect(yield* parentOfCommand).toBe(process.pid)
     }).pipe(Effect.scoped, Effect.provide(executor())))
 
   it.live("killed by one command of a burst: each other call runs whole, or fails saying so with its group killed", () =>
@@ -157,7 +141,7 @@ describe("the launcher", () => {
         const group = Number(fs.readFileSync(pidFile, "utf8"))
         expect(yield* Effect.promise(() => eventually(() => liveMembers(group).length === 0, 5_000)), `call ${i}`).toBe(true)
       }
-      expect(yield* parentOf()).toBe(process.pid)
+      expect(yield* parentOfCommand).toBe(process.pid)
     }).pipe(Effect.provide(executor()), Effect.scoped))
 
   it.live("that dies before it started a command: the host spawns that command itself", () =>
@@ -186,7 +170,7 @@ describe("the launcher", () => {
 
   it.live("that dies while the host is busy runs each command once, whichever way each launch ends", () =>
     Effect.gen(function*() {
-      const launcher = yield* launcherOf()
+      const launcher = yield* launcherPid
       const marker = path.join(os.tmpdir(), `effect-bash-once-${process.pid}-${Date.now()}`)
       const first = yield* Effect.fork(Effect.either(run({ command: `echo $$ >> ${marker}; sleep 30`, timeoutMs: 1_500 })))
       yield* untilSuspended(first)
@@ -214,7 +198,7 @@ describe("the launcher", () => {
       const envs = [{ POSIXLY_CORRECT: "1" }, { SHELLOPTS: "xtrace" }, { "BASH_FUNC_read%%": "() { :; }" }, {
         TMOUT: "0.000001"
       }]
-      yield* launcherOf()
+      yield* launcherPid
       for (const env of envs) {
         const result = yield* run({ command: "echo $PPID; echo \"${BASH_ENV-unset}\"", env })
         expect(result.stdout.text).toBe(`${process.pid}\nunset\n`)
@@ -236,7 +220,7 @@ describe("the launcher", () => {
   it.live("after every file under TMPDIR was removed, still gates its commands", () =>
     withTmpdir((tmp) =>
       Effect.gen(function*() {
-        yield* launcherOf()
+        yield* launcherPid
         yield* run({ command: `rm -rf '${tmp}'/* '${tmp}'/.[!.]*` })
         // A command the gate held sees neither the gate's env nor its descriptor, and no error:
         // the launcher's admission (written after the host had the pid) was what let it run.
@@ -251,7 +235,7 @@ describe("the launcher", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
-      const launcher = yield* launcherOf().pipe(Effect.provide(layer))
+      const launcher = yield* launcherPid.pipe(Effect.provide(layer))
       const marker = path.join(os.tmpdir(), `effect-bash-held-${process.pid}-${Date.now()}`)
       process.kill(launcher, "SIGSTOP")
       const call = yield* Effect.fork(Effect.either(run({ command: `echo ran > ${marker}` })).pipe(Effect.provide(layer)))
@@ -267,7 +251,7 @@ describe("the launcher", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
-      yield* launcherOf().pipe(Effect.provide(layer))
+      yield* launcherPid.pipe(Effect.provide(layer))
       const marker = path.join(os.tmpdir(), `effect-bash-closing-${process.pid}-${Date.now()}`)
       const call = yield* Effect.fork(
         Effect.either(run({ command: `echo $$ > ${marker}; sleep 30`, timeoutMs: 1_500 })).pipe(Effect.provide(layer))
@@ -327,7 +311,7 @@ describe("the launcher", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = yield* Layer.buildWithScope(executor(), scope)
-      const launcher = yield* launcherOf().pipe(Effect.provide(layer))
+      const launcher = yield* launcherPid.pipe(Effect.provide(layer))
       expect(isAlive(launcher)).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(launcher)).toBe(false)
