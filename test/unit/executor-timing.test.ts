@@ -21,7 +21,7 @@ const executorWith = (script: FakeScript) =>
     Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
 
-/** The fake spawner with each exit reported `lagMs` after it is awaited, as a launcher's report may lag. */
+/** The fake spawner with each exit reported `lagMs` after it is first awaited, as a launcher's report may lag. */
 const executorReportingLate = (lagMs: number) =>
   LocalBashExecutor.layerWith({ graceMs, timeoutMs, cwd: "/" }).pipe(
     Layer.provide(Layer.effect(
@@ -29,7 +29,8 @@ const executorReportingLate = (lagMs: number) =>
       Effect.map(ProcessSpawner, (inner) =>
         ProcessSpawner.of({
           spawn: (options) =>
-            Effect.map(inner.spawn(options), (process) => ({ ...process, exit: Effect.zipLeft(process.exit, Effect.sleep(lagMs)) }))
+            Effect.flatMap(inner.spawn(options), (process) =>
+              Effect.map(Effect.cached(Effect.zipLeft(process.exit, Effect.sleep(lagMs))), (exit) => ({ ...process, exit })))
         }))
     )),
     Layer.provideMerge(FakeProcessSpawner.layer(() => ({ onTerm: "ignore" }))),
@@ -73,7 +74,7 @@ describe("kill path timing (TestClock)", () => {
       expect(result).toMatchObject({ timedOut: true, signal: "SIGKILL" })
     }).pipe(Effect.provide(executorWith({ onTerm: "ignore" }))))
 
-  it.effect("waits for the exit report of a killed group that is dead, up to 2 s, and names its signal", () =>
+  it.effect("waits up to 2 s for a killed command's exit report, and names its signal", () =>
     Effect.gen(function*() {
       const { fiber } = yield* startRun()
       yield* TestClock.adjust(timeoutMs + graceMs)
@@ -88,8 +89,20 @@ describe("kill path timing (TestClock)", () => {
       const { fiber } = yield* startRun()
       yield* TestClock.adjust(timeoutMs + graceMs)
       yield* TestClock.adjust(2_000)
-      expect(yield* Fiber.join(fiber)).toMatchObject({ timedOut: true, exitCode: null, signal: null })
-    }).pipe(Effect.provide(executorReportingLate(2_001))))
+      const result = yield* Fiber.poll(fiber)
+      expect(Option.map(result, Exit.map((settled) => settled.signal))).toEqual(Option.some(Exit.succeed(null)))
+    }).pipe(Effect.provide(executorReportingLate(60_000))))
+
+  it.effect("bounds that wait for a background task started where interruption is masked (as a tool starts it)", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const handle = yield* Effect.uninterruptible(Effect.flatMap(executor.resolve({ command: "bg" }), executor.start))
+      yield* (yield* FakeSpawnerControl).next
+      expect(yield* handle.kill).toBe(true)
+      yield* TestClock.adjust(graceMs)
+      yield* TestClock.adjust(2_000)
+      expect(yield* handle.state).toEqual({ status: "killed", exitCode: null, signal: null })
+    }).pipe(Effect.provide(executorReportingLate(60_000))))
 
   it.effect("escalates for a TERM-ignoring straggler whose leader died", () =>
     Effect.gen(function*() {

@@ -260,7 +260,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         Effect.flatMap(settle),
         Effect.onInterrupt(() => settle(killed))
       )
-      yield* FiberSet.run(backgroundFibers, lifecycle)
+      // Its waits are interruptible whatever the caller's region (a tool starts it uninterruptibly).
+      yield* FiberSet.run(backgroundFibers, Effect.interruptible(lifecycle))
       return toHandle(entry)
     })
 

@@ -52,9 +52,9 @@ export interface SuperviseOptions {
 const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
 
 /**
- * How long a killed command's exit may take to be reported once its group is dead: its status is
- * certain by then, only the report may lag (a launched command's comes from the launcher, another
- * process, which a loaded machine schedules late). A group that outlived SIGKILL gets `graceMs`.
+ * The least time a killed command's exit report is awaited: once its group is dead its status is
+ * certain, only the report may lag (a launched command's comes from the launcher, another process,
+ * which a loaded machine schedules late). An escalation ends the wait.
  */
 const exitReportMs = 2_000
 
@@ -208,13 +208,9 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       if (cause !== "exit" || (yield* process.groupAlive)) {
         yield* Effect.uninterruptible(killGroup(process, graceMs, escalation))
       }
-      let exit: ProcessSpawner.Exit
-      if (cause === "exit") {
-        exit = yield* process.exit
-      } else {
-        const boundMs = (yield* process.groupAlive) ? graceMs : Math.max(graceMs, exitReportMs)
-        exit = Option.getOrElse(yield* Effect.timeoutOption(process.exit, boundMs), () => unknownExit)
-      }
+      const exit = cause === "exit" || (yield* withinGrace(process.exit, Math.max(graceMs, exitReportMs), escalation))
+        ? yield* process.exit
+        : unknownExit
       settled = true
       // A daemon that escaped the group may hold the pipes open: drain within the grace bound only.
       // Without a reading fiber, the wait is one more callback unless an escalation must cut it short.
