@@ -8,7 +8,7 @@ import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import * as BashStack from "../../src/BashStack.js"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
@@ -277,6 +277,22 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       )
       expect(result.stderr.text).toContain("Resource temporarily unavailable")
     }))
+
+  it.live("a pending idle stop neither delays the session's next call nor the layer's close", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container({ idleStopMs: 60_000 }), scope)
+      const call = (command: string) => Effect.provide(runIn(inSession(session, { command })), context)
+      yield* call("true")
+      // The idle stop is pending now: the next call takes it back, the close cancels it.
+      const [nextMs, next] = yield* Effect.timed(call("echo again"))
+      expect(next.stdout.text).toBe("again\n")
+      const [closeMs] = yield* Effect.timed(Scope.close(scope, Exit.void))
+      expect(Duration.toMillis(nextMs)).toBeLessThan(30_000)
+      expect(Duration.toMillis(closeMs)).toBeLessThan(30_000)
+      expect(containersWith({ "effect-bash.session": session })).toEqual([])
+    }), { timeout: 150_000 })
 
   it.live("no container and no connection to the engine is left once the layer has closed", () =>
     Effect.gen(function*() {

@@ -120,7 +120,8 @@ export class Boxes {
       const count = (this.busy.get(box) ?? 1) - 1
       this.busy.set(box, count)
       if (count > 0 || this.settings.idleStopMs === undefined || box.gone) return Effect.void
-      const stop = Effect.sleep(Duration.millis(this.settings.idleStopMs)).pipe(
+      // Interruptible: `release` runs in a finalizer, and the fork would inherit its masked region.
+      const stop = Effect.interruptible(Effect.sleep(Duration.millis(this.settings.idleStopMs))).pipe(
         Effect.zipRight(this.lock.withPermits(1)(Effect.suspend(() => {
           if ((this.busy.get(box) ?? 0) > 0 || box.gone) return Effect.void
           this.stopped.add(box)
