@@ -20,6 +20,7 @@ import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { commandsIn, containerHosts, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
 
 const graceMs = 1_000
+const dockerSocket = "/var/run/docker.sock"
 const tmp = fs.realpathSync(os.tmpdir())
 const made: Array<string> = []
 const freshDir = (label: string) => {
@@ -305,6 +306,20 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Scope.close(scope, Exit.void)
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
       expect(openSockets().filter((socket) => !before.has(socket))).toEqual([])
+    }))
+
+  it.live.skipIf(!fs.existsSync(dockerSocket))("an explicit socket address wins over a DOCKER_HOST naming another engine", () =>
+    Effect.gen(function*() {
+      const before = process.env.DOCKER_HOST
+      process.env.DOCKER_HOST = "tcp://127.0.0.1:9"
+      const result = yield* Effect.provide(
+        runIn({ command: "echo reached" }),
+        container({ dockerHost: `unix://${dockerSocket}` })
+      ).pipe(Effect.ensuring(Effect.sync(() => {
+        if (before === undefined) delete process.env.DOCKER_HOST
+        else process.env.DOCKER_HOST = before
+      })))
+      expect(result.stdout.text).toBe("reached\n")
     }))
 
   it.live("an unreachable engine and a missing image fail the layer, naming what is wrong", () =>

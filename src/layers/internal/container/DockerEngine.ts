@@ -25,11 +25,15 @@ type DialOptions = import("docker-modem").DialOptions
 
 const defaultAddress = "unix:///var/run/docker.sock"
 
-/** docker-modem's constructor options for an explicit address; `undefined` lets it read `DOCKER_HOST`. */
+/**
+ * docker-modem's constructor options for an explicit address; `undefined` lets it read `DOCKER_HOST`.
+ * docker-modem lays them over what it read from `DOCKER_HOST`, so a socket path also clears its host.
+ */
 const modemOptions = (address: string | undefined): Record<string, unknown> | undefined => {
   if (address === undefined) return undefined
-  if (address.startsWith("unix://")) return { socketPath: address.slice("unix://".length) }
-  if (address.startsWith("/")) return { socketPath: address }
+  const socket = (socketPath: string) => ({ socketPath, host: undefined, protocol: "http" })
+  if (address.startsWith("unix://")) return socket(address.slice("unix://".length))
+  if (address.startsWith("/")) return socket(address)
   const url = new URL(address.includes("//") ? address : `tcp://${address}`)
   if (url.protocol === "ssh:") {
     return { protocol: "ssh", host: url.hostname, port: url.port || 22, username: url.username }
