@@ -112,6 +112,8 @@ export const makeDockerEngine = (
           resume(error === null ? Effect.succeed(result) : Effect.fail(failure(what, error)))
         })
       }).pipe(
+        // The bound holds where the caller masks interruption (an acquire, a finalizer).
+        Effect.interruptible,
         Effect.timeoutFail({
           duration: timeoutMs,
           onTimeout: () => new ContainerEngineError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${timeoutMs} ms` })
@@ -119,17 +121,21 @@ export const makeDockerEngine = (
       )
 
     const hijack = (execId: string): Effect.Effect<Duplex, ContainerEngineError> =>
-      Effect.async<Duplex, ContainerEngineError>((resume) => {
+      Effect.async<Duplex, ContainerEngineError>((resume, signal) => {
         modem.dial({
           path: `/exec/${execId}/start`,
           method: "POST",
           hijack: true,
+          abortSignal: signal,
           options: { Detach: false, Tty: false },
           statusCodes: { 101: true, 200: true, 404: "no such exec", 409: "container is not running" }
         }, (error, result) => {
+          // A connection that arrives after the wait gave up has no owner: it is closed.
+          if (signal.aborted) return void (result as Duplex | undefined)?.destroy()
           resume(error === null ? Effect.succeed(result as Duplex) : Effect.fail(failure("exec start", error)))
         })
       }).pipe(
+        Effect.interruptible,
         Effect.timeoutFail({
           duration: requestTimeoutMs,
           onTimeout: () => new ContainerEngineError({ message: `exec start: the Docker Engine at ${shown} did not answer within ${requestTimeoutMs} ms` })
