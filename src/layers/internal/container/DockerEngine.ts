@@ -85,13 +85,14 @@ export const makeDockerEngine = (
       try: () => new Modem(modemOptions(address) as ConstructorParameters<typeof Modem>[0]),
       catch: (cause) => new ContainerEngineError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
     })
-    // Connections are kept alive between calls in an agent of the engine's own, destroyed with its
-    // scope: Node's global agent would keep them open after the layer has closed. (Over ssh,
-    // docker-modem brings its own agent.)
+    // Connections are kept alive between calls (an idle one for 5 s, as by Node's global agent) in an
+    // agent of the engine's own, destroyed with its scope: the global agent would keep them open after
+    // the layer has closed. (Over ssh, docker-modem brings its own agent.)
     const { protocol } = modem as unknown as { readonly protocol: "http" | "https" | "ssh" }
     if (protocol !== "ssh") {
+      const options = { keepAlive: true, timeout: 5_000 }
       const agent = yield* Effect.acquireRelease(
-        Effect.sync(() => protocol === "https" ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true })),
+        Effect.sync(() => protocol === "https" ? new https.Agent(options) : new http.Agent(options)),
         (agent) => Effect.sync(() => agent.destroy())
       )
       Object.assign(modem, { agent }) // read by docker-modem on each request
