@@ -18,6 +18,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { commandsIn, containerHosts, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+import { openFds } from "../support/processes.js"
 
 const graceMs = 1_000
 const dockerSocket = "/var/run/docker.sock"
@@ -73,16 +74,8 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
     return seen
   }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
 
-/** This process's open sockets (`socket:[inode]`). */
-const openSockets = (): Array<string> =>
-  fs.readdirSync("/proc/self/fd").flatMap((fd) => {
-    try {
-      const target = fs.readlinkSync(`/proc/self/fd/${fd}`)
-      return target.startsWith("socket:") ? [target] : []
-    } catch {
-      return [] // the directory's own descriptor, closed by now
-    }
-  })
+/** This process's open sockets, as `<fd> socket:[inode]`. */
+const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
 
 /** What the model sees of a result, spill paths aside (their contents are compared instead). */
 const visible = (result: BashExecutor.RunResult) => ({

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
@@ -16,6 +16,7 @@ import * as BashStack from "../../src/BashStack.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { abortOnSignal } from "../../src/tool/abortable.js"
 import { eventually } from "../support/cli.js"
+import { openFds } from "../support/processes.js"
 
 const cwd = mkdtempSync(join(tmpdir(), "effect-bash-soak-"))
 afterAll(() => rmSync(cwd, { recursive: true, force: true }))
@@ -25,16 +26,6 @@ const rounds = 30 // × 10 kinds of call = 300 calls
 
 /** TERM-ignoring calls whose result named the grace's SIGKILL. */
 let killsSeen = 0
-
-/** This process's open descriptors and what each is (`pipe:[inode]`, a path), by number. */
-const openFds = (): Array<string> =>
-  readdirSync("/proc/self/fd").flatMap((fd) => {
-    try {
-      return [`${fd} ${readlinkSync(`/proc/self/fd/${fd}`)}`]
-    } catch {
-      return [] // the directory's own descriptor, closed by now
-    }
-  })
 
 /** Live (non-zombie) processes other than this one whose environment carries the marker. */
 const markedProcesses = (): Array<number> =>

@@ -2,6 +2,7 @@
  * Independent liveness checks for real-process tests: `ps` (procps), not the code under test.
  */
 import { execFileSync } from "node:child_process"
+import { readdirSync, readlinkSync } from "node:fs"
 
 interface PsRow {
   readonly pid: number
@@ -38,6 +39,16 @@ export const firstPid = (text: string): number => {
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`expected a pid on the first line, got ${JSON.stringify(text)}`)
   return pid
 }
+
+/** This process's open descriptors as `<fd> <target>` (`pipe:[inode]`, a path), by number, as `listFds` prints them. */
+export const openFds = (): Array<string> =>
+  readdirSync("/proc/self/fd").flatMap((fd) => {
+    try {
+      return [`${fd} ${readlinkSync(`/proc/self/fd/${fd}`)}`]
+    } catch {
+      return [] // the directory's own descriptor, closed by now
+    }
+  })
 
 /** A command that prints each of its own descriptors as `<fd> <target>` (one without a target: the glob's own). */
 export const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
