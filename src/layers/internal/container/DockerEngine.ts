@@ -110,6 +110,8 @@ export const makeDockerEngine = (
     const dial = (what: string, options: DialOptions, timeoutMs = requestTimeoutMs): Effect.Effect<unknown, ContainerEngineError> =>
       Effect.async<unknown, ContainerEngineError>((resume, signal) => {
         modem.dial({ ...options, abortSignal: signal }, (error, result) => {
+          // A connection (a hijacked exec) that arrives after the wait gave up has no owner: it is closed.
+          if (signal.aborted) return void (result as { destroy?: () => void } | null | undefined)?.destroy?.()
           resume(error === null ? Effect.succeed(result) : Effect.fail(failure(what, error)))
         })
       }).pipe(
@@ -122,25 +124,15 @@ export const makeDockerEngine = (
       )
 
     const hijack = (execId: string): Effect.Effect<Duplex, ContainerEngineError> =>
-      Effect.async<Duplex, ContainerEngineError>((resume, signal) => {
-        modem.dial({
+      Effect.map(
+        dial("exec start", {
           path: `/exec/${execId}/start`,
           method: "POST",
           hijack: true,
-          abortSignal: signal,
           options: { Detach: false, Tty: false },
           statusCodes: { 101: true, 200: true, 404: "no such exec", 409: "container is not running" }
-        }, (error, result) => {
-          // A connection that arrives after the wait gave up has no owner: it is closed.
-          if (signal.aborted) return void (result as Duplex | undefined)?.destroy()
-          resume(error === null ? Effect.succeed(result as Duplex) : Effect.fail(failure("exec start", error)))
-        })
-      }).pipe(
-        Effect.interruptible,
-        Effect.timeoutFail({
-          duration: requestTimeoutMs,
-          onTimeout: () => new ContainerEngineError({ message: `exec start: the Docker Engine at ${shown} did not answer within ${requestTimeoutMs} ms` })
-        })
+        }),
+        (socket) => socket as Duplex
       )
 
     const session = (socket: Duplex): ExecSession => {
