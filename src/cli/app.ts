@@ -3,8 +3,10 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Cause, Effect, Logger, LogLevel } from "effect"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
+import { Cause, Effect, Layer, Logger, LogLevel } from "effect"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
 import { withTidyCliConsole } from "./helpText.js"
@@ -58,7 +60,8 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode>
       return report(`effect-bash: ${errorMessage(error)}`, code)
     }),
     Effect.catchAllDefect((defect) => report(`effect-bash: unexpected failure\n${Cause.pretty(Cause.die(defect))}`, 1)),
-    Effect.provide(NodeContext.layer),
+    // What @effect/cli needs (`CliApp.Environment`); NodeContext would also load the command executor and workers.
+    Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)),
     Effect.provide(stderrLogger),
     Logger.withMinimumLogLevel(logLevelFor(argv))
   )
