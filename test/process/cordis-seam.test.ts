@@ -181,13 +181,23 @@ describe("the runner behind the synchronous calls", () => {
 describe("the augmentation of upstream cordis", () => {
   let previous: ts.Program | undefined
 
-  /** Type-checks `source` as a file of this package's test folder under `moduleResolution: "bundler"`. */
+  /**
+   * Type-checks `source` as a file of this package's test folder under `moduleResolution: "bundler"`,
+   * against the declarations the package ships (`dist/`, built before the process tests run).
+   */
   const diagnostics = (source: string): Array<string> => {
     const base = ts.getParsedCommandLineOfConfigFile("tsconfig.base.json", {}, {
       ...ts.sys,
       onUnRecoverableConfigFileDiagnostic: () => undefined
     })!
-    const options = { ...base.options, noEmit: true, module: ts.ModuleKind.Preserve, moduleResolution: ts.ModuleResolutionKind.Bundler }
+    const options = {
+      ...base.options,
+      noEmit: true,
+      module: ts.ModuleKind.Preserve,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      // The augmentation is a declaration file: checked only without skipLibCheck.
+      skipLibCheck: false
+    }
     const file = join(import.meta.dirname, "upstream-cordis-types.ts")
     const host = ts.createCompilerHost(options)
     const getSourceFile = host.getSourceFile
@@ -198,15 +208,15 @@ describe("the augmentation of upstream cordis", () => {
     const program = ts.createProgram([file], options, host, previous)
     previous = program
     // Only the usage and the augmentation are checked (checking all of effect would take long).
-    const checked = program.getSourceFiles().filter((source) => source.fileName === file || source.fileName.endsWith("/augment-cordis.ts"))
+    const checked = program.getSourceFiles().filter((source) => source.fileName === file || source.fileName.endsWith("/augment-cordis.d.ts"))
     return [...program.getOptionsDiagnostics(), ...checked.flatMap((source) => [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)])]
       .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n"))
   }
 
   const usage = `
 import { Context } from "cordis"
-import EffectBash from "../../src/cordis-adapter.js"
-import type { BashExecutor } from "../../src/services/BashExecutor.js"
+import EffectBash from "../../dist/src/cordis-adapter.js"
+import type { BashExecutor } from "../../dist/src/services/BashExecutor.js"
 const ctx = new Context()
 await ctx.plugin(EffectBash, { timeoutMs: 60_000 })
 const spec: BashExecutor.Spec = ctx.bash.resolve({ command: "echo hi" })
@@ -216,7 +226,7 @@ export { spec, found, listed }
 `
 
   it("types ctx.bash, ctx.bashEnv and ctx.get(\"bash\"), and ctx.plugin(EffectBash) type-checks", () => {
-    expect(diagnostics(`import type {} from "../../src/cordis/augment-cordis.js"\n${usage}`)).toEqual([])
+    expect(diagnostics(`import type {} from "../../dist/src/cordis/augment-cordis.js"\n${usage}`)).toEqual([])
     // Without it, the same file does not compile.
     expect(diagnostics(usage)).toContainEqual(expect.stringContaining("Property 'bash' does not exist"))
   }, 240_000)
