@@ -105,7 +105,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         { command: "--version" },
         { command: "echo \"$GREETING $DSH_X\"", env: { GREETING: "hello" }, dshEnv: { DSH_X: "managed" } },
         { command: "seq 1 30000", stdoutMaxBytes: 1_000 },
-        { command: "echo start; sleep 30", timeoutMs: 300 },
+        // Long enough that `start` is printed before the timeout on a loaded machine, in a container and here.
+        { command: "echo start; sleep 30", timeoutMs: 1_000 },
         { command: "sleep 30 & echo left behind" },
         { command: `echo ${"x".repeat(70 * 1024)} | wc -c` }
       ]
@@ -148,12 +149,14 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
     Effect.gen(function*() {
       const session = freshSession()
       const started = Date.now()
+      // Long enough for bash to set its trap before the timeout on a loaded machine.
+      const timeoutMs = 1_000
       const result = yield* Effect.provide(
-        runIn(inSession(session, { command: "trap '' TERM; sleep 1004 & trap '' TERM; wait", timeoutMs: 300 })),
+        runIn(inSession(session, { command: "trap '' TERM; sleep 1004 & trap '' TERM; wait", timeoutMs })),
         shared
       )
       expect(result).toMatchObject({ timedOut: true, signal: "SIGKILL" })
-      expect(Date.now() - started).toBeGreaterThanOrEqual(300 + graceMs)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(timeoutMs + graceMs)
       expect(commandsIn(boxOf(session))).toEqual([])
     }))
 
