@@ -52,5 +52,5 @@ describe("NodeProcessSpawner group liveness", () => {
       const after = yield* countingProcScans(round)
       expect(after.value.some((alive) => alive)).toBe(false)
       expect(liveMembersOf(spawned.map((child) => child.pid))).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layerDirectSpawn)), 240_000)
+    }).pipe(Effect.scoped, Effect.provide(NodeProcessSpawner.layer)), 240_000)
 })
