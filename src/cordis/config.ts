@@ -138,6 +138,7 @@ const undefinedAsEmpty = Schema.transform(Schema.Unknown, Schema.Unknown, {
  * unknown key or a bad value with an issue whose path and message name the field.
  *
  * @since 0.1.0
+ * @category schemas
  */
 export const Config = Schema.standardSchemaV1(Schema.compose(undefinedAsEmpty, EffectBashConfigFields), {
   errors: "all",

@@ -41,7 +41,6 @@ export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels"> {
 export interface Box {
   readonly id: string
   readonly session: string
-  readonly workspace: string
   readonly control: ControlDir
   /** Set once the box was found gone: the next call gets a new one. */
   gone: boolean
@@ -160,7 +159,7 @@ export class Boxes {
         },
         mounts: [{ host: workspace, target: workspace }, { host: control.path, target: controlMount }]
       }).pipe(Effect.tapError(() => Effect.sync(() => control.close())))
-      const box: Box = { id, session, workspace, control, gone: false }
+      const box: Box = { id, session, control, gone: false }
       this.boxes.set(session, box)
       return box
     })

@@ -171,7 +171,7 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
     let finished = false
     const finishBoth = Effect.zip(options.stdout.finish, options.stderr.finish)
     // The group is killed first, then the spill files are closed. A plain scope finalizer: it needs
-    // none of this fiber's refs, and `Effect.addFinalizer`'s bookkeeping is a good part of a call.
+    // none of this fiber's refs (`Effect.addFinalizer` would capture them).
     yield* Scope.addFinalizer(
       yield* Effect.scope,
       Effect.suspend(() => {

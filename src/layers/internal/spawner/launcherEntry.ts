@@ -30,8 +30,8 @@ export const launcherEntryPath = (from: string = import.meta.url): string => {
 /** The launcher's program is not where the spawner looks for it: the package is built or bundled without it. */
 export class LauncherEntryMissing extends Data.TaggedError("LauncherEntryMissing")<{ readonly path: string }> {
   override get message(): string {
-    return `the launcher's program is missing at ${this.path} (build the package with npm run build, ` +
-      `or emit ${launcherEntryName} next to a bundle that contains the spawner)`
+    return `the launcher's program is missing at ${this.path} (an incomplete install or build; a bundle that ` +
+      `contains the spawner needs ${launcherEntryName} emitted next to it)`
   }
 }
 
