@@ -19,7 +19,7 @@ import { RawIds } from "./rawIds.js"
 /**
  * The read limit per line, as in the SDK.
  */
-export const defaultMaxLineBytes = 10 * 1024 * 1024
+const defaultMaxLineBytes = 10 * 1024 * 1024
 
 // How much of a dropped line is kept to find its id.
 const edgeBytes = 512

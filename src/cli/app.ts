@@ -21,7 +21,7 @@ import { packageVersion } from "./version.js"
 /**
  * The root command and its subcommands.
  */
-export const effectBash = Command.make("effect-bash").pipe(
+const effectBash = Command.make("effect-bash").pipe(
   Command.withDescription("A model-facing bash tool: run a command, serve MCP on stdio, or take the demo tour"),
   Command.withSubcommands([runCommand, mcpCommand, demoCommand])
 )

@@ -13,7 +13,7 @@ import { cliStack } from "./stack.js"
 /**
  * The executor settings of the tour.
  */
-export const demoExecutorSettings = { graceMs: 500, maxOutputBytes: 160 } as const
+const demoExecutorSettings = { graceMs: 500, maxOutputBytes: 160 } as const
 
 /** Each line of a progress update, marked as live output. */
 const markLines = (text: string) => text.replace(/^(?=.)/gm, "live | ")

@@ -27,7 +27,7 @@ export const usageExitCode = 2
 /**
  * `128 + n` for a signal name (`SIGKILL` → 137), or `undefined` for a name this OS does not know.
  */
-export const signalExitCode = (signal: string): number | undefined => {
+const signalExitCode = (signal: string): number | undefined => {
   const number = (constants.signals as Readonly<Record<string, number | undefined>>)[signal]
   return number === undefined ? undefined : 128 + number
 }

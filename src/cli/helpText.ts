@@ -17,7 +17,7 @@ const usageLine = /^\$ (.*)$/gm
 /**
  * Whether colour may be written to `stream`.
  */
-export const colourAllowed = (stream: NodeJS.WriteStream): boolean => stream.isTTY === true && !process.env["NO_COLOR"]
+const colourAllowed = (stream: NodeJS.WriteStream): boolean => stream.isTTY === true && !process.env["NO_COLOR"]
 
 /**
  * One piece of @effect/cli output as this CLI prints it on `stream`.

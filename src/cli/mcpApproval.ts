@@ -36,7 +36,7 @@ export const elicitationMessage = (request: Approval.Request): string =>
 /**
  * The `elicitation/create` params for one escalation.
  */
-export const elicitationParams = (request: Approval.Request): ElicitRequestFormParams => ({
+const elicitationParams = (request: Approval.Request): ElicitRequestFormParams => ({
   mode: "form",
   message: elicitationMessage(request),
   requestedSchema: { type: "object", properties: {} }
@@ -45,7 +45,7 @@ export const elicitationParams = (request: Approval.Request): ElicitRequestFormP
 /**
  * The client's answer as an approval: accept allows this call, decline rejects, cancel (dismissed) cancels.
  */
-export const outcomeOf = (result: ElicitResult): Approval.Outcome => {
+const outcomeOf = (result: ElicitResult): Approval.Outcome => {
   switch (result.action) {
     case "accept":
       return "allowed-once"

@@ -26,20 +26,20 @@ import { cliStack } from "./stack.js"
  * How long shutdown waits for in-flight calls to answer. Short, because a client that closes our
  * stdin sends SIGTERM 2 s later and SIGKILL 2 s after that (the SDK's `StdioClientTransport`).
  */
-export const mcpDrainTimeoutMs = 500
+const mcpDrainTimeoutMs = 500
 
 /**
  * When shutdown escalates to SIGKILL, counted from its start: the process groups get SIGTERM and up
  * to this long to exit (less the drain), so the whole shutdown fits well inside the client's 2 s
  * before its SIGTERM — a SIGKILLed server could kill nothing.
  */
-export const mcpShutdownDeadlineMs = 1000
+const mcpShutdownDeadlineMs = 1000
 
 /**
  * Serves the tools on `transport` (stdio) until it closes (or the fiber is interrupted), then shuts
  * down. `connected` receives the server once it is connected (the elicitation approval asks through it).
  */
-export const serveStdio = Effect.fn("Cli.mcp")(function*(
+const serveStdio = Effect.fn("Cli.mcp")(function*(
   transport: Transport,
   session: ToolSession,
   shutdown: Shutdown,

@@ -41,7 +41,7 @@ const unknownFlag = (flag: string, known: ReadonlyArray<string>): SettingsError 
  * The subcommand's arguments (`argv` after the subcommand's name) with `--` inserted before the first
  * command word, or an error naming an unknown flag or a flag missing its value.
  */
-export const separateCommandWords = (
+const separateCommandWords = (
   args: ReadonlyArray<string>,
   flags: FlagNames
 ): Effect.Effect<ReadonlyArray<string>, SettingsError> => {

@@ -95,7 +95,7 @@ const missingRunnerHint = (bwrapPath: string): string =>
  * with a newline. With `live` (stdout is a terminal, no `--json`), the output is printed as the command
  * produces it (cleaned like model text) and only the truncation notices and markers follow.
  */
-export const runOnce = Effect.fn("Cli.run")(function*(input: {
+const runOnce = Effect.fn("Cli.run")(function*(input: {
   readonly command: string
   readonly description: string
   readonly json: boolean

@@ -24,7 +24,7 @@ export interface TerminalPort {
  * The question for one escalation: the model's justification on one line, then
  * `allow escalation to <mode> for: <command>? [y/N] `.
  */
-export const question = (request: Approval.Request): string =>
+const question = (request: Approval.Request): string =>
   `effect-bash: a sandbox escalation is requested: ${shownToUser(request.reason)}\n` +
   `allow escalation to ${request.mode} for: ${shownToUser(request.command)}? [y/N] `
 
@@ -32,7 +32,7 @@ export const question = (request: Approval.Request): string =>
  * The answer as an approval: `y` or `yes` (any case) allows this call once; any other line rejects
  * (the default is no); the end of input cancels.
  */
-export const outcomeOf = (answer: string | undefined): Approval.Outcome =>
+const outcomeOf = (answer: string | undefined): Approval.Outcome =>
   answer === undefined ? "cancelled" : /^\s*y(es)?\s*$/i.test(answer) ? "allowed-once" : "rejected"
 
 /**

@@ -11,7 +11,7 @@ import type { HarnessNoticeMessage } from "./host.js"
 /**
  * The harness's bound on a notice summary (`CONTEXT_SUMMARY_MAX_CHARS`).
  */
-export const summaryMaxChars = 120
+const summaryMaxChars = 120
 
 /** At most `summaryMaxChars` UTF-16 units, ellipsized as the harness does, never splitting a surrogate pair. */
 const bound = (line: string): string => {

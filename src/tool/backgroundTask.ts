@@ -12,7 +12,7 @@ import { sandboxNotices } from "./sandboxNotices.js"
  * How a finished process ended, as a task outcome: `signal: SIG…` or `exit code: N` (a killed process
  * that trapped the signal and exited still has its code), else `killed before exit`.
  */
-export const bashTaskOutcome = (state: BashExecutor.ProcessState): Tasks.Outcome => {
+const bashTaskOutcome = (state: BashExecutor.ProcessState): Tasks.Outcome => {
   const detail = state.signal !== null
     ? `signal: ${state.signal}`
     : state.exitCode !== null

@@ -18,7 +18,7 @@ const breadth: Readonly<Record<BashExecutor.SandboxMode, number>> = {
 /**
  * Whether `target` grants more than `current`.
  */
-export const isStrictlyWider = (target: BashExecutor.SandboxMode, current: BashExecutor.SandboxMode): boolean =>
+const isStrictlyWider = (target: BashExecutor.SandboxMode, current: BashExecutor.SandboxMode): boolean =>
   breadth[target] > breadth[current]
 
 /**

@@ -14,14 +14,14 @@ import { modelText } from "./modelText.js"
  *
  * @since 0.1.0
  */
-export const progressInterval: Duration.DurationInput = "100 millis"
+const progressInterval: Duration.DurationInput = "100 millis"
 
 /**
  * Shown where live output was skipped because the reader fell behind (the final result still has it).
  *
  * @since 0.1.0
  */
-export const progressSkippedText = "[live output skipped]\n"
+const progressSkippedText = "[live output skipped]\n"
 
 // A line longer than this is shown in pieces; an update longer than this keeps its tail.
 const maxLine = 4096

@@ -8,7 +8,7 @@ import { modelText } from "./modelText.js"
 /**
  * The lossy-read notice: `[some output was dropped from memory; full output: <paths or (unavailable)>]`.
  */
-export const lossyNotice = (read: BashExecutor.OutputRead): string => {
+const lossyNotice = (read: BashExecutor.OutputRead): string => {
   const paths = [read.stdoutSpillPath, read.stderrSpillPath].filter((p): p is string => p !== undefined)
   return `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(", ") : "(unavailable)"}]`
 }

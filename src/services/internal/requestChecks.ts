@@ -9,7 +9,7 @@
 /**
  * The most characters of a value an error message echoes; longer ones end in `…`.
  */
-export const maxEchoedChars = 200
+const maxEchoedChars = 200
 
 /**
  * `text` cut to {@link maxEchoedChars} characters plus `…` when longer (never inside a surrogate pair).

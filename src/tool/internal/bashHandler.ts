@@ -22,7 +22,7 @@ import { approveEscalation } from "../escalation.js"
 import { placeCall, startSessionDir } from "../placement.js"
 
 /** The message for a background call when no task runtime is composed. */
-export const noTaskRuntimeMessage =
+const noTaskRuntimeMessage =
   "background tasks unavailable: compose a Tasks layer (TasksLive) with AgentToolsLive, which attaches the task tools"
 
 /** Checked arguments, with the escalation they ask for. */
@@ -47,7 +47,7 @@ export interface Dependencies {
  * What the composition offers: `run_in_background` when background execution is enabled, sandbox
  * facts when the executor confines, and escalation only when an approval service can grant it.
  */
-export const policyOf = (deps: Dependencies): BashTool.Policy => {
+const policyOf = (deps: Dependencies): BashTool.Policy => {
   const sandbox = deps.executor.sandboxMode !== undefined
   return { background: deps.enableRunInBackground, sandbox, escalation: sandbox && Option.isSome(deps.approval) }
 }

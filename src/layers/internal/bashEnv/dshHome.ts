@@ -15,7 +15,7 @@ const nonBlank = (value: string | undefined): Option.Option<string> =>
 /**
  * Expands a leading `~` (alone or before a separator) to `home` and resolves the result against `cwd`.
  */
-export const absoluteHomePath = (spelling: string, home: string, cwd: string): string => {
+const absoluteHomePath = (spelling: string, home: string, cwd: string): string => {
   const expanded = spelling === "~"
     ? home
     : spelling.startsWith("~/")

@@ -9,7 +9,7 @@ import type { BashEnvRegistry } from "../../../services/BashEnvRegistry.js"
 /**
  * Keys the harness sets itself; no contributor may own them.
  */
-export const reservedKeys: ReadonlySet<string> = new Set(["DSH_HOME", "DSH_SHELL", "DSH_SESSION_ID"])
+const reservedKeys: ReadonlySet<string> = new Set(["DSH_HOME", "DSH_SHELL", "DSH_SESSION_ID"])
 
 const validKey = /^DSH_[A-Z][A-Z0-9_]*$/
 
