@@ -27,7 +27,7 @@ const awaitCanonical = (resolving: Promise<string>, dir: string): Effect.Effect<
  * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
  * given, made absolute, and the spawn reports it.
  */
-export const canonicalDir = (dir: string): Effect.Effect<string> => Effect.suspend(() => awaitCanonical(realpath(dir), dir))
+const canonicalDir = (dir: string): Effect.Effect<string> => Effect.suspend(() => awaitCanonical(realpath(dir), dir))
 
 /**
  * The canonical working directory of a call's session, resolving from now on: the thread pool

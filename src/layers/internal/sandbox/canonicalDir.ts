@@ -1,5 +1,6 @@
 /**
- * A directory's filesystem identity, spelled the way placement and confinement both compare it.
+ * A directory's filesystem identity, as confinement and the sandbox sessions compare it; the tool's
+ * placement (`tool/placement.ts`) resolves a call's directory by the same rule, without blocking.
  *
  * @internal
  */
