@@ -14,7 +14,7 @@
 import { Effect, Layer, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
 import { HostReaper } from "../services/HostReaper.js"
-import { procStatFields } from "./internal/spawner/procStat.js"
+import { isStopped } from "./internal/spawner/procStat.js"
 
 // Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
 // `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the pids to
@@ -93,8 +93,7 @@ const make = Effect.gen(function*() {
   let reportedStop = false
   const resumeIfStopped = Effect.suspend(() => {
     if (!alive || closing) return Effect.void
-    const state = procStatFields(String(child.pid))?.[0]
-    if (state !== "T" && state !== "t") return Effect.void
+    if (!isStopped(child.pid!)) return Effect.void
     try {
       process.kill(child.pid!, "SIGCONT")
     } catch {

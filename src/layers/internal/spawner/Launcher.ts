@@ -21,7 +21,7 @@ import type { Socket } from "node:net"
 import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
 import type { HostMessage, LaunchMessage, LauncherMessage } from "./launcherMain.js"
-import { procStatFields } from "./procStat.js"
+import { isGone, isStopped } from "./procStat.js"
 
 /** What the host decided about one spawn. */
 export interface LaunchRequest {
@@ -128,17 +128,6 @@ const orphanPollMs = 20
 // sent alone: calls in a row cost no message of their own, and the launcher holds a gone group's id
 // only 20 ms longer than the `HostReaper` would (Linux hands out pids in turn; `pid_max` can be 32768).
 const forgetBatchMs = 20
-
-// A process state from `/proc/<pid>/stat`, or undefined when it is gone.
-const stateOf = (pid: number): string | undefined => procStatFields(String(pid))?.[0]
-const isStopped = (pid: number) => {
-  const state = stateOf(pid)
-  return state === "T" || state === "t"
-}
-const isGone = (pid: number) => {
-  const state = stateOf(pid)
-  return state === undefined || state === "Z" || state === "X"
-}
 
 /**
  * Starts the launcher's program `entry` (see `launcherEntry.ts`); `extraStdio` are its stdio entries from fd 3 on (the host's inherited

@@ -33,7 +33,8 @@ export const statOf = (pid: string): ProcStat | undefined => {
 export const pidEntries = (): ReadonlyArray<string> =>
   NodeFs.readdirSync("/proc").filter((entry) => entry.charCodeAt(0) >= 48 && entry.charCodeAt(0) <= 57)
 
-const errnoCode = (error: unknown): string | undefined =>
+/** The `code` of a Node system error, if it has one. */
+export const errnoCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
     ? error.code
     : undefined

@@ -6,13 +6,7 @@
  * @internal
  */
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
-import { pidEntries, statOf } from "./groupLiveness.js"
-
-/** The `code` of a Node system error, if it has one. */
-export const errnoCode = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : undefined
+import { errnoCode, pidEntries, statOf } from "./groupLiveness.js"
 
 /**
  * Sends `signal` to every member of group `pgid`. A vanished group (ESRCH) is not an error, nor is a

@@ -15,3 +15,25 @@ export const procStatFields = (pid: string): ReadonlyArray<string> | undefined =
     return undefined
   }
 }
+
+const stateOf = (pid: number): string | undefined => procStatFields(String(pid))?.[0]
+
+/**
+ * Whether the process `pid` is stopped (by a signal, or traced).
+ *
+ * @internal
+ */
+export const isStopped = (pid: number): boolean => {
+  const state = stateOf(pid)
+  return state === "T" || state === "t"
+}
+
+/**
+ * Whether the process `pid` is gone: no entry, a zombie, or dead.
+ *
+ * @internal
+ */
+export const isGone = (pid: number): boolean => {
+  const state = stateOf(pid)
+  return state === undefined || state === "Z" || state === "X"
+}
