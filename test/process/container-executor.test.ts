@@ -74,6 +74,22 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
     return seen
   }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
 
+/** Runs `effect` with the host's variable `name` set to `value`, as it was again afterwards. */
+const withHostEnv = (name: string, value: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const before = process.env[name]
+      process.env[name] = value
+      return before
+    }),
+    () => effect,
+    (before) =>
+      Effect.sync(() => {
+        if (before === undefined) delete process.env[name]
+        else process.env[name] = before
+      })
+  )
+
 /** This process's open sockets, as `<fd> socket:[inode]`. */
 const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
 
@@ -212,9 +228,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("the host's environment never reaches the container", () =>
     Effect.gen(function*() {
-      process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY = "host value"
       const result = yield* Effect.provide(runIn({ command: "env" }), shared).pipe(
-        Effect.ensuring(Effect.sync(() => delete process.env.EFFECT_BASH_CONTAINER_TEST_HOST_ONLY))
+        withHostEnv("EFFECT_BASH_CONTAINER_TEST_HOST_ONLY", "host value")
       )
       expect(result.stdout.text).not.toContain("EFFECT_BASH_CONTAINER_TEST_HOST_ONLY")
       expect(result.stdout.text).toContain("NO_COLOR=1")
@@ -306,15 +321,10 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live.skipIf(!fs.existsSync(dockerSocket))("an explicit socket address wins over a DOCKER_HOST naming another engine", () =>
     Effect.gen(function*() {
-      const before = process.env.DOCKER_HOST
-      process.env.DOCKER_HOST = "tcp://127.0.0.1:9"
       const result = yield* Effect.provide(
         runIn({ command: "echo reached" }),
         container({ dockerHost: `unix://${dockerSocket}` })
-      ).pipe(Effect.ensuring(Effect.sync(() => {
-        if (before === undefined) delete process.env.DOCKER_HOST
-        else process.env.DOCKER_HOST = before
-      })))
+      ).pipe(withHostEnv("DOCKER_HOST", "tcp://127.0.0.1:9"))
       expect(result.stdout.text).toBe("reached\n")
     }))
 
