@@ -11,7 +11,8 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { launcherEntryName } from "../../src/layers/internal/spawner/launcherEntry.js"
-import { cleanEnv, cliPath, procStat } from "../support/cli.js"
+import { cleanEnv, cliPath } from "../support/cli.js"
+import { processOf } from "../support/processes.js"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
@@ -48,7 +49,7 @@ describe("the bundled command's launcher", () => {
       const { parent, server } = yield* echoParent(cliPath)
       // The launcher names itself; without its program the server would spawn the command itself.
       expect(parent).not.toBe(server)
-      expect(procStat(parent)?.ppid).toBe(server)
+      expect(processOf(parent)?.ppid).toBe(server)
       expect(readFileSync(`/proc/${parent}/cmdline`, "utf8").replace(/\0+$/, "")).toBe("effect-bash launcher")
     }))
 

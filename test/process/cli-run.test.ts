@@ -6,7 +6,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import * as BashTool from "../../src/tool/BashTool.js"
-import { cleanEnv, cliPath, eventually, membersOfGroups, runCli, startCli } from "../support/cli.js"
+import { cleanEnv, cliPath, eventually, runCli, startCli } from "../support/cli.js"
+import { liveMembersOf } from "../support/processes.js"
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(env) }))
@@ -97,11 +98,11 @@ describe.concurrent("effect-bash run (real processes)", () => {
       expect(readFileSync(pidFile, "utf8")).toMatch(/^\d+\n$/)
       const shell = Number(readFileSync(pidFile, "utf8"))
       // The pid is written before `sleep 30 &` forks: wait for both members.
-      expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 2))).toBe(true)
+      expect(yield* Effect.promise(() => eventually(() => liveMembersOf([shell]).length === 2))).toBe(true)
       child.kill("SIGINT")
       const outcome = yield* Effect.promise(() => done)
       expect(outcome).toMatchObject({ code: 130, stdout: "" })
-      expect(membersOfGroups([shell])).toEqual([])
+      expect(liveMembersOf([shell])).toEqual([])
     }))
 
   it.live("a command starting with - runs as a command, not as bash's options", () =>

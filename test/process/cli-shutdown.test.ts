@@ -6,7 +6,8 @@ import { Effect } from "effect"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { eventually, membersOfGroups, startCli } from "../support/cli.js"
+import { eventually, startCli } from "../support/cli.js"
+import { liveMembersOf } from "../support/processes.js"
 
 describe("effect-bash run: a second signal escalates at once (real process)", () => {
   it.live("a TERM-ignoring command with a 30 s grace dies at the second SIGINT, not after the grace", () =>
@@ -23,20 +24,20 @@ describe("effect-bash run: a second signal escalates at once (real process)", ()
         expect(readFileSync(pidFile, "utf8")).toMatch(/^\d+\n$/)
         shell = Number(readFileSync(pidFile, "utf8"))
         const group = [shell]
-        expect(await eventually(() => membersOfGroups(group).length === 2)).toBe(true)
+        expect(await eventually(() => liveMembersOf(group).length === 2)).toBe(true)
         child.kill("SIGINT")
         // The first signal starts a graceful shutdown: the group got SIGTERM and ignores it.
         await new Promise((resolve) => setTimeout(resolve, 300))
-        expect(membersOfGroups(group)).toHaveLength(2)
+        expect(liveMembersOf(group)).toHaveLength(2)
         child.kill("SIGINT")
         // Bounded well below the 30 s grace (the run is SIGKILLed at 20 s by startCli's limit).
         const outcome = await done
         expect(outcome).toMatchObject({ code: 130, signal: null })
         expect(outcome.elapsedMs).toBeLessThan(15_000)
-        expect(membersOfGroups(group)).toEqual([])
+        expect(liveMembersOf(group)).toEqual([])
       } finally {
         // Only when the test failed is anything left to kill.
-        if (shell !== undefined && membersOfGroups([shell]).length > 0) process.kill(-shell, "SIGKILL")
+        if (shell !== undefined && liveMembersOf([shell]).length > 0) process.kill(-shell, "SIGKILL")
         rmSync(workdir, { recursive: true, force: true })
       }
     }))

@@ -8,7 +8,8 @@ import * as upstream from "cordis"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash, { RunnerClosedError } from "../../src/cordis-adapter.js"
 import type { CordisBash, CordisBashEnv, CordisContext, CordisTasks } from "../../src/cordis-adapter.js"
-import { eventually, groupMembers, readPid, tempDir, termIgnoringCommand } from "../support/cordis.js"
+import { eventually, readPid, tempDir, termIgnoringCommand } from "../support/cordis.js"
+import { liveMembers, liveMembersOf } from "../support/processes.js"
 
 interface Fiber {
   readonly dispose: () => Promise<void>
@@ -70,7 +71,7 @@ describe("in a bare upstream Cordis", () => {
     abort.abort()
     const result = await running
     expect(result).toMatchObject({ aborted: true, timedOut: false })
-    expect(groupMembers(pgid)).toEqual([])
+    expect(liveMembers(pgid)).toEqual([])
     await fiber.dispose()
   })
 
@@ -110,14 +111,14 @@ describe("in a bare upstream Cordis", () => {
     ).then(() => undefined, (error: unknown) => error)
     const pgids = [await readPid(backgroundPid), await readPid(foregroundPid)]
     await eventually(() => (readdirSync(dir.path).some((name) => !name.endsWith(".pid")) ? true : undefined))
-    expect(pgids.flatMap(groupMembers)).not.toEqual([])
+    expect(liveMembersOf(pgids)).not.toEqual([])
 
     const disposing = Date.now()
     await fiber.dispose()
 
     // Bounded by the 300 ms grace (TERM → KILL), not by the 30 s the TERM-ignoring children would run.
     expect(Date.now() - disposing).toBeLessThan(10_000)
-    expect(pgids.flatMap(groupMembers)).toEqual([])
+    expect(liveMembersOf(pgids)).toEqual([])
     expect(readdirSync(dir.path).filter((name) => !name.endsWith(".pid"))).toEqual([])
     await background.done
     expect(background.status).toBe("killed")
@@ -185,13 +186,13 @@ describe("in a bare upstream Cordis", () => {
     })
     expect(task).toMatchObject({ id: "bash-1", status: "running" })
     const pgid = await readPid(pidFile)
-    expect(groupMembers(pgid)).not.toEqual([])
+    expect(liveMembers(pgid)).not.toEqual([])
 
     const restarting = Date.now()
     await fiber.restart()
 
     expect(Date.now() - restarting).toBeLessThan(10_000)
-    expect(groupMembers(pgid)).toEqual([])
+    expect(liveMembers(pgid)).toEqual([])
     // A fresh instance: its task ids start over and it runs commands.
     expect(await tasks().list("s1")).toEqual([])
     expect((await bash().run(bash().resolve({ command: "echo again" }))).stdout.text).toBe("again\n")

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash from "../../src/cordis-adapter.js"
 import type { CordisTasks } from "../../src/cordis-adapter.js"
 import * as BashTool from "../../src/tool/BashTool.js"
-import { eventually, groupMembers, readPid, tempDir, termIgnoringCommand } from "../support/cordis.js"
+import { eventually, readPid, tempDir, termIgnoringCommand } from "../support/cordis.js"
+import { liveMembers } from "../support/processes.js"
 import { bwrapUsable } from "../support/bwrap.js"
 
 interface Outcome {
@@ -151,7 +152,7 @@ describe("inside the harness", () => {
       const pgid = await readPid(pidFile)
       abort.abort()
       expect(await running).toMatchObject({ isError: true, text: "Error: command aborted" })
-      expect(groupMembers(pgid)).toEqual([])
+      expect(liveMembers(pgid)).toEqual([])
     })
 
     it("runs in the session's directory with the managed environment", async () => {
@@ -288,14 +289,14 @@ describe("inside the harness", () => {
       "started background task bash-1"
     )
     const pgid = await readPid(pidFile)
-    expect(groupMembers(pgid)).not.toEqual([])
+    expect(liveMembers(pgid)).not.toEqual([])
 
     const disposing = Date.now()
     await plugin.dispose()
 
     // Bounded by the 300 ms grace (TERM → KILL), not by the 30 s the TERM-ignoring task would run.
     expect(Date.now() - disposing).toBeLessThan(10_000)
-    expect(groupMembers(pgid)).toEqual([])
+    expect(liveMembers(pgid)).toEqual([])
     expect(toolNames()).toEqual([])
     expect(await sectionNames()).not.toContain("tool:bash")
     expect(await execute("bash", { command: "echo", description: "nothing is registered now" })).toMatchObject({

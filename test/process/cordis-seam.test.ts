@@ -14,7 +14,8 @@ import EffectBash, { RunnerClosedError, SynchronousCallError } from "../../src/c
 import { makeCallRunner } from "../../src/cordis/CallRunner.js"
 import type { CordisBash, CordisBashEnv, CordisBashProcess, CordisTasks } from "../../src/cordis-adapter.js"
 import type { BashExecutor } from "../../src/services/BashExecutor.js"
-import { eventually, groupMembers, readPid, tempDir } from "../support/cordis.js"
+import { eventually, readPid, tempDir } from "../support/cordis.js"
+import { liveMembers } from "../support/processes.js"
 import { bwrapUsable } from "../support/bwrap.js"
 
 let root: Context
@@ -133,7 +134,7 @@ describe("ctx.bash, the reference's way", () => {
     expect(await process.done).toBeUndefined()
     expect(process).toMatchObject({ status: "killed", exitCode: null, signal: "SIGTERM" })
     expect(process.kill()).toBe(false)
-    expect(groupMembers(pgid)).toEqual([])
+    expect(liveMembers(pgid)).toEqual([])
   })
 
   it("returns the handle at once when the spawn fails, and settles it as killed with `spawn failed: …`", async () => {

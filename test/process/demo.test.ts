@@ -1,19 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
-import { descendantsOf, membersOfGroups, procStat, startCli } from "../support/cli.js"
+import { startCli } from "../support/cli.js"
+import { descendantsOf, liveMembersOf, processOf } from "../support/processes.js"
 
 /** Runs `effect-bash demo`, noting every process group its commands ran in while it ran. */
 const runDemo = Effect.promise(async () => {
   const { child, done } = startCli(["demo"], { limitMs: 55_000 })
-  const ownGroup = child.pid === undefined ? undefined : procStat(child.pid)?.pgrp
+  const ownGroup = child.pid === undefined ? undefined : processOf(child.pid)?.pgid
   const groups = new Set<number>()
   let finished = false
   const outcome = done.finally(() => (finished = true))
   while (!finished) {
     if (child.pid !== undefined) {
       for (const pid of descendantsOf(child.pid)) {
-        const pgrp = procStat(pid)?.pgrp
+        const pgrp = processOf(pid)?.pgid
         if (pgrp !== undefined && pgrp !== ownGroup) groups.add(pgrp)
       }
     }
@@ -61,7 +62,7 @@ describe("effect-bash demo (real processes)", () => {
       // "Done: ... every process it started is gone": the groups seen while it ran (at least the
       // minute-long background task's) have no live member, and the spill file went with the stack.
       expect(groups).not.toEqual([])
-      expect(membersOfGroups(groups)).toEqual([])
+      expect(liveMembersOf(groups)).toEqual([])
       expect(existsSync(spill?.[1] ?? "")).toBe(false)
     }))
 })

@@ -1,5 +1,5 @@
 /**
- * The local executor against real processes. Each kill test ends by checking with `ps` that nothing
+ * The local executor against real processes. Each kill test ends by checking in /proc that nothing
  * of the group survived.
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -10,7 +10,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Context, Effect, Exit, Layer, Logger, Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -20,23 +20,15 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
-import { isAlive, liveMembers, liveMembersOf, stateOf } from "../support/processes.js"
+import { childrenOf, commandLineOf, isAlive, liveMembers, liveMembersOf, processTable, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 
 const tempDir = (name: string) => fs.mkdtempSync(path.join(os.tmpdir(), `effect-bash-test-${name}-`))
 
-/** Process groups of the direct children of `pid` (by `ps`, not by the code under test). */
+/** Process groups of the direct children of `pid` (from /proc, not by the code under test). */
 const childGroups = (pid: number): ReadonlyArray<number> =>
-  [
-    ...new Set(
-      execFileSync("ps", ["-e", "-o", "ppid=,pgid="], { encoding: "utf8" })
-        .split("\n")
-        .map((line) => line.trim().split(/\s+/).map(Number))
-        .filter(([ppid]) => ppid === pid)
-        .map(([, pgid]) => pgid!)
-    )
-  ]
+  [...new Set(processTable().filter((row) => row.ppid === pid).map((row) => row.pgid))]
 
 /** Polls every 10 ms, for at most `boundMs`, until `done` holds; returns its last answer. */
 const eventually = <A>(probe: () => A, done: (value: A) => boolean, boundMs = 10_000) =>
@@ -74,13 +66,9 @@ const killHostExpectingNoSurvivor = (host: ChildProcess, pgid: number, launcher:
     expect(yield* eventually(() => isAlive(launcher), (alive) => !alive), "the launcher ends").toBe(false)
   })
 
-/** The launchers `pid` started (by `ps`). */
+/** The launchers `pid` started (from /proc). */
 const launchersOf = (pid: number): ReadonlyArray<number> =>
-  execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((fields) => Number(fields[1]) === pid && fields.slice(2).join(" ") === "effect-bash launcher")
-    .map((fields) => Number(fields[0]))
+  childrenOf(pid).filter((child) => commandLineOf(child) === "effect-bash launcher")
 
 /** SIGKILLs each pid in `pids` (a negative one is a group) that is still there. */
 const killAll = (pids: Iterable<number>) => {
@@ -290,13 +278,12 @@ describe("host death", () => {
     }), { timeout: 40_000 })
 })
 
-/** The reaper started by this process, if any (by `ps`): pid, session and controlling terminal. */
+/** The reaper started by `pid`, if any (from /proc): pid, session and controlling terminal (0: none). */
 const reaperOf = (pid: number) =>
-  execFileSync("ps", ["-e", "-o", "pid=,ppid=,sid=,tty=,args="], { encoding: "utf8" })
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((fields) => Number(fields[1]) === pid && fields.slice(4).join(" ").startsWith("bash --norc --noprofile -c trap '' INT QUIT TERM HUP"))
-    .map((fields) => ({ pid: Number(fields[0]), sid: Number(fields[2]), tty: fields[3] }))
+  processTable()
+    .filter((row) => row.ppid === pid && row.state !== "Z" &&
+      commandLineOf(row.pid).startsWith("bash --norc --noprofile -c trap '' INT QUIT TERM HUP"))
+    .map((row) => ({ pid: row.pid, sid: row.sid, tty: row.tty }))
 
 /** Builds the executor in a scope of its own, logging into `logs`. */
 const openExecutor = (logs: Array<string> = []) =>
@@ -316,7 +303,7 @@ describe("the host-death reaper", () => {
       const [reaper] = reaperOf(process.pid)
       expect(reaper).toBeDefined()
       expect(reaper!.sid).toBe(reaper!.pid)
-      expect(reaper!.tty).toBe("?")
+      expect(reaper!.tty).toBe(0)
       const fds = fs.readdirSync(`/proc/${reaper!.pid}/fd`).sort()
       expect(fds).toEqual(["0", "1", "2"])
       expect([1, 2].map((fd) => fs.readlinkSync(`/proc/${reaper!.pid}/fd/${fd}`))).toEqual(["/dev/null", "/dev/null"])

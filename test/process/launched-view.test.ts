@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { procStat } from "../support/cli.js"
+import { processOf } from "../support/processes.js"
 import { launcherPid } from "../support/launcher.js"
 import { listFds } from "../support/processes.js"
 
@@ -84,7 +84,7 @@ describe("a launched command's view", () => {
         // The host spawns its own commands; the launcher, a child of the host, spawns the others.
         expect(pids(viaHost.stdout.text)[1], name).toBe(process.pid)
         expect(launcher, name).not.toBe(process.pid)
-        expect(procStat(launcher)?.ppid, name).toBe(process.pid)
+        expect(processOf(launcher)?.ppid, name).toBe(process.pid)
         expect(read(`/proc/${launcher}/cmdline`), name).toMatch(/^effect-bash launcher/)
         const seen = withoutPids(viaLauncher.stdout.text)
         expect(seen, name).toBe(withoutPids(viaHost.stdout.text))

@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
-import { cleanEnv, cliPath, descendantsOf, eventually, isAlive, membersOfGroups } from "../support/cli.js"
+import { cleanEnv, cliPath, eventually } from "../support/cli.js"
+import { descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
 
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-mcp-"))
 afterAll(() => rmSync(workdir, { recursive: true, force: true }))
@@ -68,7 +69,7 @@ const pidFrom = (name: string) =>
 
 /** Waits (bounded) until process group `pgid` has exactly `count` live members. */
 const groupHas = (pgid: number, count: number) =>
-  Effect.promise(() => eventually(() => membersOfGroups([pgid]).length === count))
+  Effect.promise(() => eventually(() => liveMembersOf([pgid]).length === count))
 
 /** The server as a raw process: lines in on stdin, the JSON answers collected from stdout. */
 const startRaw = (env: Record<string, string> = {}) => {
@@ -198,7 +199,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       })
       const last = yield* text(client, "task_output", { task_id: "bash-1", wait: true, timeout_ms: 5000 })
       expect(last).toEqual({ isError: false, text: "(no new output)\n[status: killed, signal: SIGTERM]" })
-      expect(membersOfGroups([shell])).toEqual([])
+      expect(liveMembersOf([shell])).toEqual([])
     }))
 
   it.scopedLive("a cancelled request kills the command's process group", () =>
@@ -215,7 +216,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       // The pid is written before `sleep 30 &` forks: wait for both members.
       expect(yield* groupHas(shell, 2)).toBe(true)
       controller.abort("stop")
-      expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 0))).toBe(true)
+      expect(yield* Effect.promise(() => eventually(() => liveMembersOf([shell]).length === 0))).toBe(true)
       // The server stays usable after a cancellation.
       expect(yield* bash(client, "echo still here")).toEqual({ isError: false, text: "still here\n" })
     }))
@@ -270,7 +271,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       const shell = Number(yield* Effect.promise(() => firstUpdate))
       expect(yield* groupHas(shell, 2)).toBe(true)
       controller.abort("stop")
-      expect(yield* Effect.promise(() => eventually(() => membersOfGroups([shell]).length === 0))).toBe(true)
+      expect(yield* Effect.promise(() => eventually(() => liveMembersOf([shell]).length === 0))).toBe(true)
     }))
 
   it.live("closing the client ends the server and every process it started", () =>
@@ -281,13 +282,13 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       const shell = yield* pidFrom("closing.pid")
       expect(yield* groupHas(shell, 3)).toBe(true)
       const descendants = descendantsOf(pid)
-      expect(descendants).toEqual(expect.arrayContaining(membersOfGroups([shell])))
+      expect(descendants).toEqual(expect.arrayContaining(liveMembersOf([shell])))
       const closing = Date.now()
       yield* Effect.promise(() => client.close())
       expect(isAlive(pid)).toBe(false)
       expect(Date.now() - closing).toBeLessThan(2000)
       expect(descendants.filter(isAlive)).toEqual([])
-      expect(membersOfGroups([shell])).toEqual([])
+      expect(liveMembersOf([shell])).toEqual([])
     }))
 
   it.live("SIGTERM while a foreground call runs: the server exits, leaving no process", () =>
@@ -300,11 +301,11 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       // The pid is written before `sleep 30 &` forks: wait for both members.
       expect(yield* groupHas(shell, 2)).toBe(true)
       const descendants = descendantsOf(pid)
-      expect(descendants).toEqual(expect.arrayContaining(membersOfGroups([shell])))
+      expect(descendants).toEqual(expect.arrayContaining(liveMembersOf([shell])))
       process.kill(pid, "SIGTERM")
       expect(yield* Effect.promise(() => eventually(() => !isAlive(pid), 5000))).toBe(true)
       expect(descendants.filter(isAlive)).toEqual([])
-      expect(membersOfGroups([shell])).toEqual([])
+      expect(liveMembersOf([shell])).toEqual([])
       yield* Fiber.interrupt(call)
       yield* Effect.promise(() => client.close())
     }))
@@ -392,7 +393,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       const descendants = descendantsOf(pid)
       yield* Effect.promise(() => client.close())
       expect(isAlive(pid)).toBe(false)
-      expect(membersOfGroups(groups)).toEqual([])
+      expect(liveMembersOf(groups)).toEqual([])
       expect(descendants.filter(isAlive)).toEqual([])
       yield* Fiber.interrupt(call)
     }))
@@ -412,6 +413,6 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       // Its answer cannot be written: EPIPE closes the transport, which shuts the server down.
       server.send({ jsonrpc: "2.0", id: 3, method: "ping" })
       expect(yield* Effect.promise(() => server.exited(10_000))).toBe(0)
-      expect(membersOfGroups([shell])).toEqual([])
+      expect(liveMembersOf([shell])).toEqual([])
     }))
 })

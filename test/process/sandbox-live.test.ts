@@ -1,6 +1,6 @@
 /**
  * The sandboxing executor and local containment against real processes on bubblewrap. Survivors are
- * checked with `ps`, never with the code under test.
+ * read from /proc here, never by the code under test.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawn } from "node:child_process"
@@ -16,6 +16,7 @@ import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "../support/bwrap.js"
+import { commandLineOf, processTable } from "../support/processes.js"
 import { composeWith, textOf, withTasks } from "../support/tools.js"
 
 
@@ -35,14 +36,15 @@ const run = (request: BashExecutor.Request) =>
     return yield* bash.run(yield* bash.resolve(request))
   })
 
-/** Processes whose command line contains `marker`, by `ps`. */
+/** Live processes whose command line contains `marker` (from /proc), as `<pid> <command line>`. */
 const withMarker = (marker: string): ReadonlyArray<string> =>
-  execFileSync("ps", ["-eo", "pid=,stat=,args="], { encoding: "utf8" })
-    .split("\n")
-    .filter((line) => line.includes(marker) && !/^\s*\d+\s+Z/.test(line))
+  processTable()
+    .filter((row) => row.state !== "Z")
+    .map((row) => `${row.pid} ${commandLineOf(row.pid)}`)
+    .filter((line) => line.includes(marker))
 
 let markers = 0
-/** A `sleep` duration nobody else uses, to find its process by `ps`. */
+/** A `sleep` duration nobody else uses, to find its process by its command line. */
 const uniqueSleep = () => `${8_000 + (process.pid % 1_000)}.${++markers}${Date.now() % 100_000}`
 
 /** Commands that try to outlive their call. */

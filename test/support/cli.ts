@@ -1,10 +1,8 @@
 /**
- * Helpers for the real-process CLI tests: run the bundled `effect-bash` executable, and look processes up
- * in /proc (a zombie counts as gone).
+ * Helpers for the real-process CLI tests: run the bundled `effect-bash` executable, and poll.
  */
 import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -79,60 +77,6 @@ export const runNode = (
   args: ReadonlyArray<string>,
   options: Parameters<typeof startNode>[1] = {}
 ): Promise<CliOutcome> => startNode(args, options).done
-
-interface ProcStat {
-  readonly pid: number
-  readonly state: string
-  readonly ppid: number
-  readonly pgrp: number
-}
-
-/** `/proc/<pid>/stat`, or undefined when the process is gone. */
-export const procStat = (pid: number): ProcStat | undefined => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    // The command name (field 2) may contain spaces and parentheses: parse after its last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return { pid, state: fields[0] ?? "", ppid: Number(fields[1]), pgrp: Number(fields[2]) }
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether `pid` is a live (non-zombie) process. */
-export const isAlive = (pid: number): boolean => {
-  const stat = procStat(pid)
-  return stat !== undefined && stat.state !== "Z"
-}
-
-const allProcesses = (): Array<ProcStat> =>
-  readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .flatMap((name) => {
-      const stat = procStat(Number(name))
-      return stat === undefined || stat.state === "Z" ? [] : [stat]
-    })
-
-/** The live children of `pid`. */
-export const childrenOf = (pid: number): Array<number> =>
-  allProcesses().filter((p) => p.ppid === pid).map((p) => p.pid)
-
-/** Every live descendant of `pid`. */
-export const descendantsOf = (pid: number): Array<number> => {
-  const processes = allProcesses()
-  const found: Array<number> = []
-  let frontier = [pid]
-  while (frontier.length > 0) {
-    const children = processes.filter((p) => frontier.includes(p.ppid)).map((p) => p.pid)
-    found.push(...children)
-    frontier = children
-  }
-  return found
-}
-
-/** Live members of any of the process groups `pgids`. */
-export const membersOfGroups = (pgids: ReadonlyArray<number>): Array<number> =>
-  allProcesses().filter((p) => pgids.includes(p.pgrp)).map((p) => p.pid)
 
 /** Polls `condition` every 20 ms until it holds; false if it still does not after `timeoutMs`. */
 export const eventually = async (condition: () => boolean, timeoutMs = 15_000): Promise<boolean> => {

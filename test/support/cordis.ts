@@ -1,28 +1,10 @@
 /**
- * Helpers for the Cordis adapter tests: process-group liveness from /proc, temp directories, and a
- * bounded real-time poll (these tests drive real processes under real Cordis hosts).
+ * Helpers for the Cordis adapter tests: temp directories and a bounded real-time poll (these tests drive
+ * real processes under real Cordis hosts).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-
-/** Live (non-zombie) members of process group `pgid`, read from /proc/<pid>/stat. */
-export const groupMembers = (pgid: number): Array<number> => {
-  const members: Array<number> = []
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8")
-    } catch {
-      continue
-    }
-    // Fields after the parenthesised command name: state, ppid, pgrp, …
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (fields[0] !== "Z" && Number(fields[2]) === pgid) members.push(Number(entry))
-  }
-  return members
-}
 
 /** A fresh private temp directory, and its cleanup. */
 export const tempDir = (prefix: string): { readonly path: string; readonly remove: () => void } => {

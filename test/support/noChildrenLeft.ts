@@ -4,7 +4,8 @@
  */
 import { readFileSync } from "node:fs"
 import { afterAll } from "vitest"
-import { childrenOf, eventually } from "./cli.js"
+import { eventually } from "./cli.js"
+import { childrenOf } from "./processes.js"
 
 const commandLine = (pid: number): string => {
   try {

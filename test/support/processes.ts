@@ -1,37 +1,83 @@
 /**
- * Independent liveness checks for real-process tests: `ps` (procps), not the code under test.
+ * Independent liveness checks for real-process tests: read from /proc here, not by the code under test.
  */
-import { execFileSync } from "node:child_process"
-import { readdirSync, readlinkSync } from "node:fs"
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 
-interface PsRow {
+/** One process, as /proc/<pid>/stat tells it (`tty` is the terminal's device number, 0 for none). */
+export interface ProcessRow {
   readonly pid: number
+  readonly ppid: number
   readonly pgid: number
+  readonly sid: number
+  readonly tty: number
   readonly state: string
 }
 
-const table = (): ReadonlyArray<PsRow> =>
-  execFileSync("ps", ["-e", "-o", "pid=,pgid=,stat="], { encoding: "utf8" })
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((fields) => fields.length === 3)
-    .map(([pid, pgid, state]) => ({ pid: Number(pid), pgid: Number(pgid), state: state! }))
+/** `pid` as /proc/<pid>/stat tells it, or undefined once it is gone. */
+export const processOf = (pid: number): ProcessRow | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The command name (in parentheses) may hold spaces and parentheses: the fields follow the last ")".
+    const [state, ppid, pgid, sid, tty] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return { pid, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), tty: Number(tty), state: state! }
+  } catch {
+    return undefined
+  }
+}
 
-/** Pids of the groups' members that are not zombies, from one `ps` snapshot. */
-export const liveMembersOf = (pgids: Iterable<number>): ReadonlyArray<number> => {
+/** Every process there is now (one that exits while the table is read is left out). */
+export const processTable = (): ReadonlyArray<ProcessRow> =>
+  readdirSync("/proc").flatMap((name) => {
+    const row = /^\d+$/.test(name) ? processOf(Number(name)) : undefined
+    return row === undefined ? [] : [row]
+  })
+
+/** The command line of `pid`, its arguments joined by spaces ("" once it is gone). */
+export const commandLineOf = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "").join(" ")
+  } catch {
+    return ""
+  }
+}
+
+/** The processes there are now that are not zombies. */
+const liveProcesses = (): ReadonlyArray<ProcessRow> => processTable().filter((row) => row.state !== "Z")
+
+/** Pids of the groups' members that are not zombies, from one reading of the table. */
+export const liveMembersOf = (pgids: Iterable<number>): Array<number> => {
   const groups = new Set(pgids)
-  return table().filter((row) => groups.has(row.pgid) && !row.state.startsWith("Z")).map((row) => row.pid)
+  return liveProcesses().filter((row) => groups.has(row.pgid)).map((row) => row.pid)
 }
 
 /** Pids of the group's members that are not zombies. */
-export const liveMembers = (pgid: number): ReadonlyArray<number> => liveMembersOf([pgid])
+export const liveMembers = (pgid: number): Array<number> => liveMembersOf([pgid])
+
+/** The live children of `pid`. */
+export const childrenOf = (pid: number): Array<number> =>
+  liveProcesses().filter((row) => row.ppid === pid).map((row) => row.pid)
+
+/** Every live descendant of `pid`. */
+export const descendantsOf = (pid: number): Array<number> => {
+  const processes = liveProcesses()
+  const found: Array<number> = []
+  let frontier = [pid]
+  while (frontier.length > 0) {
+    const children = processes.filter((row) => frontier.includes(row.ppid)).map((row) => row.pid)
+    found.push(...children)
+    frontier = children
+  }
+  return found
+}
 
 /** The state letter of `pid` (`S`, `T`, `Z`, …), or undefined once it is gone. */
-export const stateOf = (pid: number): string | undefined => table().find((row) => row.pid === pid)?.state.charAt(0)
+export const stateOf = (pid: number): string | undefined => processOf(pid)?.state.charAt(0)
 
 /** Whether `pid` is alive (zombies are dead). */
-export const isAlive = (pid: number): boolean =>
-  table().some((row) => row.pid === pid && !row.state.startsWith("Z"))
+export const isAlive = (pid: number): boolean => {
+  const state = stateOf(pid)
+  return state !== undefined && state !== "Z"
+}
 
 /** The first line of `text` as a pid (tests print `$$` or `$!` first). */
 export const firstPid = (text: string): number => {
