@@ -257,9 +257,16 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   }
   log(`ok   type-check of ${examples.length} examples (strict, NodeNext, skipLibCheck false; ${tsc.ms} ms)`)
 
-  // A config of its own, so vitest does not pick up this repository's.
+  // A config of its own, so vitest does not pick up this repository's. The examples share one worker
+  // thread: each loads effect and the package once, not once per file.
   const vitestConfig = join(dir, "out", "vitest.config.mjs")
-  writeFileSync(vitestConfig, `export default { test: { root: ${JSON.stringify(join(dir, "out"))}, include: ["*.test.js"] } }\n`)
+  const vitestTest = {
+    root: join(dir, "out"),
+    include: ["*.test.js"],
+    pool: "threads",
+    poolOptions: { threads: { singleThread: true, isolate: false } }
+  }
+  writeFileSync(vitestConfig, `export default ${JSON.stringify({ test: vitestTest })}\n`)
   const tests = examples.filter((example) => example.isTest)
   const outcomes = await Promise.all([
     ...examples.filter((example) => !example.isTest).map(async (example) => ({
