@@ -3,7 +3,6 @@
  * BashToolkit over the real LocalBashExecutor, TasksLive and BashEnvRegistryLive. The test asserts
  * the exact texts the model receives, and that no process of the session survives.
  */
-import { readdirSync, readFileSync } from "node:fs"
 import { LanguageModel, Prompt } from "@effect/ai"
 import type { Response } from "@effect/ai"
 import { describe, expect, it } from "@effect/vitest"
@@ -15,28 +14,11 @@ import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
 import * as AgentToolsLive from "../../src/tool/AgentToolsLive.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
 import { eventually } from "../support/cli.js"
+import { liveWithEnv } from "../support/processes.js"
 
 /** Every spawned process inherits the session id through the managed environment. */
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`
 const marker = `DSH_SESSION_ID=${sessionId}`
-
-/**
- * Pids of live (non-zombie) processes carrying this session's managed environment, from /proc.
- */
-const survivors = (): ReadonlyArray<number> =>
-  readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .flatMap((pid) => {
-      try {
-        const environ = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0")
-        if (!environ.includes(marker)) return []
-        const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
-        const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-        return state === "Z" ? [] : [Number(pid)]
-      } catch {
-        return [] // gone meanwhile, or not ours to read
-      }
-    })
 
 interface Step {
   readonly name: string
@@ -95,8 +77,8 @@ const scriptedModel = (
           // Live processes of the session: while the long job runs (turn 6; a background task is
           // announced before its spawn completes, so its process is awaited, bounded), and before the
           // final answer, when the kill must already have worked (the layer is still open then).
-          if (turn === 6) await eventually(() => survivors().length > 0, 10_000)
-          if (turn === 6 || turn === script.length) seen.push(survivors().length)
+          if (turn === 6) await eventually(() => liveWithEnv(marker).length > 0, 10_000)
+          if (turn === 6 || turn === script.length) seen.push(liveWithEnv(marker).length)
           const step = script[turn]
           const parts: Array<Response.PartEncoded> = step === undefined
             ? [{ type: "text", text: "done" }]
@@ -140,6 +122,6 @@ describe("agent loop over the real executor", () => {
       expect(received).toEqual(expected)
       expect(alive[0]).toBeGreaterThan(0)
       expect(alive[1]).toBe(0)
-      expect(survivors()).toEqual([])
+      expect(liveWithEnv(marker)).toEqual([])
     }))
 })

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
@@ -16,7 +16,7 @@ import * as BashStack from "../../src/BashStack.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { abortOnSignal } from "../../src/tool/abortable.js"
 import { eventually } from "../support/cli.js"
-import { openFds } from "../support/processes.js"
+import { liveWithEnv, openFds } from "../support/processes.js"
 
 const cwd = mkdtempSync(join(tmpdir(), "effect-bash-soak-"))
 afterAll(() => rmSync(cwd, { recursive: true, force: true }))
@@ -26,19 +26,6 @@ const rounds = 30 // × 10 kinds of call = 300 calls
 
 /** TERM-ignoring calls whose result named the grace's SIGKILL. */
 let killsSeen = 0
-
-/** Live (non-zombie) processes other than this one whose environment carries the marker. */
-const markedProcesses = (): Array<number> =>
-  readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number).filter((pid) => {
-    if (pid === process.pid) return false
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false
-      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(marker)
-    } catch {
-      return false // gone meanwhile
-    }
-  })
 
 const description = "a soak test command"
 const stack = BashStack.layer({ executor: { graceMs: 150, maxOutputBytes: 1_000, cwd } })
@@ -127,7 +114,7 @@ describe("reliability soak (real processes)", () => {
         expect(Math.max(...during.slice(0, rounds - 4)) - baseline.length).toBeLessThanOrEqual(layerFds)
         // Then the two pipes of each task the last four rounds leave running.
         expect(Math.max(...during) - baseline.length).toBeLessThanOrEqual(layerFds + 4 * 2)
-        expect(yield* Effect.promise(() => eventually(() => markedProcesses().length === 0, 5_000))).toBe(true)
+        expect(yield* Effect.promise(() => eventually(() => liveWithEnv(marker).length === 0, 5_000))).toBe(true)
         expect(killsSeen, "a TERM-ignoring command ends by the grace's SIGKILL").toBeGreaterThan(0)
       } finally {
         delete process.env[name]

@@ -79,6 +79,17 @@ export const isAlive = (pid: number): boolean => {
   return state !== undefined && state !== "Z"
 }
 
+/** Live processes other than this one whose environment holds `entry` (`NAME=value`). */
+export const liveWithEnv = (entry: string): Array<number> =>
+  liveProcesses().map((row) => row.pid).filter((pid) => {
+    if (pid === process.pid) return false
+    try {
+      return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(entry)
+    } catch {
+      return false // gone meanwhile, or not ours to read
+    }
+  })
+
 /** The first line of `text` as a pid (tests print `$$` or `$!` first). */
 export const firstPid = (text: string): number => {
   const pid = Number(text.split("\n")[0])
