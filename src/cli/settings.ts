@@ -283,9 +283,8 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   const executor: LocalBashExecutor.Settings.Input = valuesOf(given, isLocal)
   const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
   if (sandbox.sandboxMode === undefined) {
-    for (const key of ["workspaceRoot", "network", "allowUnixSockets"] as const) {
-      if (sandbox[key] !== undefined) return yield* requiresSandbox(flagOf(key))
-    }
+    const [, first] = [...given].find(([key]) => !isLocal(key)) ?? []
+    if (first !== undefined) return yield* requiresSandbox(first.source)
   }
   const container = yield* checkContainer(yield* containerGroup.gather(flags))
   const approval = yield* checkApproval(yield* approvalGroup.gather(flags), sandbox.sandboxMode !== undefined)

@@ -123,6 +123,18 @@ describe("resolveSettings", () => {
       expect(yield* failureOf({}, { EFFECT_BASH_SANDBOX: "everything" })).toMatchObject({ field: "EFFECT_BASH_SANDBOX" })
     }))
 
+  it.effect("every sandbox setting needs a sandbox mode, and its error names the variable that set it", () =>
+    Effect.gen(function*() {
+      const variables = [["NETWORK", "none"], ["HIDE", "/x"], ["PROBE_TIMEOUT_MS", "100"], ["ALLOW_UNIX_SOCKETS", "true"]] as const
+      for (const [name, value] of variables) {
+        expect(yield* failureOf({}, { [`EFFECT_BASH_${name}`]: value })).toMatchObject({
+          field: `EFFECT_BASH_${name}`,
+          message: `EFFECT_BASH_${name}: applies only with --sandbox`
+        })
+      }
+      expect(yield* failureOf({ network: Option.some("none") })).toMatchObject({ message: "--network: applies only with --sandbox" })
+    }))
+
   it.effect("the approval timeout: flag over EFFECT_BASH_APPROVAL_TIMEOUT_MS, only with a sandbox, checked by name", () =>
     Effect.gen(function*() {
       const sandboxed = { sandboxMode: Option.some("read-only") }
