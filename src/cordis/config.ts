@@ -68,6 +68,10 @@ export const EffectBashConfigFields = Schema.Struct({
   registerTools: optional(Schema.Boolean),
   /** Run each command in its own PID namespace on bubblewrap, without file confinement. */
   contain: named("contain", localFields.contain.from),
+  /** The bubblewrap binary `contain` runs (default: `bwrap` from `PATH`). */
+  bwrapPath: named("bwrapPath", localFields.bwrapPath.from),
+  /** Spawn each command from the host process, without the launcher. */
+  directSpawn: named("directSpawn", localFields.directSpawn.from),
   /** Confine commands with the sandboxing executor (present → `sandbox_permissions` is offered). */
   sandbox: optional(Schema.Struct({
     /** The default mode. */

@@ -128,6 +128,13 @@ describe("in a bare upstream Cordis", () => {
     expect(cutShort).toMatchObject({ message: "effect-bash: the plugin has been unloaded" })
   })
 
+  it("takes the executor's bwrapPath for contain: a bubblewrap that cannot start fails the load, naming it", async () => {
+    const missing = join(dir.path, "no-bwrap")
+    const loading = root.plugin(EffectBash, { ...config(), contain: true, bwrapPath: missing, directSpawn: true })
+    await expect(loading).rejects.toThrow(`contain needs bubblewrap, but ${JSON.stringify(missing)} cannot start`)
+    await loading.dispose()
+  })
+
   it("refuses a second executor in the same scope with Cordis's duplicate-service error", async () => {
     const first = await root.plugin(EffectBash, config())
     const second = root.plugin(EffectBash, config())
