@@ -65,6 +65,7 @@ const build = (settings: Settings.Input) =>
       user: config.user,
       readOnlyRootfs: config.readOnlyRoot,
       workspaceRoot: config.workspaceRoot,
+      hostRoot: config.cwd ?? process.cwd(),
       idleStopMs: config.idleStopMs
     })
     const spawner = makeContainerSpawner({ engine, boxes, user: config.user, memoryMb: config.memoryMb })

@@ -55,8 +55,9 @@ export const ContainerSettings = Schema.Struct({
   /** The engine: `unix:///path`, `tcp://host:port`, `ssh://user@host`; `DOCKER_HOST`, else the default socket, when absent. */
   dockerHost: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_DOCKER_HOST" }))),
   /**
-   * The host directory mounted in every container at the same path; each session's container
-   * mounts the workdir of its first command when absent.
+   * The host directory mounted in every container at the same path. When absent, each session's
+   * container mounts the workdir of its first command if that lies under `cwd` (symlinks resolved),
+   * else `cwd`.
    */
   workspaceRoot: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_WORKSPACE_ROOT" }))),
   /** Stop a container that ran nothing for this long (it starts again on the next command); never when absent. */

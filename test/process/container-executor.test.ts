@@ -17,7 +17,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHosts, containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
 import { openFds } from "../support/processes.js"
 
 const graceMs = 1_000
@@ -201,7 +201,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("two sessions see neither each other's files nor each other's processes", () =>
     Effect.gen(function*() {
       const [a, b] = [freshSession(), freshSession()]
-      const [dirA, dirB] = [freshDir("a"), freshDir("b")]
+      const [dirA, dirB] = [fs.mkdtempSync(path.join(workspace, "a-")), fs.mkdtempSync(path.join(workspace, "b-"))]
       fs.writeFileSync(path.join(dirA, "secret"), "a's\n")
       const background = yield* Effect.provide(
         Effect.gen(function*() {
@@ -218,6 +218,25 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(fromB.stdout.text).toBe("0\n")
       expect(boxOf(a)).not.toBe(boxOf(b))
       yield* Effect.provide(background.kill, shared)
+    }))
+
+  it.live("a first workdir outside the executor's directory, or a link out of it, mounts nothing of the host's there", () =>
+    Effect.gen(function*() {
+      const outside = freshDir("outside")
+      fs.writeFileSync(path.join(outside, "host-file"), "host\n")
+      const link = path.join(fs.mkdtempSync(path.join(workspace, "links-")), "out")
+      fs.symlinkSync(outside, link)
+      for (const workdir of [outside, link]) {
+        const session = freshSession()
+        const listed = yield* Effect.provide(
+          Effect.either(runIn(inSession(session, { command: "ls", workdir }))),
+          shared
+        )
+        expect(listed._tag === "Right" ? listed.right.stdout.text : "").not.toContain("host-file")
+        // The session's container has the executor's directory, and the host's files there.
+        const inside = yield* Effect.provide(runIn(inSession(session, { command: "ls", workdir: path.dirname(link) })), shared)
+        expect(inside.stdout.text).toBe("out\n")
+      }
     }))
 
   it.live("the network is none by default: only the loopback interface", () =>
@@ -305,6 +324,23 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(Duration.toMillis(closeMs)).toBeLessThan(30_000)
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
     }), { timeout: 150_000 })
+
+  it.live("a container removed from outside while idle-stopped is replaced by the session's next call", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container({ idleStopMs: 100 }), scope)
+      const call = (command: string) => Effect.provide(runIn(inSession(session, { command })), context)
+      yield* call("true")
+      const first = boxOf(session)
+      const deadline = Date.now() + 20_000
+      while (containerState(first) !== "exited" && Date.now() < deadline) yield* Effect.sleep(50)
+      expect(containerState(first)).toBe("exited")
+      removeContainer(first)
+      expect((yield* call("echo again")).stdout.text).toBe("again\n")
+      expect(boxOf(session)).not.toBe(first)
+      yield* Scope.close(scope, Exit.void)
+    }), { timeout: 60_000 })
 
   it.live("no container and no connection to the engine is left once the layer has closed", () =>
     Effect.gen(function*() {

@@ -52,6 +52,10 @@ export const processesIn = (container: string): ReadonlyArray<string> =>
 export const commandsIn = (container: string): ReadonlyArray<string> =>
   processesIn(container).filter((args) => !/docker-init|sleep infinity/.test(args))
 
+/** A container's state (`running`, `exited`, …). */
+export const containerState = (container: string): string =>
+  docker("inspect", "--format", "{{.State.Status}}", container).trim()
+
 /** Removes a container, whatever it runs. */
 export const removeContainer = (container: string): void => {
   docker("rm", "-f", container)

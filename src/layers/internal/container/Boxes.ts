@@ -33,6 +33,11 @@ export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ rea
 export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels"> {
   /** Mounted in every box at its own path; else each box mounts the workdir of its first call. */
   readonly workspaceRoot?: string | undefined
+  /**
+   * The host directory below which a box may mount its first call's workdir (the executor's `cwd`): a
+   * workdir elsewhere, symlinks resolved, gets this directory mounted instead, never itself.
+   */
+  readonly hostRoot: string
   /** Stop a box that ran nothing for this long; never when absent. */
   readonly idleStopMs?: number | undefined
 }
@@ -65,6 +70,35 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
     ),
     Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
   )
+
+/** Whether `path` is `root` or below it. */
+const isWithin = (root: string, path: string): boolean => {
+  const relative = NodePath.relative(root, path)
+  return relative !== ".." && !relative.startsWith(`..${NodePath.sep}`) && !NodePath.isAbsolute(relative)
+}
+
+/**
+ * The host directory a session's box mounts, and where: the first call's `workdir` when it really
+ * lies under `hostRoot` (a call's workdir is the model's to choose, so nothing else of the host is
+ * mounted), else `hostRoot`. A missing workdir is returned as it is, for {@link WorkspaceMissing}.
+ */
+const sessionMount = (hostRoot: string, workdir: string): { readonly host: string; readonly target: string } => {
+  const rootPath = NodePath.resolve(hostRoot)
+  const real = realPathOf(workdir)
+  if (real === undefined) return { host: workdir, target: workdir }
+  const root = realPathOf(rootPath)
+  return root !== undefined && isWithin(root, real)
+    ? { host: real, target: workdir }
+    : { host: root ?? rootPath, target: rootPath }
+}
+
+const realPathOf = (path: string): string | undefined => {
+  try {
+    return NodeFs.realpathSync(path)
+  } catch {
+    return undefined
+  }
+}
 
 export class Boxes {
   private readonly boxes = new Map<string, Box>()
@@ -101,16 +135,22 @@ export class Boxes {
       const box = this.boxes.get(session)
       if (box !== undefined && !box.gone) {
         if (!this.stopped.has(box)) return this.use(box)
+        // One that cannot start again (removed from outside while stopped) is replaced.
         return this.engine.startBox(box.id).pipe(
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
-          Effect.zipRight(this.use(box))
+          Effect.zipRight(this.use(box)),
+          Effect.catchAll(() => this.replace(box, session, cwd))
         )
       }
-      return (box === undefined ? Effect.void : this.discard(box)).pipe(
-        Effect.zipRight(this.create(session, cwd)),
-        Effect.flatMap((created) => this.use(created))
-      )
+      return this.replace(box, session, cwd)
     }))
+  }
+
+  private replace(box: Box | undefined, session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+    return (box === undefined ? Effect.void : this.discard(box)).pipe(
+      Effect.zipRight(this.create(session, cwd)),
+      Effect.flatMap((created) => this.use(created))
+    )
   }
 
   /** A call on `box` has settled. */
@@ -145,10 +185,12 @@ export class Boxes {
 
   private create(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     return Effect.gen(this, function*() {
-      const workspace = this.settings.workspaceRoot ?? cwd
-      if (!NodeFs.existsSync(workspace)) return yield* new WorkspaceMissing({ path: workspace })
+      const workspace = this.settings.workspaceRoot === undefined
+        ? sessionMount(this.settings.hostRoot, cwd)
+        : { host: this.settings.workspaceRoot, target: this.settings.workspaceRoot }
+      if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.host })
       const control = new ControlDir(NodePath.join(this.controlParent, String(++this.counter)))
-      const { idleStopMs: _idle, workspaceRoot: _root, ...options } = this.settings
+      const { idleStopMs: _idle, workspaceRoot: _root, hostRoot: _hostRoot, ...options } = this.settings
       const id = yield* this.engine.createBox({
         ...options,
         labels: {
@@ -157,7 +199,7 @@ export class Boxes {
           [labels.hostname]: NodeOs.hostname(),
           [labels.host]: this.host
         },
-        mounts: [{ host: workspace, target: workspace }, { host: control.path, target: controlMount }]
+        mounts: [workspace, { host: control.path, target: controlMount }]
       }).pipe(Effect.tapError(() => Effect.sync(() => control.close())))
       const box: Box = { id, session, control, gone: false }
       this.boxes.set(session, box)
