@@ -133,6 +133,13 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       }
     }), 60_000)
 
+  it.live("megabytes of stdin for a command that writes while it reads: its output is read meanwhile", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.provide(runIn({ command: "tr x y", stdin: "x".repeat(8 * 1024 * 1024), timeoutMs: 30_000 }), shared)
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: { truncated: true } })
+      expect(fs.statSync(result.stdout.spillPath!).size).toBe(8 * 1024 * 1024)
+    }).pipe(Effect.timeoutFail({ duration: 40_000, onTimeout: () => new Error("the call did not return within 40 s") })))
+
   it.live("a workdir that does not exist in the container fails the spawn as it does locally", () =>
     Effect.gen(function*() {
       const there = yield* Effect.provide(Effect.flip(runIn({ command: "true", workdir: "/no/such/dir" })), shared)

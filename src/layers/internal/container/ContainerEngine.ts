@@ -40,10 +40,12 @@ export interface Frame {
 
 /** A started exec: its input and its output, read one frame at a time (the reader's pace is the stream's). */
 export interface ExecSession {
-  /** Writes to the exec's stdin (only when it was opened with `stdin: true`). */
-  readonly write: (bytes: Uint8Array) => Effect.Effect<void>
-  /** Closes the exec's stdin. */
-  readonly endInput: Effect.Effect<void>
+  /**
+   * Sends `bytes` as the exec's whole stdin and closes it (only when it was opened with `stdin: true`).
+   * It does not wait for the exec to read them: a command that writes while it reads must have its
+   * output read meanwhile.
+   */
+  readonly sendInput: (bytes: Uint8Array) => Effect.Effect<void>
   /** The next frame; `undefined` once every writer of the exec's output has closed it. */
   readonly next: Effect.Effect<Frame | undefined>
   /** Releases the connection (the exec's processes are not signalled). */

@@ -109,9 +109,10 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         })),
         (exec) => exec.close
       )
-      if (long) yield* exec.write(encoder.encode(`${spawnOptions.command}\0`))
-      if (input !== undefined && input.length > 0) yield* exec.write(input)
-      if (long || input !== undefined) yield* exec.endInput
+      if (long || input !== undefined) {
+        const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
+        yield* exec.sendInput(Buffer.concat([script, input ?? new Uint8Array()]))
+      }
 
       const { early, line } = yield* readPidLine(exec).pipe(
         Effect.interruptible,

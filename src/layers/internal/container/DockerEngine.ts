@@ -149,13 +149,11 @@ export const makeDockerEngine = (
         return queued.shift()
       }
       return {
-        write: (bytes) =>
-          Effect.async<void>((resume) => {
-            socket.write(bytes, () => resume(Effect.void))
+        // The socket buffers what the exec has not read yet; a write error ends the output stream.
+        sendInput: (bytes) =>
+          Effect.sync(() => {
+            socket.end(bytes)
           }),
-        endInput: Effect.sync(() => {
-          socket.end()
-        }),
         next: Effect.promise(nextFrame),
         close: Effect.sync(() => {
           socket.destroy()
@@ -193,10 +191,14 @@ export const makeDockerEngine = (
               if (frame.stream === "stdout") output += Buffer.from(frame.bytes).toString("utf8")
             }
             return output
-          }).pipe(Effect.timeoutFail({
-            duration: requestTimeoutMs,
-            onTimeout: () => new ContainerEngineError({ message: `exec in ${box.slice(0, 12)} did not end within ${requestTimeoutMs} ms` })
-          })),
+          }).pipe(
+            // The bound holds where the caller masks interruption (a kill in a finalizer).
+            Effect.interruptible,
+            Effect.timeoutFail({
+              duration: requestTimeoutMs,
+              onTimeout: () => new ContainerEngineError({ message: `exec in ${box.slice(0, 12)} did not end within ${requestTimeoutMs} ms` })
+            })
+          ),
         (started) => started.close
       )
 
