@@ -8,7 +8,7 @@ import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
 import * as BashStack from "../../src/BashStack.js"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
@@ -17,7 +17,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, removeContainer, testImage } from "../support/docker.js"
 import { openFds } from "../support/processes.js"
 
 const graceMs = 1_000
@@ -348,6 +348,22 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(boxOf(session)).not.toBe(first)
       yield* Scope.close(scope, Exit.void)
     }), { timeout: 60_000 })
+
+  it.live("a container whose create was interrupted is removed when the layer closes", () =>
+    Effect.gen(function*() {
+      const proxy = yield* Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/containers\/create/))
+      const session = freshSession()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
+      const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true" })), context))
+      // The engine made the container; its id never reaches the executor.
+      yield* Effect.promise(() => proxy.reached)
+      expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)
+      yield* Fiber.interrupt(call)
+      yield* Scope.close(scope, Exit.void)
+      expect(containersWith({ "effect-bash.session": session })).toEqual([])
+      proxy.close()
+    }))
 
   it.live("no container and no connection to the engine is left once the layer has closed", () =>
     Effect.gen(function*() {

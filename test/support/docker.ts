@@ -4,6 +4,8 @@
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
 
 /** The image `scripts/docker-test-image.sh` builds. */
 export const testImage = "effect-bash-test:latest"
@@ -66,3 +68,31 @@ export const containerHosts = (): ReadonlyArray<string> =>
   docker("ps", "-a", "--filter", "label=effect-bash=1", "--format", "{{.Label \"effect-bash.host\"}}")
     .split("\n")
     .filter((line) => line !== "")
+
+/**
+ * A proxy to the engine's socket that holds back the engine's answer to the first request matching
+ * `held` (its connection stays open, silent): `reached` settles once the engine has answered it.
+ */
+export const holdingProxy = async (dir: string, held: RegExp) => {
+  const socketPath = path.join(dir, "engine.sock")
+  let reach = () => {}
+  const reached = new Promise<void>((resolve) => (reach = resolve))
+  let armed = true
+  const server = net.createServer((client) => {
+    const engine = net.connect("/var/run/docker.sock")
+    let holding = false
+    client.on("data", (chunk) => {
+      if (armed && held.test(chunk.toString("latin1"))) [armed, holding] = [false, true]
+      engine.write(chunk)
+    })
+    engine.on("data", (chunk) => (holding ? reach() : client.write(chunk)))
+    const end = () => {
+      client.destroy()
+      engine.destroy()
+    }
+    client.on("error", end).on("close", end)
+    engine.on("error", end).on("close", () => holding || end())
+  })
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+  return { address: `unix://${socketPath}`, reached, close: () => server.close() }
+}

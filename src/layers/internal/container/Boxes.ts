@@ -200,7 +200,7 @@ export class Boxes {
           [labels.host]: this.host
         },
         mounts: [workspace, { host: control.path, target: controlMount }]
-      }).pipe(Effect.tapError(() => Effect.sync(() => control.close())))
+      }).pipe(Effect.onError(() => Effect.sync(() => control.close())))
       const box: Box = { id, session, control, gone: false }
       this.boxes.set(session, box)
       return box
@@ -221,11 +221,23 @@ export class Boxes {
     })
   }
 
+  /**
+   * Removes every box of the layer: those it knows, and any the engine made for a create that was
+   * interrupted before its id came back (found by this host's labels).
+   */
   private get removeAll(): Effect.Effect<void> {
-    return Effect.forEach([...this.boxes.values()], (box) => this.discard(box), {
+    const known = Effect.forEach([...this.boxes.values()], (box) => this.discard(box), {
       concurrency: "unbounded",
       discard: true
-    }).pipe(
+    })
+    const strays = this.engine.listBoxes({ [labels.hostname]: NodeOs.hostname(), [labels.host]: this.host }).pipe(
+      Effect.flatMap((found) =>
+        Effect.forEach(found, (box) => Effect.ignore(this.engine.removeBox(box.id)), { concurrency: "unbounded", discard: true })
+      ),
+      Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message))
+    )
+    return known.pipe(
+      Effect.zipRight(strays),
       Effect.ensuring(Effect.sync(() => NodeFs.rmSync(this.controlParent, { recursive: true, force: true })))
     )
   }

@@ -248,7 +248,7 @@ export const makeDockerEngine = (
             path: `/containers/${created.Id}/start`,
             method: "POST",
             statusCodes: { 204: true, 304: true, 404: "no such container" }
-          }).pipe(Effect.tapError(() => Effect.ignore(engine.removeBox(created.Id))))
+          }).pipe(Effect.onError(() => Effect.ignore(engine.removeBox(created.Id))))
           return created.Id
         }),
       exec,
