@@ -316,6 +316,24 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(result.stderr.text).toContain("Resource temporarily unavailable")
     }))
 
+  it.live("a fork bomb left at the pids limit, where no kill can start, is ended with its container; the next call gets a new one", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const { bomb, first, next } = yield* Effect.provide(
+        Effect.gen(function*() {
+          const bomb = yield* runIn(inSession(session, { command: "f(){ f|f& }; f" }))
+          const first = containersWith({ "effect-bash.session": session })
+          const next = yield* runIn(inSession(session, { command: "echo after" }))
+          return { bomb, first, next }
+        }),
+        container({ pidsLimit: 40 })
+      )
+      expect(bomb.timedOut).toBe(false)
+      // Its leader returned at once: the leftovers' kill found the container full, and removed it.
+      expect(first).toEqual([])
+      expect(next.stdout.text).toBe("after\n")
+    }), { timeout: 90_000 })
+
   it.live("a pending idle stop neither delays the session's next call nor the layer's close", () =>
     Effect.gen(function*() {
       const session = freshSession()

@@ -75,9 +75,15 @@ export interface ContainerEngine {
     readonly user?: string | undefined
     readonly stdin: boolean
   }) => Effect.Effect<ExecSession, ContainerEngineError>
-  /** Sends `signal` to every member of process group `pgid` in the box; a gone group or box is not an error. */
-  readonly signalGroup: (box: string, pgid: number, signal: "SIGTERM" | "SIGKILL") => Effect.Effect<void, ContainerEngineError>
-  /** Whether a member of group `pgid` is running in the box (zombies count as dead; a gone box has none). */
+  /**
+   * Sends `signal` to every member of process group `pgid` in the box; a gone group or box is not an
+   * error. False when no process could start in the box to send it (at its pids limit, say).
+   */
+  readonly signalGroup: (box: string, pgid: number, signal: "SIGTERM" | "SIGKILL") => Effect.Effect<boolean, ContainerEngineError>
+  /**
+   * Whether a member of group `pgid` is running in the box (zombies count as dead; a gone box has
+   * none). A probe that could not run answers true: the group is not known to be gone.
+   */
   readonly groupAlive: (box: string, pgid: number) => Effect.Effect<boolean, ContainerEngineError>
   /** Whether the box exists and runs. */
   readonly boxRunning: (box: string) => Effect.Effect<boolean, ContainerEngineError>

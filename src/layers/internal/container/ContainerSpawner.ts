@@ -73,6 +73,15 @@ const spawnFailure = (message: string, code?: string) => new SpawnError({ code, 
 export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessSpawner["Type"] => {
   const { boxes, engine } = options
 
+  const removeFull = (box: Box, pid: number) =>
+    Effect.logWarning(
+      `no process could start in container ${box.id.slice(0, 12)} to kill group ${pid}: the container is removed, ` +
+        "and the session's next command starts in a new one"
+    ).pipe(
+      Effect.zipRight(Effect.sync(() => (box.gone = true))),
+      Effect.zipRight(engine.removeBox(box.id))
+    )
+
   const spawn = (spawnOptions: ProcessSpawner.Options) =>
     Effect.gen(function*() {
       if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
@@ -229,6 +238,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           box.gone
             ? Effect.void
             : engine.signalGroup(box.id, pid, signal).pipe(
+              // A SIGKILL nothing in the box could send (a fork bomb at the pids limit): the box goes.
+              Effect.flatMap((sent) => sent || signal !== "SIGKILL" ? Effect.void : removeFull(box, pid)),
               Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
             ),
         // The wrapper answers while it runs: the leader is a member until its status is written, and

@@ -253,10 +253,13 @@ export const makeDockerEngine = (
         }),
       exec,
       signalGroup: (box, pgid, signal) =>
-        run(box, signalArgv(pgid, signal)).pipe(Effect.asVoid, Effect.catchIf(gone, () => Effect.void)),
+        run(box, signalArgv(pgid, signal)).pipe(
+          Effect.map((output) => output === "sent"),
+          Effect.catchIf(gone, () => Effect.succeed(true))
+        ),
       groupAlive: (box, pgid) =>
         run(box, groupAliveArgv(pgid)).pipe(
-          Effect.map((output) => output.trim() === "alive"),
+          Effect.map((output) => output.trim() !== "empty"),
           Effect.catchIf(gone, () => Effect.succeed(false))
         ),
       boxRunning: (box) =>

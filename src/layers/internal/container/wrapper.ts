@@ -109,9 +109,9 @@ export const parseStatus = (text: string): LeaderStatus | undefined => {
   return undefined
 }
 
-/** Signals a group from inside the container; a group that is gone is not an error. */
+/** Signals a group from inside the container and prints `sent`; a group that is gone is not an error. */
 export const signalArgv = (pgid: number, signal: "SIGTERM" | "SIGKILL"): ReadonlyArray<string> =>
-  ["bash", "--norc", "--noprofile", "-c", `kill -s ${signal.slice(3)} -- -${pgid} 2>/dev/null; exit 0`]
+  ["bash", "--norc", "--noprofile", "-c", `kill -s ${signal.slice(3)} -- -${pgid} 2>/dev/null; printf sent`]
 
 /** Prints `alive` when a member of the group is running (zombies count as dead), else `empty`. */
 export const groupAliveArgv = (pgid: number): ReadonlyArray<string> =>
