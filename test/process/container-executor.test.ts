@@ -383,6 +383,19 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       proxy.close()
     }))
 
+  it.live("closing a layer removes its own containers, not another layer's of the same process", () =>
+    Effect.gen(function*() {
+      const [a, b] = [freshSession(), freshSession()]
+      const scope = yield* Scope.make()
+      const other = yield* Layer.buildWithScope(container(), scope)
+      yield* Effect.provide(runIn(inSession(a, { command: "true" })), other)
+      yield* Effect.provide(runIn(inSession(b, { command: "true" })), shared)
+      const kept = boxOf(b)
+      yield* Scope.close(scope, Exit.void)
+      expect(containersWith({ "effect-bash.session": a })).toEqual([])
+      expect(containersWith({ "effect-bash.session": b })).toEqual([kept])
+    }))
+
   it.live("no container and no connection to the engine is left once the layer has closed", () =>
     Effect.gen(function*() {
       const session = freshSession()

@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
@@ -20,7 +21,9 @@ export const labels = {
   marker: "effect-bash",
   session: "effect-bash.session",
   hostname: "effect-bash.hostname",
-  host: "effect-bash.host"
+  host: "effect-bash.host",
+  /** The layer that made the box: a host may run several. */
+  layer: "effect-bash.layer"
 } as const
 
 /**
@@ -106,6 +109,7 @@ export class Boxes {
   private readonly idle = new Map<Box, Fiber.RuntimeFiber<void>>()
   private readonly stopped = new Set<Box>()
   private readonly host = ownedPrefix()
+  private readonly layer = NodeCrypto.randomUUID()
   private counter = 0
 
   private constructor(
@@ -197,7 +201,8 @@ export class Boxes {
           [labels.marker]: "1",
           [labels.session]: session,
           [labels.hostname]: NodeOs.hostname(),
-          [labels.host]: this.host
+          [labels.host]: this.host,
+          [labels.layer]: this.layer
         },
         mounts: [workspace, { host: control.path, target: controlMount }]
       }).pipe(Effect.onError(() => Effect.sync(() => control.close())))
@@ -223,14 +228,14 @@ export class Boxes {
 
   /**
    * Removes every box of the layer: those it knows, and any the engine made for a create that was
-   * interrupted before its id came back (found by this host's labels).
+   * interrupted before its id came back (found by the layer's label).
    */
   private get removeAll(): Effect.Effect<void> {
     const known = Effect.forEach([...this.boxes.values()], (box) => this.discard(box), {
       concurrency: "unbounded",
       discard: true
     })
-    const strays = this.engine.listBoxes({ [labels.hostname]: NodeOs.hostname(), [labels.host]: this.host }).pipe(
+    const strays = this.engine.listBoxes({ [labels.layer]: this.layer }).pipe(
       Effect.flatMap((found) =>
         Effect.forEach(found, (box) => Effect.ignore(this.engine.removeBox(box.id)), { concurrency: "unbounded", discard: true })
       ),
