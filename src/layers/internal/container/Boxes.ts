@@ -139,11 +139,11 @@ export class Boxes {
       const box = this.boxes.get(session)
       if (box !== undefined && !box.gone) {
         if (!this.stopped.has(box)) return this.use(box)
-        // One that cannot start again (removed from outside while stopped) is replaced.
+        // One removed from outside while stopped is replaced.
         return this.engine.startBox(box.id).pipe(
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
-          Effect.catchAll(() => this.replace(box, session, cwd))
+          Effect.catchIf((error) => error.status === 404, () => this.replace(box, session, cwd))
         )
       }
       return this.replace(box, session, cwd)
