@@ -353,8 +353,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("a container removed from outside while idle-stopped is replaced by the session's next call", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(container({ idleStopMs: 100 }), scope)
+      const context = yield* Layer.build(container({ idleStopMs: 100 }))
       const call = (command: string) => Effect.provide(runIn(inSession(session, { command })), context)
       yield* call("true")
       const first = boxOf(session)
@@ -364,12 +363,14 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       removeContainer(first)
       expect((yield* call("echo again")).stdout.text).toBe("again\n")
       expect(boxOf(session)).not.toBe(first)
-      yield* Scope.close(scope, Exit.void)
-    }), { timeout: 60_000 })
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 
   it.live("a container whose create was interrupted is removed when the layer closes", () =>
     Effect.gen(function*() {
-      const proxy = yield* Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/containers\/create/))
+      const proxy = yield* Effect.acquireRelease(
+        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/containers\/create/)),
+        (proxy) => Effect.sync(proxy.close)
+      )
       const session = freshSession()
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
@@ -380,8 +381,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Fiber.interrupt(call)
       yield* Scope.close(scope, Exit.void)
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
-      proxy.close()
-    }))
+    }).pipe(Effect.scoped))
 
   it.live("closing a layer removes its own containers, not another layer's of the same process", () =>
     Effect.gen(function*() {
