@@ -1,9 +1,9 @@
 /**
  * The container executor: the local executor's process mechanics, with each command run inside a
  * container on a Docker Engine — one container per session, created on first use from the configured
- * image and removed with the layer, with the session's directory mounted at the same path. Memory,
- * process-count and CPU limits per container, no network by default, an optional non-root user and
- * read-only root file system.
+ * image and removed with the layer, with one host directory (`workspaceRoot`, else `cwd`) mounted at
+ * the same path. Memory, process-count and CPU limits per container, no network by default, an
+ * optional non-root user and read-only root file system.
  *
  * @since 0.1.0
  */
@@ -12,10 +12,12 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type { ConfigError, Scope } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePathModule from "node:path"
 import { Config, Data, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
-import type { LocalBashExecutorConfigError } from "./executorSettings.js"
+import { LocalBashExecutorConfigError } from "./executorSettings.js"
 import type { Settings } from "./containerSettings.js"
 import { environment, resolveContainerConfig } from "./containerSettings.js"
 import { Boxes, sweepDeadHosts } from "./internal/container/Boxes.js"
@@ -38,9 +40,29 @@ export class ContainerUnavailableError extends Data.TaggedError("ContainerUnavai
   readonly message: string
 }> {}
 
+/**
+ * The directory every container mounts: `workspaceRoot`, else `cwd` (symlinks resolved for the bind,
+ * its own spelling inside). Never the whole host file system.
+ */
+const mountOf = (config: Settings) =>
+  Effect.gen(function*() {
+    const field = config.workspaceRoot === undefined ? "cwd" : "workspaceRoot"
+    const target = NodePathModule.resolve(config.workspaceRoot ?? config.cwd ?? process.cwd())
+    const host = yield* Effect.try(() => NodeFs.realpathSync(target)).pipe(Effect.orElseSucceed(() => target))
+    if (host === NodePathModule.parse(host).root) {
+      return yield* new LocalBashExecutorConfigError({
+        field,
+        message: `bash-container: ${field} is ${JSON.stringify(target)}, so every container would mount the host's whole ` +
+          "file system read-write; set workspaceRoot (or cwd) to the project's directory"
+      })
+    }
+    return { host, target }
+  })
+
 const build = (settings: Settings.Input) =>
   Effect.gen(function*() {
     const config = yield* resolveContainerConfig(settings)
+    const mount = yield* mountOf(config)
     const engine = yield* makeDockerEngine(config.dockerHost).pipe(
       Effect.mapError((error) =>
         new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
@@ -64,8 +86,7 @@ const build = (settings: Settings.Input) =>
       cpus: config.cpus,
       user: config.user,
       readOnlyRootfs: config.readOnlyRoot,
-      workspaceRoot: config.workspaceRoot,
-      hostRoot: config.cwd ?? process.cwd(),
+      mount,
       idleStopMs: config.idleStopMs
     })
     const spawner = makeContainerSpawner({ engine, boxes, user: config.user, memoryMb: config.memoryMb })

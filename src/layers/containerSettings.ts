@@ -55,9 +55,8 @@ export const ContainerSettings = Schema.Struct({
   /** The engine: `unix:///path`, `tcp://host:port`, `ssh://user@host`; `DOCKER_HOST`, else the default socket, when absent. */
   dockerHost: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_DOCKER_HOST" }))),
   /**
-   * The host directory mounted in every container at the same path. When absent, each session's
-   * container mounts the workdir of its first command if that lies under `cwd` (symlinks resolved),
-   * else `cwd`.
+   * The host directory every container mounts, read-write, at the same path; `cwd` when absent. It
+   * may not be `/`.
    */
   workspaceRoot: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_WORKSPACE_ROOT" }))),
   /** Stop a container that ran nothing for this long (it starts again on the next command); never when absent. */

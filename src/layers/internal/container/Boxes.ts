@@ -34,13 +34,12 @@ export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ rea
 
 /** What every box of the layer is made of, but its mounts and labels. */
 export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels"> {
-  /** Mounted in every box at its own path; else each box mounts the workdir of its first call. */
-  readonly workspaceRoot?: string | undefined
   /**
-   * The host directory below which a box may mount its first call's workdir (the executor's `cwd`): a
-   * workdir elsewhere, symlinks resolved, gets this directory mounted instead, never itself.
+   * The one host directory every box mounts (`host`, symlinks resolved, at `target`, the path commands
+   * use). It is configured, never taken from a call: a call's workdir is the model's to choose, and a
+   * path below the mount can be swapped for a link by another box between a check and the bind.
    */
-  readonly hostRoot: string
+  readonly mount: { readonly host: string; readonly target: string }
   /** Stop a box that ran nothing for this long; never when absent. */
   readonly idleStopMs?: number | undefined
 }
@@ -74,35 +73,6 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
     Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
   )
 
-/** Whether `path` is `root` or below it. */
-const isWithin = (root: string, path: string): boolean => {
-  const relative = NodePath.relative(root, path)
-  return relative !== ".." && !relative.startsWith(`..${NodePath.sep}`) && !NodePath.isAbsolute(relative)
-}
-
-/**
- * The host directory a session's box mounts, and where: the first call's `workdir` when it really
- * lies under `hostRoot` (a call's workdir is the model's to choose, so nothing else of the host is
- * mounted), else `hostRoot`. A missing workdir is returned as it is, for {@link WorkspaceMissing}.
- */
-const sessionMount = (hostRoot: string, workdir: string): { readonly host: string; readonly target: string } => {
-  const rootPath = NodePath.resolve(hostRoot)
-  const real = realPathOf(workdir)
-  if (real === undefined) return { host: workdir, target: workdir }
-  const root = realPathOf(rootPath)
-  return root !== undefined && isWithin(root, real)
-    ? { host: real, target: workdir }
-    : { host: root ?? rootPath, target: rootPath }
-}
-
-const realPathOf = (path: string): string | undefined => {
-  try {
-    return NodeFs.realpathSync(path)
-  } catch {
-    return undefined
-  }
-}
-
 export class Boxes {
   private readonly boxes = new Map<string, Box>()
   private readonly busy = new Map<Box, number>()
@@ -131,28 +101,28 @@ export class Boxes {
     })
   }
 
-  /** The session's box, created (or started again) when needed; `cwd` is the call's workdir. */
-  acquire(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  /** The session's box, created (or started again) when needed. */
+  acquire(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     const existing = this.boxes.get(session)
     if (existing !== undefined && !existing.gone && !this.stopped.has(existing)) return this.use(existing)
     return this.lock.withPermits(1)(Effect.suspend(() => {
       const box = this.boxes.get(session)
       if (box !== undefined && !box.gone) {
         if (!this.stopped.has(box)) return this.use(box)
-        // One removed from outside while stopped is replaced.
+        // One that cannot start again (removed from outside while stopped, its mount gone) is replaced.
         return this.engine.startBox(box.id).pipe(
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
-          Effect.catchIf((error) => error.status === 404, () => this.replace(box, session, cwd))
+          Effect.catchAll(() => this.replace(box, session))
         )
       }
-      return this.replace(box, session, cwd)
+      return this.replace(box, session)
     }))
   }
 
-  private replace(box: Box | undefined, session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  private replace(box: Box | undefined, session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     return (box === undefined ? Effect.void : this.discard(box)).pipe(
-      Effect.zipRight(this.create(session, cwd)),
+      Effect.zipRight(this.create(session)),
       Effect.flatMap((created) => this.use(created))
     )
   }
@@ -187,14 +157,11 @@ export class Boxes {
     })
   }
 
-  private create(session: string, cwd: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  private create(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     return Effect.gen(this, function*() {
-      const workspace = this.settings.workspaceRoot === undefined
-        ? sessionMount(this.settings.hostRoot, cwd)
-        : { host: this.settings.workspaceRoot, target: this.settings.workspaceRoot }
-      if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.host })
+      const { idleStopMs: _idle, mount, ...options } = this.settings
+      if (!NodeFs.existsSync(mount.host)) return yield* new WorkspaceMissing({ path: mount.target })
       const control = new ControlDir(NodePath.join(this.controlParent, String(++this.counter)))
-      const { idleStopMs: _idle, workspaceRoot: _root, hostRoot: _hostRoot, ...options } = this.settings
       const id = yield* this.engine.createBox({
         ...options,
         labels: {
@@ -204,7 +171,7 @@ export class Boxes {
           [labels.host]: this.host,
           [labels.layer]: this.layer
         },
-        mounts: [workspace, { host: control.path, target: controlMount }]
+        mounts: [mount, { host: control.path, target: controlMount }]
       }).pipe(Effect.onError(() => Effect.sync(() => control.close())))
       const box: Box = { id, session, control, gone: false }
       this.boxes.set(session, box)
@@ -241,7 +208,8 @@ export class Boxes {
       ),
       Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message))
     )
-    return known.pipe(
+    // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
+    return this.lock.withPermits(1)(known).pipe(
       Effect.zipRight(strays),
       Effect.ensuring(Effect.sync(() => NodeFs.rmSync(this.controlParent, { recursive: true, force: true })))
     )

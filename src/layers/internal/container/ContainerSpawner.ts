@@ -87,15 +87,10 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
       const scope = yield* Effect.scope
       const box: Box = yield* Effect.acquireRelease(
-        boxes.acquire(sessionOf(spawnOptions.env), spawnOptions.cwd).pipe(
+        boxes.acquire(sessionOf(spawnOptions.env)).pipe(
           Effect.mapError((error) =>
             error._tag === "WorkspaceMissing"
-              ? spawnFailure(
-                error.path === spawnOptions.cwd
-                  ? `workdir does not exist: ${error.path} (ENOENT)`
-                  : `the container's workspace root does not exist: ${error.path} (ENOENT)`,
-                "ENOENT"
-              )
+              ? spawnFailure(`the directory the containers mount does not exist: ${error.path} (ENOENT)`, "ENOENT")
               : spawnFailure(`the command's container could not be started: ${error.message}`)
           )
         ),
@@ -238,8 +233,12 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           box.gone
             ? Effect.void
             : engine.signalGroup(box.id, pid, signal).pipe(
-              // A SIGKILL nothing in the box could send (a fork bomb at the pids limit): the box goes.
-              Effect.flatMap((sent) => sent || signal !== "SIGKILL" ? Effect.void : removeFull(box, pid)),
+              // A SIGKILL nothing in the box could send, twice (a fork bomb at the pids limit): the box goes.
+              Effect.flatMap((sent) =>
+                sent || signal !== "SIGKILL"
+                  ? Effect.void
+                  : Effect.flatMap(engine.signalGroup(box.id, pid, signal), (again) => again ? Effect.void : removeFull(box, pid))
+              ),
               Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
             ),
         // The wrapper answers while it runs: the leader is a member until its status is written, and
