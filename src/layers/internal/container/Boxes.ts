@@ -198,10 +198,9 @@ export class Boxes {
    * interrupted before its id came back (found by the layer's label).
    */
   private get removeAll(): Effect.Effect<void> {
-    const known = Effect.forEach([...this.boxes.values()], (box) => this.discard(box), {
-      concurrency: "unbounded",
-      discard: true
-    })
+    const known = Effect.suspend(() =>
+      Effect.forEach([...this.boxes.values()], (box) => this.discard(box), { concurrency: "unbounded", discard: true })
+    )
     const strays = this.engine.listBoxes({ [labels.layer]: this.layer }).pipe(
       Effect.flatMap((found) =>
         Effect.forEach(found, (box) => Effect.ignore(this.engine.removeBox(box.id)), { concurrency: "unbounded", discard: true })
