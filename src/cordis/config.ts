@@ -105,7 +105,7 @@ export const EffectBashConfigFields = Schema.Struct({
     readOnlyRoot: named("readOnlyRoot", containerFields.readOnlyRoot.from),
     /** The engine's address (default: `DOCKER_HOST`, else the default socket). */
     dockerHost: named("dockerHost", containerFields.dockerHost.from),
-    /** The host directory mounted in every container (default: each session's first workdir). */
+    /** The host directory every container mounts (default: `cwd`; never `/`). */
     workspaceRoot: named("workspaceRoot", containerFields.workspaceRoot.from),
     /** Stop a container that ran nothing for this long. */
     idleStopMs: named("idleStopMs", containerFields.idleStopMs.from)
