@@ -20,7 +20,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
-import { childrenOf, commandLineOf, isAlive, liveMembers, liveMembersOf, processTable, stateOf } from "../support/processes.js"
+import { childrenOf, commandLineOf, isAlive, liveMembers, liveMembersOf, liveProcesses, processTable, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 
@@ -280,9 +280,8 @@ describe("host death", () => {
 
 /** The reaper started by `pid`, if any (from /proc): pid, session and controlling terminal (0: none). */
 const reaperOf = (pid: number) =>
-  processTable()
-    .filter((row) => row.ppid === pid && row.state !== "Z" &&
-      commandLineOf(row.pid).startsWith("bash --norc --noprofile -c trap '' INT QUIT TERM HUP"))
+  liveProcesses()
+    .filter((row) => row.ppid === pid && commandLineOf(row.pid).startsWith("bash --norc --noprofile -c trap '' INT QUIT TERM HUP"))
     .map((row) => ({ pid: row.pid, sid: row.sid, tty: row.tty }))
 
 /** Builds the executor in a scope of its own, logging into `logs`. */

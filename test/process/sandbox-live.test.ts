@@ -16,7 +16,7 @@ import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "../support/bwrap.js"
-import { commandLineOf, processTable } from "../support/processes.js"
+import { commandLineOf, liveProcesses } from "../support/processes.js"
 import { composeWith, textOf, withTasks } from "../support/tools.js"
 
 
@@ -38,8 +38,7 @@ const run = (request: BashExecutor.Request) =>
 
 /** Live processes whose command line contains `marker` (from /proc), as `<pid> <command line>`. */
 const withMarker = (marker: string): ReadonlyArray<string> =>
-  processTable()
-    .filter((row) => row.state !== "Z")
+  liveProcesses()
     .map((row) => `${row.pid} ${commandLineOf(row.pid)}`)
     .filter((line) => line.includes(marker))
 

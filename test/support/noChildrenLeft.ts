@@ -2,25 +2,16 @@
  * Setup of the process project: a test file leaves no child process of its fork behind. A fork runs
  * file after file, and the next file counts the fork's children as its own.
  */
-import { readFileSync } from "node:fs"
 import { afterAll } from "vitest"
 import { eventually } from "./cli.js"
-import { childrenOf } from "./processes.js"
-
-const commandLine = (pid: number): string => {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim().slice(0, 120)
-  } catch {
-    return "(gone)"
-  }
-}
+import { childrenOf, commandLineOf } from "./processes.js"
 
 // A child that is ending (a reaper told goodbye) may take a moment: up to 5 s. What is left is
 // reported, then killed, so the next file in this fork starts clean.
 afterAll(async () => {
   if (await eventually(() => childrenOf(process.pid).length === 0, 5_000)) return
   const left = childrenOf(process.pid)
-  const described = left.map((pid) => `${pid} ${commandLine(pid)}`)
+  const described = left.map((pid) => `${pid} ${commandLineOf(pid).slice(0, 120) || "(gone)"}`)
   for (const pid of left) {
     try {
       process.kill(pid, "SIGKILL")

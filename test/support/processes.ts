@@ -42,7 +42,7 @@ export const commandLineOf = (pid: number): string => {
 }
 
 /** The processes there are now that are not zombies. */
-const liveProcesses = (): ReadonlyArray<ProcessRow> => processTable().filter((row) => row.state !== "Z")
+export const liveProcesses = (): ReadonlyArray<ProcessRow> => processTable().filter((row) => row.state !== "Z")
 
 /** Pids of the groups' members that are not zombies, from one reading of the table. */
 export const liveMembersOf = (pgids: Iterable<number>): Array<number> => {
