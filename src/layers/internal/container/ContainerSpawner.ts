@@ -82,6 +82,14 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       Effect.zipRight(engine.removeBox(box.id))
     )
 
+  // A SIGKILL that nothing in the box could send, in two tries (a fork bomb at the pids limit): the box goes.
+  const killGroupOrBox = (box: Box, pid: number) => {
+    const send = engine.signalGroup(box.id, pid, "SIGKILL")
+    return Effect.flatMap(send, (sent) => sent ? Effect.succeed(true) : send).pipe(
+      Effect.flatMap((sent) => sent ? Effect.void : removeFull(box, pid))
+    )
+  }
+
   const spawn = (spawnOptions: ProcessSpawner.Options) =>
     Effect.gen(function*() {
       if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
@@ -232,13 +240,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         signalGroup: (signal) =>
           box.gone
             ? Effect.void
-            : engine.signalGroup(box.id, pid, signal).pipe(
-              // A SIGKILL nothing in the box could send, twice (a fork bomb at the pids limit): the box goes.
-              Effect.flatMap((sent) =>
-                sent || signal !== "SIGKILL"
-                  ? Effect.void
-                  : Effect.flatMap(engine.signalGroup(box.id, pid, signal), (again) => again ? Effect.void : removeFull(box, pid))
-              ),
+            : (signal === "SIGKILL" ? killGroupOrBox(box, pid) : Effect.asVoid(engine.signalGroup(box.id, pid, signal))).pipe(
               Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
             ),
         // The wrapper answers while it runs: the leader is a member until its status is written, and
