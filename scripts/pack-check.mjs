@@ -118,6 +118,7 @@ try {
       // The Cordis example needs a Cordis host and the harness packages, which this app does not install.
       skip: /from "(@deepseek-ai\/[\w-]+|cordis)"/,
       extraFiles: { "entry-points.ts": consumer },
+      checkDependencies: true,
       log: (line) => log(`     ${line}`)
     }),
     `a strict NodeNext consumer of ${entries.join(", ")} and the README examples type-check and run`

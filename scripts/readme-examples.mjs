@@ -1,8 +1,8 @@
 /**
  * The documentation's TypeScript examples as a consumer project: every fenced ```ts block of
- * README.md and docs/*.md becomes a file that is type-checked strictly (NodeNext,
- * `skipLibCheck: false`) against the package as a consumer imports it (`effect-bash`,
- * `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then run: the blocks that use
+ * README.md and docs/*.md becomes a file that is type-checked strictly (NodeNext, the package's own
+ * declarations checked as `skipLibCheck: false` checks them) against the package as a consumer
+ * imports it (`effect-bash`, `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then run: the blocks that use
  * `@effect/vitest` under one vitest run, the others under node, concurrently. A `console.log(...)`
  * line ending in a comment holding a JSON string (`// "hi\n"`) must print that string.
  *
@@ -12,7 +12,8 @@
  *
  * In this repository the project lives under `.scratch/` and reaches the package through its
  * self-reference (so, `dist/`); the pack check (`scripts/pack-check.mjs`) uses it in an app that
- * installed the packed tarball.
+ * installed the packed tarball, and checks every package's declarations there, as a consumer with
+ * `skipLibCheck: false` would.
  *
  *   node scripts/readme-examples.mjs [--dir DIR] [--skip REGEX]
  */
@@ -20,6 +21,7 @@ import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, posix, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import ts from "typescript"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -166,12 +168,36 @@ const compilerOptions = {
   skipLibCheck: false,
   // TypeScript's own lib files (lib.*.d.ts) are not what a consumer's check is about.
   skipDefaultLibCheck: true,
-  noEmitOnError: true,
-  // A rerun re-checks only what changed (its cache keys are the files' contents).
-  incremental: true,
-  tsBuildInfoFile: "cache/tsbuildinfo",
   rootDir: "src",
   outDir: "out"
+}
+
+/**
+ * Type-checks the project in `dir` (its tsconfig.json) and, if it is clean, emits it: the errors
+ * (formatted), or [] once emitted. Declaration files are checked as `skipLibCheck: false` would, all
+ * of them with `dependencies`, else only the package's own (a file under no `node_modules`, or under
+ * `node_modules/<name>`): another package's declarations are that package's to check.
+ */
+const typeCheck = (dir, name, dependencies) => {
+  const config = ts.getParsedCommandLineOfConfigFile(join(dir, "tsconfig.json"), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: () => undefined
+  })
+  const program = ts.createProgram({ rootNames: config.fileNames, options: config.options })
+  const ours = (fileName) => !fileName.includes("/node_modules/") || fileName.includes(`/node_modules/${name}/`)
+  const checked = program.getSourceFiles().filter((file) =>
+    !program.isSourceFileDefaultLibrary(file) && (dependencies || ours(file.fileName))
+  )
+  const errors = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...checked.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)])
+  ]
+  // One file at a time: emitting all at once would first check every file, the dependencies' too.
+  if (errors.length === 0) {
+    for (const file of program.getRootFileNames()) errors.push(...program.emit(program.getSourceFile(file)).diagnostics)
+  }
+  return errors.map((diagnostic) => ts.formatDiagnostic(diagnostic, { ...ts.sys, getCanonicalFileName: (file) => file, getNewLine: () => "\n", getCurrentDirectory: () => dir }))
 }
 
 /** Runs a command to its end, bounded: `{ status, signal, stdout, stderr, ms }`. */
@@ -196,13 +222,15 @@ const run = (command, args, { timeout = 60_000, ...options }) =>
  * type-checks and runs them. Logs one line per check; resolves to whether all passed.
  *
  * `shipped` tells whether a path is in the package (default: package.json's "files"); `extraFiles`
- * (name → TypeScript source) are checked and run alongside the examples.
+ * (name → TypeScript source) are checked and run alongside the examples; `checkDependencies` checks the
+ * declarations of every package, not only this one's.
  *
  * @param {{ dir: string, packageRoot?: string, bin: (name: string) => string, skip?: RegExp,
- *   shipped?: (path: string) => boolean, extraFiles?: Record<string, string>, log?: (line: string) => void }} options
+ *   shipped?: (path: string) => boolean, extraFiles?: Record<string, string>, checkDependencies?: boolean,
+ *   log?: (line: string) => void }} options
  * @returns {Promise<boolean>}
  */
-export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shipped, extraFiles = {}, log = console.log }) => {
+export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shipped, extraFiles = {}, checkDependencies = false, log = console.log }) => {
   const manifest = JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8"))
   const files = documents(packageRoot)
   let ok = true
@@ -218,9 +246,8 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   if (kit.length > 0) fail(`test-kit pins:\n${kit.join("\n")}`)
   else log("ok   the test-kit install commands pin the tested vitest lines")
 
-  // out/ stays: the incremental build emits only what changed, so an unchanged example's output must
-  // still be there (only the examples written below are run).
   rmSync(join(dir, "src"), { recursive: true, force: true })
+  rmSync(join(dir, "out"), { recursive: true, force: true })
   mkdirSync(join(dir, "src"), { recursive: true })
   const examples = []
   for (const file of files) {
@@ -246,16 +273,14 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   }
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["src"] }, null, 2) + "\n")
 
-  // The incremental build re-emits only changed sources: an output gone missing needs a full build.
-  if (examples.some((example) => !existsSync(join(dir, "out", `${example.name}.js`)))) {
-    rmSync(join(dir, "cache"), { recursive: true, force: true })
-  }
-  const tsc = await run(bin("tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeout: 200_000 })
-  if (tsc.status !== 0) {
-    fail(`type-check of ${examples.length} examples (${tsc.ms} ms):\n${tsc.stdout}${tsc.stderr}`)
+  const started = Date.now()
+  const errors = typeCheck(dir, manifest.name, checkDependencies)
+  const what = `type-check of ${examples.length} examples (strict, NodeNext, the declarations of ${checkDependencies ? "every package" : manifest.name} checked; ${Date.now() - started} ms)`
+  if (errors.length > 0) {
+    fail(`${what}:\n${errors.join("")}`)
     return ok
   }
-  log(`ok   type-check of ${examples.length} examples (strict, NodeNext, skipLibCheck false; ${tsc.ms} ms)`)
+  log(`ok   ${what}`)
 
   // A config of its own, so vitest does not pick up this repository's. The examples share one worker
   // thread: each loads effect and the package once, not once per file.

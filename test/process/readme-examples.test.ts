@@ -1,7 +1,7 @@
 /**
  * The README's examples cannot rot: `scripts/readme-examples.mjs` type-checks every ```ts block
- * strictly (NodeNext, skipLibCheck off) against the built package through its self-reference, and
- * runs each one (vitest for `@effect/vitest` blocks), checking what their `console.log` lines say
+ * strictly (NodeNext, the package's own declarations checked too) against the built package through
+ * its self-reference, and runs each one (vitest for `@effect/vitest` blocks), checking what their `console.log` lines say
  * they print. `npm test` builds `dist/` before vitest runs.
  */
 import { execFile } from "node:child_process"
