@@ -2,9 +2,10 @@
  * The documentation's TypeScript examples as a consumer project: every fenced ```ts block of
  * README.md and docs/*.md becomes a file that is type-checked strictly (NodeNext, the package's own
  * declarations checked as `skipLibCheck: false` checks them) against the package as a consumer
- * imports it (`effect-bash`, `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then run: the blocks that use
- * `@effect/vitest` under one vitest run, the others under node, concurrently. A `console.log(...)`
- * line ending in a comment holding a JSON string (`// "hi\n"`) must print that string.
+ * imports it (`effect-bash`, `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then
+ * run: the blocks that use `@effect/vitest` under one vitest run, the others under node,
+ * concurrently. A `console.log(...)` line ending in a comment holding a JSON string (`// "hi\n"`)
+ * must print that string.
  *
  * Before that, the documents themselves are checked: every relative link or image resolves to a file
  * the package ships (package.json "files"), every `#anchor` to a heading, and the test-kit install
@@ -197,7 +198,8 @@ const typeCheck = (dir, name, dependencies) => {
   if (errors.length === 0) {
     for (const file of program.getRootFileNames()) errors.push(...program.emit(program.getSourceFile(file)).diagnostics)
   }
-  return errors.map((diagnostic) => ts.formatDiagnostic(diagnostic, { ...ts.sys, getCanonicalFileName: (file) => file, getNewLine: () => "\n", getCurrentDirectory: () => dir }))
+  const host = { getCanonicalFileName: (file) => file, getNewLine: () => "\n", getCurrentDirectory: () => dir }
+  return errors.map((diagnostic) => ts.formatDiagnostic(diagnostic, host))
 }
 
 /** Runs a command to its end, bounded: `{ status, signal, stdout, stderr, ms }`. */

@@ -1,8 +1,8 @@
 /**
  * The README's examples cannot rot: `scripts/readme-examples.mjs` type-checks every ```ts block
  * strictly (NodeNext, the package's own declarations checked too) against the built package through
- * its self-reference, and runs each one (vitest for `@effect/vitest` blocks), checking what their `console.log` lines say
- * they print. `npm test` builds `dist/` before vitest runs.
+ * its self-reference, and runs each one (vitest for `@effect/vitest` blocks), checking what their
+ * `console.log` lines say they print. `npm test` builds `dist/` before vitest runs.
  */
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"
