@@ -13,6 +13,7 @@ import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import type { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import { SpawnError } from "../../src/services/ProcessSpawner.js"
+import { mountRaceAttempts } from "../../src/layers/internal/sandbox/probe.js"
 
 const timeoutMs = 1_000
 const graceMs = 300
@@ -124,6 +125,53 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "SandboxUnavailableError", code: "SANDBOX_UNAVAILABLE" })
       expect(error.message).toBe(sandboxUnavailableText("read-only"))
+      expect(yield* control.spawnCount).toBe(1)
+    }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
+
+  const mountRace =
+    "bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount \"/newroot/var/lib/docker/overlay2/x/merged\": Invalid argument\n"
+
+  it.effect("a probe that meets a mount race is started again, and the call runs once it passes", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const control = yield* FakeSpawnerControl
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "work" })))
+      const raced = yield* control.next
+      yield* raced.writeStderr(mountRace)
+      yield* raced.exit({ exitCode: 1, signal: null })
+      const probe = yield* control.next
+      expect(isProbe(probe.options)).toBe(true)
+      yield* probe.exit({ exitCode: 0, signal: null })
+      const process = yield* control.next
+      expect(process.options.command).toBe("work")
+      yield* process.exit({ exitCode: 0, signal: null })
+      expect((yield* Fiber.join(fiber)).sandbox).toMatchObject({ mode: "read-only", denied: false })
+    }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
+
+  it.effect("a probe that meets a mount race at each of its attempts fails closed", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const control = yield* FakeSpawnerControl
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "work" })).pipe(Effect.flip))
+      for (let attempt = 0; attempt < mountRaceAttempts; attempt++) {
+        const probe = yield* control.next
+        expect(isProbe(probe.options)).toBe(true)
+        yield* probe.writeStderr(mountRace)
+        yield* probe.exit({ exitCode: 1, signal: null })
+      }
+      expect((yield* Fiber.join(fiber)).message).toBe(sandboxUnavailableText("read-only"))
+      expect(yield* control.spawnCount).toBe(mountRaceAttempts)
+    }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
+
+  it.effect("a probe failing for another reason is not started again", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const control = yield* FakeSpawnerControl
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "work" })).pipe(Effect.flip))
+      const probe = yield* control.next
+      yield* probe.writeStderr("bwrap: No permissions to creating new namespace\n")
+      yield* probe.exit({ exitCode: 1, signal: null })
+      expect((yield* Fiber.join(fiber)).message).toBe(sandboxUnavailableText("read-only"))
       expect(yield* control.spawnCount).toBe(1)
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 

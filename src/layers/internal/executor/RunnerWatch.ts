@@ -14,6 +14,11 @@ export interface RunnerDialect {
   readonly denial: string
   /** How a line of the runner's own failure begins, e.g. `bwrap: `. */
   readonly failurePrefix: string
+  /**
+   * How a failure line begins that a change of the host's mount table during the runner's set-up
+   * causes, and that the next start does not meet again.
+   */
+  readonly mountRacePrefix?: string
 }
 
 // A line longer than this is scanned in pieces; only its start can be a runner failure.

@@ -12,9 +12,16 @@ import type { RunnerDialect } from "../executor/RunnerWatch.js"
 import { unixSocketFilter } from "./seccomp.js"
 
 /**
- * How bubblewrap reports a denied write (EROFS) and its own failures.
+ * How bubblewrap reports a denied write (EROFS) and its own failures. Binding `/`, it remounts each
+ * mount below it with the flags it read from the mount table; one unmounted meanwhile on the host
+ * (under a shared mount such as Docker's `/var/lib/docker`, whose unmounts reach the runner's
+ * namespace) fails that remount, though `/` itself always exists.
  */
-export const bwrapDialect: RunnerDialect = { denial: "read-only file system", failurePrefix: "bwrap: " }
+export const bwrapDialect: RunnerDialect = {
+  denial: "read-only file system",
+  failurePrefix: "bwrap: ",
+  mountRacePrefix: "bwrap: Can't bind mount /oldroot/ on /newroot/: "
+}
 
 /**
  * Credential stores hidden from every confined command (`~/` is the configured home).

@@ -31,7 +31,7 @@ export const localConfinement = (
   Effect.gen(function*() {
     if (!config.contain) return unconfined
     const wrapper = containWrapper(config.bwrapPath)
-    const failure = yield* probeRunner(wrapper, sandboxDefaults.probeTimeoutMs, config.graceMs)
+    const failure = yield* probeRunner(wrapper, bwrapDialect, sandboxDefaults.probeTimeoutMs, config.graceMs)
     if (failure !== undefined) {
       return yield* new LocalBashExecutorConfigError({
         field: "contain",
@@ -67,7 +67,7 @@ export const sandboxConfinement = (
       })
     const verdict = yield* Deferred.make<boolean>()
     let probing = false
-    const probe = probeRunner(profileOf("read-only", "/"), config.probeTimeoutMs, config.graceMs).pipe(
+    const probe = probeRunner(profileOf("read-only", "/"), bwrapDialect, config.probeTimeoutMs, config.graceMs).pipe(
       Effect.tap((failure) =>
         failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
       ),

@@ -1,12 +1,17 @@
 /**
  * The runner's usability probe: `<runner> -- bash -c true` through the `ProcessSpawner`, bounded in
- * time on the Clock.
+ * time on the Clock, started again (at most {@link mountRaceAttempts} times in all) while it fails
+ * with its dialect's mount race.
  *
  * @internal
  */
 import { Effect, Option } from "effect"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup } from "../executor/killGroup.js"
+import type { RunnerDialect } from "../executor/RunnerWatch.js"
+
+/** How many times a probe meeting a mount race is started in all. */
+export const mountRaceAttempts = 3
 
 const decoder = new TextDecoder()
 
@@ -34,10 +39,7 @@ const outcomeOf = (process: ProcessSpawner.Process, timeoutMs: number, graceMs: 
     return line ?? `it exited with ${exit.exitCode ?? exit.signal}`
   })
 
-/**
- * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
- */
-export const probeRunner = (
+const probeOnce = (
   wrapper: ProcessSpawner.Wrapper,
   timeoutMs: number,
   graceMs: number
@@ -59,6 +61,22 @@ export const probeRunner = (
     })
   ).pipe(
     Effect.scoped,
-    Effect.catchTag("SpawnError", (error) => Effect.succeed(error.message)),
-    Effect.withSpan("BashExecutor.probeRunner")
+    Effect.catchTag("SpawnError", (error) => Effect.succeed(error.message))
   )
+
+/**
+ * `undefined` when the runner works, else why it does not (its first stderr line when it said why).
+ */
+export const probeRunner = (
+  wrapper: ProcessSpawner.Wrapper,
+  dialect: RunnerDialect,
+  timeoutMs: number,
+  graceMs: number
+): Effect.Effect<string | undefined, never, ProcessSpawner> => {
+  const raced = (failure: string | undefined) =>
+    failure !== undefined && dialect.mountRacePrefix !== undefined && failure.startsWith(dialect.mountRacePrefix)
+  const attempt = (left: number): Effect.Effect<string | undefined, never, ProcessSpawner> =>
+    Effect.flatMap(probeOnce(wrapper, timeoutMs, graceMs), (failure) =>
+      left > 1 && raced(failure) ? attempt(left - 1) : Effect.succeed(failure))
+  return attempt(mountRaceAttempts).pipe(Effect.withSpan("BashExecutor.probeRunner"))
+}
