@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import type { ConfigError } from "effect"
-import { Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { Approval } from "./services/Approval.js"
 import type { BashEnvRegistrationError, BashEnvRegistry } from "./services/BashEnvRegistry.js"
 import type { BashExecutor } from "./services/BashExecutor.js"
@@ -18,7 +18,7 @@ import type { AgentTools } from "./services/AgentTools.js"
 import type { CompletionNotices } from "./services/CompletionNotices.js"
 import * as AgentToolsLive from "./tool/AgentToolsLive.js"
 import * as BashEnvRegistryLive from "./layers/BashEnvRegistryLive.js"
-import * as DockerBashExecutor from "./layers/DockerBashExecutor.js"
+import type * as DockerBashExecutor from "./layers/DockerBashExecutor.js"
 import { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
 import * as LocalBashExecutor from "./layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "./layers/SandboxBashExecutor.js"
@@ -86,6 +86,12 @@ export type BashStackServices =
   | Tasks
   | SandboxSessions
 
+// Loaded only when configured: its Docker Engine client brings Node's HTTP and TLS stacks along.
+const containerExecutor = (settings: DockerBashExecutor.Settings.Input) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(() => import("./layers/DockerBashExecutor.js")), (docker) => docker.layer(settings))
+  )
+
 /**
  * The graph as one Layer.
  *
@@ -111,7 +117,7 @@ export const layer = (
   const executor = overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
-        ? DockerBashExecutor.layer({ ...config.executor, ...config.container })
+        ? containerExecutor({ ...config.executor, ...config.container })
         : Layer.fail(
           new LocalBashExecutorConfigError({
             field: "container",
