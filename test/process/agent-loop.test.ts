@@ -14,11 +14,14 @@ import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
 import * as AgentToolsLive from "../../src/tool/AgentToolsLive.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
 import { eventually } from "../support/cli.js"
-import { liveWithEnv } from "../support/processes.js"
+import { commandLineOf, liveWithEnv } from "../support/processes.js"
 
 /** Every spawned process inherits the session id through the managed environment. */
 const sessionId = `agent-loop-${process.pid}-${Date.now()}`
 const marker = `DSH_SESSION_ID=${sessionId}`
+
+/** The session's processes of the long background job (`sleep 60`), which only task_kill ends. */
+const longJob = () => liveWithEnv(marker).filter((pid) => commandLineOf(pid).includes("sleep 60"))
 
 interface Step {
   readonly name: string
@@ -74,11 +77,14 @@ const scriptedModel = (
             for (const part of last.content) received.push({ isFailure: part.isFailure, result: part.result })
           }
           const turn = received.length
-          // Live processes of the session: while the long job runs (turn 6; a background task is
-          // announced before its spawn completes, so its process is awaited, bounded), and before the
-          // final answer, when the kill must already have worked (the layer is still open then).
-          if (turn === 6) await eventually(() => liveWithEnv(marker).length > 0, 10_000)
-          if (turn === 6 || turn === script.length) seen.push(liveWithEnv(marker).length)
+          // Live processes of the session: the long job's while it runs (turn 6; a background task is
+          // announced before its spawn completes, so its process is awaited, bounded), and all of them
+          // before the final answer, when the kill must already have worked (the layer is still open then).
+          if (turn === 6) {
+            await eventually(() => longJob().length > 0, 10_000)
+            seen.push(longJob().length)
+          }
+          if (turn === script.length) seen.push(liveWithEnv(marker).length)
           const step = script[turn]
           const parts: Array<Response.PartEncoded> = step === undefined
             ? [{ type: "text", text: "done" }]
