@@ -8,7 +8,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Context, Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
 import { once } from "node:events"
@@ -20,6 +20,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
+import { pollUntil } from "../support/poll.js"
 import { childrenOf, commandLineOf, isAlive, liveMembers, liveMembersOf, liveProcesses, processTable, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
@@ -32,15 +33,7 @@ const childGroups = (pid: number): ReadonlyArray<number> =>
 
 /** Polls every 10 ms, for at most `boundMs`, until `done` holds; returns its last answer. */
 const eventually = <A>(probe: () => A, done: (value: A) => boolean, boundMs = 10_000) =>
-  Effect.gen(function*() {
-    const deadline = (yield* Clock.currentTimeMillis) + boundMs
-    let value = probe()
-    while (!done(value) && (yield* Clock.currentTimeMillis) < deadline) {
-      yield* Effect.sleep(10)
-      value = probe()
-    }
-    return value
-  })
+  Effect.promise(() => pollUntil(probe, done, boundMs, 10))
 
 const survivors = (groups: ReadonlyArray<number>) => liveMembersOf(groups)
 

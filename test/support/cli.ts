@@ -5,6 +5,7 @@ import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { pollUntil } from "./poll.js"
 
 /**
  * The bundled executable, the file the package's `bin` names: what a user runs is what these tests run
@@ -78,12 +79,6 @@ export const runNode = (
   options: Parameters<typeof startNode>[1] = {}
 ): Promise<CliOutcome> => startNode(args, options).done
 
-/** Polls `condition` every 20 ms until it holds; false if it still does not after `timeoutMs`. */
-export const eventually = async (condition: () => boolean, timeoutMs = 15_000): Promise<boolean> => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) return false
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  return true
-}
+/** Polls `condition` until it holds; false if it still does not after `timeoutMs`. */
+export const eventually = (condition: () => boolean, timeoutMs = 15_000): Promise<boolean> =>
+  pollUntil(condition, (holds) => holds, timeoutMs)

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { pollUntil } from "./poll.js"
 
 /** A fresh private temp directory, and its cleanup. */
 export const tempDir = (prefix: string): { readonly path: string; readonly remove: () => void } => {
@@ -12,15 +13,11 @@ export const tempDir = (prefix: string): { readonly path: string; readonly remov
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
 }
 
-/** Polls `check` every 20 ms until it returns a value, failing after `timeoutMs`. */
+/** Polls `check` until it returns a value, failing after `timeoutMs`. */
 export const eventually = async <A>(check: () => A | undefined | Promise<A | undefined>, timeoutMs = 5_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs}ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  const value = await pollUntil(check, (answer) => answer !== undefined, timeoutMs)
+  if (value === undefined) throw new Error(`condition not met within ${timeoutMs}ms`)
+  return value
 }
 
 /** Reads a pid a command wrote to `file` (the command's shell is its process-group leader). */
