@@ -9,7 +9,8 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Deferred, Effect, Layer } from "effect"
+import { Deferred, Effect, Exit, Layer } from "effect"
+import * as NodeProcessSpawner from "../layers/NodeProcessSpawner.js"
 import { Approval } from "../services/Approval.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { HeldTransport } from "./HeldTransport.js"
@@ -43,9 +44,11 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
   transport: Transport,
   session: ToolSession,
   shutdown: Shutdown,
-  connected: Deferred.Deferred<Server>
+  connected: Deferred.Deferred<Server>,
+  initialized: Deferred.Deferred<void>
 ) {
   const connection = yield* serveMcp(transport, { session, drainTimeout: mcpDrainTimeoutMs })
+  connection.server.oninitialized = () => Deferred.unsafeDone(initialized, Exit.void)
   yield* Deferred.succeed(connected, connection.server)
   // Added last, so it runs first when the scope closes, whatever closes it.
   yield* Effect.addFinalizer(() => shutdown.begin)
@@ -57,6 +60,8 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
 /**
  * The `mcp` subcommand's program. Calls run in one fixed session `{ id: "mcp", cwd: workdir }` (MCP
  * has no agent session), so background tasks started by a client are visible to its later calls.
+ * The spawner's helper processes start once the client has sent `initialized` (or with the first
+ * call), so `initialize` is answered before they are forked.
  *
  * Under a sandbox, the tools are composed once the client's first message has arrived: when it is an
  * `initialize` declaring elicitation, escalations are approved by the client's user (`mcpApproval.ts`)
@@ -69,16 +74,19 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
     // Outlives the stack, so the deadline keeps running while the stack is released.
     const shutdown = yield* makeShutdown({ signals: processSignals, deadlineMs: mcpShutdownDeadlineMs })
     const connected = yield* Deferred.make<Server>()
+    const initialized = yield* Deferred.make<void>()
     const stdio = new LineTransport(process.stdin, process.stdout)
     const { approval, transport } = settings.approval === undefined
       ? { transport: stdio, approval: undefined }
       : yield* approvalForClient(stdio, Deferred.await(connected), settings.approval)
-    yield* serveStdio(transport, { id: "mcp", cwd: settings.workdir }, shutdown, connected).pipe(
-      Effect.provide(cliStack(settings, {
-        background: !input.noBackground,
-        escalation: shutdown.escalation,
-        ...(approval === undefined ? {} : { approval })
-      }))
+    yield* serveStdio(transport, { id: "mcp", cwd: settings.workdir }, shutdown, connected, initialized).pipe(
+      Effect.provide(
+        cliStack(settings, {
+          background: !input.noBackground,
+          escalation: shutdown.escalation,
+          ...(approval === undefined ? {} : { approval })
+        }).pipe(NodeProcessSpawner.startHelpersAfter(Deferred.await(initialized)))
+      )
     )
   }).pipe(Effect.scoped)
 

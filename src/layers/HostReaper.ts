@@ -3,117 +3,14 @@
  * host that does not handle it): a tiny `bash` process, in its own session, that reads one line per
  * event from a pipe held by the host. It learns each process group as it starts and forgets it
  * once it is gone; when the pipe closes without a goodbye — the host died — it SIGKILLs every group
- * it still knows and removes the directories it was given.
- *
- * One small write per spawn and per settle, no round trip, for the groups the host spawns itself
- * (the launcher is the reaper of the groups it started; if it exits, the host hands them over here).
- * If the reaper cannot start or dies, the layer keeps working without it (a warning says so).
+ * it still knows and removes the directories it was given. If it cannot start or dies, the layer
+ * keeps working without it (a warning says so).
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Runtime } from "effect"
-import * as ChildProcess from "node:child_process"
+import { Effect, Layer } from "effect"
 import { HostReaper } from "../services/HostReaper.js"
-import { isStopped } from "./internal/spawner/procStat.js"
-
-// Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
-// `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the pids to
-// resume get SIGCONT first (a stopped launcher then kills its own groups), then the groups are
-// killed. Signals are ignored: only the pipe decides. Descriptors the host itself inherited without
-// close-on-exec (a terminal, a supervisor's pipe) are closed first.
-const script = `trap '' INT QUIT TERM HUP
-shopt -s nullglob
-for fd in /proc/$$/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
-declare -A groups=() resume=()
-dirs=()
-while IFS= read -r line; do
-  case $line in
-    +[0-9]*) groups[\${line:1}]=1 ;;
-    -[0-9]*) unset "groups[\${line:1}]" "resume[\${line:1}]" ;;
-    c[0-9]*) resume[\${line:1}]=1 ;;
-    d?*) dirs+=("\${line:1}") ;;
-    q) exit 0 ;;
-  esac
-done
-for pid in "\${!resume[@]}"; do kill -CONT -- "$pid" 2>/dev/null; done
-for pgid in "\${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
-for dir in "\${dirs[@]}"; do rm -rf -- "$dir"; done
-`
-
-// How long a clean close waits for the reaper to read its goodbye and exit.
-const exitBoundMs = 1_000
-
-const make = Effect.gen(function*() {
-  const runtime = yield* Effect.runtime<never>()
-  const log = (message: string, detail?: unknown) =>
-    Runtime.runFork(runtime)(Effect.logWarning(message, ...(detail === undefined ? [] : [detail])))
-  let closing = false
-  let alive = true
-  // Own session (no controlling terminal), stdio not inherited (Node opens every other fd
-  // close-on-exec), `/` as cwd so it pins no mount, and no secrets in its environment.
-  const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", script], {
-    cwd: "/",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
-    detached: true,
-    stdio: ["pipe", "ignore", "ignore"]
-  })
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  child.once("error", (error) => {
-    alive = false
-    log("host-death reaper failed to start; commands will outlive a host killed by SIGKILL", error)
-  })
-  child.once("exit", (code, signal) => {
-    alive = false
-    if (!closing) {
-      log(`host-death reaper exited (${signal ?? `code ${code}`}); commands will outlive a host killed by SIGKILL`)
-    }
-  })
-  const pipe = child.stdin!
-  pipe.on("error", () => {
-    alive = false
-  })
-  // Neither the reaper nor its pipe keeps the host's event loop alive.
-  child.unref()
-  ;(pipe as unknown as { unref?: () => void }).unref?.()
-
-  const send = (line: string) =>
-    Effect.sync(() => {
-      if (alive && !closing) pipe.write(`${line}\n`)
-    })
-
-  yield* Effect.addFinalizer(() =>
-    Effect.suspend(() => {
-      if (!alive) return Effect.void
-      closing = true
-      pipe.end("q\n")
-      return Effect.promise(() => exited).pipe(Effect.interruptible, Effect.timeoutOption(exitBoundMs))
-    })
-  )
-
-  let reportedStop = false
-  const resumeIfStopped = Effect.suspend(() => {
-    if (!alive || closing) return Effect.void
-    if (!isStopped(child.pid!)) return Effect.void
-    try {
-      process.kill(child.pid!, "SIGCONT")
-    } catch {
-      // Gone meanwhile: its exit is reported.
-    }
-    if (reportedStop) return Effect.void
-    reportedStop = true
-    return Effect.logWarning("host-death reaper was stopped; resumed it")
-  })
-
-  return HostReaper.of({
-    track: (pgid) => send(`+${pgid}`),
-    forget: (pgid) => send(`-${pgid}`),
-    resumeOnDeath: (pid) => send(`c${pid}`),
-    // A path with a newline cannot travel as a line; such a directory is only removed by the layer.
-    removeOnDeath: (directory) =>
-      directory.includes("\n") ? Effect.logWarning("spill directory not given to the reaper: newline in path") : send(`d${directory}`),
-    resumeIfStopped
-  })
-})
+import { makeReaperProcess } from "./internal/spawner/reaperProcess.js"
 
 /**
  * The reaper as a layer: it starts with the layer and is told goodbye when the layer closes.
@@ -121,4 +18,7 @@ const make = Effect.gen(function*() {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<HostReaper> = Layer.scoped(HostReaper, make)
+export const layer: Layer.Layer<HostReaper> = Layer.scoped(
+  HostReaper,
+  Effect.map(Effect.tap(makeReaperProcess, ({ start }) => start), ({ reaper }) => reaper)
+)

@@ -8,22 +8,48 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, FiberRef, Layer, Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, FiberRef, Layer, Option, Scope } from "effect"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { HostReaper } from "../services/HostReaper.js"
-import * as HostReaperLive from "./HostReaper.js"
 import { spawnDirect } from "./internal/spawner/directSpawn.js"
 import { makeHostDeath } from "./internal/spawner/hostDeath.js"
+import type { LayerLauncher } from "./internal/spawner/layerLauncher.js"
 import { startLayerLauncher } from "./internal/spawner/layerLauncher.js"
+import { makeReaperProcess } from "./internal/spawner/reaperProcess.js"
 import { shellInvocation } from "./internal/spawner/shellInvocation.js"
 import type { SpawnedChild } from "./internal/spawner/spawnedChild.js"
 import { spawnedProcess } from "./internal/spawner/spawnedProcess.js"
 import { makeStdio } from "./internal/spawner/stdio.js"
 
+/** What the helper processes of a spawner layer built now wait for; none: they start with the layer. */
+const helpersWaitFor = FiberRef.unsafeMake<Option.Option<Effect.Effect<void>>>(Option.none())
+
 const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*() {
-  const hostDeath = yield* makeHostDeath(yield* HostReaper)
+  const layerScope = yield* Effect.scope
+  const { reaper, start: startReaper } = yield* makeReaperProcess
+  const hostDeath = yield* makeHostDeath(reaper)
   const stdio = yield* makeStdio
-  const launcher = settings.launcher ? yield* startLayerLauncher(stdio, hostDeath) : undefined
+  let launcher: LayerLauncher | undefined
+
+  // The helpers (the reaper, then the launcher, which the reaper resumes if the host dies) start
+  // once, in the layer's scope, before any command: the first spawn starts them if nothing did.
+  const helpersStarted = yield* Deferred.make<void>()
+  let helpersStarting = false
+  const startHelpers = Effect.suspend(() => {
+    if (helpersStarting) return Deferred.await(helpersStarted)
+    helpersStarting = true
+    return Effect.gen(function*() {
+      yield* startReaper
+      if (settings.launcher) launcher = yield* startLayerLauncher(stdio, hostDeath)
+    }).pipe(
+      Effect.provideService(Scope.Scope, layerScope),
+      Effect.onExit((exit) => Deferred.done(helpersStarted, Exit.asVoid(exit))),
+      Effect.uninterruptible
+    )
+  })
+  const waitFor = yield* FiberRef.get(helpersWaitFor)
+  if (Option.isNone(waitFor)) yield* startHelpers
+  else yield* Effect.forkIn(Effect.zipRight(waitFor.value, startHelpers), layerScope)
 
   // The spawn is uninterruptible: an interruption of its caller waits, recorded, until it is over.
   const start = (options: ProcessSpawner.Options) =>
@@ -52,22 +78,25 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     })
 
   // `acquireRelease` without its fiber-ref bookkeeping: the release needs none of the caller's refs.
-  // The launcher's start is awaited (interruptibly) before the spawn, so every spawn sees it settled.
+  // The helpers' start, and the launcher's, are awaited (interruptibly) before the spawn, so every
+  // spawn sees them settled.
+  const ready = Effect.zipRight(startHelpers, Effect.suspend(() => launcher === undefined ? Effect.void : launcher.started))
   const spawn = (options: ProcessSpawner.Options) =>
-    Effect.flatMap(launcher === undefined ? Effect.scope : Effect.zipRight(launcher.started, Effect.scope), (scope) =>
+    Effect.flatMap(Effect.zipRight(ready, Effect.scope), (scope) =>
       Effect.uninterruptible(
         Effect.tap(start(options), (spawned) => Scope.addFinalizer(scope, release(spawned)))
       )).pipe(Effect.map((spawned) => spawnedProcess(spawned, options)))
 
-  return ProcessSpawner.of({ spawn })
+  return Context.make(ProcessSpawner, ProcessSpawner.of({ spawn })).pipe(Context.add(HostReaper, reaper))
 })
 
 const layerOf = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSpawner | HostReaper> =>
-  Layer.scoped(ProcessSpawner, make(options)).pipe(Layer.provideMerge(HostReaperLive.layer))
+  Layer.scopedContext(make(options))
 
 /**
  * The Node implementation of `ProcessSpawner`: commands are spawned by a pre-forked launcher
- * process whenever it can serve, else by the host. Provides the {@link HostReaper} too.
+ * process whenever it can serve, else by the host. Provides the {@link HostReaper} too. Its helper
+ * processes (the reaper and the launcher) start with the layer, unless {@link startHelpersAfter}.
  *
  * @since 0.1.0
  * @category layers
@@ -82,3 +111,16 @@ export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launche
  * @category layers
  */
 export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: false })
+
+/**
+ * Builds `self` with the helper processes of every spawner layer in it (the host-death reaper and
+ * the launcher) started once `ready` completes, or at the first spawn if that comes first, instead
+ * of with the layer: a host that must answer something before it runs any command (an MCP server
+ * its client's `initialize`) does not fork them first. Every spawn still awaits them.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const startHelpersAfter =
+  (ready: Effect.Effect<void>) => <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+    Layer.locally(self, helpersWaitFor, Option.some(ready))

@@ -3,15 +3,16 @@
  * a launcher that dies costs one call at most, and it ends with the layer.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import * as NodeProcessSpawner from "../../src/layers/NodeProcessSpawner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, eventually, runNode } from "../support/cli.js"
-import { firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
+import { childrenOf, commandLineOf, firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
 import { untilSuspended } from "../support/fibers.js"
 import { launcherPid, parentOfCommand } from "../support/launcher.js"
 
@@ -316,4 +317,33 @@ describe("the launcher", () => {
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(launcher)).toBe(false)
     }))
+})
+
+/** The spawner's helper processes among the host's children: the reaper (bash) and the launcher. */
+const helpers = () =>
+  childrenOf(process.pid).map(commandLineOf).filter((line) =>
+    line.startsWith("bash --norc --noprofile -c trap ") || line.startsWith("effect-bash launcher") ||
+    line.includes("launcherMain.js")
+  )
+
+describe("the spawner's helpers under startHelpersAfter", () => {
+  it.live("start when what they wait for completes, not with the layer", () =>
+    Effect.gen(function*() {
+      const ready = yield* Deferred.make<void>()
+      const scope = yield* Scope.make()
+      yield* Layer.buildWithScope(executor().pipe(NodeProcessSpawner.startHelpersAfter(Deferred.await(ready))), scope)
+      expect(helpers()).toEqual([])
+      yield* Deferred.succeed(ready, undefined)
+      expect(yield* Effect.promise(() => eventually(() => helpers().length === 2))).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      expect(helpers()).toEqual([])
+    }))
+
+  it.live("start with a first spawn that comes first, which then runs through the launcher", () =>
+    Effect.gen(function*() {
+      expect(helpers()).toEqual([])
+      const parent = yield* parentOfCommand
+      expect(helpers()).toHaveLength(2)
+      expect(commandLineOf(parent)).toMatch(/^effect-bash launcher/)
+    }).pipe(Effect.provide(executor().pipe(NodeProcessSpawner.startHelpersAfter(Effect.never)))))
 })

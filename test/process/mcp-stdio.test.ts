@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
+import { childrenOf, descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
 
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-mcp-"))
 afterAll(() => rmSync(workdir, { recursive: true, force: true }))
@@ -308,6 +308,18 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(liveMembersOf([shell])).toEqual([])
       yield* Fiber.interrupt(call)
       yield* Effect.promise(() => client.close())
+    }))
+
+  it.live("answers initialize before forking its helpers (reaper, launcher), which start once the client says initialized", () =>
+    Effect.promise(async () => {
+      const server = startRaw()
+      server.send(initialize(1))
+      expect(await eventually(() => server.lines.length >= 1, 15_000)).toBe(true)
+      expect(server.lines[0]).toMatchObject({ id: 1, result: { serverInfo: { name: "effect-bash" } } })
+      expect(childrenOf(server.pid)).toEqual([])
+      server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      expect(await eventually(() => childrenOf(server.pid).length === 2, 15_000)).toBe(true)
+      expect(await server.end()).toBe(0)
     }))
 
   it.live("survives a malformed line, answers string ids, and -32601 for an unknown method", () =>

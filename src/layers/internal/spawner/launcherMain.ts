@@ -29,7 +29,7 @@
  *
  * Host death: the launcher is the reaper of the commands it started. It remembers the group of each
  * until the host forgets it (the host saw the group gone). If the host's end shows without a goodbye,
- * every remembered group is SIGKILLed (`HostReaper.ts` is the reaper of the groups the host spawns
+ * every remembered group is SIGKILLed (`reaperProcess.ts` is the reaper of the groups the host spawns
  * itself).
  *
  * @internal
