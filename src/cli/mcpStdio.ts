@@ -61,7 +61,8 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
  * The `mcp` subcommand's program. Calls run in one fixed session `{ id: "mcp", cwd: workdir }` (MCP
  * has no agent session), so background tasks started by a client are visible to its later calls.
  * The spawner's helper processes start once the client has sent `initialized` (or with the first
- * call), so `initialize` is answered before they are forked.
+ * spawn: a call, or the sandbox's runner probe as the stack is built), so without a sandbox
+ * `initialize` is answered before they are forked.
  *
  * Under a sandbox, the tools are composed once the client's first message has arrived: when it is an
  * `initialize` declaring elicitation, escalations are approved by the client's user (`mcpApproval.ts`)

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Deferred, Effect, Exit, FiberRef, Layer, Option, Scope } from "effect"
+import { Cause, Context, Deferred, Effect, FiberRef, Layer, Option, Runtime, Scope } from "effect"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { HostReaper } from "../services/HostReaper.js"
 import { spawnDirect } from "./internal/spawner/directSpawn.js"
@@ -32,20 +32,32 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   let launcher: LayerLauncher | undefined
 
   // The helpers (the reaper, then the launcher, which the reaper resumes if the host dies) start
-  // once, in the layer's scope, before any command: the first spawn starts them if nothing did.
+  // once, before any command: the first spawn starts them if nothing did. The start is the layer's,
+  // not its caller's: it runs on the layer's runtime (its logs and spans), in the layer's scope, and a
+  // caller interrupted meanwhile leaves it to finish for the next one.
+  const layerRuntime = yield* Effect.runtime<never>()
   const helpersStarted = yield* Deferred.make<void>()
   let helpersStarting = false
+  const startOnce = Effect.gen(function*() {
+    yield* startReaper
+    if (settings.launcher) {
+      launcher = yield* startLayerLauncher(stdio, hostDeath).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.as(Effect.logWarning("the launcher could not start; commands are spawned by the host", defect), undefined)
+        )
+      )
+    }
+  }).pipe(
+    Effect.provideService(Scope.Scope, layerScope),
+    Effect.ensuring(Deferred.succeed(helpersStarted, undefined)),
+    Effect.uninterruptible
+  )
   const startHelpers = Effect.suspend(() => {
-    if (helpersStarting) return Deferred.await(helpersStarted)
-    helpersStarting = true
-    return Effect.gen(function*() {
-      yield* startReaper
-      if (settings.launcher) launcher = yield* startLayerLauncher(stdio, hostDeath)
-    }).pipe(
-      Effect.provideService(Scope.Scope, layerScope),
-      Effect.onExit((exit) => Deferred.done(helpersStarted, Exit.asVoid(exit))),
-      Effect.uninterruptible
-    )
+    if (!helpersStarting) {
+      helpersStarting = true
+      Runtime.runFork(layerRuntime)(startOnce, { scope: layerScope, immediate: true })
+    }
+    return Deferred.await(helpersStarted)
   })
   const waitFor = yield* FiberRef.get(helpersWaitFor)
   if (Option.isNone(waitFor)) yield* startHelpers

@@ -3,7 +3,7 @@
  * a launcher that dies costs one call at most, and it ends with the layer.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -11,6 +11,7 @@ import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as NodeProcessSpawner from "../../src/layers/NodeProcessSpawner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import { cleanEnv, eventually, runNode } from "../support/cli.js"
 import { childrenOf, commandLineOf, firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
 import { untilSuspended } from "../support/fibers.js"
@@ -337,6 +338,41 @@ describe("the spawner's helpers under startHelpersAfter", () => {
       expect(yield* Effect.promise(() => eventually(() => helpers().length === 2))).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect(helpers()).toEqual([])
+    }))
+
+  it.live("started by a first spawn that is interrupted meanwhile, they still start, for the next spawn", () =>
+    Effect.gen(function*() {
+      // The spawn yields to the scheduler every `ops` operations and is interrupted at its first yield,
+      // so across the loop the interruption lands at different steps of the start.
+      for (let ops = 10; ops <= 40; ops++) {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(
+          NodeProcessSpawner.layerDirectSpawn.pipe(NodeProcessSpawner.startHelpersAfter(Effect.never)),
+          scope
+        )
+        const spawner = Context.get(context, ProcessSpawner)
+        const spawn = Effect.scoped(
+          Effect.flatMap(spawner.spawn({ command: "true", cwd: "/", env: {} }), (spawned) => spawned.exit)
+        )
+        const first = yield* Effect.fork(Effect.withMaxOpsBeforeYield(spawn, ops))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(first)
+        const next = yield* spawn.pipe(Effect.timeout("10 seconds"))
+        expect(next.exitCode).toBe(0)
+        yield* Scope.close(scope, Exit.void)
+      }
+    }))
+
+  it.live("whose start meets a host with no descriptor free: that call fails, the next ones run", () =>
+    Effect.gen(function*() {
+      const host = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
+      const outcome = yield* Effect.promise(() => runNode([host, "helpers-out-of-fds"], { env: cleanEnv() }))
+      // The outcomes are the JSON lines; the layer's warnings are logged between them.
+      const lines = outcome.stdout.split("\n")
+      const [first, ...rest] = lines.filter((line) => line.startsWith("{")).map((line) => JSON.parse(line))
+      expect(first.error).toMatch(/EMFILE/)
+      expect(rest).toEqual([{ stdout: "second\n" }, { stdout: "third\n" }])
+      expect(lines.filter((line) => line.includes("host-death reaper failed to start"))).toHaveLength(1)
     }))
 
   it.live("start with a first spawn that comes first, which then runs through the launcher", () =>

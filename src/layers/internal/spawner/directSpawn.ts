@@ -54,15 +54,15 @@ export const spawnDirect = (
     // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
     return resume(Effect.fail(spawnFailure(error, options)))
   }
-  // Read from this tick on: output of a command that exits before its reader starts is kept.
-  holdPipe(child.stdout as Readable)
-  holdPipe(child.stderr as Readable)
-  // A child without a pid was never started: Node reports why in an `error` event on the next
-  // tick. With a pid it runs already, and its pipes are open to write.
+  // A child without a pid was never started (and may have no pipes): Node reports why in an `error`
+  // event on the next tick. With a pid it runs already, and its pipes are open to write.
   if (child.pid === undefined) {
     child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
     return
   }
+  // Read from this tick on: output of a command that exits before its reader starts is kept.
+  holdPipe(child.stdout as Readable)
+  holdPipe(child.stderr as Readable)
   track(child.pid)
   // A started child reports no more errors here (no IPC, no `child.kill`); none may crash the host.
   child.on("error", () => {})

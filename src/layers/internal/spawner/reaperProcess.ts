@@ -15,6 +15,7 @@
 import type { Context, Scope } from "effect"
 import { Effect, Runtime } from "effect"
 import * as ChildProcess from "node:child_process"
+import type { Writable } from "node:stream"
 import { HostReaper } from "../../../services/HostReaper.js"
 import { isStopped } from "./procStat.js"
 
@@ -58,7 +59,9 @@ export const makeReaperProcess: Effect.Effect<
   const log = (message: string, detail?: unknown) =>
     Runtime.runFork(runtime)(Effect.logWarning(message, ...(detail === undefined ? [] : [detail])))
   let closing = false
-  let started: { readonly child: ChildProcess.ChildProcess; readonly exited: Promise<void> } | undefined
+  let started:
+    | { readonly child: ChildProcess.ChildProcess; readonly stdin: Writable | undefined; readonly exited: Promise<void> }
+    | undefined
   let alive = false
 
   const spawn = () => {
@@ -82,38 +85,49 @@ export const makeReaperProcess: Effect.Effect<
         log(`host-death reaper exited (${signal ?? `code ${code}`}); commands will outlive a host killed by SIGKILL`)
       }
     })
-    child.stdin!.on("error", () => {
+    // No pipe when the spawn failed at once (no descriptor free): the `error` event says so.
+    const stdin = child.stdin ?? undefined
+    stdin?.on("error", () => {
       alive = false
     })
     // Neither the reaper nor its pipe keeps the host's event loop alive.
     child.unref()
-    ;(child.stdin as unknown as { unref?: () => void }).unref?.()
-    return { child, exited }
+    ;(stdin as unknown as { unref?: () => void } | undefined)?.unref?.()
+    return { child, stdin, exited }
   }
+  // Started at most once: a reaper that could not start is not tried again.
+  let tried = false
   const ensureStarted = () => {
-    if (started === undefined && !closing) started = spawn()
+    if (tried || closing) return started
+    tried = true
+    try {
+      started = spawn()
+    } catch (error) {
+      alive = false
+      log("host-death reaper failed to start; commands will outlive a host killed by SIGKILL", error)
+    }
     return started
   }
 
   const send = (line: string) =>
     Effect.sync(() => {
       const reaper = ensureStarted()
-      if (reaper !== undefined && alive && !closing) reaper.child.stdin!.write(`${line}\n`)
+      if (alive && !closing) reaper?.stdin?.write(`${line}\n`)
     })
 
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
       closing = true
-      if (started === undefined || !alive) return Effect.void
-      started.child.stdin!.end("q\n")
+      if (started?.stdin === undefined || !alive) return Effect.void
+      started.stdin.end("q\n")
       return Effect.promise(() => started!.exited).pipe(Effect.interruptible, Effect.timeoutOption(exitBoundMs))
     })
   )
 
   let reportedStop = false
   const resumeIfStopped = Effect.suspend(() => {
-    if (started === undefined || !alive || closing) return Effect.void
-    const pid = started.child.pid!
+    const pid = started?.child.pid
+    if (pid === undefined || !alive || closing) return Effect.void
     if (!isStopped(pid)) return Effect.void
     try {
       process.kill(pid, "SIGCONT")
