@@ -188,6 +188,8 @@ const main = (gate: string, tmpdir: string): void => {
   process.stdin.on("data", ignore).on("end", ended).on("error", ended)
   process.on("disconnect", ended)
   process.on("error", ignore)
+  // A host that closed while this program loaded was seen by no listener: its end is here already.
+  if (!process.connected) return ended()
   send({ _tag: "Ready" })
 }
 
