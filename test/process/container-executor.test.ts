@@ -74,12 +74,13 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
     return seen
   }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
 
-/** Runs `effect` with the host's variable `name` set to `value`, as it was again afterwards. */
-const withHostEnv = (name: string, value: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+/** Runs `effect` with the host's variable `name` set to `value` (unset for `undefined`), as it was again afterwards. */
+const withHostEnv = (name: string, value: string | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
       const before = process.env[name]
-      process.env[name] = value
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
       return before
     }),
     () => effect,
@@ -425,6 +426,24 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         container({ dockerHost: `unix://${dockerSocket}` })
       ).pipe(withHostEnv("DOCKER_HOST", "tcp://127.0.0.1:9"))
       expect(result.stdout.text).toBe("reached\n")
+    }))
+
+  it.live("without an address, a user's Docker Desktop socket is the engine dialed and the one a failure names", () =>
+    Effect.gen(function*() {
+      // A socket file nothing listens on: dialing it is refused, where the system's socket would answer.
+      const home = freshDir("home")
+      const socket = path.join(home, ".docker", "run", "docker.sock")
+      fs.mkdirSync(path.dirname(socket), { recursive: true })
+      fs.writeFileSync(socket, "")
+      for (const dockerHost of [undefined, "unix://"]) {
+        const refused = yield* Effect.flip(Layer.build(container()).pipe(Effect.scoped)).pipe(
+          withHostEnv("DOCKER_HOST", dockerHost),
+          withHostEnv("HOME", home)
+        )
+        expect(refused.message).toBe(
+          `cannot reach the Docker Engine at unix://${socket} (ECONNREFUSED): is dockerd running? Set DOCKER_HOST or dockerHost to its address`
+        )
+      }
     }))
 
   it.live("an unreachable engine and a missing image fail the layer, naming what is wrong", () =>

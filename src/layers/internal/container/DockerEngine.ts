@@ -5,14 +5,17 @@
  *
  * @internal
  */
+import { accessSync } from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
+import { homedir } from "node:os"
+import { join } from "node:path"
 import type { Duplex } from "node:stream"
 import type { Scope } from "effect"
 import { Effect } from "effect"
-import type { BoxOptions, ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
+import type { BoxOptions, ContainerEngine } from "./ContainerEngine.js"
 import { ContainerEngineError } from "./ContainerEngine.js"
-import { Demuxer } from "./demux.js"
+import { execSession } from "./demux.js"
 import { groupAliveArgv, signalArgv } from "./wrapper.js"
 
 /** Bound on one API call (not on an exec's stream). */
@@ -23,7 +26,20 @@ const pingTimeoutMs = 5_000
 type Modem = import("docker-modem")
 type DialOptions = import("docker-modem").DialOptions
 
-const defaultAddress = "unix:///var/run/docker.sock"
+/**
+ * The engine when nothing names one (no address, and `DOCKER_HOST` unset or a bare `unix://`): Docker
+ * Desktop's per-user socket when there is one, else the system's, as the docker CLI and docker-modem
+ * pick it. Passed to docker-modem explicitly, so the engine a message names is the one dialed.
+ */
+const defaultAddress = (): string => {
+  const user = join(homedir(), ".docker", "run", "docker.sock")
+  try {
+    accessSync(user)
+    return `unix://${user}`
+  } catch {
+    return "unix:///var/run/docker.sock"
+  }
+}
 
 /**
  * docker-modem's constructor options for an explicit address; `undefined` lets it read `DOCKER_HOST`.
@@ -80,9 +96,11 @@ export const makeDockerEngine = (
 ): Effect.Effect<ContainerEngine, ContainerEngineError, Scope.Scope> =>
   Effect.gen(function*() {
     const { default: Modem } = yield* loadModem
-    const shown = address ?? process.env.DOCKER_HOST ?? defaultAddress
+    const dockerHost = process.env.DOCKER_HOST
+    const fromDockerHost = address === undefined && dockerHost !== undefined && dockerHost !== "unix://"
+    const shown = fromDockerHost ? dockerHost : address ?? defaultAddress()
     const modem: Modem = yield* Effect.try({
-      try: () => new Modem(modemOptions(address) as ConstructorParameters<typeof Modem>[0]),
+      try: () => new Modem(modemOptions(fromDockerHost ? undefined : shown) as ConstructorParameters<typeof Modem>[0]),
       catch: (cause) => new ContainerEngineError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
     })
     // Connections are kept alive between calls (an idle one for 5 s, as by Node's global agent) in an
@@ -135,32 +153,6 @@ export const makeDockerEngine = (
         (socket) => socket as Duplex
       )
 
-    const session = (socket: Duplex): ExecSession => {
-      const demuxer = new Demuxer()
-      const queued: Array<Frame> = []
-      const chunks = socket[Symbol.asyncIterator]() as AsyncIterator<Buffer>
-      let ended = false
-      const nextFrame = async (): Promise<Frame | undefined> => {
-        while (queued.length === 0 && !ended) {
-          const chunk = await chunks.next().catch(() => ({ done: true as const, value: undefined }))
-          if (chunk.done === true) ended = true
-          else queued.push(...demuxer.push(chunk.value))
-        }
-        return queued.shift()
-      }
-      return {
-        // The socket buffers what the exec has not read yet; a write error ends the output stream.
-        sendInput: (bytes) =>
-          Effect.sync(() => {
-            socket.end(bytes)
-          }),
-        next: Effect.promise(nextFrame),
-        close: Effect.sync(() => {
-          socket.destroy()
-        })
-      }
-    }
-
     const exec: ContainerEngine["exec"] = (box, options) =>
       Effect.gen(function*() {
         const created = (yield* dial("exec create", {
@@ -177,7 +169,7 @@ export const makeDockerEngine = (
           },
           statusCodes: { 201: true, 404: "no such container", 409: "container is not running" }
         })) as { readonly Id: string }
-        return session(yield* hijack(created.Id))
+        return execSession(yield* hijack(created.Id))
       })
 
     /** Runs `argv` to its end and returns its stdout. */

@@ -2,14 +2,20 @@
  * The Docker Engine's multiplexed exec stream (no TTY): frames of an 8-byte header — the stream
  * (1 stdout, 2 stderr), three zero bytes, the payload's length as a big-endian uint32 — and the
  * payload. Parsed here rather than with docker-modem's `demuxStream`, which writes to Node streams
- * without waiting for them: the reader takes a frame only after the previous one was consumed, so
- * a slow consumer holds back the exec, not this process's memory.
+ * without waiting for them: the session reads a chunk only once the frames before it were taken, so
+ * a slow consumer holds back the exec, not this process's memory. Every byte that arrived is
+ * delivered, a frame the connection cut short included.
  *
  * @internal
  */
-import type { Frame } from "./ContainerEngine.js"
+import { Effect } from "effect"
+import type { Duplex } from "node:stream"
+import type { ExecSession, Frame } from "./ContainerEngine.js"
 
 const headerBytes = 8
+
+// Stream 0 (stdin) is never sent back; anything else unknown goes to stdout rather than being lost.
+const streamOf = (header: Buffer): Frame["stream"] => header[0] === 2 ? "stderr" : "stdout"
 
 /** Splits raw chunks into frames; a frame split across chunks is kept until it is complete. */
 export class Demuxer {
@@ -22,17 +28,53 @@ export class Demuxer {
     while (this.pending.length >= headerBytes) {
       const length = this.pending.readUInt32BE(4)
       if (this.pending.length < headerBytes + length) break
-      const type = this.pending[0]
       const bytes = this.pending.subarray(headerBytes, headerBytes + length)
-      // Stream 0 (stdin) is never sent back; anything else unknown goes to stdout rather than being lost.
-      if (length > 0) frames.push({ stream: type === 2 ? "stderr" : "stdout", bytes })
+      if (length > 0) frames.push({ stream: streamOf(this.pending), bytes })
       this.pending = this.pending.subarray(headerBytes + length)
     }
     return frames
   }
 
-  /** Bytes of an incomplete frame left when the stream ended. */
-  get leftover(): number {
-    return this.pending.length
+  /**
+   * The stream has ended: the payload of a frame it cut short (the connection broke mid-frame), which
+   * the command did write. A header cut short carries none.
+   */
+  end(): Frame | undefined {
+    const pending = this.pending
+    this.pending = Buffer.alloc(0)
+    if (pending.length <= headerBytes) return undefined
+    return { stream: streamOf(pending), bytes: pending.subarray(headerBytes) }
+  }
+}
+
+/** The exec on its hijacked connection: input written to it, output read from it frame by frame. */
+export const execSession = (socket: Duplex): ExecSession => {
+  const demuxer = new Demuxer()
+  const queued: Array<Frame> = []
+  const chunks = socket[Symbol.asyncIterator]() as AsyncIterator<Buffer>
+  let ended = false
+  const nextFrame = async (): Promise<Frame | undefined> => {
+    while (queued.length === 0 && !ended) {
+      // A broken connection ends the output as its end does.
+      const chunk = await chunks.next().catch(() => ({ done: true as const, value: undefined }))
+      if (chunk.done !== true) queued.push(...demuxer.push(chunk.value))
+      else {
+        ended = true
+        const cutShort = demuxer.end()
+        if (cutShort !== undefined) queued.push(cutShort)
+      }
+    }
+    return queued.shift()
+  }
+  return {
+    // The socket buffers what the exec has not read yet; a write error ends the output stream.
+    sendInput: (bytes) =>
+      Effect.sync(() => {
+        socket.end(bytes)
+      }),
+    next: Effect.promise(nextFrame),
+    close: Effect.sync(() => {
+      socket.destroy()
+    })
   }
 }
