@@ -127,6 +127,17 @@ export class Boxes {
     )
   }
 
+  /**
+   * Removes `box` at once, unusable (nothing can start in it any more): the session's next call gets
+   * a new one.
+   */
+  removeNow(box: Box): Effect.Effect<void, ContainerEngineError> {
+    return Effect.suspend(() => {
+      box.gone = true
+      return this.engine.removeBox(box.id)
+    })
+  }
+
   /** A call on `box` has settled. */
   release(box: Box): Effect.Effect<void> {
     return Effect.suspend(() => {

@@ -77,10 +77,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
     Effect.logWarning(
       `no process could start in container ${box.id.slice(0, 12)} to kill group ${pid}: the container is removed, ` +
         "and the session's next command starts in a new one"
-    ).pipe(
-      Effect.zipRight(Effect.sync(() => (box.gone = true))),
-      Effect.zipRight(engine.removeBox(box.id))
-    )
+    ).pipe(Effect.zipRight(boxes.removeNow(box)))
 
   // A SIGKILL that nothing in the box could send, in two tries (a fork bomb at the pids limit): the box goes.
   const killGroupOrBox = (box: Box, pid: number) => {
