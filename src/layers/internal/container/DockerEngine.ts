@@ -52,7 +52,14 @@ const modemOptions = (address: string | undefined): Record<string, unknown> | un
   if (address.startsWith("/")) return socket(address)
   const url = new URL(address.includes("//") ? address : `tcp://${address}`)
   if (url.protocol === "ssh:") {
-    return { protocol: "ssh", host: url.hostname, port: url.port || 22, username: url.username }
+    // Authenticated by the user's ssh-agent, as docker-modem does for an ssh `DOCKER_HOST`.
+    return {
+      protocol: "ssh",
+      host: url.hostname,
+      port: url.port || 22,
+      username: url.username,
+      sshOptions: { agent: process.env.SSH_AUTH_SOCK }
+    }
   }
   const tls = url.protocol === "https:" || url.port === "2376"
   return { protocol: tls ? "https" : "http", host: url.hostname, port: url.port || (tls ? 2376 : 2375) }
