@@ -18,6 +18,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, removeContainer, testImage } from "../support/docker.js"
+import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 
 const graceMs = 1_000
@@ -73,23 +74,6 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
     }
     return seen
   }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
-
-/** Runs `effect` with the host's variable `name` set to `value` (unset for `undefined`), as it was again afterwards. */
-const withHostEnv = (name: string, value: string | undefined) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const before = process.env[name]
-      if (value === undefined) delete process.env[name]
-      else process.env[name] = value
-      return before
-    }),
-    () => effect,
-    (before) =>
-      Effect.sync(() => {
-        if (before === undefined) delete process.env[name]
-        else process.env[name] = before
-      })
-  )
 
 /** This process's open sockets, as `<fd> socket:[inode]`. */
 const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
@@ -265,7 +249,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("the host's environment never reaches the container", () =>
     Effect.gen(function*() {
       const result = yield* Effect.provide(runIn({ command: "env" }), shared).pipe(
-        withHostEnv("EFFECT_BASH_CONTAINER_TEST_HOST_ONLY", "host value")
+        withHostEnv({ EFFECT_BASH_CONTAINER_TEST_HOST_ONLY: "host value" })
       )
       expect(result.stdout.text).not.toContain("EFFECT_BASH_CONTAINER_TEST_HOST_ONLY")
       expect(result.stdout.text).toContain("NO_COLOR=1")
@@ -424,7 +408,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const result = yield* Effect.provide(
         runIn({ command: "echo reached" }),
         container({ dockerHost: `unix://${dockerSocket}` })
-      ).pipe(withHostEnv("DOCKER_HOST", "tcp://127.0.0.1:9"))
+      ).pipe(withHostEnv({ DOCKER_HOST: "tcp://127.0.0.1:9" }))
       expect(result.stdout.text).toBe("reached\n")
     }))
 
@@ -437,8 +421,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       fs.writeFileSync(socket, "")
       for (const dockerHost of [undefined, "unix://"]) {
         const refused = yield* Effect.flip(Layer.build(container()).pipe(Effect.scoped)).pipe(
-          withHostEnv("DOCKER_HOST", dockerHost),
-          withHostEnv("HOME", home)
+          withHostEnv({ DOCKER_HOST: dockerHost, HOME: home })
         )
         expect(refused.message).toBe(
           `cannot reach the Docker Engine at unix://${socket} (ECONNREFUSED): is dockerd running? Set DOCKER_HOST or dockerHost to its address`

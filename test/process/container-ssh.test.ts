@@ -15,6 +15,7 @@ import { Effect } from "effect"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { containersWith, dockerUnavailable, testImage } from "../support/docker.js"
+import { withHostEnv } from "../support/hostEnv.js"
 import { pollUntil } from "../support/poll.js"
 
 const sshd = "/usr/sbin/sshd"
@@ -98,22 +99,6 @@ const canConnect = (port: number) =>
     socket.once("error", () => resolve(false))
   })
 
-/** Runs `effect` with `SSH_AUTH_SOCK` set to `socket`, as it was again afterwards. */
-const withAgent = (socket: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const before = process.env.SSH_AUTH_SOCK
-      process.env.SSH_AUTH_SOCK = socket
-      return before
-    }),
-    () => effect,
-    (before) =>
-      Effect.sync(() => {
-        if (before === undefined) delete process.env.SSH_AUTH_SOCK
-        else process.env.SSH_AUTH_SOCK = before
-      })
-  )
-
 describe.skipIf(unavailable !== undefined)("DockerBashExecutor over ssh", () => {
   it.scopedLive("an engine named ssh://user@host, authenticated by the user's ssh-agent, runs commands with their input, output and exit code", () =>
     Effect.gen(function*() {
@@ -134,7 +119,7 @@ describe.skipIf(unavailable !== undefined)("DockerBashExecutor over ssh", () => 
         // The session's container is on this machine's engine while the layer lives.
         expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)
         return ran
-      }).pipe(Effect.provide(layer), Effect.scoped, withAgent(ssh.agentSocket))
+      }).pipe(Effect.provide(layer), Effect.scoped, withHostEnv({ SSH_AUTH_SOCK: ssh.agentSocket }))
       expect({ stdout: result.stdout.text, stderr: result.stderr.text, exitCode: result.exitCode }).toEqual({
         stdout: "input over ssh\n",
         stderr: "to stderr\n",

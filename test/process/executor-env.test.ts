@@ -8,24 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-
-/** Sets host environment variables for the duration of `effect` (the executor reads process.env per spawn). */
-const withHostEnv = (variables: Record<string, string>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const saved = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]))
-      Object.assign(process.env, variables)
-      return saved
-    }),
-    () => effect,
-    (saved) =>
-      Effect.sync(() => {
-        for (const [name, value] of Object.entries(saved)) {
-          if (value === undefined) delete process.env[name]
-          else process.env[name] = value
-        }
-      })
-  )
+import { withHostEnv } from "../support/hostEnv.js"
 
 const resolve = (request: BashExecutor.Request) => Effect.flatMap(BashExecutor, (bash) => bash.resolve(request))
 
