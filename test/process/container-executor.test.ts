@@ -377,6 +377,31 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
     }).pipe(Effect.scoped))
 
+  it.live("a call interrupted while its exec starts, its pid not yet read, leaves nothing of its command running", () =>
+    Effect.gen(function*() {
+      const proxy = yield* Effect.acquireRelease(
+        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/exec\/\S+\/start/)),
+        (proxy) => Effect.sync(proxy.close)
+      )
+      const session = freshSession()
+      const started = path.join(workspace, `started-${session}`)
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
+      const call = yield* Effect.fork(
+        Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000 })), context)
+      )
+      // The engine started the exec, and its command runs; the answer, and so the pid line, is held.
+      yield* Effect.promise(() => proxy.reached)
+      expect(yield* Effect.promise(() => eventually(() => fs.existsSync(started), 10_000))).toBe(true)
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)
+      // Killed: the command's processes, and then its wrapper, are gone while the box lives on.
+      const box = boxOf(session)
+      const running = () => commandsIn(box).filter((args) => args.includes("sleep 1013"))
+      yield* Effect.promise(() => eventually(() => running().length === 0, 5_000))
+      expect(running()).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.scoped))
+
   it.live("closing a layer removes its own containers, not another layer's of the same process", () =>
     Effect.gen(function*() {
       const [a, b] = [freshSession(), freshSession()]

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Effect, Scope } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
 import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
@@ -104,45 +104,56 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       const status = box.control.expect()
       yield* Scope.addFinalizer(scope, Effect.sync(status.release))
 
-      const long = tooLongForArgv(spawnOptions.command)
-      const input = typeof spawnOptions.stdin === "string" ? encoder.encode(spawnOptions.stdin) : spawnOptions.stdin
-      const exec = yield* Effect.acquireRelease(
-        engine.exec(box.id, {
-          argv: wrapperArgv(spawnOptions.command, spawnOptions.cwd, `${controlMount}/${status.name}`),
-          env: spawnOptions.env,
-          user: options.user,
-          stdin: long || input !== undefined
-        }).pipe(Effect.mapError((error) => {
-          if (error.status === 404 || error.status === 409) box.gone = true
-          return spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
-        })),
-        (exec) => exec.close
-      )
-      if (long || input !== undefined) {
-        const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
-        yield* exec.sendInput(Buffer.concat([script, input ?? new Uint8Array()]))
-      }
-
-      const { early, line } = yield* readPidLine(exec).pipe(
-        Effect.interruptible,
-        Effect.timeoutFail({
-          duration: startTimeoutMs,
-          onTimeout: () => spawnFailure(`the command's shell did not start within ${startTimeoutMs} ms in container ${box.id.slice(0, 12)}`)
-        })
-      )
-      if (line === "nowd") {
-        return yield* spawnFailure(`workdir does not exist: ${spawnOptions.cwd} (ENOENT)`, "ENOENT")
-      }
-      const pid = line === undefined ? NaN : Number(line)
-      if (!Number.isSafeInteger(pid) || pid <= 0) {
-        const said = early.map((frame) => Buffer.from(frame.bytes).toString("utf8")).join("").trim()
-        if (!(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => false)))) box.gone = true
-        return yield* spawnFailure(
-          `the command's shell did not start in container ${box.id.slice(0, 12)}` +
-            (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +
-            " (the image needs bash)"
+      // Until its pid line is read, a started exec may be running the command already: a start that
+      // ends any other way (interrupted, timed out, refused) cancels it, or kills what it started.
+      const abandon = Effect.suspend(() => {
+        const leader = status.cancel()
+        return leader === undefined || box.gone ? Effect.void : killGroupOrBox(box, leader).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`could not kill abandoned group ${leader} in ${box.id.slice(0, 12)}`, error.message))
         )
-      }
+      })
+      const { early, exec, pid } = yield* Effect.gen(function*() {
+        const long = tooLongForArgv(spawnOptions.command)
+        const input = typeof spawnOptions.stdin === "string" ? encoder.encode(spawnOptions.stdin) : spawnOptions.stdin
+        const exec = yield* Effect.acquireRelease(
+          engine.exec(box.id, {
+            argv: wrapperArgv(spawnOptions.command, spawnOptions.cwd, `${controlMount}/${status.name}`),
+            env: spawnOptions.env,
+            user: options.user,
+            stdin: long || input !== undefined
+          }).pipe(Effect.mapError((error) => {
+            if (error.status === 404 || error.status === 409) box.gone = true
+            return spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
+          })),
+          (exec) => exec.close
+        )
+        if (long || input !== undefined) {
+          const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
+          yield* exec.sendInput(Buffer.concat([script, input ?? new Uint8Array()]))
+        }
+
+        const { early, line } = yield* readPidLine(exec).pipe(
+          Effect.interruptible,
+          Effect.timeoutFail({
+            duration: startTimeoutMs,
+            onTimeout: () => spawnFailure(`the command's shell did not start within ${startTimeoutMs} ms in container ${box.id.slice(0, 12)}`)
+          })
+        )
+        if (line === "nowd") {
+          return yield* spawnFailure(`workdir does not exist: ${spawnOptions.cwd} (ENOENT)`, "ENOENT")
+        }
+        const pid = line === undefined ? NaN : Number(line)
+        if (!Number.isSafeInteger(pid) || pid <= 0) {
+          const said = early.map((frame) => Buffer.from(frame.bytes).toString("utf8")).join("").trim()
+          if (!(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => false)))) box.gone = true
+          return yield* spawnFailure(
+            `the command's shell did not start in container ${box.id.slice(0, 12)}` +
+              (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +
+              " (the image needs bash)"
+          )
+        }
+        return { exec, early, pid }
+      }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : abandon))
 
       // The leader's end: the status file (watched, polled as a safety net), or the exec's end without one.
       const latch = makeExitLatch()

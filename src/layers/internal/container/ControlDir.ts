@@ -16,6 +16,13 @@ export interface StatusWaiter {
   readonly name: string
   /** The status once its line is complete; `undefined` before. */
   readonly read: () => LeaderStatus | undefined
+  /**
+   * Abandons an exec whose pid line was never read: a leader that has not run its command yet never
+   * will (the wrapper exits on the cancel file), and the pid of one that may have is returned, to be
+   * killed. The wrapper records its pid before it looks for the file; this writes the file before it
+   * looks for the pid: one of the two sees the other's.
+   */
+  readonly cancel: () => number | undefined
   /** Calls `listener` (once) when the status is complete; returns a remover. */
   readonly onStatus: (listener: (status: LeaderStatus) => void) => () => void
   /** Removes the files and stops watching. */
@@ -42,6 +49,7 @@ export class ControlDir {
     const name = String(++this.counter)
     const file = NodePath.join(this.path, name)
     let status: LeaderStatus | undefined
+    let cancelled = false
     const listeners = new Set<(status: LeaderStatus) => void>()
     // Read again while the group has members: the wrapper adds `empty` once it has none.
     const read = () => {
@@ -68,6 +76,16 @@ export class ControlDir {
     return {
       name,
       read,
+      cancel: () => {
+        cancelled = true
+        NodeFs.writeFileSync(`${file}.cancel`, "")
+        try {
+          const pid = Number(NodeFs.readFileSync(`${file}.pid`, "latin1").trim())
+          return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
+        } catch {
+          return undefined
+        }
+      },
       onStatus: (listener) => {
         const known = read()
         if (known !== undefined) {
@@ -81,7 +99,10 @@ export class ControlDir {
         this.pending.delete(name)
         listeners.clear()
         NodeFs.rmSync(file, { force: true })
-        NodeFs.rmSync(`${file}.j`, { force: true })
+        // The cancel file stays with the directory: a leader that has not looked for it yet must find it.
+        for (const suffix of cancelled ? [".j", ".pid"] : [".j", ".pid", ".cancel"]) {
+          NodeFs.rmSync(`${file}${suffix}`, { force: true })
+        }
       }
     }
   }

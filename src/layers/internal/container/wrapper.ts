@@ -4,7 +4,9 @@
  * file the host watches.
  *
  * Protocol. The exec's stdout starts with one line of the wrapper's: `<pid>` (the group's id), or
- * `nowd` when the workdir does not exist. The status file gets one line once the leader has ended:
+ * `nowd` when the workdir does not exist. Before that line the leader writes its pid to the file
+ * `<status>.pid`, and then runs nothing if `<status>.cancel` exists: a host that gave up on the exec
+ * before reading the line (interrupted, timed out) stops or kills what it started (`ControlDir.cancel`). The status file gets one line once the leader has ended:
  * `exit <code> <members>` or `signal <name> <members>`, where `<members>` is `alive` when another member
  * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
  * the container's cgroup counted an OOM kill while the command ran (every process of the command is a
@@ -51,10 +53,13 @@ cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
 oom; before=$ooms
 set -m
 trap 'jobs -l >"$ctl.j"' CHLD
+# The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
+# host writes the cancel file, then reads the pid: see ControlDir.cancel).
+gate() { victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"; }
 if [ "$3" = stdin ]; then
-  { victim; printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
+  { gate; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
 else
-  { victim; printf '%s\n' "$BASHPID"; exec bash --norc --noprofile -c -- "$4"; } &
+  { gate; exec bash --norc --noprofile -c -- "$4"; } &
 fi
 pg=$!
 exec 2>/dev/null
