@@ -17,7 +17,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, removeContainer, testImage } from "../support/docker.js"
+import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, pauseContainer, removeContainer, stopContainer, testImage } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 
@@ -276,6 +276,34 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(result.after).toContain(boxGoneText(result.first))
       expect(result.next.stdout.text).toBe("again\n")
       expect(boxOf(session)).not.toBe(result.first)
+    }))
+
+  it.live("a container stopped, paused or removed from outside between calls: the session's next call runs in a new one", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      for (const outside of [stopContainer, pauseContainer, removeContainer]) {
+        yield* Effect.provide(runIn(inSession(session, { command: "true" })), shared)
+        const before = boxOf(session)
+        outside(before)
+        const next = yield* Effect.provide(runIn(inSession(session, { command: "echo again" })), shared)
+        expect({ outside: outside.name, stdout: next.stdout.text }).toEqual({ outside: outside.name, stdout: "again\n" })
+        expect(boxOf(session)).not.toBe(before)
+      }
+    }))
+
+  it.live("a container paused from outside while its call runs: the timeout, unable to signal it, removes the container", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const started = path.join(workspace, `started-${session}`)
+      const call = yield* Effect.fork(Effect.provide(
+        runIn(inSession(session, { command: `touch ${started}; sleep 1014`, timeoutMs: 3_000 })),
+        shared
+      ))
+      expect(yield* Effect.promise(() => eventually(() => fs.existsSync(started), 10_000))).toBe(true)
+      pauseContainer(boxOf(session))
+      const result = yield* Fiber.join(call)
+      expect(result).toMatchObject({ exitCode: null, signal: "SIGKILL", timedOut: true })
+      expect(containersWith({ "effect-bash.session": session })).toEqual([])
     }))
 
   it.live("the memory limit kills a command, not the wrapper that reports it, and the result says so; the CPU limit is the container's", () =>

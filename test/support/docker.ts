@@ -63,6 +63,16 @@ export const removeContainer = (container: string): void => {
   docker("rm", "-f", container)
 }
 
+/** Stops a container at once (SIGKILL), as `docker stop -t 0` does. */
+export const stopContainer = (container: string): void => {
+  docker("stop", "-t", "0", container)
+}
+
+/** Freezes every process of a container, as `docker pause` does. */
+export const pauseContainer = (container: string): void => {
+  docker("pause", container)
+}
+
 /** The `effect-bash.host` label of every container effect-bash made (running or not). */
 export const containerHosts = (): ReadonlyArray<string> =>
   docker("ps", "-a", "--filter", "label=effect-bash=1", "--format", "{{.Label \"effect-bash.host\"}}")

@@ -77,12 +77,13 @@ export interface ContainerEngine {
   }) => Effect.Effect<ExecSession, ContainerEngineError>
   /**
    * Sends `signal` to every member of process group `pgid` in the box; a gone group or box is not an
-   * error. False when no process could start in the box to send it (at its pids limit, say).
+   * error. False when no process could start in the box to send it (at its pids limit, or paused).
    */
   readonly signalGroup: (box: string, pgid: number, signal: "SIGTERM" | "SIGKILL") => Effect.Effect<boolean, ContainerEngineError>
   /**
    * Whether a member of group `pgid` is running in the box (zombies count as dead; a gone box has
-   * none). A probe that could not run answers true: the group is not known to be gone.
+   * none; a paused box's frozen ones count). A probe that could not run answers true: the group is
+   * not known to be gone.
    */
   readonly groupAlive: (box: string, pgid: number) => Effect.Effect<boolean, ContainerEngineError>
   /** Whether the box exists and runs. */

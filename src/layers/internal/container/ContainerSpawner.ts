@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { Effect, Exit, Scope } from "effect"
+import { Data, Effect, ExecutionStrategy, Exit, Scope } from "effect"
 import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
 import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
@@ -70,6 +70,9 @@ const readPidLine = (exec: ExecSession) =>
 
 const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
 
+/** The session's box was gone when the exec was created: nothing started. */
+class BoxGone extends Data.TaggedError("BoxGone")<{ readonly failure: SpawnError }> {}
+
 export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessSpawner["Type"] => {
   const { boxes, engine } = options
 
@@ -87,9 +90,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
     )
   }
 
-  const spawn = (spawnOptions: ProcessSpawner.Options) =>
+  const spawnOnce = (spawnOptions: ProcessSpawner.Options) =>
     Effect.gen(function*() {
-      if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
       const scope = yield* Effect.scope
       const box: Box = yield* Effect.acquireRelease(
         boxes.acquire(sessionOf(spawnOptions.env)).pipe(
@@ -122,8 +124,10 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             user: options.user,
             stdin: long || input !== undefined
           }).pipe(Effect.mapError((error) => {
-            if (error.status === 404 || error.status === 409) box.gone = true
-            return spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
+            const failure = spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
+            if (error.status !== 404 && error.status !== 409) return failure
+            box.gone = true
+            return new BoxGone({ failure })
           })),
           (exec) => exec.close
         )
@@ -266,6 +270,23 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         })
       }
       return process
+    })
+
+  const spawn = (spawnOptions: ProcessSpawner.Options) =>
+    Effect.gen(function*() {
+      if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
+      const scope = yield* Effect.scope
+      // Each attempt in a scope of its own, released when it fails: a box found gone (removed, stopped
+      // or paused from outside) when its exec was created ran nothing, and a new box takes the call.
+      const attempt = Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attemptScope) =>
+        spawnOnce(spawnOptions).pipe(
+          Scope.extend(attemptScope),
+          Effect.onError((cause) => Scope.close(attemptScope, Exit.failCause(cause)))
+        ))
+      return yield* attempt.pipe(
+        Effect.catchTag("BoxGone", () => attempt),
+        Effect.catchTag("BoxGone", (gone) => Effect.fail(gone.failure))
+      )
     })
 
   return ProcessSpawner.of({

@@ -78,8 +78,9 @@ export class ControlDir {
       read,
       cancel: () => {
         cancelled = true
-        NodeFs.writeFileSync(`${file}.cancel`, "")
         try {
+          // A directory already removed went with its box: nothing of it runs any more.
+          NodeFs.writeFileSync(`${file}.cancel`, "")
           const pid = Number(NodeFs.readFileSync(`${file}.pid`, "latin1").trim())
           return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
         } catch {

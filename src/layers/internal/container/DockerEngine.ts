@@ -203,6 +203,17 @@ export const makeDockerEngine = (
 
     const gone = (error: ContainerEngineError) => error.status === 404 || error.status === 409
 
+    /** Whether `box` is paused: the engine refuses it every exec (409), as it does a box that is gone. */
+    const paused = (box: string) =>
+      dial("container inspect", {
+        path: `/containers/${box}/json`,
+        method: "GET",
+        statusCodes: { 200: true, 404: "no such container" }
+      }).pipe(
+        Effect.map((info) => (info as { readonly State?: { readonly Paused?: boolean } }).State?.Paused === true),
+        Effect.orElseSucceed(() => false)
+      )
+
     const engine: ContainerEngine = {
       address: shown,
       ping: Effect.asVoid(dial("ping", { path: "/_ping", method: "GET", statusCodes: { 200: true } }, pingTimeoutMs)),
@@ -251,15 +262,17 @@ export const makeDockerEngine = (
           return created.Id
         }),
       exec,
+      // A box that is gone has nothing left to signal; a paused one cannot be signalled, and its
+      // frozen members still count as alive.
       signalGroup: (box, pgid, signal) =>
         run(box, signalArgv(pgid, signal)).pipe(
           Effect.map((output) => output === "sent"),
-          Effect.catchIf(gone, () => Effect.succeed(true))
+          Effect.catchIf(gone, (error) => error.status === 409 ? Effect.map(paused(box), (frozen) => !frozen) : Effect.succeed(true))
         ),
       groupAlive: (box, pgid) =>
         run(box, groupAliveArgv(pgid)).pipe(
           Effect.map((output) => output.trim() !== "empty"),
-          Effect.catchIf(gone, () => Effect.succeed(false))
+          Effect.catchIf(gone, (error) => error.status === 409 ? paused(box) : Effect.succeed(false))
         ),
       boxRunning: (box) =>
         dial("container inspect", {
