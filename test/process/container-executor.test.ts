@@ -109,6 +109,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         // Long enough that `start` is printed before the timeout on a loaded machine, in a container and here.
         { command: "echo start; sleep 30", timeoutMs: 1_000 },
         { command: "sleep 30 & echo left behind" },
+        // A leader that stops itself has not ended: the timeout kills it.
+        { command: "echo before; kill -STOP $$; echo after", timeoutMs: 1_000 },
         { command: `echo ${"x".repeat(70 * 1024)} | wc -c` }
       ]
       for (const request of requests) {

@@ -63,10 +63,15 @@ else
 fi
 pg=$!
 exec 2>/dev/null
-wait "$pg"
-st=$?
+# A stopped leader has not ended (wait returns on the stop): it is waited for again until it ends.
+while :; do
+  wait "$pg"
+  st=$?
+  read -r _ _ word _ <"$ctl.j"
+  [ "$word" = Stopped ] || break
+  command -p sleep 0.05
+done
 trap - CHLD
-read -r _ _ word _ <"$ctl.j"
 if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st")"; else how="exit $st"; fi
 members
 oom
