@@ -94,6 +94,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
     Effect.gen(function*() {
       fs.writeFileSync(path.join(workspace, "data.txt"), "from the host\n")
       fs.mkdirSync(path.join(workspace, "sub"), { recursive: true })
+      const bashEnvFile = path.join(workspace, "bash-env.sh")
+      fs.writeFileSync(bashEnvFile, "echo setup-loaded\n")
       const requests: ReadonlyArray<BashExecutor.Request> = [
         { command: "echo out; echo err >&2; exit 3" },
         { command: "printf 'no newline'" },
@@ -109,6 +111,13 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         // Long enough that `start` is printed before the timeout on a loaded machine, in a container and here.
         { command: "echo start; sleep 30", timeoutMs: 1_000 },
         { command: "sleep 30 & echo left behind" },
+        // What bash reads as it starts reaches the command's shell, never the wrapper's.
+        { command: "echo hi; exit 3", env: { SHELLOPTS: "errexit" } },
+        { command: "echo \"$-\"; echo \"${UNSET_HERE-default}\"", env: { SHELLOPTS: "nounset:errexit" } },
+        { command: "shopt -q nullglob && echo nullglob on", env: { BASHOPTS: "nullglob" } },
+        { command: "echo hello", env: { BASH_ENV: bashEnvFile } },
+        { command: "greet; type -t greet", env: { "BASH_FUNC_greet%%": "() { echo hi from a function; }" } },
+        { command: "echo \"$GLOBIGNORE\"; sleep 1 & true", env: { GLOBIGNORE: "/proc/*" } },
         // A leader that stops itself has not ended: the timeout kills it.
         { command: "echo before; kill -STOP $$; echo after", timeoutMs: 1_000 },
         { command: `echo ${"x".repeat(70 * 1024)} | wc -c` }

@@ -14,7 +14,7 @@ import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { makeExitLatch } from "../spawner/exitLatch.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
-import { controlMount, wrapperArgv } from "./wrapper.js"
+import { controlMount, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 const encoder = new TextEncoder()
 
@@ -120,7 +120,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         const exec = yield* Effect.acquireRelease(
           engine.exec(box.id, {
             argv: wrapperArgv(spawnOptions.command, spawnOptions.cwd, `${controlMount}/${status.name}`),
-            env: spawnOptions.env,
+            env: wrapperEnv(spawnOptions.env),
             user: options.user,
             stdin: long || input !== undefined
           }).pipe(Effect.mapError((error) => {

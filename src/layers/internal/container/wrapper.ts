@@ -48,14 +48,40 @@ members() {
 }
 # The command's processes are the OOM killer's first choice, so the wrapper lives to write the status.
 victim() { { echo 1000 >/proc/self/oom_score_adj; } 2>/dev/null; }
-ctl=$1
+ctl=$1 oomed=
 cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
 oom; before=$ooms
 set -m
 trap 'jobs -l >"$ctl.j"' CHLD
+# The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
+# given back to the command's: options set here just before its exec, so they are exported as given.
+unhide() {
+  local v name o IFS=:
+  for v in "${"$"}{!__effect_bash_fn_@}"; do
+    name=${"$"}{!v%%$'\n'*}
+    eval "$name ${"$"}{!v#*$'\n'}" && export -f "$name"
+    unset "$v"
+  done
+  for v in "${"$"}{!__effect_bash_saved_@}"; do
+    name=${"$"}{v#__effect_bash_saved_}
+    case $name in
+      BASHOPTS) for o in ${"$"}{!v}; do shopt -s "$o" 2>/dev/null; done; export BASHOPTS ;;
+      SHELLOPTS) ;;
+      *) export "$name=${"$"}{!v}" ;;
+    esac
+    [ "$name" = SHELLOPTS ] || unset "$v"
+  done
+  if [ -n "${"$"}{__effect_bash_saved_SHELLOPTS+x}" ]; then
+    o=$__effect_bash_saved_SHELLOPTS
+    unset __effect_bash_saved_SHELLOPTS
+    set +m
+    for name in $o; do set -o "$name" 2>/dev/null || :; done
+    export SHELLOPTS
+  fi
+}
 # The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
 # host writes the cancel file, then reads the pid: see ControlDir.cancel).
-gate() { victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"; }
+gate() { victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"; unhide; }
 if [ "$3" = stdin ]; then
   { gate; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
 else
@@ -92,6 +118,26 @@ export const wrapperArgv = (command: string, cwd: string, statusFile: string): R
   tooLongForArgv(command)
     ? ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
     : ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
+
+/**
+ * What bash reads from its environment as it starts (a file to source, options, exported functions,
+ * a glob filter): hidden from the wrapper's own shell, which they would change, and given back to the
+ * command's (`unhide` in the script).
+ */
+const startupVariables = new Set(["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "GLOBIGNORE", "TMOUT"])
+
+/** The exec's environment for a command whose environment is `env`. */
+export const wrapperEnv = (env: Readonly<Record<string, string>>): Record<string, string> => {
+  const result: Record<string, string> = {}
+  let functions = 0
+  for (const [name, value] of Object.entries(env)) {
+    if (name.startsWith("BASH_FUNC_") && name.endsWith("%%")) {
+      result[`__effect_bash_fn_${functions++}`] = `${name.slice("BASH_FUNC_".length, -2)}\n${value}`
+    } else if (startupVariables.has(name)) result[`__effect_bash_saved_${name}`] = value
+    else result[name] = value
+  }
+  return result
+}
 
 /** How the leader ended, as the status file says. */
 export interface LeaderStatus {
