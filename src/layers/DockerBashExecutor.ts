@@ -77,6 +77,16 @@ const build = (settings: Settings.Input) =>
           `build it (docker build -t ${config.image} DIR) or pull it (docker pull ${config.image})`
       )
     }
+    // A limit the engine would refuse at every container's create fails the layer, naming the field.
+    if (config.cpus !== undefined) {
+      const cpus = yield* engine.cpuCount.pipe(Effect.mapError((error) => unavailable(error.message)))
+      if (config.cpus > cpus) {
+        return yield* new LocalBashExecutorConfigError({
+          field: "cpus",
+          message: `bash-container: cpus is ${config.cpus}, more than the ${cpus} CPUs of the Docker Engine at ${engine.address}`
+        })
+      }
+    }
     yield* sweepDeadHosts(engine)
     const boxes = yield* Boxes.make(engine, {
       image: config.image,

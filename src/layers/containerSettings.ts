@@ -12,6 +12,17 @@ import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsS
 const flagged = (env: string, name: string, pseudo: string, description: string) =>
   setting({ env, flag: { name, pseudo, description: (variable) => `${description} (env ${variable})` } })
 
+/** The smallest memory limit the Docker Engine (and Podman) accepts, in MiB. */
+const minimumMemoryMb = 6
+
+const MemoryMb = Schema.Number.pipe(
+  Schema.filter((mb) => Number.isSafeInteger(mb) && mb >= minimumMemoryMb),
+  Schema.annotations({
+    description: `an integer of at least ${minimumMemoryMb} (the engine's smallest memory limit)`,
+    message: () => ({ message: `must be an integer of at least ${minimumMemoryMb} (the engine's smallest memory limit)`, override: true })
+  })
+)
+
 /**
  * The container's own settings: the image every box starts from and what a box may use.
  *
@@ -36,9 +47,9 @@ export const ContainerSettings = Schema.Struct({
     }),
     { default: () => "none" as const }
   ),
-  /** Memory limit of each container (swap included), in MiB. */
+  /** Memory limit of each container (swap included), in MiB; the engine takes no less than 6. */
   memoryMb: Schema.optional(
-    PositiveInt.annotations(flagged("CONTAINER_MEMORY_MB", "container-memory-mb", "N", "Memory limit of each container in MiB"))
+    MemoryMb.annotations(flagged("CONTAINER_MEMORY_MB", "container-memory-mb", "N", "Memory limit of each container in MiB"))
   ),
   /** Bound on the number of processes in each container. */
   pidsLimit: Schema.optional(

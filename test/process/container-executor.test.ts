@@ -493,12 +493,18 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       }
     }))
 
-  it.live("an unreachable engine and a missing image fail the layer, naming what is wrong", () =>
+  it.live("an unreachable engine, a missing image and limits the engine refuses fail the layer, naming what is wrong", () =>
     Effect.gen(function*() {
       const unreachable = yield* Effect.flip(
         Layer.build(container({ dockerHost: "unix:///nonexistent/docker.sock" })).pipe(Effect.scoped)
       )
       expect(unreachable.message).toContain("unix:///nonexistent/docker.sock")
+      // Limits the engine would refuse at every container's create: refused by the layer, naming the field.
+      const tooManyCpus = yield* Effect.flip(Layer.build(container({ cpus: 1000 })).pipe(Effect.scoped))
+      expect(tooManyCpus).toMatchObject({ _tag: "LocalBashExecutorConfigError", field: "cpus" })
+      expect(tooManyCpus.message).toMatch(/^bash-container: cpus is 1000, more than the \d+ CPUs of the Docker Engine at unix:\/\//)
+      const tooLittleMemory = yield* Effect.flip(Layer.build(container({ memoryMb: 2 })).pipe(Effect.scoped))
+      expect(tooLittleMemory).toMatchObject({ _tag: "LocalBashExecutorConfigError", field: "memoryMb" })
       const missing = yield* Effect.flip(Layer.build(container({ image: "effect-bash-no-such-image:1" })).pipe(Effect.scoped))
       expect(missing.message).toContain("\"effect-bash-no-such-image:1\"")
       expect(missing.message).toContain("docker pull effect-bash-no-such-image:1")

@@ -58,8 +58,8 @@ describe("Config", () => {
       idleStopMs: 60_000
     }
     expect(validate({ container })).toEqual({ value: { container } })
-    expect(validate({ container: { image: "agent:1", memoryMb: 0 } })).toEqual({
-      issues: [{ path: ["container", "memoryMb"], message: "memoryMb must be a positive integer, got 0" }]
+    expect(validate({ container: { image: "agent:1", memoryMb: 2 } })).toEqual({
+      issues: [{ path: ["container", "memoryMb"], message: "memoryMb must be an integer of at least 6 (the engine's smallest memory limit), got 2" }]
     })
     expect(validate({ container: { image: "agent:1", network: "host" } })).toMatchObject({
       issues: [{ path: ["container", "network"] }]

@@ -65,6 +65,8 @@ export interface ContainerEngine {
   /** Where the engine is, for messages: `unix:///var/run/docker.sock`, `tcp://host:2375`. */
   readonly address: string
   readonly ping: Effect.Effect<void, ContainerEngineError>
+  /** How many CPUs the engine's machine has (the most a box may be given). */
+  readonly cpuCount: Effect.Effect<number, ContainerEngineError>
   readonly hasImage: (image: string) => Effect.Effect<boolean, ContainerEngineError>
   /** Creates and starts a box; returns its id. */
   readonly createBox: (options: BoxOptions) => Effect.Effect<string, ContainerEngineError>

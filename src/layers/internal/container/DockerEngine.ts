@@ -217,6 +217,10 @@ export const makeDockerEngine = (
     const engine: ContainerEngine = {
       address: shown,
       ping: Effect.asVoid(dial("ping", { path: "/_ping", method: "GET", statusCodes: { 200: true } }, pingTimeoutMs)),
+      cpuCount: Effect.map(
+        dial("info", { path: "/info", method: "GET", statusCodes: { 200: true } }),
+        (info) => (info as { readonly NCPU?: number }).NCPU ?? Number.POSITIVE_INFINITY
+      ),
       hasImage: (image) =>
         dial("image inspect", {
           path: `/images/${encodeURIComponent(image)}/json`,
