@@ -6,7 +6,8 @@
  * Protocol. The exec's stdout starts with one line of the wrapper's: `<pid>` (the group's id), or
  * `nowd` when the workdir does not exist. Before that line the leader writes its pid to the file
  * `<status>.pid`, and then runs nothing if `<status>.cancel` exists: a host that gave up on the exec
- * before reading the line (interrupted, timed out) stops or kills what it started (`ControlDir.cancel`). The status file gets one line once the leader has ended:
+ * before reading the line (interrupted, timed out) stops or kills what it started
+ * (`ControlDir.cancel`). The status file gets one line once the leader has ended:
  * `exit <code> <members>` or `signal <name> <members>`, where `<members>` is `alive` when another member
  * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
  * the container's cgroup counted an OOM kill while the command ran (every process of the command is a
