@@ -23,6 +23,17 @@ const MemoryMb = Schema.Number.pipe(
   })
 )
 
+/** The smallest CPU share the engine accepts. */
+const minimumCpus = 0.01
+
+const Cpus = Schema.Number.pipe(
+  Schema.filter((cpus) => Number.isFinite(cpus) && cpus >= minimumCpus),
+  Schema.annotations({
+    description: `a number of at least ${minimumCpus} (the engine's smallest CPU share)`,
+    message: () => ({ message: `must be a number of at least ${minimumCpus} (the engine's smallest CPU share)`, override: true })
+  })
+)
+
 /**
  * The container's own settings: the image every box starts from and what a box may use.
  *
@@ -55,8 +66,8 @@ export const ContainerSettings = Schema.Struct({
   pidsLimit: Schema.optional(
     PositiveInt.annotations(flagged("CONTAINER_PIDS_LIMIT", "container-pids-limit", "N", "Process limit of each container"))
   ),
-  /** CPUs each container may use (fractions allowed). */
-  cpus: Schema.optional(PositiveFinite.annotations(setting({ env: "CONTAINER_CPUS" }))),
+  /** CPUs each container may use (fractions allowed, from 0.01; at most the engine's CPUs). */
+  cpus: Schema.optional(Cpus.annotations(setting({ env: "CONTAINER_CPUS" }))),
   /** The user commands run as (`name`, `uid` or `uid:gid`); the image's when absent. */
   user: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_USER" }))),
   /** Mount the image's root file system read-only (a fresh `/tmp` stays writable). */

@@ -17,7 +17,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, pauseContainer, removeContainer, stopContainer, testImage } from "../support/docker.js"
+import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 
@@ -116,8 +116,11 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         { command: "echo \"$-\"; echo \"${UNSET_HERE-default}\"", env: { SHELLOPTS: "nounset:errexit" } },
         { command: "shopt -q nullglob && echo nullglob on", env: { BASHOPTS: "nullglob" } },
         { command: "echo hello", env: { BASH_ENV: bashEnvFile } },
-        { command: "greet; type -t greet", env: { "BASH_FUNC_greet%%": "() { echo hi from a function; }" } },
+        { command: "echo ran", env: { SHELLOPTS: "xtrace" } },
         { command: "echo \"$GLOBIGNORE\"; sleep 1 & true", env: { GLOBIGNORE: "/proc/*" } },
+        // Stop signals from a terminal are discarded for a command here, and ignored in a container.
+        { command: "(sleep 0.3; kill -CONT $$) & kill -TSTP $$; echo after; wait; exit 3" },
+        { command: "kill -TSTP $$; echo never" },
         // A leader that stops itself has not ended: the timeout kills it.
         { command: "echo before; kill -STOP $$; echo after", timeoutMs: 1_000 },
         { command: `echo ${"x".repeat(70 * 1024)} | wc -c` }
@@ -141,6 +144,25 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const there = yield* Effect.provide(Effect.flip(runIn({ command: "true", workdir: "/no/such/dir" })), shared)
       const here = yield* Effect.provide(Effect.flip(runIn({ command: "true", workdir: "/no/such/dir" })), local)
       expect(there).toMatchObject({ _tag: "SpawnError", code: "ENOENT", message: (here as { message: string }).message })
+    }))
+
+  it.live("a call's exported functions or names of the wrapper's own are refused, naming the variable", () =>
+    Effect.gen(function*() {
+      for (const name of ["BASH_FUNC_exec%%", "__effect_bash_saved_PATH"]) {
+        const refused = yield* Effect.provide(Effect.flip(runIn({ command: "echo ran", env: { [name]: "() { echo hijacked; }" } })), shared)
+        expect(refused).toMatchObject({ _tag: "SpawnError", code: "EINVAL" })
+        expect(refused.message).toContain(`env: ${name}: `)
+      }
+    }))
+
+  it.live("calls whose workdir is missing in the container leave nothing in its control directory", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      yield* Effect.provide(runIn(inSession(session, { command: "true" })), shared)
+      for (let i = 0; i < 3; i++) {
+        yield* Effect.provide(Effect.flip(runIn(inSession(session, { command: "true", workdir: "/no/such/dir" }))), shared)
+      }
+      expect(fs.readdirSync(mountSource(boxOf(session), "/.effect-bash-control"))).toEqual([])
     }))
 
   it.live("a session's first workdir missing on the host fails as it does locally, and the engine creates nothing", () =>
@@ -289,10 +311,10 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(boxOf(session)).not.toBe(result.first)
     }))
 
-  it.live("a container stopped, paused or removed from outside between calls: the session's next call runs in a new one", () =>
+  it.live("a container stopped or removed from outside between calls: the session's next call runs in a new one", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      for (const outside of [stopContainer, pauseContainer, removeContainer]) {
+      for (const outside of [stopContainer, removeContainer]) {
         yield* Effect.provide(runIn(inSession(session, { command: "true" })), shared)
         const before = boxOf(session)
         outside(before)
@@ -300,6 +322,25 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         expect({ outside: outside.name, stdout: next.stdout.text }).toEqual({ outside: outside.name, stdout: "again\n" })
         expect(boxOf(session)).not.toBe(before)
       }
+    }))
+
+  it.live("a container paused from outside is not gone: a call meanwhile fails saying so, and the one running in it goes on once unpaused", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const started = path.join(workspace, `started-${session}`)
+      const running = yield* Effect.fork(Effect.provide(
+        runIn(inSession(session, { command: `touch ${started}; sleep 1; echo done`, timeoutMs: 60_000 })),
+        shared
+      ))
+      expect(yield* Effect.promise(() => eventually(() => fs.existsSync(started), 10_000))).toBe(true)
+      const box = boxOf(session)
+      pauseContainer(box)
+      const refused = yield* Effect.flip(Effect.provide(runIn(inSession(session, { command: "true" })), shared))
+      unpauseContainer(box)
+      expect(refused.message).toContain("is paused")
+      const result = yield* Fiber.join(running)
+      expect({ stdout: result.stdout.text, exitCode: result.exitCode }).toEqual({ stdout: "done\n", exitCode: 0 })
+      expect(boxOf(session)).toBe(box)
     }))
 
   it.live("a container paused from outside while its call runs: the timeout, unable to signal it, removes the container", () =>
@@ -438,6 +479,11 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const running = () => commandsIn(box).filter((args) => args.includes("sleep 1013"))
       yield* Effect.promise(() => eventually(() => running().length === 0, 5_000))
       expect(running()).toEqual([])
+      // Its wrapper has written how it ended: the session's next call removes what it left.
+      const control = mountSource(box, "/.effect-bash-control")
+      yield* Effect.promise(() => eventually(() => fs.readdirSync(control).some((name) => /^\d+$/.test(name)), 5_000))
+      yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
+      expect(fs.readdirSync(control)).toEqual([])
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped))
 

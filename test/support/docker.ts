@@ -58,6 +58,21 @@ export const commandsIn = (container: string): ReadonlyArray<string> =>
 export const containerState = (container: string): string =>
   docker("inspect", "--format", "{{.State.Status}}", container).trim()
 
+/** The host directory mounted at `target` in a container. */
+export const mountSource = (container: string, target: string): string => {
+  const mounts = JSON.parse(docker("inspect", "--format", "{{json .Mounts}}", container)) as ReadonlyArray<
+    { readonly Source: string; readonly Destination: string }
+  >
+  const mount = mounts.find((each) => each.Destination === target)
+  if (mount === undefined) throw new Error(`no mount at ${target} in ${container}`)
+  return mount.Source
+}
+
+/** Lets a paused container run again. */
+export const unpauseContainer = (container: string): void => {
+  docker("unpause", container)
+}
+
 /** Removes a container, whatever it runs. */
 export const removeContainer = (container: string): void => {
   docker("rm", "-f", container)

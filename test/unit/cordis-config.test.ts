@@ -61,6 +61,9 @@ describe("Config", () => {
     expect(validate({ container: { image: "agent:1", memoryMb: 2 } })).toEqual({
       issues: [{ path: ["container", "memoryMb"], message: "memoryMb must be an integer of at least 6 (the engine's smallest memory limit), got 2" }]
     })
+    expect(validate({ container: { image: "agent:1", cpus: 0.001 } })).toEqual({
+      issues: [{ path: ["container", "cpus"], message: "cpus must be a number of at least 0.01 (the engine's smallest CPU share), got 0.001" }]
+    })
     expect(validate({ container: { image: "agent:1", network: "host" } })).toMatchObject({
       issues: [{ path: ["container", "network"] }]
     })

@@ -90,6 +90,8 @@ export interface ContainerEngine {
   readonly groupAlive: (box: string, pgid: number) => Effect.Effect<boolean, ContainerEngineError>
   /** Whether the box exists and runs. */
   readonly boxRunning: (box: string) => Effect.Effect<boolean, ContainerEngineError>
+  /** Whether the box is paused (it refuses every exec, as a box that is gone does). */
+  readonly boxPaused: (box: string) => Effect.Effect<boolean>
   readonly stopBox: (box: string) => Effect.Effect<void, ContainerEngineError>
   readonly startBox: (box: string) => Effect.Effect<void, ContainerEngineError>
   /** Removes the box and everything running in it; a gone box is not an error. */

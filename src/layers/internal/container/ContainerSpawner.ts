@@ -14,7 +14,7 @@ import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { makeExitLatch } from "../spawner/exitLatch.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
-import { controlMount, wrapperArgv, wrapperEnv } from "./wrapper.js"
+import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 const encoder = new TextEncoder()
 
@@ -114,6 +114,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           Effect.catchAll((error) => Effect.logWarning(`could not kill abandoned group ${leader} in ${box.id.slice(0, 12)}`, error.message))
         )
       })
+      let startedNothing = false
       const { early, exec, pid } = yield* Effect.gen(function*() {
         const long = tooLongForArgv(spawnOptions.command)
         const input = typeof spawnOptions.stdin === "string" ? encoder.encode(spawnOptions.stdin) : spawnOptions.stdin
@@ -123,11 +124,15 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             env: wrapperEnv(spawnOptions.env),
             user: options.user,
             stdin: long || input !== undefined
-          }).pipe(Effect.mapError((error) => {
+          }).pipe(Effect.catchAll((error) => {
             const failure = spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
-            if (error.status !== 404 && error.status !== 409) return failure
-            box.gone = true
-            return new BoxGone({ failure })
+            if (error.status !== 404 && error.status !== 409) return Effect.fail(failure)
+            // A paused box is not gone: its commands go on once it is unpaused.
+            return Effect.flatMap(engine.boxPaused(box.id), (paused): Effect.Effect<never, SpawnError | BoxGone> => {
+              if (paused) return Effect.fail(failure)
+              box.gone = true
+              return Effect.fail(new BoxGone({ failure }))
+            })
           })),
           (exec) => exec.close
         )
@@ -144,6 +149,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           })
         )
         if (line === "nowd") {
+          // The wrapper said so and ended: it started nothing.
+          startedNothing = true
           return yield* spawnFailure(`workdir does not exist: ${spawnOptions.cwd} (ENOENT)`, "ENOENT")
         }
         const pid = line === undefined ? NaN : Number(line)
@@ -157,7 +164,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           )
         }
         return { exec, early, pid }
-      }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : abandon))
+      }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) || startedNothing ? Effect.void : abandon))
 
       // The leader's end: the status file (watched, polled as a safety net), or the exec's end without one.
       const latch = makeExitLatch()
@@ -275,6 +282,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
   const spawn = (spawnOptions: ProcessSpawner.Options) =>
     Effect.gen(function*() {
       if (spawnOptions.command.includes("\0")) return yield* spawnFailure("command contains a NUL byte")
+      const problem = envProblem(spawnOptions.env)
+      if (problem !== undefined) return yield* spawnFailure(problem, "EINVAL")
       const scope = yield* Effect.scope
       // Each attempt in a scope of its own, released when it fails: a box found gone (removed, stopped
       // or paused from outside) when its exec was created ran nothing, and a new box takes the call.

@@ -29,9 +29,16 @@ export interface StatusWaiter {
   readonly release: () => void
 }
 
+/** An exec's files: its status, its job table, its leader's pid and the host's cancel file. */
+const removeFiles = (file: string) => {
+  for (const suffix of ["", ".j", ".pid", ".cancel"]) NodeFs.rmSync(`${file}${suffix}`, { force: true })
+}
+
 export class ControlDir {
   private readonly watcher: NodeFs.FSWatcher
   private readonly pending = new Map<string, () => void>()
+  /** Execs given up on, whose wrappers may still write: their files go once their status is final. */
+  private readonly abandoned = new Set<string>()
   private counter = 0
 
   /** Creates `path` (writable by any user of the box) and watches it. */
@@ -46,10 +53,10 @@ export class ControlDir {
   }
 
   expect(): StatusWaiter {
+    this.removeSettledAbandoned()
     const name = String(++this.counter)
     const file = NodePath.join(this.path, name)
     let status: LeaderStatus | undefined
-    let cancelled = false
     const listeners = new Set<(status: LeaderStatus) => void>()
     // Read again while the group has members: the wrapper adds `empty` once it has none.
     const read = () => {
@@ -77,7 +84,7 @@ export class ControlDir {
       name,
       read,
       cancel: () => {
-        cancelled = true
+        this.abandoned.add(name)
         try {
           // A directory already removed went with its box: nothing of it runs any more.
           NodeFs.writeFileSync(`${file}.cancel`, "")
@@ -99,12 +106,25 @@ export class ControlDir {
       release: () => {
         this.pending.delete(name)
         listeners.clear()
-        NodeFs.rmSync(file, { force: true })
-        // The cancel file stays with the directory: a leader that has not looked for it yet must find it.
-        for (const suffix of cancelled ? [".j", ".pid"] : [".j", ".pid", ".cancel"]) {
-          NodeFs.rmSync(`${file}${suffix}`, { force: true })
-        }
+        // An abandoned exec's files stay until its wrapper is done: a leader that has not looked for
+        // the cancel file yet must find it.
+        if (!this.abandoned.has(name)) removeFiles(file)
       }
+    }
+  }
+
+  private removeSettledAbandoned(): void {
+    for (const name of this.abandoned) {
+      const file = NodePath.join(this.path, name)
+      let status: LeaderStatus | undefined
+      try {
+        status = parseStatus(NodeFs.readFileSync(file, "utf8"))
+      } catch {
+        continue
+      }
+      if (status === undefined || status.groupAlive) continue
+      removeFiles(file)
+      this.abandoned.delete(name)
     }
   }
 

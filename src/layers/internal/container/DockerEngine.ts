@@ -278,6 +278,7 @@ export const makeDockerEngine = (
           Effect.map((output) => output.trim() !== "empty"),
           Effect.catchIf(gone, (error) => error.status === 409 ? paused(box) : Effect.succeed(false))
         ),
+      boxPaused: paused,
       boxRunning: (box) =>
         dial("container inspect", {
           path: `/containers/${box}/json`,

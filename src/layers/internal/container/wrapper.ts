@@ -52,52 +52,61 @@ victim() { { echo 1000 >/proc/self/oom_score_adj; } 2>/dev/null; }
 ctl=$1 oomed=
 cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
 oom; before=$ooms
+# A stopped leader has not ended: bash 5.1's "wait -f" waits for its end (an older bash's wait returns
+# at the stop, and the leader is reported as ended by its stop signal).
+untilEnd=
+(wait -f) 2>/dev/null && untilEnd=-f
 set -m
-trap 'jobs -l >"$ctl.j"' CHLD
+# The leader's last state in the job table (Stopped, Exit, Killed...), kept once the job has left it.
+word=
+trap 'jobs -l >"$ctl.j"; read -r _ _ next _ <"$ctl.j" && word=$next' CHLD
 # The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
-# given back to the command's: options set here just before its exec, so they are exported as given.
+# given back to the command's shell: exported as given, its options set here just before its exec,
+# but for xtrace and verbose, which its bash turns on itself (no line of this shell is traced).
 unhide() {
   local v name o IFS=:
-  for v in "${"$"}{!__effect_bash_fn_@}"; do
-    name=${"$"}{!v%%$'\n'*}
-    eval "$name ${"$"}{!v#*$'\n'}" && export -f "$name"
-    unset "$v"
-  done
   for v in "${"$"}{!__effect_bash_saved_@}"; do
     name=${"$"}{v#__effect_bash_saved_}
     case $name in
+      SHELLOPTS) continue ;;
       BASHOPTS) for o in ${"$"}{!v}; do shopt -s "$o" 2>/dev/null; done; export BASHOPTS ;;
-      SHELLOPTS) ;;
       *) export "$name=${"$"}{!v}" ;;
     esac
-    [ "$name" = SHELLOPTS ] || unset "$v"
+    unset "$v"
   done
-  if [ -n "${"$"}{__effect_bash_saved_SHELLOPTS+x}" ]; then
-    o=$__effect_bash_saved_SHELLOPTS
-    unset __effect_bash_saved_SHELLOPTS
-    set +m
-    for name in $o; do set -o "$name" 2>/dev/null || :; done
-    export SHELLOPTS
-  fi
+  [ -n "${"$"}{__effect_bash_saved_SHELLOPTS+x}" ] || return 0
+  o=$__effect_bash_saved_SHELLOPTS
+  unset __effect_bash_saved_SHELLOPTS
+  set +m
+  export SHELLOPTS
+  for name in $o; do
+    case $name in
+      xtrace|verbose) own+=(-o "$name") ;;
+      *) set -o "$name" 2>/dev/null || : ;;
+    esac
+  done
 }
 # The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
-# host writes the cancel file, then reads the pid: see ControlDir.cancel).
-gate() { victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"; unhide; }
+# host writes the cancel file, then reads the pid: see ControlDir.cancel). Stop signals from a
+# terminal are ignored, as the kernel discards them for the local executor's commands (a group
+# without a parent in its session).
+own=()
+gate() {
+  victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
+  trap '' TSTP TTIN TTOU
+  unhide
+}
 if [ "$3" = stdin ]; then
-  { gate; exec bash --norc --noprofile -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
+  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
 else
-  { gate; exec bash --norc --noprofile -c -- "$4"; } &
+  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "$4"; } &
 fi
 pg=$!
 exec 2>/dev/null
-# A stopped leader has not ended (wait returns on the stop): it is waited for again until it ends.
-while :; do
-  wait "$pg"
-  st=$?
-  read -r _ _ word _ <"$ctl.j"
-  [ "$word" = Stopped ] || break
-  command -p sleep 0.05
-done
+wait $untilEnd "$pg"
+st=$?
+# A leader killed while stopped before the wait began: bash gives its stop's status.
+[ "$st" -ge 147 ] && [ "$st" -le 150 ] && [ "$word" = Killed ] && st=137
 trap - CHLD
 if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st")"; else how="exit $st"; fi
 members
@@ -121,22 +130,32 @@ export const wrapperArgv = (command: string, cwd: string, statusFile: string): R
     : ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
 
 /**
- * What bash reads from its environment as it starts (a file to source, options, exported functions,
- * a glob filter): hidden from the wrapper's own shell, which they would change, and given back to the
- * command's (`unhide` in the script).
+ * What bash reads from its environment as it starts (a file to source, options, a glob filter):
+ * hidden from the wrapper's own shell, which they would change, and given back to the command's
+ * (`unhide` in the script).
  */
 const startupVariables = new Set(["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "GLOBIGNORE", "TMOUT"])
 
-/** The exec's environment for a command whose environment is `env`. */
+/** The prefix of the wrapper's own names in the exec's environment. */
+const ownPrefix = "__effect_bash_"
+
+/**
+ * Why a command with `env` cannot run in a container, or `undefined`: exported functions would be
+ * the wrapper's too (one named `exec` or `wait` would replace what it runs), and names with the
+ * wrapper's prefix are its own.
+ */
+export const envProblem = (env: Readonly<Record<string, string>>): string | undefined => {
+  for (const name in env) {
+    if (name.startsWith("BASH_FUNC_")) return `env: ${name}: exported functions do not reach a command in a container`
+    if (name.startsWith(ownPrefix)) return `env: ${name}: names starting with ${ownPrefix} are the container executor's own`
+  }
+  return undefined
+}
+
+/** The exec's environment for a command whose environment is `env` (one {@link envProblem} passed). */
 export const wrapperEnv = (env: Readonly<Record<string, string>>): Record<string, string> => {
   const result: Record<string, string> = {}
-  let functions = 0
-  for (const [name, value] of Object.entries(env)) {
-    if (name.startsWith("BASH_FUNC_") && name.endsWith("%%")) {
-      result[`__effect_bash_fn_${functions++}`] = `${name.slice("BASH_FUNC_".length, -2)}\n${value}`
-    } else if (startupVariables.has(name)) result[`__effect_bash_saved_${name}`] = value
-    else result[name] = value
-  }
+  for (const [name, value] of Object.entries(env)) result[startupVariables.has(name) ? `${ownPrefix}saved_${name}` : name] = value
   return result
 }
 
