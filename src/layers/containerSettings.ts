@@ -12,27 +12,18 @@ import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsS
 const flagged = (env: string, name: string, pseudo: string, description: string) =>
   setting({ env, flag: { name, pseudo, description: (variable) => `${description} (env ${variable})` } })
 
-/** The smallest memory limit the Docker Engine (and Podman) accepts, in MiB. */
-const minimumMemoryMb = 6
+/** A number the engine takes only from `minimum` on (`why` names that bound). */
+const atLeast = (minimum: number, kind: "an integer" | "a number", why: string) => {
+  const expectation = `${kind} of at least ${minimum} (${why})`
+  return Schema.Number.pipe(
+    Schema.filter((n) => (kind === "an integer" ? Number.isSafeInteger(n) : Number.isFinite(n)) && n >= minimum),
+    Schema.annotations({ description: expectation, message: () => ({ message: `must be ${expectation}`, override: true }) })
+  )
+}
 
-const MemoryMb = Schema.Number.pipe(
-  Schema.filter((mb) => Number.isSafeInteger(mb) && mb >= minimumMemoryMb),
-  Schema.annotations({
-    description: `an integer of at least ${minimumMemoryMb} (the engine's smallest memory limit)`,
-    message: () => ({ message: `must be an integer of at least ${minimumMemoryMb} (the engine's smallest memory limit)`, override: true })
-  })
-)
-
-/** The smallest CPU share the engine accepts. */
-const minimumCpus = 0.01
-
-const Cpus = Schema.Number.pipe(
-  Schema.filter((cpus) => Number.isFinite(cpus) && cpus >= minimumCpus),
-  Schema.annotations({
-    description: `a number of at least ${minimumCpus} (the engine's smallest CPU share)`,
-    message: () => ({ message: `must be a number of at least ${minimumCpus} (the engine's smallest CPU share)`, override: true })
-  })
-)
+/** The Docker Engine's (and Podman's) bounds. */
+const MemoryMb = atLeast(6, "an integer", "the engine's smallest memory limit")
+const Cpus = atLeast(0.01, "a number", "the engine's smallest CPU share")
 
 /**
  * The container's own settings: the image every box starts from and what a box may use.

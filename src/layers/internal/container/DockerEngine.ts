@@ -203,16 +203,20 @@ export const makeDockerEngine = (
 
     const gone = (error: ContainerEngineError) => error.status === 404 || error.status === 409
 
-    /** Whether `box` is paused: the engine refuses it every exec (409), as it does a box that is gone. */
-    const paused = (box: string) =>
+    /** The box's state as the engine reports it; `undefined` when there is no such box. */
+    const stateOf = (box: string) =>
       dial("container inspect", {
         path: `/containers/${box}/json`,
         method: "GET",
         statusCodes: { 200: true, 404: "no such container" }
       }).pipe(
-        Effect.map((info) => (info as { readonly State?: { readonly Paused?: boolean } }).State?.Paused === true),
-        Effect.orElseSucceed(() => false)
+        Effect.map((info) => (info as { readonly State?: { readonly Running?: boolean; readonly Paused?: boolean } }).State ?? {}),
+        Effect.catchIf((error) => error.status === 404, () => Effect.succeed(undefined))
       )
+
+    /** Whether `box` is paused: the engine refuses it every exec (409), as it does a box that is gone. */
+    const paused = (box: string) =>
+      stateOf(box).pipe(Effect.map((state) => state?.Paused === true), Effect.orElseSucceed(() => false))
 
     const engine: ContainerEngine = {
       address: shown,
@@ -279,15 +283,7 @@ export const makeDockerEngine = (
           Effect.catchIf(gone, (error) => error.status === 409 ? paused(box) : Effect.succeed(false))
         ),
       boxPaused: paused,
-      boxRunning: (box) =>
-        dial("container inspect", {
-          path: `/containers/${box}/json`,
-          method: "GET",
-          statusCodes: { 200: true, 404: "no such container" }
-        }).pipe(
-          Effect.map((info) => (info as { readonly State?: { readonly Running?: boolean } }).State?.Running === true),
-          Effect.catchIf((error) => error.status === 404, () => Effect.succeed(false))
-        ),
+      boxRunning: (box) => Effect.map(stateOf(box), (state) => state?.Running === true),
       stopBox: (box) =>
         Effect.asVoid(dial("container stop", {
           path: `/containers/${box}/stop?`,
