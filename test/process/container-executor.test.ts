@@ -479,9 +479,11 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const running = () => commandsIn(box).filter((args) => args.includes("sleep 1013"))
       yield* Effect.promise(() => eventually(() => running().length === 0, 5_000))
       expect(running()).toEqual([])
-      // Its wrapper has written how it ended: the session's next call removes what it left.
+      // Its wrapper has written how it ended, its group empty: the session's next call removes what it left.
       const control = mountSource(box, "/.effect-bash-control")
-      yield* Effect.promise(() => eventually(() => fs.readdirSync(control).some((name) => /^\d+$/.test(name)), 5_000))
+      const settled = () =>
+        fs.readdirSync(control).some((name) => /^\d+$/.test(name) && fs.readFileSync(path.join(control, name), "utf8").endsWith("empty\n"))
+      yield* Effect.promise(() => eventually(settled, 5_000))
       yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
       expect(fs.readdirSync(control)).toEqual([])
       yield* Scope.close(scope, Exit.void)
