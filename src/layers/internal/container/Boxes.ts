@@ -141,7 +141,9 @@ export class Boxes {
   /** A call on `box` has settled. */
   release(box: Box): Effect.Effect<void> {
     return Effect.suspend(() => {
-      const count = (this.busy.get(box) ?? 1) - 1
+      // A box discarded meanwhile keeps no count.
+      if (!this.busy.has(box)) return Effect.void
+      const count = this.busy.get(box)! - 1
       this.busy.set(box, count)
       if (count > 0 || this.settings.idleStopMs === undefined || box.gone) return Effect.void
       // Interruptible: `release` runs in a finalizer, and the fork would inherit its masked region.
