@@ -285,8 +285,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       const problem = envProblem(spawnOptions.env)
       if (problem !== undefined) return yield* spawnFailure(problem, "EINVAL")
       const scope = yield* Effect.scope
-      // Each attempt in a scope of its own, released when it fails: a box found gone (removed, stopped
-      // or paused from outside) when its exec was created ran nothing, and a new box takes the call.
+      // Each attempt in a scope of its own, released when it fails: a box found gone (removed or
+      // stopped from outside) when its exec was created ran nothing, and a new box takes the call.
       const attempt = Effect.flatMap(Scope.fork(scope, ExecutionStrategy.sequential), (attemptScope) =>
         spawnOnce(spawnOptions).pipe(
           Scope.extend(attemptScope),
