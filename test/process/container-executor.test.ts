@@ -118,9 +118,9 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
         { command: "echo hello", env: { BASH_ENV: bashEnvFile } },
         { command: "echo ran", env: { SHELLOPTS: "xtrace" } },
         { command: "echo \"$GLOBIGNORE\"; sleep 1 & true", env: { GLOBIGNORE: "/proc/*" } },
-        // Stop signals from a terminal are discarded for a command here, and ignored in a container.
+        // A command's own handlers of the terminal's stop signals run; a stop that is continued is no end.
+        { command: "trap 'echo got-TSTP' TSTP; kill -TSTP $$; echo after" },
         { command: "(sleep 0.3; kill -CONT $$) & kill -TSTP $$; echo after; wait; exit 3" },
-        { command: "kill -TSTP $$; echo never" },
         // A leader that stops itself has not ended: the timeout kills it.
         { command: "echo before; kill -STOP $$; echo after", timeoutMs: 1_000 },
         { command: `echo ${"x".repeat(70 * 1024)} | wc -c` }

@@ -125,6 +125,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             user: options.user,
             stdin: long || input !== undefined
           }).pipe(Effect.catchAll((error) => {
+            // The engine answered with an error: it started nothing.
+            if (error.status !== undefined) startedNothing = true
             const failure = spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
             if (error.status !== 404 && error.status !== 409) return Effect.fail(failure)
             // A paused box is not gone: its commands go on once it is unpaused.

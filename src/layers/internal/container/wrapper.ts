@@ -87,13 +87,10 @@ unhide() {
   done
 }
 # The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
-# host writes the cancel file, then reads the pid: see ControlDir.cancel). Stop signals from a
-# terminal are ignored, as the kernel discards them for the local executor's commands (a group
-# without a parent in its session).
+# host writes the cancel file, then reads the pid: see ControlDir.cancel).
 own=()
 gate() {
   victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
-  trap '' TSTP TTIN TTOU
   unhide
 }
 if [ "$3" = stdin ]; then
