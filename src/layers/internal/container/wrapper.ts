@@ -57,9 +57,9 @@ oom; before=$ooms
 untilEnd=
 (wait -f) 2>/dev/null && untilEnd=-f
 set -m
-# The leader's last state in the job table (Stopped, Exit, Killed...), kept once the job has left it.
-word=
-trap 'jobs -l >"$ctl.j"; read -r _ _ next _ <"$ctl.j" && word=$next' CHLD
+# The leader's last state in the job table (Stopped, Exit 3, Killed...), kept once the job has left it.
+word= code=
+trap 'jobs -l >"$ctl.j"; read -r _ _ next n _ <"$ctl.j" && { word=$next; code=$n; }' CHLD
 # The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
 # given back to the command's shell: exported as given, its options set here just before its exec,
 # but for xtrace and verbose, which its bash turns on itself (no line of this shell is traced).
@@ -102,8 +102,14 @@ pg=$!
 exec 2>/dev/null
 wait $untilEnd "$pg"
 st=$?
-# A leader killed while stopped before the wait began: bash gives its stop's status.
-[ "$st" -ge 147 ] && [ "$st" -le 150 ] && [ "$word" = Killed ] && st=137
+# For a leader stopped before the wait began, bash gives the stop's status: the job table says how
+# it ended.
+case $word in
+  Done) st=0 ;;
+  Exit) st=$code ;;
+  Killed) st=137 ;;
+  Terminated) st=143 ;;
+esac
 trap - CHLD
 if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st")"; else how="exit $st"; fi
 members
