@@ -55,7 +55,7 @@ oom; before=$ooms
 # A stopped leader has not ended: bash 5.1's "wait -f" waits for its end (an older bash's wait returns
 # at the stop, and the leader is reported as ended by its stop signal).
 untilEnd=
-(wait -f) 2>/dev/null && untilEnd=-f
+(( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )) && untilEnd=-f
 set -m
 # The leader's last state in the job table (Stopped, Exit 3, Killed...), kept once the job has left it.
 word= code=
