@@ -1,6 +1,6 @@
 /**
  * The child's environment as built from the host's: credential scrubbing, allow/deny lists, shell
- * state and the DSH_* variables. The executor over real processes is in executor-env-process.test.ts.
+ * state and the DSH_* variables. The executor over real processes is in test/process/executor-env.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { buildEnv, makeEnvBuilder } from "../../src/layers/internal/executor/environment.js"

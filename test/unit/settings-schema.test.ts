@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Config, ConfigError, ConfigProvider, Effect, Layer } from "effect"
 import { settingsFlagNames } from "../../src/cli/settings.js"
+import { Config as CordisConfig } from "../../src/cordis/config.js"
 import * as BashEnvRegistryLive from "../../src/layers/BashEnvRegistryLive.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
@@ -123,6 +124,55 @@ describe("settings Schemas", () => {
     })
   })
 
+})
+
+describe("an executor layer its settings fail", () => {
+  // The Node layers themselves, not `layerWith` over a fake spawner: the unit setup fails a test that
+  // tries to start a process, so these also show that the settings are checked before the spawner
+  // starts its reaper or its launcher.
+  it.effect("fails with the contract message for every bad number, and starts no process", () =>
+    Effect.gen(function*() {
+      const fields = ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"] as const
+      const cases = fields.flatMap((field) => [0, -5, Number.NaN, Number.POSITIVE_INFINITY].map((value) => ({ field, value })))
+      for (const { field, value } of cases) {
+        const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ [field]: value })).pipe(Effect.scoped))
+        expect(error.message).toBe(`bash-local: ${field} must be a positive finite number`)
+      }
+    }))
+
+  it.effect("rejects a bad envAllow name or envDeny pattern, as every surface does", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ envAllow: ["NOT A NAME"] })).pipe(Effect.scoped))
+      expect(error).toMatchObject({
+        field: "envAllow",
+        message: "bash-local: envAllow name \"NOT A NAME\" is not an environment variable name"
+      })
+      const pattern = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ envDeny: ["(unclosed"] })).pipe(Effect.scoped))
+      expect(pattern.message).toBe("bash-local: envDeny pattern \"(unclosed\" is not a valid regular expression")
+      const cordis = CordisConfig["~standard"].validate({ envDeny: ["(unclosed"] })
+      expect("issues" in cordis ? cordis.issues?.map((issue) => issue.path) : undefined).toEqual([["envDeny", 0]])
+    }))
+
+  it.effect("a bad value read through Config fails with the layer's error", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Layer.build(LocalBashExecutor.layerConfig({ graceMs: Config.number("APP_GRACE") })).pipe(Effect.scoped)
+      )
+      expect(error.message).toBe("bash-local: graceMs must be a positive finite number")
+    }).pipe(withEnv({ APP_GRACE: "-1" })))
+
+  it.effect("the sandboxing executor's settings are checked before it starts anything too, naming the field", () =>
+    Effect.gen(function*() {
+      const build = (settings: SandboxBashExecutor.Settings.Input) =>
+        Effect.flip(Layer.build(SandboxBashExecutor.layer(settings)).pipe(Effect.scoped))
+      expect(yield* build({ sandboxMode: "open" as never })).toMatchObject({
+        field: "sandboxMode",
+        message: "bash-sandbox: sandboxMode must be one of read-only, workspace-write, danger-full-access, got \"open\""
+      })
+      expect(yield* build({ network: "lan" as never })).toMatchObject({ field: "network" })
+      expect((yield* build({ graceMs: -1 })).message).toBe("bash-local: graceMs must be a positive finite number")
+      expect((yield* build({ probeTimeoutMs: 0 })).message).toBe("bash-sandbox: probeTimeoutMs must be a positive finite number")
+    }))
 })
 
 describe("layerConfig", () => {

@@ -36,22 +36,23 @@ export const executorLayers = <
   /** The settings of a call without any: every field at its default. */
   readonly empty: Input
 }) => {
+  const start = (config: Resolved): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
+    Effect.flatMap(executor.confine(config), (confinement) => makeExecutorCore(config, confinement))
   const make = (
     settings: Input = executor.empty
   ): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
-    Effect.gen(function*() {
-      const config = yield* executor.resolve(settings)
-      return yield* makeExecutorCore(config, yield* executor.confine(config))
-    })
+    Effect.flatMap(executor.resolve(settings), start)
   const layerWith = (
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
+  // The settings are checked before the spawner's layer is built: a layer they fail starts no process.
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
-    layerWith(settings).pipe(Layer.provide(Layer.mergeAll(
-      settings.directSpawn === true ? NodeProcessSpawner.layerDirectSpawn : NodeProcessSpawner.layer,
-      NodeFileSystem.layer,
-      NodePath.layer
-    )))
+    Layer.unwrapEffect(Effect.map(executor.resolve(settings), (config) =>
+      Layer.scoped(BashExecutor, start(config)).pipe(Layer.provide(Layer.mergeAll(
+        settings.directSpawn === true ? NodeProcessSpawner.layerDirectSpawn : NodeProcessSpawner.layer,
+        NodeFileSystem.layer,
+        NodePath.layer
+      )))))
   const layerConfig = (
     config: Config.Config.Wrap<Input> = executor.environment
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError> =>
