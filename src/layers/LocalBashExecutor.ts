@@ -31,7 +31,8 @@ export const make = executor.make
 export const layerWith = executor.layerWith
 
 /**
- * The executor on Node: needs nothing else.
+ * The executor on Node: needs nothing else. Its settings are checked first: with a bad one it fails
+ * (naming the field) before starting any process.
  *
  * @since 0.1.0
  * @category layers
