@@ -13,7 +13,7 @@ import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import type { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import { SpawnError } from "../../src/services/ProcessSpawner.js"
-import { mountRaceAttempts } from "../../src/layers/internal/sandbox/probe.js"
+import { mountRacePausesMs } from "../../src/layers/internal/sandbox/probe.js"
 
 const timeoutMs = 1_000
 const graceMs = 300
@@ -131,7 +131,7 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
   const mountRace =
     "bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: remount \"/newroot/var/lib/docker/overlay2/x/merged\": Invalid argument\n"
 
-  it.effect("a probe that meets a mount race is started again, and the call runs once it passes", () =>
+  it.effect("a probe that meets a mount race is started again after a pause, and the call runs once it passes", () =>
     Effect.gen(function*() {
       const executor = yield* BashExecutor
       const control = yield* FakeSpawnerControl
@@ -139,6 +139,9 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       const raced = yield* control.next
       yield* raced.writeStderr(mountRace)
       yield* raced.exit({ exitCode: 1, signal: null })
+      yield* TestClock.adjust(mountRacePausesMs[0]! - 1)
+      expect(yield* control.spawnCount).toBe(1)
+      yield* TestClock.adjust(1)
       const probe = yield* control.next
       expect(isProbe(probe.options)).toBe(true)
       yield* probe.exit({ exitCode: 0, signal: null })
@@ -153,14 +156,15 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       const executor = yield* BashExecutor
       const control = yield* FakeSpawnerControl
       const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "work" })).pipe(Effect.flip))
-      for (let attempt = 0; attempt < mountRaceAttempts; attempt++) {
+      for (const pause of [...mountRacePausesMs, undefined]) {
         const probe = yield* control.next
         expect(isProbe(probe.options)).toBe(true)
         yield* probe.writeStderr(mountRace)
         yield* probe.exit({ exitCode: 1, signal: null })
+        if (pause !== undefined) yield* TestClock.adjust(pause)
       }
       expect((yield* Fiber.join(fiber)).message).toBe(sandboxUnavailableText("read-only"))
-      expect(yield* control.spawnCount).toBe(mountRaceAttempts)
+      expect(yield* control.spawnCount).toBe(mountRacePausesMs.length + 1)
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
   it.effect("a probe failing for another reason is not started again", () =>

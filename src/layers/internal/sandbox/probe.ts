@@ -1,7 +1,7 @@
 /**
  * The runner's usability probe: `<runner> -- bash -c true` through the `ProcessSpawner`, bounded in
- * time on the Clock, started again (at most {@link mountRaceAttempts} times in all) while it fails
- * with its dialect's mount race.
+ * time on the Clock, started again after each pause of {@link mountRacePausesMs} (on the Clock) while
+ * it fails with its dialect's mount race.
  *
  * @internal
  */
@@ -10,8 +10,11 @@ import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup } from "../executor/killGroup.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"
 
-/** How many times a probe meeting a mount race is started in all. */
-export const mountRaceAttempts = 3
+/**
+ * The pauses before each new start of a probe that met a mount race. A host's mount table can change
+ * for a while (a container engine starting or removing several containers), so the pauses grow.
+ */
+export const mountRacePausesMs: ReadonlyArray<number> = [100, 200, 400, 800]
 
 const decoder = new TextDecoder()
 
@@ -75,8 +78,12 @@ export const probeRunner = (
 ): Effect.Effect<string | undefined, never, ProcessSpawner> => {
   const raced = (failure: string | undefined) =>
     failure !== undefined && dialect.mountRacePrefix !== undefined && failure.startsWith(dialect.mountRacePrefix)
-  const attempt = (left: number): Effect.Effect<string | undefined, never, ProcessSpawner> =>
-    Effect.flatMap(probeOnce(wrapper, timeoutMs, graceMs), (failure) =>
-      left > 1 && raced(failure) ? attempt(left - 1) : Effect.succeed(failure))
-  return attempt(mountRaceAttempts).pipe(Effect.withSpan("BashExecutor.probeRunner"))
+  const attempt = (pauses: ReadonlyArray<number>): Effect.Effect<string | undefined, never, ProcessSpawner> =>
+    Effect.flatMap(probeOnce(wrapper, timeoutMs, graceMs), (failure) => {
+      const [pause, ...later] = pauses
+      return pause !== undefined && raced(failure)
+        ? Effect.zipRight(Effect.sleep(pause), attempt(later))
+        : Effect.succeed(failure)
+    })
+  return attempt(mountRacePausesMs).pipe(Effect.withSpan("BashExecutor.probeRunner"))
 }
