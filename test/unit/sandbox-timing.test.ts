@@ -151,7 +151,7 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       expect((yield* Fiber.join(fiber)).sandbox).toMatchObject({ mode: "read-only", denied: false })
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
-  it.effect("a probe that meets a mount race at each of its attempts fails closed", () =>
+  it.effect("a probe that meets a mount race at each of its attempts fails closed, and the next call probes again", () =>
     Effect.gen(function*() {
       const executor = yield* BashExecutor
       const control = yield* FakeSpawnerControl
@@ -165,9 +165,18 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       }
       expect((yield* Fiber.join(fiber)).message).toBe(sandboxUnavailableText("read-only"))
       expect(yield* control.spawnCount).toBe(mountRacePausesMs.length + 1)
+      // That verdict is not kept: the next confined call probes again, and runs once the probe passes.
+      const next = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "again" })))
+      const probe = yield* control.next
+      expect(isProbe(probe.options)).toBe(true)
+      yield* probe.exit({ exitCode: 0, signal: null })
+      const process = yield* control.next
+      expect(process.options.command).toBe("again")
+      yield* process.exit({ exitCode: 0, signal: null })
+      expect((yield* Fiber.join(next)).sandbox).toMatchObject({ mode: "read-only", denied: false })
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
-  it.effect("a probe failing for another reason is not started again", () =>
+  it.effect("a probe failing for another reason is not started again, by this call or a later one", () =>
     Effect.gen(function*() {
       const executor = yield* BashExecutor
       const control = yield* FakeSpawnerControl
@@ -176,6 +185,10 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       yield* probe.writeStderr("bwrap: No permissions to creating new namespace\n")
       yield* probe.exit({ exitCode: 1, signal: null })
       expect((yield* Fiber.join(fiber)).message).toBe(sandboxUnavailableText("read-only"))
+      expect(yield* control.spawnCount).toBe(1)
+      // That verdict is kept: the next call fails closed without a probe.
+      const next = yield* executor.run(yield* executor.resolve({ command: "again" })).pipe(Effect.flip)
+      expect(next.message).toBe(sandboxUnavailableText("read-only"))
       expect(yield* control.spawnCount).toBe(1)
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 

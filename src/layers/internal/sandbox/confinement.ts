@@ -19,7 +19,13 @@ import { canonicalDirSync } from "./canonicalDir.js"
 import { bwrapDialect, confinedWrapper, containWrapper, hiddenPaths } from "./bwrap.js"
 import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
 import { defaults as sandboxDefaults } from "../../sandboxSettings.js"
-import { probeRunner } from "./probe.js"
+import { metMountRace, probeRunner } from "./probe.js"
+
+/** A probe's verdict, and whether its probe has started. */
+interface ProbeRound {
+  readonly verdict: Deferred.Deferred<boolean>
+  started: boolean
+}
 
 /**
  * The local executor's launch: unconfined, or contained when `contain` is set — then the runner is
@@ -46,7 +52,7 @@ export const localConfinement = (
 /**
  * The sandbox's launch. The runner is probed once — as the layer is built when its default mode is
  * confined (so a host can await `ready` and then start commands without waiting), else on the first
- * confined call — and later calls reuse the answer. The probe runs in the layer's scope, so a caller
+ * confined call — and later calls reuse the answer, unless it was the mount race. The probe runs in the layer's scope, so a caller
  * interrupted while it runs (an abort) leaves it to finish for the next caller.
  */
 export const sandboxConfinement = (
@@ -65,22 +71,37 @@ export const sandboxConfinement = (
         allowUnixSockets: config.allowUnixSockets,
         hidden: hiddenPaths(config.hide, home)
       })
-    const verdict = yield* Deferred.make<boolean>()
-    let probing = false
-    const probe = probeRunner(profileOf("read-only", "/"), bwrapDialect, config.probeTimeoutMs, config.graceMs).pipe(
-      Effect.tap((failure) =>
-        failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
-      ),
-      Effect.flatMap((failure) => Deferred.succeed(verdict, failure === undefined)),
-      Effect.provideService(ProcessSpawner, spawner)
-    )
-    const startProbe = Effect.suspend(() => {
-      if (probing) return Effect.void
-      probing = true
-      return Effect.asVoid(Effect.forkIn(probe, layerScope))
+    // One probe per round. A round whose probe met the mount race at every attempt fails the calls
+    // waiting for it, and the next confined call starts a new round.
+    let round: ProbeRound = { verdict: yield* Deferred.make<boolean>(), started: false }
+    const probe = (current: ProbeRound) =>
+      probeRunner(profileOf("read-only", "/"), bwrapDialect, config.probeTimeoutMs, config.graceMs).pipe(
+        Effect.tap((failure) =>
+          failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
+        ),
+        Effect.flatMap((failure) =>
+          Effect.zipRight(
+            metMountRace(bwrapDialect, failure)
+              ? Effect.map(Deferred.make<boolean>(), (verdict) => {
+                round = { verdict, started: false }
+              })
+              : Effect.void,
+            Deferred.succeed(current.verdict, failure === undefined)
+          )
+        ),
+        Effect.provideService(ProcessSpawner, spawner)
+      )
+    const startProbe = (current: ProbeRound) =>
+      Effect.suspend(() => {
+        if (current.started) return Effect.void
+        current.started = true
+        return Effect.asVoid(Effect.forkIn(probe(current), layerScope))
+      })
+    const usable = Effect.suspend(() => {
+      const current = round
+      return Effect.zipRight(startProbe(current), Deferred.await(current.verdict))
     })
-    const usable = Effect.zipRight(startProbe, Deferred.await(verdict))
-    if (config.sandboxMode !== "danger-full-access") yield* startProbe
+    if (config.sandboxMode !== "danger-full-access") yield* startProbe(round)
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
     const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
@@ -95,7 +116,7 @@ export const sandboxConfinement = (
           sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
         } satisfies Launch
       })
-    const ready = Effect.suspend(() => (probing ? Effect.asVoid(Deferred.await(verdict)) : Effect.void))
+    const ready = Effect.suspend(() => (round.started ? Effect.asVoid(Deferred.await(round.verdict)) : Effect.void))
     return {
       sandboxMode: config.sandboxMode,
       workspaceRoot: config.workspaceRoot === undefined ? undefined : configuredRoot,

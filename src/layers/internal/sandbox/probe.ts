@@ -16,6 +16,10 @@ import type { RunnerDialect } from "../executor/RunnerWatch.js"
  */
 export const mountRacePausesMs: ReadonlyArray<number> = [100, 200, 400, 800]
 
+/** Whether a probe's failure is its dialect's mount race, which a later start may not meet. */
+export const metMountRace = (dialect: RunnerDialect, failure: string | undefined): boolean =>
+  failure !== undefined && dialect.mountRacePrefix !== undefined && failure.startsWith(dialect.mountRacePrefix)
+
 const decoder = new TextDecoder()
 
 /** What the probe's process says: `undefined` when it worked. */
@@ -76,12 +80,10 @@ export const probeRunner = (
   timeoutMs: number,
   graceMs: number
 ): Effect.Effect<string | undefined, never, ProcessSpawner> => {
-  const raced = (failure: string | undefined) =>
-    failure !== undefined && dialect.mountRacePrefix !== undefined && failure.startsWith(dialect.mountRacePrefix)
   const attempt = (pauses: ReadonlyArray<number>): Effect.Effect<string | undefined, never, ProcessSpawner> =>
     Effect.flatMap(probeOnce(wrapper, timeoutMs, graceMs), (failure) => {
       const [pause, ...later] = pauses
-      return pause !== undefined && raced(failure)
+      return pause !== undefined && metMountRace(dialect, failure)
         ? Effect.zipRight(Effect.sleep(pause), attempt(later))
         : Effect.succeed(failure)
     })
