@@ -32,8 +32,8 @@ export const make = executor.make
 export const layerWith = executor.layerWith
 
 /**
- * The sandboxing executor on Node: needs nothing else but bubblewrap. Its settings are checked first:
- * with a bad one it fails (naming the field) before starting any process.
+ * The sandboxing executor on Node: needs nothing else but bubblewrap. A setting its `Settings` Schema
+ * rejects fails the layer, naming the field, before any process starts.
  *
  * @since 0.1.0
  * @category layers

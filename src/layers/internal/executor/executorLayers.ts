@@ -45,7 +45,8 @@ export const executorLayers = <
   const layerWith = (
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
-  // The settings are checked before the spawner's layer is built: a layer they fail starts no process.
+  // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
+  // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
     Layer.unwrapEffect(Effect.map(executor.resolve(settings), (config) =>
       Layer.scoped(BashExecutor, start(config)).pipe(Layer.provide(Layer.mergeAll(
