@@ -44,6 +44,19 @@ const startRun = (command: string, probe: "answer" | "skip" = "answer") =>
     return { fiber, process: yield* control.next }
   })
 
+/** Answers the next spawn, a probe, as passed; ends the command that follows; the run's result. */
+const probePassesThenRuns = (run: Fiber.Fiber<BashExecutor.RunResult, BashExecutor.RunError>, command: string) =>
+  Effect.gen(function*() {
+    const control = yield* FakeSpawnerControl
+    const probe = yield* control.next
+    expect(isProbe(probe.options)).toBe(true)
+    yield* probe.exit({ exitCode: 0, signal: null })
+    const process = yield* control.next
+    expect(process.options.command).toBe(command)
+    yield* process.exit({ exitCode: 0, signal: null })
+    return yield* Fiber.join(run)
+  })
+
 describe("SandboxBashExecutor timing (TestClock)", () => {
   it.effect("a TERM-obeying command gets SIGTERM at the timeout, through the runner, and no SIGKILL", () =>
     Effect.gen(function*() {
@@ -142,13 +155,7 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       yield* TestClock.adjust(mountRacePausesMs[0]! - 1)
       expect(yield* control.spawnCount).toBe(1)
       yield* TestClock.adjust(1)
-      const probe = yield* control.next
-      expect(isProbe(probe.options)).toBe(true)
-      yield* probe.exit({ exitCode: 0, signal: null })
-      const process = yield* control.next
-      expect(process.options.command).toBe("work")
-      yield* process.exit({ exitCode: 0, signal: null })
-      expect((yield* Fiber.join(fiber)).sandbox).toMatchObject({ mode: "read-only", denied: false })
+      expect((yield* probePassesThenRuns(fiber, "work")).sandbox).toMatchObject({ mode: "read-only", denied: false })
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
   it.effect("a probe that meets a mount race at each of its attempts fails closed, and the next call probes again", () =>
@@ -167,13 +174,7 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       expect(yield* control.spawnCount).toBe(mountRacePausesMs.length + 1)
       // That verdict is not kept: the next confined call probes again, and runs once the probe passes.
       const next = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "again" })))
-      const probe = yield* control.next
-      expect(isProbe(probe.options)).toBe(true)
-      yield* probe.exit({ exitCode: 0, signal: null })
-      const process = yield* control.next
-      expect(process.options.command).toBe("again")
-      yield* process.exit({ exitCode: 0, signal: null })
-      expect((yield* Fiber.join(next)).sandbox).toMatchObject({ mode: "read-only", denied: false })
+      expect((yield* probePassesThenRuns(next, "again")).sandbox).toMatchObject({ mode: "read-only", denied: false })
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
   it.effect("a probe failing for another reason is not started again, by this call or a later one", () =>
