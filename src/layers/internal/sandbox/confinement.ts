@@ -52,8 +52,9 @@ export const localConfinement = (
 /**
  * The sandbox's launch. The runner is probed once — as the layer is built when its default mode is
  * confined (so a host can await `ready` and then start commands without waiting), else on the first
- * confined call — and later calls reuse the answer, unless it was the mount race. The probe runs in the layer's scope, so a caller
- * interrupted while it runs (an abort) leaves it to finish for the next caller.
+ * confined call — and later calls reuse the answer, unless it was the mount race. The probe runs in
+ * the layer's scope, so a caller interrupted while it runs (an abort) leaves it to finish for the
+ * next caller.
  */
 export const sandboxConfinement = (
   config: SandboxBashExecutorConfig
