@@ -125,7 +125,8 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
     readonly start: (spec: BashExecutor.Spec) => Effect.Effect<BashExecutor.Process, BashExecutor.StartError>
     /**
      * Completes when the executor answers without waiting on set-up work it started when it was
-     * built (the sandbox runner's usability probe). Never fails; absent when there is none.
+     * built (the sandbox runner's usability probe). Never fails; absent when there is none. (A probe
+     * that met bubblewrap's mount race is started again by the next confined call, which waits for it.)
      */
     readonly ready?: Effect.Effect<void>
     /** The owner token a tracked background process was started for. */

@@ -92,12 +92,13 @@ export const sandboxConfinement = (
         ),
         Effect.provideService(ProcessSpawner, spawner)
       )
+    // Uninterruptible: a round marked started always has its probe.
     const startProbe = (current: ProbeRound) =>
-      Effect.suspend(() => {
+      Effect.uninterruptible(Effect.suspend(() => {
         if (current.started) return Effect.void
         current.started = true
         return Effect.asVoid(Effect.forkIn(probe(current), layerScope))
-      })
+      }))
     const usable = Effect.suspend(() => {
       const current = round
       return Effect.zipRight(startProbe(current), Deferred.await(current.verdict))
