@@ -92,12 +92,13 @@ export const sandboxConfinement = (
         ),
         Effect.provideService(ProcessSpawner, spawner)
       )
-    // Uninterruptible: a round marked started always has its probe.
+    // A round marked started always has its probe (the fork is not interrupted), which runs
+    // interruptibly whatever the caller's region: its bound and the layer's close interrupt it.
     const startProbe = (current: ProbeRound) =>
       Effect.uninterruptible(Effect.suspend(() => {
         if (current.started) return Effect.void
         current.started = true
-        return Effect.asVoid(Effect.forkIn(probe(current), layerScope))
+        return Effect.asVoid(Effect.forkIn(Effect.interruptible(probe(current)), layerScope))
       }))
     const usable = Effect.suspend(() => {
       const current = round
