@@ -193,6 +193,20 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
       expect(yield* control.spawnCount).toBe(1)
     }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" })))))
 
+  it.effect("a probe a call starts from an uninterruptible region (a tool's start) is still bounded", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const control = yield* FakeSpawnerControl
+      // Unconfined by default: the first confined call starts the probe.
+      const spec = yield* executor.resolve({ command: "work", sandboxPolicy: { mode: "read-only", workspaceRoot: "/w" } })
+      const fiber = yield* Effect.fork(Effect.flip(Effect.uninterruptible(executor.start(spec))))
+      const probe = yield* control.next
+      expect(isProbe(probe.options)).toBe(true)
+      yield* TestClock.adjust(probeTimeoutMs)
+      expect(yield* probe.signals).toEqual([{ signal: "SIGTERM", atMillis: probeTimeoutMs }])
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "SandboxUnavailableError" })
+    }).pipe(Effect.provide(executorWith(() => ({ onTerm: "obey" }), { sandboxMode: "danger-full-access" }))))
+
   it.effect("a runner that cannot start fails closed with the exact text and runs nothing", () =>
     Effect.gen(function*() {
       const executor = yield* BashExecutor
