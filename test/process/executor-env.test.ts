@@ -127,5 +127,4 @@ describe("LocalBashExecutor environment and validation", () => {
         { pathDelim: "_" }
       ))
     ))
-
 })

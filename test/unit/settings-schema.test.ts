@@ -18,6 +18,9 @@ import { Tasks } from "../../src/services/Tasks.js"
 const withEnv = (env: Record<string, string>) =>
   Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
 
+/** Why building `layer` failed (and released what it had built). */
+const buildError = <A, E, R>(layer: Layer.Layer<A, E, R>) => Effect.flip(Layer.build(layer).pipe(Effect.scoped))
+
 describe("settings Schemas", () => {
   it("the defaults are the reference's, decoded from the Schemas", () => {
     expect(LocalBashExecutor.defaults).toEqual({
@@ -135,19 +138,19 @@ describe("an executor layer its settings fail", () => {
       const fields = ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"] as const
       const cases = fields.flatMap((field) => [0, -5, Number.NaN, Number.POSITIVE_INFINITY].map((value) => ({ field, value })))
       for (const { field, value } of cases) {
-        const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ [field]: value })).pipe(Effect.scoped))
+        const error = yield* buildError(LocalBashExecutor.layer({ [field]: value }))
         expect(error.message).toBe(`bash-local: ${field} must be a positive finite number`)
       }
     }))
 
   it.effect("rejects a bad envAllow name or envDeny pattern, as every surface does", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ envAllow: ["NOT A NAME"] })).pipe(Effect.scoped))
+      const error = yield* buildError(LocalBashExecutor.layer({ envAllow: ["NOT A NAME"] }))
       expect(error).toMatchObject({
         field: "envAllow",
         message: "bash-local: envAllow name \"NOT A NAME\" is not an environment variable name"
       })
-      const pattern = yield* Effect.flip(Layer.build(LocalBashExecutor.layer({ envDeny: ["(unclosed"] })).pipe(Effect.scoped))
+      const pattern = yield* buildError(LocalBashExecutor.layer({ envDeny: ["(unclosed"] }))
       expect(pattern.message).toBe("bash-local: envDeny pattern \"(unclosed\" is not a valid regular expression")
       const cordis = CordisConfig["~standard"].validate({ envDeny: ["(unclosed"] })
       expect("issues" in cordis ? cordis.issues?.map((issue) => issue.path) : undefined).toEqual([["envDeny", 0]])
@@ -155,16 +158,13 @@ describe("an executor layer its settings fail", () => {
 
   it.effect("a bad value read through Config fails with the layer's error", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(
-        Layer.build(LocalBashExecutor.layerConfig({ graceMs: Config.number("APP_GRACE") })).pipe(Effect.scoped)
-      )
+      const error = yield* buildError(LocalBashExecutor.layerConfig({ graceMs: Config.number("APP_GRACE") }))
       expect(error.message).toBe("bash-local: graceMs must be a positive finite number")
     }).pipe(withEnv({ APP_GRACE: "-1" })))
 
   it.effect("the sandboxing executor's settings are checked before it starts anything too, naming the field", () =>
     Effect.gen(function*() {
-      const build = (settings: SandboxBashExecutor.Settings.Input) =>
-        Effect.flip(Layer.build(SandboxBashExecutor.layer(settings)).pipe(Effect.scoped))
+      const build = (settings: SandboxBashExecutor.Settings.Input) => buildError(SandboxBashExecutor.layer(settings))
       expect(yield* build({ sandboxMode: "open" as never })).toMatchObject({
         field: "sandboxMode",
         message: "bash-sandbox: sandboxMode must be one of read-only, workspace-write, danger-full-access, got \"open\""
@@ -189,9 +189,7 @@ describe("layerConfig", () => {
         return (yield* tasks.list(undefined)).map((task) => task.label)
       }).pipe(Effect.provide(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })), withEnv({ KEEP: "1" }))
       expect(kept).toEqual(["c"])
-      const error = yield* Effect.flip(
-        Layer.build(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })).pipe(Effect.scoped, withEnv({ KEEP: "0" }))
-      )
+      const error = yield* buildError(TasksLive.layerConfig({ maxRetainedFinished: Config.integer("KEEP") })).pipe(withEnv({ KEEP: "0" }))
       expect(ConfigError.isInvalidData(error) && error.message).toBe("tasks: maxRetainedFinished must be a positive integer")
     }))
 
