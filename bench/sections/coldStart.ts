@@ -1,6 +1,7 @@
 /**
  * Work item (j): cold start. Each contender is a fresh `node` process, the contenders take turns in
- * every round: `import("effect")` alone (the barrel any Effect app loads), the bundled
+ * every round: `import("effect")` alone (the barrel any Effect app loads), a bare `node -e 0` (what
+ * every start costs before it loads anything, the machine's environment included), the bundled
  * `effect-bash run -- true`, `effect-bash mcp` until it answers `initialize`, and an import of each
  * library entry point. Wall time is taken without instrumentation; peak RSS and CPU time in separate
  * runs of the same commands whose node reports its own `maxRSS` and CPU time as it exits (CPU time
@@ -43,6 +44,7 @@ const initialize = JSON.stringify({
 /** `import("effect")` first: every ratio is to it. */
 export const coldStartContenders: ReadonlyArray<Contender> = [
   importOf("effect"),
+  { id: "node", label: "`node -e 0` (a bare start, part of every row)", args: ["-e", "0"] },
   { id: "run", label: "`effect-bash run -- true`", args: [bin, "run", "--", "true"] },
   {
     id: "mcp",
