@@ -2,13 +2,14 @@
  * The local executor's environment, configuration errors and request validation, over real processes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Config, ConfigProvider, Effect, Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { withHostEnv } from "../support/hostEnv.js"
+import { envConfigProvider } from "../support/configEnv.js"
 
 const resolve = (request: BashExecutor.Request) => Effect.flatMap(BashExecutor, (bash) => bash.resolve(request))
 
@@ -95,23 +96,17 @@ describe("LocalBashExecutor environment and validation", () => {
       const error = yield* Effect.flip(
         Layer.build(LocalBashExecutor.layerConfig()).pipe(
           Effect.scoped,
-          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_BASH_GRACE_MS", "-1"]]), { pathDelim: "_" }))
+          Effect.withConfigProvider(envConfigProvider({ EFFECT_BASH_GRACE_MS: "-1" }))
         )
       )
       expect(error.message).toBe("bash-local: graceMs must be a positive finite number")
     }).pipe(
       Effect.provide(LocalBashExecutor.layerConfig()),
-      Effect.withConfigProvider(
-        ConfigProvider.fromMap(
-          new Map([
-            ["EFFECT_BASH_TIMEOUT_MS", "4321"],
-            ["EFFECT_BASH_MAX_OUTPUT_BYTES", "99"],
-            ["EFFECT_BASH_CWD", "/srv"]
-          ]),
-          // The shape of ConfigProvider.fromEnv.
-          { pathDelim: "_" }
-        )
-      )
+      Effect.withConfigProvider(envConfigProvider({
+        EFFECT_BASH_TIMEOUT_MS: "4321",
+        EFFECT_BASH_MAX_OUTPUT_BYTES: "99",
+        EFFECT_BASH_CWD: "/srv"
+      }))
     ))
 
   it.effect("layerConfig reads the variables a user names", () =>
@@ -122,9 +117,6 @@ describe("LocalBashExecutor environment and validation", () => {
         cwd: Config.string("APP_SHELL_DIR"),
         timeoutMs: Config.number("APP_SHELL_TIMEOUT")
       })),
-      Effect.withConfigProvider(ConfigProvider.fromMap(
-        new Map([["APP_SHELL_DIR", "/srv"], ["APP_SHELL_TIMEOUT", "4321"], ["EFFECT_BASH_TIMEOUT_MS", "1"]]),
-        { pathDelim: "_" }
-      ))
+      Effect.withConfigProvider(envConfigProvider({ APP_SHELL_DIR: "/srv", APP_SHELL_TIMEOUT: "4321", EFFECT_BASH_TIMEOUT_MS: "1" }))
     ))
 })

@@ -1,18 +1,19 @@
 /**
  * Building the sandboxing executor: settings from code and from `EFFECT_BASH_*`, and `BashStack`'s
- * `sandbox` setting (bad settings, which start nothing, are checked in the unit project). Building a confined executor starts the runner's real probe, so
- * these tests run on the live clock.
+ * `sandbox` setting (bad settings, which start nothing, are checked in the unit project). Building a
+ * confined executor starts the runner's real probe, so these tests run on the live clock.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as BashStack from "../../src/BashStack.js"
 import * as ApprovalCallback from "../../src/layers/ApprovalCallback.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
+import { envConfigProvider } from "../support/configEnv.js"
 
 const fromEnv = (env: Record<string, string>) =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
+  Layer.setConfigProvider(envConfigProvider(env))
 
 describe("SandboxBashExecutor settings", () => {
   it.live("the default mode is read-only; EFFECT_BASH_SANDBOX overrides it", () =>

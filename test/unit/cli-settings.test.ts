@@ -1,12 +1,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
 import type { SettingsFlags } from "../../src/cli/settings.js"
 import { resolveSettings } from "../../src/cli/settings.js"
+import { envConfigProvider } from "../support/configEnv.js"
 
 const noFlags: SettingsFlags = {
   cwd: Option.none(),
@@ -41,7 +42,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 /** Resolves `flags` against exactly the environment `env` (nothing inherited from this process). */
 const resolve = (flags: SettingsFlags, env: Record<string, string> = {}) =>
   resolveSettings({ ...noFlags, ...flags }).pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
+    Effect.withConfigProvider(envConfigProvider(env)),
     Effect.provide(NodeContext.layer)
   )
 

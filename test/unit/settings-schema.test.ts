@@ -3,7 +3,7 @@
  * variables all come from it, and `layerConfig` reads the settings from variables a user names.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Config, ConfigError, ConfigProvider, Effect, Layer } from "effect"
+import { Config, ConfigError, Effect, Layer } from "effect"
 import { settingsFlagNames } from "../../src/cli/settings.js"
 import { Config as CordisConfig } from "../../src/cordis/config.js"
 import * as BashEnvRegistryLive from "../../src/layers/BashEnvRegistryLive.js"
@@ -14,9 +14,10 @@ import * as TasksLive from "../../src/layers/TasksLive.js"
 import { BashEnvRegistry } from "../../src/services/BashEnvRegistry.js"
 import { SessionPersistence } from "../../src/services/SessionPersistence.js"
 import { Tasks } from "../../src/services/Tasks.js"
+import { envConfigProvider } from "../support/configEnv.js"
 
 const withEnv = (env: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
+  Effect.withConfigProvider(envConfigProvider(env))
 
 /** Why building `layer` failed (and released what it had built). */
 const buildError = <A, E, R>(layer: Layer.Layer<A, E, R>) => Effect.flip(Layer.build(layer).pipe(Effect.scoped))
