@@ -11,7 +11,13 @@ import { localConfinement } from "./internal/sandbox/confinement.js"
 
 export { defaults, environment, LocalBashExecutorConfigError, Settings } from "./executorSettings.js"
 
-const executor = executorLayers({ resolve: resolveConfig, confine: localConfinement, environment, empty: {} })
+const executor = executorLayers({
+  resolve: resolveConfig,
+  confine: localConfinement,
+  environment,
+  empty: {},
+  confinesByDefault: (config) => config.contain
+})
 
 /**
  * The executor over the ports in context: checks `settings` (failing with the first bad field),

@@ -16,7 +16,7 @@ import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "../support/bwrap.js"
-import { commandLineOf, liveProcesses } from "../support/processes.js"
+import { childrenOf, commandLineOf, liveProcesses } from "../support/processes.js"
 import { composeWith, textOf, withTasks } from "../support/tools.js"
 
 
@@ -397,6 +397,38 @@ describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
       expect(exit).toMatchObject({ _tag: "Failure" })
       const error = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : ""
       expect(error).toContain("bash-local: contain needs bubblewrap, but \\\"/nonexistent/bwrap\\\" cannot start")
+    }))
+})
+
+describe.skipIf(!bwrapUsable)("the launcher of a layer", () => {
+  /** This process's launchers, as a command runs (every spawn awaits the layer's launcher). */
+  const launchersWhile = (request: BashExecutor.Request) =>
+    Effect.map(run(request), (result) => ({
+      exitCode: result.exitCode,
+      launchers: childrenOf(process.pid).filter((pid) => commandLineOf(pid) === "effect-bash launcher").length
+    }))
+
+  it.live("starts with a layer whose calls run unconfined by default", () =>
+    Effect.gen(function*() {
+      const ran = { exitCode: 0, launchers: 1 }
+      expect(yield* launchersWhile({ command: "true" }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs })))).toEqual(ran)
+      expect(yield* launchersWhile({ command: "true" }).pipe(Effect.provide(sandbox({ sandboxMode: "danger-full-access" }))))
+        .toEqual(ran)
+    }))
+
+  it.live("is not started by one that confines them: bubblewrap is the host's to spawn, and so is an unconfined call", () =>
+    Effect.gen(function*() {
+      const ran = { exitCode: 0, launchers: 0 }
+      expect(yield* launchersWhile({ command: "true" }).pipe(Effect.provide(sandbox()))).toEqual(ran)
+      expect(
+        yield* launchersWhile({ command: "touch file.txt", sandboxPolicy: { mode: "danger-full-access", workspaceRoot: tmp }, workdir: freshDir("unconfined") })
+          .pipe(Effect.provide(sandbox()))
+      ).toEqual(ran)
+      expect(yield* launchersWhile({ command: "true" }).pipe(Effect.provide(sandbox({ sandboxMode: "workspace-write" })))).toEqual(ran)
+      expect(yield* launchersWhile({ command: "true" }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs, contain: true })))).toEqual(ran)
+      expect(
+        yield* launchersWhile({ command: "true" }).pipe(Effect.provide(sandbox({ sandboxMode: "danger-full-access", contain: true })))
+      ).toEqual(ran)
     }))
 })
 

@@ -24,10 +24,7 @@ type Ports = ProcessSpawner | FileSystem.FileSystem | Path.Path
  * `make`, `layerWith`, `layer` and `layerConfig` of an executor whose settings `resolve` checks
  * and completes, and whose commands `confine` wraps; `environment` is the default `Config`.
  */
-export const executorLayers = <
-  Input extends { readonly directSpawn?: boolean | undefined },
-  Resolved extends LocalBashExecutorConfig
->(executor: {
+export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(executor: {
   readonly resolve: (settings: Input) => Effect.Effect<Resolved, LocalBashExecutorConfigError>
   readonly confine: (
     config: Resolved
@@ -35,6 +32,8 @@ export const executorLayers = <
   readonly environment: Config.Config.Wrap<Input>
   /** The settings of a call without any: every field at its default. */
   readonly empty: Input
+  /** Whether a call that asks for no mode of its own runs under bubblewrap. */
+  readonly confinesByDefault: (config: Resolved) => boolean
 }) => {
   const start = (config: Resolved): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
     Effect.flatMap(executor.confine(config), (confinement) => makeExecutorCore(config, confinement))
@@ -45,12 +44,16 @@ export const executorLayers = <
   const layerWith = (
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
+  // The launcher starts only bash (a runner is the host's to spawn: the gate needs bash), so a layer
+  // whose calls run under bubblewrap by default has none: its other calls are spawned by the host.
+  const launches = (config: Resolved): boolean =>
+    !config.directSpawn && !executor.confinesByDefault(config)
   // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
   // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
     Layer.unwrapEffect(Effect.map(executor.resolve(settings), (config) =>
       Layer.scoped(BashExecutor, start(config)).pipe(Layer.provide(Layer.mergeAll(
-        settings.directSpawn === true ? NodeProcessSpawner.layerDirectSpawn : NodeProcessSpawner.layer,
+        launches(config) ? NodeProcessSpawner.layer : NodeProcessSpawner.layerDirectSpawn,
         NodeFileSystem.layer,
         NodePath.layer
       )))))
