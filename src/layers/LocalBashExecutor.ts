@@ -11,13 +11,7 @@ import { localConfinement } from "./internal/sandbox/confinement.js"
 
 export { defaults, environment, LocalBashExecutorConfigError, Settings } from "./executorSettings.js"
 
-const executor = executorLayers({
-  resolve: resolveConfig,
-  confine: localConfinement,
-  environment,
-  empty: {},
-  confinesByDefault: (config) => config.contain
-})
+const executor = executorLayers({ resolve: resolveConfig, confine: localConfinement, environment, empty: {} })
 
 /**
  * The executor over the ports in context: checks `settings` (failing with the first bad field),

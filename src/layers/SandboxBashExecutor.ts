@@ -12,13 +12,7 @@ import { environment, resolveSandboxConfig } from "./sandboxSettings.js"
 
 export { defaults, environment, Settings } from "./sandboxSettings.js"
 
-const executor = executorLayers({
-  resolve: resolveSandboxConfig,
-  confine: sandboxConfinement,
-  environment,
-  empty: {},
-  confinesByDefault: (config) => config.contain || config.sandboxMode !== "danger-full-access"
-})
+const executor = executorLayers({ resolve: resolveSandboxConfig, confine: sandboxConfinement, environment, empty: {} })
 
 /**
  * The sandboxing executor over the ports in context: checks `settings` (failing with the first bad

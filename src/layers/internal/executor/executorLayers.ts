@@ -32,8 +32,6 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
   readonly environment: Config.Config.Wrap<Input>
   /** The settings of a call without any: every field at its default. */
   readonly empty: Input
-  /** Whether a call that asks for no mode of its own runs under bubblewrap. */
-  readonly confinesByDefault: (config: Resolved) => boolean
 }) => {
   const start = (config: Resolved): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
     Effect.flatMap(executor.confine(config), (confinement) => makeExecutorCore(config, confinement))
@@ -44,10 +42,9 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
   const layerWith = (
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
-  // The launcher starts only bash (a runner is the host's to spawn: the gate needs bash), so a layer
-  // whose calls run under bubblewrap by default has none: its other calls are spawned by the host.
-  const launches = (config: Resolved): boolean =>
-    !config.directSpawn && !executor.confinesByDefault(config)
+  // The launcher starts only bash (a runner is the host's to spawn: the gate is bash's), so a layer
+  // that runs every call under bubblewrap has none.
+  const launches = (config: Resolved): boolean => !config.directSpawn && !config.contain
   // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
   // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
