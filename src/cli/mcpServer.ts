@@ -34,6 +34,11 @@ export interface McpServeOptions {
   readonly session: ToolSession
   /** How long closing waits for in-flight calls to answer before interrupting them. */
   readonly drainTimeout: Duration.DurationInput
+  /**
+   * Called when the client sends `initialized`: set before the transport starts, so a notification
+   * that arrives with the first messages is not missed.
+   */
+  readonly onInitialized?: () => void
 }
 
 /**
@@ -173,6 +178,7 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   }
   const closed = yield* Deferred.make<void>()
   server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
+  if (options.onInitialized !== undefined) server.oninitialized = options.onInitialized
 
   yield* Effect.acquireRelease(
     Effect.promise(() => server.connect(transport)),

@@ -47,8 +47,11 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
   connected: Deferred.Deferred<Server>,
   initialized: Deferred.Deferred<void>
 ) {
-  const connection = yield* serveMcp(transport, { session, drainTimeout: mcpDrainTimeoutMs })
-  connection.server.oninitialized = () => Deferred.unsafeDone(initialized, Exit.void)
+  const connection = yield* serveMcp(transport, {
+    session,
+    drainTimeout: mcpDrainTimeoutMs,
+    onInitialized: () => Deferred.unsafeDone(initialized, Exit.void)
+  })
   yield* Deferred.succeed(connected, connection.server)
   // Added last, so it runs first when the scope closes, whatever closes it.
   yield* Effect.addFinalizer(() => shutdown.begin)

@@ -72,8 +72,8 @@ const groupHas = (pgid: number, count: number) =>
   Effect.promise(() => eventually(() => liveMembersOf([pgid]).length === count))
 
 /** The server as a raw process: lines in on stdin, the JSON answers collected from stdout. */
-const startRaw = (env: Record<string, string> = {}) => {
-  const server = spawn(process.execPath, [cliPath, "mcp", "--workdir", workdir], {
+const startRaw = (env: Record<string, string> = {}, flags: ReadonlyArray<string> = []) => {
+  const server = spawn(process.execPath, [cliPath, "mcp", "--workdir", workdir, ...flags], {
     env: cleanEnv(env),
     stdio: ["pipe", "pipe", "pipe"]
   })
@@ -319,6 +319,16 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(childrenOf(server.pid)).toEqual([])
       server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
       expect(await eventually(() => childrenOf(server.pid).length === 2, 15_000)).toBe(true)
+      expect(await server.end()).toBe(0)
+    }))
+
+  it.live("starts its helpers on an initialized that arrives with initialize, before any answer (a sandbox's held first message)", () =>
+    Effect.promise(async () => {
+      // danger-full-access: no runner probe, whose spawn would start the helpers anyway.
+      const server = startRaw({}, ["--sandbox", "danger-full-access"])
+      server.write(`${JSON.stringify(initialize(1))}\n${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
+      expect(await eventually(() => childrenOf(server.pid).length === 2, 15_000)).toBe(true)
+      expect(server.lines[0]).toMatchObject({ id: 1, result: { serverInfo: { name: "effect-bash" } } })
       expect(await server.end()).toBe(0)
     }))
 
