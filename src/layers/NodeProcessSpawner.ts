@@ -24,7 +24,13 @@ import { makeStdio } from "./internal/spawner/stdio.js"
 /** What the helper processes of a spawner layer built now wait for; none: they start with the layer. */
 const helpersWaitFor = FiberRef.unsafeMake<Option.Option<Effect.Effect<void>>>(Option.none())
 
-const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*() {
+/**
+ * When the launcher starts: with the helpers, at the first command it could start (which the host
+ * spawns meanwhile, as it spawns every command until the launcher is ready), or never.
+ */
+type LauncherStart = "withHelpers" | "onDemand" | "never"
+
+const make = (settings: { readonly launcher: LauncherStart }) => Effect.gen(function*() {
   const layerScope = yield* Effect.scope
   const { reaper, start: startReaper } = yield* makeReaperProcess
   const hostDeath = yield* makeHostDeath(reaper)
@@ -38,20 +44,30 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   const layerRuntime = yield* Effect.runtime<never>()
   const helpersStarted = yield* Deferred.make<void>()
   let helpersStarting = false
+  const startLauncher = startLayerLauncher(stdio, hostDeath).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.as(Effect.logWarning("the launcher could not start; commands are spawned by the host", defect), undefined)
+    ),
+    Effect.map((started) => {
+      launcher = started
+    }),
+    Effect.provideService(Scope.Scope, layerScope)
+  )
   const startOnce = Effect.gen(function*() {
     yield* startReaper
-    if (settings.launcher) {
-      launcher = yield* startLayerLauncher(stdio, hostDeath).pipe(
-        Effect.catchAllDefect((defect) =>
-          Effect.as(Effect.logWarning("the launcher could not start; commands are spawned by the host", defect), undefined)
-        )
-      )
-    }
+    if (settings.launcher === "withHelpers") yield* startLauncher
   }).pipe(
-    Effect.provideService(Scope.Scope, layerScope),
     Effect.ensuring(Deferred.succeed(helpersStarted, undefined)),
     Effect.uninterruptible
   )
+  // On demand, the first request the launcher could serve starts it (after the reaper: every spawn
+  // awaits the helpers first), and nothing waits for it to be ready.
+  let launcherDemanded = settings.launcher !== "onDemand"
+  const demandLauncher = (options: ProcessSpawner.Options) => {
+    if (launcherDemanded || options.wrapper !== undefined) return
+    launcherDemanded = true
+    Runtime.runFork(layerRuntime)(Effect.uninterruptible(startLauncher), { scope: layerScope })
+  }
   const startHelpers = Effect.suspend(() => {
     if (!helpersStarting) {
       helpersStarting = true
@@ -76,6 +92,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
         const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
         const direct = () => spawnDirect(options, shell, file!, args, stdio, hostDeath.track, resume)
         const interrupted = () => !Cause.isEmpty(fiber.getFiberRef(FiberRef.interruptedCause))
+        demandLauncher(options)
         if (launcher?.serves(options) === true) {
           return launcher.launch(options, shell, file!, args, resume, direct, interrupted)
         }
@@ -90,9 +107,12 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
     })
 
   // `acquireRelease` without its fiber-ref bookkeeping: the release needs none of the caller's refs.
-  // The helpers' start, and the launcher's, are awaited (interruptibly) before the spawn, so every
-  // spawn sees them settled.
-  const ready = Effect.zipRight(startHelpers, Effect.suspend(() => launcher === undefined ? Effect.void : launcher.started))
+  // The helpers' start, and the launcher's when it starts with them, are awaited (interruptibly)
+  // before the spawn, so every spawn sees them settled.
+  const ready = Effect.zipRight(
+    startHelpers,
+    Effect.suspend(() => launcher === undefined || settings.launcher === "onDemand" ? Effect.void : launcher.started)
+  )
   const spawn = (options: ProcessSpawner.Options) =>
     Effect.flatMap(Effect.zipRight(ready, Effect.scope), (scope) =>
       Effect.uninterruptible(
@@ -102,7 +122,7 @@ const make = (settings: { readonly launcher: boolean }) => Effect.gen(function*(
   return Context.make(ProcessSpawner, ProcessSpawner.of({ spawn })).pipe(Context.add(HostReaper, reaper))
 })
 
-const layerOf = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSpawner | HostReaper> =>
+const layerOf = (options: { readonly launcher: LauncherStart }): Layer.Layer<ProcessSpawner | HostReaper> =>
   Layer.scopedContext(make(options))
 
 /**
@@ -113,7 +133,18 @@ const layerOf = (options: { readonly launcher: boolean }): Layer.Layer<ProcessSp
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: true })
+export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: "withHelpers" })
+
+/**
+ * The Node implementation of `ProcessSpawner` for commands that mostly run under a runner
+ * (bubblewrap), which the host always spawns itself: the launcher starts with the first command it
+ * could start (plain `bash`), which the host spawns meanwhile, and serves the later ones once it is
+ * ready. The sandboxing executor's layer uses it unless its default mode is `danger-full-access`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerLauncherOnDemand: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: "onDemand" })
 
 /**
  * The Node implementation of `ProcessSpawner` without the launcher: every command is spawned by the
@@ -122,7 +153,7 @@ export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launche
  * @since 0.1.0
  * @category layers
  */
-export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: false })
+export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: "never" })
 
 /**
  * Builds `self` with the helper processes of every spawner layer in it (the host-death reaper and

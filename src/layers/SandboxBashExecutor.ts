@@ -12,7 +12,13 @@ import { environment, resolveSandboxConfig } from "./sandboxSettings.js"
 
 export { defaults, environment, Settings } from "./sandboxSettings.js"
 
-const executor = executorLayers({ resolve: resolveSandboxConfig, confine: sandboxConfinement, environment, empty: {} })
+const executor = executorLayers({
+  resolve: resolveSandboxConfig,
+  confine: sandboxConfinement,
+  environment,
+  empty: {},
+  confinesByDefault: (config) => config.sandboxMode !== "danger-full-access"
+})
 
 /**
  * The sandboxing executor over the ports in context: checks `settings` (failing with the first bad

@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Chunk, Context, Effect, Exit, Layer, Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Exit, Layer, Schedule, Scope, Stream } from "effect"
 import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
@@ -401,30 +401,45 @@ describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
 })
 
 describe.skipIf(!bwrapUsable)("the launcher of a layer", () => {
-  /** The call's exit code, and how many launchers this process has once it ran (every spawn awaits them). */
+  /** This process's launchers (every spawn awaits the helpers, and a launcher that starts with them). */
+  const launchers = () => childrenOf(process.pid).filter((pid) => commandLineOf(pid) === "effect-bash launcher")
   const launchersAfter = (request: BashExecutor.Request) =>
-    Effect.map(run(request), (result) => ({
-      exitCode: result.exitCode,
-      launchers: childrenOf(process.pid).filter((pid) => commandLineOf(pid) === "effect-bash launcher").length
-    }))
+    Effect.map(run(request), (result) => ({ exitCode: result.exitCode, launchers: launchers().length }))
+  /** A call that runs unconfined in any layer, printing whether the host spawned it (its parent). */
+  const unconfined: BashExecutor.Request = {
+    command: "[ $PPID = " + process.pid + " ] && echo host || echo launcher",
+    sandboxPolicy: { mode: "danger-full-access", workspaceRoot: tmp }
+  }
 
-  it.live("starts with a layer any of whose calls may run unconfined", () =>
+  it.live("starts with a layer whose calls run unconfined by default", () =>
     Effect.gen(function*() {
       const ran = { exitCode: 0, launchers: 1 }
       expect(yield* launchersAfter({ command: "true" }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs })))).toEqual(ran)
-      // A confining mode's layer: a policy, an escalation or a session's mode may unconfine a call.
-      const unconfined = { command: "touch file.txt", workdir: freshDir("unconfined"), sandboxPolicy: { mode: "danger-full-access", workspaceRoot: tmp } } as const
-      expect(yield* launchersAfter(unconfined).pipe(Effect.provide(sandbox()))).toEqual(ran)
+      expect(yield* launchersAfter({ command: "true" }).pipe(Effect.provide(sandbox({ sandboxMode: "danger-full-access" }))))
+        .toEqual(ran)
     }))
+
+  it.live("starts with the first unconfined call of a sandbox that confines by default, which the host spawns; later ones are launched", () =>
+    Effect.gen(function*() {
+      expect(yield* launchersAfter({ command: "true" })).toEqual({ exitCode: 0, launchers: 0 })
+      expect((yield* run(unconfined)).stdout.text).toBe("host\n")
+      // Once the launcher it started is ready (polled on the Clock, bounded), it starts them.
+      yield* run(unconfined).pipe(
+        Effect.map((result) => result.stdout.text),
+        Effect.repeat({ until: (spawnedBy) => spawnedBy === "launcher\n", schedule: Schedule.spaced("20 millis") }),
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no unconfined call was launched within 10 s") })
+      )
+      expect(launchers()).toHaveLength(1)
+    }).pipe(Effect.provide(sandbox())))
 
   it.live("is not started by one that runs every call under bubblewrap (contain): bubblewrap is the host's to spawn", () =>
     Effect.gen(function*() {
       const ran = { exitCode: 0, launchers: 0 }
       expect(yield* launchersAfter({ command: "true" }).pipe(Effect.provide(LocalBashExecutor.layer({ graceMs, contain: true })))).toEqual(ran)
+      expect(yield* launchersAfter(unconfined).pipe(Effect.provide(sandbox({ contain: true })))).toEqual(ran)
       expect(
         yield* launchersAfter({ command: "true" }).pipe(Effect.provide(sandbox({ sandboxMode: "danger-full-access", contain: true })))
       ).toEqual(ran)
-      expect(yield* launchersAfter({ command: "true" }).pipe(Effect.provide(sandbox({ contain: true })))).toEqual(ran)
     }))
 })
 

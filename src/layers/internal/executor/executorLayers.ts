@@ -11,6 +11,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import type { ConfigError, Scope } from "effect"
 import { Config, Effect, Layer } from "effect"
 import { BashExecutor } from "../../../services/BashExecutor.js"
+import type { HostReaper } from "../../../services/HostReaper.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "../../executorSettings.js"
 import * as NodeProcessSpawner from "../../NodeProcessSpawner.js"
@@ -32,6 +33,8 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
   readonly environment: Config.Config.Wrap<Input>
   /** The settings of a call without any: every field at its default. */
   readonly empty: Input
+  /** Whether a call that asks for no mode of its own runs under a runner; never when absent. */
+  readonly confinesByDefault?: (config: Resolved) => boolean
 }) => {
   const start = (config: Resolved): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
     Effect.flatMap(executor.confine(config), (confinement) => makeExecutorCore(config, confinement))
@@ -43,14 +46,20 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
   // The launcher starts only bash (a runner is the host's to spawn: the gate is bash's), so a layer
-  // that runs every call under bubblewrap has none.
-  const launches = (config: Resolved): boolean => !config.directSpawn && !config.contain
+  // that runs every call under bubblewrap has none, and one that runs most of them so starts it
+  // only for a call that runs unconfined.
+  const spawnerFor = (config: Resolved): Layer.Layer<ProcessSpawner | HostReaper> =>
+    config.directSpawn || config.contain
+      ? NodeProcessSpawner.layerDirectSpawn
+      : executor.confinesByDefault?.(config) === true
+      ? NodeProcessSpawner.layerLauncherOnDemand
+      : NodeProcessSpawner.layer
   // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
   // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
     Layer.unwrapEffect(Effect.map(executor.resolve(settings), (config) =>
       Layer.scoped(BashExecutor, start(config)).pipe(Layer.provide(Layer.mergeAll(
-        launches(config) ? NodeProcessSpawner.layer : NodeProcessSpawner.layerDirectSpawn,
+        spawnerFor(config),
         NodeFileSystem.layer,
         NodePath.layer
       )))))
