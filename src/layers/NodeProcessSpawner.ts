@@ -60,8 +60,8 @@ const make = (settings: { readonly launcher: LauncherStart }) => Effect.gen(func
     Effect.ensuring(Deferred.succeed(helpersStarted, undefined)),
     Effect.uninterruptible
   )
-  // On demand, the first request the launcher could serve starts it (after the reaper: every spawn
-  // awaits the helpers first), and nothing waits for it to be ready.
+  // On demand, the first request without a runner starts it once the host has spawned that request
+  // (after the reaper: every spawn awaits the helpers first), and nothing waits for it to be ready.
   let launcherDemanded = settings.launcher !== "onDemand"
   const demandLauncher = (options: ProcessSpawner.Options) => {
     if (launcherDemanded || options.wrapper !== undefined) return
@@ -92,11 +92,11 @@ const make = (settings: { readonly launcher: LauncherStart }) => Effect.gen(func
         const [file, ...args] = options.wrapper === undefined ? bash : [...options.wrapper.argv, ...bash]
         const direct = () => spawnDirect(options, shell, file!, args, stdio, hostDeath.track, resume)
         const interrupted = () => !Cause.isEmpty(fiber.getFiberRef(FiberRef.interruptedCause))
-        demandLauncher(options)
         if (launcher?.serves(options) === true) {
           return launcher.launch(options, shell, file!, args, resume, direct, interrupted)
         }
         direct()
+        demandLauncher(options)
       })
     ).pipe(Effect.tap((spawned) => hostDeath.giveReaper(spawned, launcher?.launcher)))
 
@@ -137,9 +137,10 @@ export const layer: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launche
 
 /**
  * The Node implementation of `ProcessSpawner` for commands that mostly run under a runner
- * (bubblewrap), which the host always spawns itself: the launcher starts with the first command it
- * could start (plain `bash`), which the host spawns meanwhile, and serves the later ones once it is
- * ready. The sandboxing executor's layer uses it unless its default mode is `danger-full-access`.
+ * (bubblewrap), which the host always spawns itself: the launcher starts after the first command
+ * without one (plain `bash`), which the host spawns, and serves the later ones once it is ready; no
+ * spawn waits for it. The sandboxing executor's layer uses it when its default mode confines (without
+ * `contain` or `directSpawn`, which start no launcher).
  *
  * @since 0.1.0
  * @category layers
@@ -159,7 +160,8 @@ export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerO
  * Builds `self` with the helper processes of every spawner layer in it (the host-death reaper and
  * the launcher) started once `ready` completes, or at the first spawn if that comes first, instead
  * of with the layer: a host that must answer something before it runs any command (an MCP server
- * its client's `initialize`) does not fork them first. Every spawn still awaits them.
+ * its client's `initialize`) does not fork them first. Every spawn still awaits them (the launcher of
+ * {@link layerLauncherOnDemand} is no helper: it starts with a command).
  *
  * @since 0.1.0
  * @category combinators

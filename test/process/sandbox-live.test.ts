@@ -401,8 +401,12 @@ describe.skipIf(!bwrapUsable)("LocalBashExecutor contain", () => {
 })
 
 describe.skipIf(!bwrapUsable)("the launcher of a layer", () => {
-  /** This process's launchers (every spawn awaits the helpers, and a launcher that starts with them). */
-  const launchers = () => childrenOf(process.pid).filter((pid) => commandLineOf(pid) === "effect-bash launcher")
+  /** This process's launchers, booting (`node … launcherMain.js`) or running (its title). */
+  const launchers = () =>
+    childrenOf(process.pid).filter((pid) => {
+      const commandLine = commandLineOf(pid)
+      return commandLine === "effect-bash launcher" || commandLine.includes("launcherMain.js")
+    })
   const launchersAfter = (request: BashExecutor.Request) =>
     Effect.map(run(request), (result) => ({ exitCode: result.exitCode, launchers: launchers().length }))
   /** A call that runs unconfined in any layer, printing whether the host spawned it (its parent). */
@@ -419,7 +423,7 @@ describe.skipIf(!bwrapUsable)("the launcher of a layer", () => {
         .toEqual(ran)
     }))
 
-  it.live("starts with the first unconfined call of a sandbox that confines by default, which the host spawns; later ones are launched", () =>
+  it.live("starts after the first unconfined call of a sandbox that confines by default, which the host spawns; later ones are launched", () =>
     Effect.gen(function*() {
       expect(yield* launchersAfter({ command: "true" })).toEqual({ exitCode: 0, launchers: 0 })
       expect((yield* run(unconfined)).stdout.text).toBe("host\n")

@@ -1,6 +1,7 @@
 /**
- * The layer's launcher: started with the layer and awaited by every spawn (not by the layer, whose
- * user goes on while it boots; every call still takes the same way), closed with it, and the way a
+ * The layer's launcher: started with the layer's helpers and then awaited by every spawn (not by the
+ * layer, whose user goes on while it boots; every call still takes the same way), or on demand and
+ * awaited by none (see `NodeProcessSpawner.ts`), closed with the layer, and the way a
  * request takes when the launcher can serve it. A launch the launcher died with before it started the
  * child is spawned by the host instead, unless its caller was interrupted meanwhile: the gate kept the
  * command from running before the host had its pid.
@@ -46,7 +47,7 @@ const forLastEnv = <A>(derive: (env: Readonly<Record<string, string>>) => A) => 
 
 export interface LayerLauncher {
   readonly launcher: Launcher
-  /** Completes once the launcher is ready, or known not to be (gone, or not ready in time); every spawn awaits it. */
+  /** Completes once the launcher is ready, or known not to be (gone, or not ready in time). */
   readonly started: Effect.Effect<void>
   /**
    * Whether the launcher serves `options` now: it is ready, and the command is bash, with an env
