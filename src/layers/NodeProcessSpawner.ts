@@ -25,8 +25,8 @@ import { makeStdio } from "./internal/spawner/stdio.js"
 const helpersWaitFor = FiberRef.unsafeMake<Option.Option<Effect.Effect<void>>>(Option.none())
 
 /**
- * When the launcher starts: with the helpers, at the first command it could start (which the host
- * spawns meanwhile, as it spawns every command until the launcher is ready), or never.
+ * When the launcher starts: with the helpers, after the first command without a runner (which the
+ * host spawns, as it spawns every command until the launcher is ready), or never.
  */
 type LauncherStart = "withHelpers" | "onDemand" | "never"
 
@@ -161,7 +161,7 @@ export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerO
  * the launcher) started once `ready` completes, or at the first spawn if that comes first, instead
  * of with the layer: a host that must answer something before it runs any command (an MCP server
  * its client's `initialize`) does not fork them first. Every spawn still awaits them (the launcher of
- * {@link layerLauncherOnDemand} is no helper: it starts with a command).
+ * {@link layerLauncherOnDemand} is no helper: it starts after a command).
  *
  * @since 0.1.0
  * @category combinators

@@ -1,10 +1,10 @@
 /**
  * The layer's launcher: started with the layer's helpers and then awaited by every spawn (not by the
  * layer, whose user goes on while it boots; every call still takes the same way), or on demand and
- * awaited by none (see `NodeProcessSpawner.ts`), closed with the layer, and the way a
- * request takes when the launcher can serve it. A launch the launcher died with before it started the
- * child is spawned by the host instead, unless its caller was interrupted meanwhile: the gate kept the
- * command from running before the host had its pid.
+ * awaited by none (see `NodeProcessSpawner.ts`); closed with the layer; the way a request takes when
+ * the launcher can serve it. A launch the launcher died with before it started the child is spawned
+ * by the host instead, unless its caller was interrupted meanwhile: the gate kept the command from
+ * running before the host had its pid.
  *
  * @internal
  */
