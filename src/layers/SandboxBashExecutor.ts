@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { executorLayers } from "./internal/executor/executorLayers.js"
-import { sandboxConfinement } from "./internal/sandbox/confinement.js"
+import { sandboxConfinement, sandboxConfinesByDefault } from "./internal/sandbox/confinement.js"
 import { environment, resolveSandboxConfig } from "./sandboxSettings.js"
 
 export { defaults, environment, Settings } from "./sandboxSettings.js"
@@ -17,7 +17,7 @@ const executor = executorLayers({
   confine: sandboxConfinement,
   environment,
   empty: {},
-  confinesByDefault: (config) => config.sandboxMode !== "danger-full-access"
+  confinesByDefault: sandboxConfinesByDefault
 })
 
 /**

@@ -49,6 +49,10 @@ export const localConfinement = (
     return { sandboxMode: undefined, launch: () => Effect.succeed(launch) } satisfies Confinement
   })
 
+/** Whether the sandbox runs a call that asks for no mode of its own under bubblewrap. */
+export const sandboxConfinesByDefault = (config: SandboxBashExecutorConfig): boolean =>
+  config.sandboxMode !== "danger-full-access"
+
 /**
  * The sandbox's launch. The runner is probed once — as the layer is built when its default mode is
  * confined (so a host can await `ready` and then start commands without waiting), else on the first
@@ -104,7 +108,7 @@ export const sandboxConfinement = (
       const current = round
       return Effect.zipRight(startProbe(current), Deferred.await(current.verdict))
     })
-    if (config.sandboxMode !== "danger-full-access") yield* startProbe(round)
+    if (sandboxConfinesByDefault(config)) yield* startProbe(round)
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
     const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
