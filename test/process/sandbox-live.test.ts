@@ -3,6 +3,7 @@
  * read from /proc here, never by the code under test.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { afterAll } from "vitest"
 import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
@@ -25,7 +26,15 @@ const tmp = fs.realpathSync(os.tmpdir())
 /** bubblewrap's binary, as `PATH` finds it. */
 const bwrapBinary = () => execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim()
 const isRoot = process.getuid?.() === 0
-const freshDir = (label: string) => fs.mkdtempSync(path.join(tmp, `effect-bash-sandbox-${label}-`))
+const freshDirs: Array<string> = []
+const freshDir = (label: string) => {
+  const dir = fs.mkdtempSync(path.join(tmp, `effect-bash-sandbox-${label}-`))
+  freshDirs.push(dir)
+  return dir
+}
+afterAll(() => {
+  for (const dir of freshDirs) fs.rmSync(dir, { recursive: true, force: true })
+})
 
 const sandbox = (config: SandboxBashExecutor.Settings.Input = {}) =>
   SandboxBashExecutor.layer({ graceMs, ...config })
