@@ -374,6 +374,8 @@ describe("stale spill directories", () => {
         Effect.gen(function*() {
           const bash = yield* BashExecutor
           yield* bash.run(yield* bash.resolve({ command: "true" }))
+          // The sweep runs beside the layer: wait (bounded) for it while the layer lives.
+          yield* eventually(() => fs.existsSync(deadDir), (exists) => !exists)
         }).pipe(Effect.provide(LocalBashExecutor.layer({ spillParent: parent })))
       )
       expect(fs.readdirSync(parent).sort()).toEqual(

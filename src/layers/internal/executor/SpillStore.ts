@@ -4,8 +4,8 @@
  * Files are created owner-only with exclusive create and unguessable names, inside one private
  * directory per executor layer; the directory is created on first use and removed with the layer's
  * scope unless `keep` is set. The directory is named after its host and handed to the host-death
- * reaper when there is one; on start, the directories of dead hosts are swept. Their total size is
- * bounded by a {@link SpillBudget}.
+ * reaper when there is one; the directories of dead hosts are swept beside the layer, from its
+ * start. Their total size is bounded by a {@link SpillBudget}.
  *
  * @internal
  */
@@ -80,7 +80,8 @@ export const makeSpillStore = (
         Effect.uninterruptible
       )
 
-    yield* sweepDeadHosts(fs, path, parent)
+    // Housekeeping, not the layer's: it runs beside the layer, which does not wait for it.
+    yield* Effect.forkScoped(sweepDeadHosts(fs, path, parent))
     const directoryLock = yield* Effect.makeSemaphore(1)
     // Made on first use. Uninterruptible: a directory made but not yet recorded would outlive the
     // layer. (Not `Effect.cached`: it would keep an interruption, or a transient failure, forever.)
