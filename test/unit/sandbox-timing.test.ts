@@ -100,9 +100,10 @@ describe("SandboxBashExecutor timing (TestClock)", () => {
     Effect.gen(function*() {
       const executor = yield* BashExecutor
       const control = yield* FakeSpawnerControl
-      expect(yield* control.spawnCount).toBe(1)
+      // Nothing asked for a call or for `ready`: the layer started the probe itself.
       const probe = yield* control.next
       expect(isProbe(probe.options)).toBe(true)
+      expect(yield* control.spawnCount).toBe(1)
       const ready = yield* Effect.fork(executor.ready ?? Effect.void)
       expect(Option.isNone(yield* Fiber.poll(ready))).toBe(true)
       yield* probe.exit({ exitCode: 0, signal: null })
