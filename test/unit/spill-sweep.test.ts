@@ -20,9 +20,11 @@ describe("the sweep of dead hosts' spill directories", () => {
         Scope.extend(scope),
         Effect.provide(Layer.merge(fsLayer, NodePath.layer))
       )
+      // The store is here while the sweep it started is still reading (a store that waited for the
+      // sweep would never be).
       expect(store.open).toBeTypeOf("function")
-      // The sweep did start: it is what is still reading.
       yield* Deferred.await(reading)
+      // Closing interrupts the sweep instead of waiting for it.
       yield* Scope.close(scope, Exit.void)
     }))
 })

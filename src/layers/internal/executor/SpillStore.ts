@@ -80,7 +80,7 @@ export const makeSpillStore = (
         Effect.uninterruptible
       )
 
-    // Housekeeping, not the layer's: it runs beside the layer, which does not wait for it.
+    // Housekeeping that no call needs to wait for: it runs beside the layer, in its scope.
     yield* Effect.forkScoped(sweepDeadHosts(fs, path, parent))
     const directoryLock = yield* Effect.makeSemaphore(1)
     // Made on first use. Uninterruptible: a directory made but not yet recorded would outlive the
