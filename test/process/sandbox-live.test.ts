@@ -10,13 +10,14 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Chunk, Context, Effect, Exit, Layer, Schedule, Scope, Stream } from "effect"
+import { Chunk, Context, Effect, Exit, Layer, Runtime, Scope, Stream } from "effect"
 import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "../support/bwrap.js"
+import { pollUntil } from "../support/poll.js"
 import { childrenOf, commandLineOf, liveProcesses } from "../support/processes.js"
 import { composeWith, textOf, withTasks } from "../support/tools.js"
 
@@ -436,12 +437,12 @@ describe.skipIf(!bwrapUsable)("the launcher of a layer", () => {
     Effect.gen(function*() {
       expect(yield* launchersAfter({ command: "true" })).toEqual({ exitCode: 0, launchers: 0 })
       expect((yield* run(unconfined)).stdout.text).toBe("host\n")
-      // Once the launcher it started is ready (polled on the Clock, bounded), it starts them.
-      yield* run(unconfined).pipe(
-        Effect.map((result) => result.stdout.text),
-        Effect.repeat({ until: (spawnedBy) => spawnedBy === "launcher\n", schedule: Schedule.spaced("20 millis") }),
-        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("no unconfined call was launched within 10 s") })
+      // Once the launcher it started is ready (polled, bounded), it starts them.
+      const runPromise = Runtime.runPromise(yield* Effect.runtime<BashExecutor>())
+      const spawnedBy = yield* Effect.promise(() =>
+        pollUntil(() => runPromise(run(unconfined)).then((result) => result.stdout.text), (text) => text === "launcher\n", 10_000)
       )
+      expect(spawnedBy).toBe("launcher\n")
       expect(launchers()).toHaveLength(1)
     }).pipe(Effect.provide(sandbox())))
 
