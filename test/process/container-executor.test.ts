@@ -20,16 +20,13 @@ import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
+import { tempDirs } from "../support/tempDirs.js"
 
 const graceMs = 1_000
 const dockerSocket = "/var/run/docker.sock"
 const tmp = fs.realpathSync(os.tmpdir())
-const made: Array<string> = []
-const freshDir = (label: string) => {
-  const dir = fs.mkdtempSync(path.join(tmp, `effect-bash-container-${label}-`))
-  made.push(dir)
-  return dir
-}
+const dirs = tempDirs("effect-bash-container")
+const freshDir = dirs.fresh
 // Without an engine the suite is skipped, and its `afterAll` with it: nothing is made then.
 const workspace = dockerUnavailable === undefined ? freshDir("ws") : tmp
 
@@ -51,7 +48,7 @@ const local = ManagedRuntime.make(LocalBashExecutor.layer({ graceMs, cwd: worksp
 afterAll(async () => {
   await shared.dispose()
   await local.dispose()
-  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true })
+  dirs.removeAll()
 })
 
 const runIn = (request: BashExecutor.Request) =>

@@ -18,6 +18,7 @@ import { BashExecutor, sandboxUnavailableText } from "../../src/services/BashExe
 import { escalationHint } from "../../src/tool/sandboxNotices.js"
 import { bwrapUsable } from "../support/bwrap.js"
 import { pollUntil } from "../support/poll.js"
+import { tempDirs } from "../support/tempDirs.js"
 import { childrenOf, commandLineOf, liveProcesses } from "../support/processes.js"
 import { composeWith, textOf, withTasks } from "../support/tools.js"
 
@@ -27,15 +28,9 @@ const tmp = fs.realpathSync(os.tmpdir())
 /** bubblewrap's binary, as `PATH` finds it. */
 const bwrapBinary = () => execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim()
 const isRoot = process.getuid?.() === 0
-const freshDirs: Array<string> = []
-const freshDir = (label: string) => {
-  const dir = fs.mkdtempSync(path.join(tmp, `effect-bash-sandbox-${label}-`))
-  freshDirs.push(dir)
-  return dir
-}
-afterAll(() => {
-  for (const dir of freshDirs) fs.rmSync(dir, { recursive: true, force: true })
-})
+const dirs = tempDirs("effect-bash-sandbox")
+const freshDir = dirs.fresh
+afterAll(dirs.removeAll)
 
 const sandbox = (config: SandboxBashExecutor.Settings.Input = {}) =>
   SandboxBashExecutor.layer({ graceMs, ...config })
