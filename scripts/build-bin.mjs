@@ -1,9 +1,11 @@
 /**
  * Bundles the `effect-bash` command into `dist/bin/` with esbuild:
  *
- * - `cli-<hash>.cjs`: `src/cli/main.ts` and all it imports, one CommonJS file (the hash is of its
- *   content). Each `import()` in the sources stays lazy: the modules reached only through it are
- *   evaluated when it runs (`run` evaluates neither the MCP server nor the demo tour).
+ * - `cli-<hash>.cjs`: `src/cli/main.ts` and all it imports, one CommonJS module written as the
+ *   function expression Node would wrap it in (`(function (exports, require, module, __filename,
+ *   __dirname) {…})`), which the executable compiles as it is (the hash is of its content). Each
+ *   `import()` in the sources stays lazy: the modules reached only through it are evaluated when it
+ *   runs (`run` evaluates neither the MCP server nor the demo tour).
  * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs that bundle through a V8 code
  *   cache kept beside it (see there).
  * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
@@ -134,6 +136,10 @@ rmSync(outdir, { recursive: true, force: true })
 const cli = await build({
   ...common,
   ...commonJs,
+  // The wrapper is written here rather than added to the text at each start: a start then compiles
+  // the file as read, without first copying it into a longer string.
+  banner: { js: `(function (exports, require, module, __filename, __dirname) {${commonJs.banner.js}` },
+  footer: { js: "})" },
   entryPoints: { cli: "src/cli/main.ts" },
   entryNames: "[name]-[hash]",
   outExtension: { ".js": ".cjs" },

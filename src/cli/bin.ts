@@ -69,7 +69,8 @@ const writeCache = (script: vm.Script): void => {
 // exactly, and much faster than utf8.
 const source = readFileSync(bundle).toString("latin1")
 const cachedData = readCache()
-const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+// The bundle is a CommonJS module already written as its wrapper function (the build does it).
+const script = new vm.Script(source, {
   filename: bundle,
   ...(cachedData === undefined ? {} : { cachedData })
 })
