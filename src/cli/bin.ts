@@ -19,7 +19,7 @@
  *   compiled), to a temporary file renamed into place (a concurrent start reads a whole file or
  *   none), and only when the bundle's directory is writable; any failure leaves no cache.
  */
-import { accessSync, constants, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { accessSync, closeSync, constants, fstatSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -45,10 +45,38 @@ const header = (() => {
   return Buffer.concat([length, path])
 })()
 
-const readCache = (): Buffer | undefined => {
+/** An open file and its size. */
+interface OpenFile {
+  readonly fd: number
+  readonly size: number
+}
+
+const openFile = (path: string): OpenFile => {
+  const fd = openSync(path, "r")
+  return { fd, size: fstatSync(fd).size }
+}
+
+/** Reads `file` whole into the start of `buffer` (at least its size), closes it, and returns that part. */
+const readWhole = (file: OpenFile, buffer: Buffer): Buffer => {
   try {
-    const file = readFileSync(cacheFile)
-    return file.subarray(0, header.length).equals(header) ? file.subarray(header.length) : undefined
+    let length = 0
+    while (length < file.size) {
+      const read = readSync(file.fd, buffer, length, file.size - length, length)
+      if (read === 0) break
+      length += read
+    }
+    return buffer.subarray(0, length)
+  } finally {
+    closeSync(file.fd)
+  }
+}
+
+/** The cache's code, if the file is there, readable and made for this bundle's path. */
+const readCache = (file: OpenFile | undefined, buffer: Buffer): Buffer | undefined => {
+  if (file === undefined) return undefined
+  try {
+    const cache = readWhole(file, buffer)
+    return cache.subarray(0, header.length).equals(header) ? cache.subarray(header.length) : undefined
   } catch {
     return undefined
   }
@@ -65,10 +93,21 @@ const writeCache = (script: vm.Script): void => {
   }
 }
 
+const bundleFile = openFile(bundle)
+const cache = (() => {
+  try {
+    return openFile(cacheFile)
+  } catch {
+    return undefined
+  }
+})()
+// One buffer holds the bundle, then the cache: the second read reuses the pages the first one
+// touched instead of faulting in fresh ones.
+const buffer = Buffer.allocUnsafe(Math.max(bundleFile.size, cache?.size ?? 0))
 // The build writes the bundle in ASCII (esbuild escapes other characters), which latin1 decodes
 // exactly, and much faster than utf8.
-const source = readFileSync(bundle).toString("latin1")
-const cachedData = readCache()
+const source = readWhole(bundleFile, buffer).toString("latin1")
+const cachedData = readCache(cache, buffer)
 // The bundle is a CommonJS module already written as its wrapper function (the build does it).
 const script = new vm.Script(source, {
   filename: bundle,
