@@ -6,8 +6,11 @@
  *   __dirname) {…})`), which the executable compiles as it is (the hash is of its content). Each
  *   `import()` in the sources stays lazy: the modules reached only through it are evaluated when it
  *   runs (`run` evaluates neither the MCP server nor the demo tour).
- * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs that bundle through a V8 code
- *   cache kept beside it (see there).
+ * - `mcp-sdk-<hash>.cjs`: the MCP SDK with its schemas (zod, ajv), written the same way. Only the MCP
+ *   server uses it, so the CLI bundle requires it (see {@link mcpSdk}) and `run` and `demo` never
+ *   read it.
+ * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs those bundles through V8 code
+ *   caches kept beside them (see there).
  * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
  *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
  * - `package.json`: `{"type":"commonjs"}`, so Node runs the two `.js` files as the CommonJS they are.
@@ -31,6 +34,29 @@ const outdir = join(root, "dist", "bin")
  * the feature that needs them (`docker-modem` for the container flags).
  */
 const external = ["docker-modem"]
+
+/** The modules of the MCP SDK the sources import values from: `mcp-sdk-<hash>.cjs` holds these. */
+const mcpSdkModules = ["@modelcontextprotocol/sdk/server/index.js", "@modelcontextprotocol/sdk/types.js"]
+
+/**
+ * In the CLI bundle, an import of an MCP SDK module becomes a `require` of the SDK's own bundle
+ * (`file`, beside it), which the executable loads; an SDK module not in {@link mcpSdkModules} fails
+ * the build.
+ */
+const mcpSdk = (file) => ({
+  name: "mcp-sdk",
+  setup(build) {
+    build.onResolve({ filter: /^@modelcontextprotocol\/sdk\// }, (args) =>
+      mcpSdkModules.includes(args.path)
+        ? { path: args.path, namespace: "mcp-sdk" }
+        : { errors: [{ text: `${args.path} is not in mcpSdkModules (scripts/build-bin.mjs)` }] })
+    build.onResolve({ filter: /^\.\/mcp-sdk-\w+\.cjs$/ }, (args) => ({ path: args.path, external: true }))
+    build.onLoad({ filter: /.*/, namespace: "mcp-sdk" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(`./${file}`)}).default[${JSON.stringify(args.path)}]`,
+      loader: "js"
+    }))
+  }
+})
 
 /** `effect`'s module names the sources import from its barrel that are not modules of their own. */
 const effectFunctions = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
@@ -132,30 +158,57 @@ const commonJs = {
   define: { "import.meta.url": "__effectBashModuleUrl" }
 }
 
-rmSync(outdir, { recursive: true, force: true })
-const cli = await build({
+/**
+ * A bundle the executable loads: a CommonJS module written as its wrapper function. The wrapper is
+ * written here rather than added to the text at each start: a start then compiles the file as read,
+ * without first copying it into a longer string.
+ */
+const loadedBundle = {
   ...common,
   ...commonJs,
-  // The wrapper is written here rather than added to the text at each start: a start then compiles
-  // the file as read, without first copying it into a longer string.
   banner: { js: `(function (exports, require, module, __filename, __dirname) {${commonJs.banner.js}` },
   footer: { js: "})" },
-  entryPoints: { cli: "src/cli/main.ts" },
   entryNames: "[name]-[hash]",
-  outExtension: { ".js": ".cjs" },
+  outExtension: { ".js": ".cjs" }
+}
+
+/** The one `.cjs` file of a build's outputs, by name. */
+const cjsOf = (result) => basename(Object.keys(result.metafile.outputs).find((file) => file.endsWith(".cjs")))
+
+rmSync(outdir, { recursive: true, force: true })
+// Its default export maps each name in `mcpSdkModules` to that module.
+const sdk = await build({
+  ...loadedBundle,
+  stdin: {
+    contents: mcpSdkModules.map((name, i) => `import * as m${i} from ${JSON.stringify(name)}`).join("\n") +
+      `\nexport default { ${mcpSdkModules.map((name, i) => `${JSON.stringify(name)}: m${i}`).join(", ")} }\n`,
+    resolveDir: root,
+    sourcefile: "mcp-sdk.js"
+  },
+  entryNames: "mcp-sdk-[hash]",
+  plugins: [completeInputMaps]
+})
+const sdkBundle = cjsOf(sdk)
+const cli = await build({
+  ...loadedBundle,
+  entryPoints: { cli: "src/cli/main.ts" },
   // An `import()` of an external (docker-modem) becomes a `require` in a promise: the bundle runs as a
   // `vm.Script`, where Node 20 runs no `import()` without --experimental-vm-modules. The bundle's own
   // `import()`s stay lazy either way.
   supported: { "dynamic-import": false },
   external,
-  plugins: [effectModules, completeInputMaps]
+  plugins: [effectModules, completeInputMaps, mcpSdk(sdkBundle)]
 })
-const bundle = Object.keys(cli.metafile.outputs).find((file) => file.endsWith(".cjs"))
+const bundle = cjsOf(cli)
 const bin = await build({
   ...common,
   ...commonJs,
   entryPoints: { "effect-bash": "src/cli/bin.ts" },
-  define: { ...commonJs.define, EFFECT_BASH_CLI_BUNDLE: JSON.stringify(basename(bundle)) }
+  define: {
+    ...commonJs.define,
+    EFFECT_BASH_CLI_BUNDLE: JSON.stringify(bundle),
+    EFFECT_BASH_MCP_SDK_BUNDLE: JSON.stringify(sdkBundle)
+  }
 })
 // The spawner starts it by path; Node's own modules only, and no `import.meta`.
 const launcher = await build({
@@ -164,9 +217,10 @@ const launcher = await build({
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
   plugins: [effectModules, completeInputMaps]
 })
+const builds = [sdk, cli, bin, launcher]
 const metafile = {
-  inputs: { ...cli.metafile.inputs, ...bin.metafile.inputs, ...launcher.metafile.inputs },
-  outputs: { ...cli.metafile.outputs, ...bin.metafile.outputs, ...launcher.metafile.outputs }
+  inputs: Object.assign({}, ...builds.map((result) => result.metafile.inputs)),
+  outputs: Object.assign({}, ...builds.map((result) => result.metafile.outputs))
 }
 writeFileSync(join(root, "dist", "bin.meta.json"), JSON.stringify(metafile))
 writeFileSync(join(outdir, "THIRD-PARTY-LICENSES.txt"), thirdPartyLicenses(metafile.outputs))

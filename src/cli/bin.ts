@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * The `effect-bash` executable (`dist/bin/effect-bash.js`): it runs the command's bundle (`main.ts`
- * and all it imports, one CommonJS file beside this one) through a V8 code cache, so a start
- * deserializes the bytecode an earlier run of the same subcommand compiled instead of parsing and
- * compiling the bundle again (Node 20 caches no compiled code itself).
+ * and all it imports, one CommonJS file beside this one), and the MCP SDK's bundle when the first
+ * asks for it, each through a V8 code cache, so a start deserializes the bytecode an earlier run of
+ * the same subcommand compiled instead of parsing and compiling the bundle again (Node 20 caches no
+ * compiled code itself).
  *
  * Invariants:
- * - The cache is only ever used with the bundle it was made from: its file name is the bundle's,
+ * - A cache is only ever used with the bundle it was made from: its file name is the bundle's,
  *   which carries a hash of the bundle's content (the build names it), and V8 itself rejects a
  *   cache made by another V8 version or with other V8 flags. (V8 compares the source's length, not
  *   its text: a bundle edited in place needs its caches removed.)
@@ -25,25 +26,16 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as vm from "node:vm"
 
-/** The bundle's file name beside this file, set by the build. */
+/** The file names of the command's bundle and of the MCP SDK's, beside this file, set by the build. */
 declare const EFFECT_BASH_CLI_BUNDLE: string
+declare const EFFECT_BASH_MCP_SDK_BUNDLE: string
 
 const directory = dirname(fileURLToPath(import.meta.url))
-const bundle = join(directory, EFFECT_BASH_CLI_BUNDLE)
 
-// One cache per subcommand, holding what that subcommand compiled (`mcp` compiles the MCP server,
-// `run` does not): a cache is written only where none was usable, so a shared one would keep
-// whichever subcommand ran first.
+// One cache per bundle and subcommand, holding what that subcommand compiled (`mcp` compiles the
+// MCP server, `run` does not): a cache is written only where none was usable, so a shared one would
+// keep whichever subcommand ran first.
 const subcommand = ["run", "mcp", "demo"].find((name) => name === process.argv[2]) ?? "other"
-const cacheFile = `${bundle}.${process.versions.v8}.${subcommand}.cache`
-
-/** What a cache file starts with: the length of the bundle's path (4 bytes, big-endian), then the path. */
-const header = (() => {
-  const path = Buffer.from(bundle, "utf8")
-  const length = Buffer.alloc(4)
-  length.writeUInt32BE(path.length)
-  return Buffer.concat([length, path])
-})()
 
 /** An open file and its size. */
 interface OpenFile {
@@ -71,8 +63,20 @@ const readWhole = (file: OpenFile, buffer: Buffer): Buffer => {
   }
 }
 
+/** The code cache of one bundle: where it is, and what its file starts with. */
+const cacheOf = (bundle: string) => {
+  const path = Buffer.from(bundle, "utf8")
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(path.length)
+  return {
+    file: `${bundle}.${process.versions.v8}.${subcommand}.cache`,
+    /** The length of the bundle's path (4 bytes, big-endian), then the path. */
+    header: Buffer.concat([length, path])
+  }
+}
+
 /** The cache's code, if the file is there, readable and made for this bundle's path. */
-const readCache = (file: OpenFile | undefined, buffer: Buffer): Buffer | undefined => {
+const readCache = (file: OpenFile | undefined, header: Buffer, buffer: Buffer): Buffer | undefined => {
   if (file === undefined) return undefined
   try {
     const cache = readWhole(file, buffer)
@@ -82,39 +86,54 @@ const readCache = (file: OpenFile | undefined, buffer: Buffer): Buffer | undefin
   }
 }
 
-const writeCache = (script: vm.Script): void => {
-  const temporary = `${cacheFile}.${process.pid}.tmp`
+const writeCache = (script: vm.Script, cache: ReturnType<typeof cacheOf>): void => {
+  const temporary = `${cache.file}.${process.pid}.tmp`
   try {
     accessSync(directory, constants.W_OK)
-    writeFileSync(temporary, Buffer.concat([header, script.createCachedData()]))
-    renameSync(temporary, cacheFile)
+    writeFileSync(temporary, Buffer.concat([cache.header, script.createCachedData()]))
+    renameSync(temporary, cache.file)
   } catch {
     rmSync(temporary, { force: true })
   }
 }
 
-const bundleFile = openFile(bundle)
-const cache = (() => {
-  try {
-    return openFile(cacheFile)
-  } catch {
-    return undefined
+/** Runs a bundle (a CommonJS module the build wrote as its wrapper function), and returns its exports. */
+const load = (name: string, require: NodeJS.Require): unknown => {
+  const bundle = join(directory, name)
+  const cache = cacheOf(bundle)
+  const bundleFile = openFile(bundle)
+  const cacheFile = (() => {
+    try {
+      return openFile(cache.file)
+    } catch {
+      return undefined
+    }
+  })()
+  // One buffer holds the bundle, then the cache: the second read reuses the pages the first one
+  // touched instead of faulting in fresh ones.
+  const buffer = Buffer.allocUnsafe(Math.max(bundleFile.size, cacheFile?.size ?? 0))
+  // The build writes the bundle in ASCII (esbuild escapes other characters), which latin1 decodes
+  // exactly, and much faster than utf8.
+  const source = readWhole(bundleFile, buffer).toString("latin1")
+  const cachedData = readCache(cacheFile, cache.header, buffer)
+  const script = new vm.Script(source, {
+    filename: bundle,
+    ...(cachedData === undefined ? {} : { cachedData })
+  })
+  if (cachedData === undefined || script.cachedDataRejected === true) {
+    process.once("exit", () => writeCache(script, cache))
   }
-})()
-// One buffer holds the bundle, then the cache: the second read reuses the pages the first one
-// touched instead of faulting in fresh ones.
-const buffer = Buffer.allocUnsafe(Math.max(bundleFile.size, cache?.size ?? 0))
-// The build writes the bundle in ASCII (esbuild escapes other characters), which latin1 decodes
-// exactly, and much faster than utf8.
-const source = readWhole(bundleFile, buffer).toString("latin1")
-const cachedData = readCache(cache, buffer)
-// The bundle is a CommonJS module already written as its wrapper function (the build does it).
-const script = new vm.Script(source, {
-  filename: bundle,
-  ...(cachedData === undefined ? {} : { cachedData })
-})
-if (cachedData === undefined || script.cachedDataRejected === true) {
-  process.once("exit", () => writeCache(script))
+  const module = { exports: {} }
+  script.runInThisContext()(module.exports, require, module, bundle, directory)
+  return module.exports
 }
-const module = { exports: {} }
-script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, directory)
+
+// The command's bundle requires the MCP SDK's by its relative name: loaded once, through its cache.
+const requireInBundle = createRequire(join(directory, EFFECT_BASH_CLI_BUNDLE))
+let mcpSdk: unknown
+const requireMcpSdk = Object.assign((id: string): unknown => {
+  if (id !== `./${EFFECT_BASH_MCP_SDK_BUNDLE}`) return requireInBundle(id)
+  mcpSdk ??= load(EFFECT_BASH_MCP_SDK_BUNDLE, createRequire(join(directory, EFFECT_BASH_MCP_SDK_BUNDLE)))
+  return mcpSdk
+}, requireInBundle)
+load(EFFECT_BASH_CLI_BUNDLE, requireMcpSdk)

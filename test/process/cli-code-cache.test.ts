@@ -31,6 +31,10 @@ const caches = (directory: string) => readdirSync(directory).filter((name) => na
 const runIn = (directory: string, env: Record<string, string> = {}) =>
   Effect.promise(() => runNode([join(directory, "effect-bash.js"), "run", "--", "echo", "hi"], { env: cleanEnv(env) }))
 
+/** `mcp` with stdin at EOF (it starts its server, sees the transport closed and exits). */
+const mcpIn = (directory: string) =>
+  Effect.promise(() => runNode([join(directory, "effect-bash.js"), "mcp"], { env: cleanEnv() }))
+
 /** What a cache file starts with: the bundle's path, after its length (4 bytes). */
 const headerOf = (cache: Buffer) => cache.subarray(0, 4 + cache.readUInt32BE(0))
 
@@ -48,6 +52,23 @@ describe("the bin's code cache", () => {
       expect(caches(directory)).toEqual([cache])
       const after = statSync(join(directory, cache!))
       expect([after.ino, after.mtimeMs]).toEqual([written.ino, written.mtimeMs])
+    }))
+
+  it.scopedLive("mcp writes a cache of the command's bundle and of the MCP SDK's; the next mcp uses both as they are", () =>
+    Effect.gen(function*() {
+      const directory = yield* binCopy
+      expect(yield* mcpIn(directory)).toMatchObject({ code: 0 })
+      const written = caches(directory).sort()
+      expect(written).toHaveLength(2)
+      expect(written.map((name) => name.replace(/-\w+\.cjs\..*\.(\w+)\.cache$/, "-*.cjs.$1"))).toEqual([
+        "cli-*.cjs.mcp",
+        "mcp-sdk-*.cjs.mcp"
+      ])
+      const before = written.map((name) => statSync(join(directory, name)))
+      expect(yield* mcpIn(directory)).toMatchObject({ code: 0 })
+      expect(caches(directory).sort()).toEqual(written)
+      const after = written.map((name) => statSync(join(directory, name)))
+      expect(after.map(({ ino, mtimeMs }) => [ino, mtimeMs])).toEqual(before.map(({ ino, mtimeMs }) => [ino, mtimeMs]))
     }))
 
   it.scopedLive("a cache V8 rejects is written anew, and the run does what it does", () =>

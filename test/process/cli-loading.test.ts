@@ -10,19 +10,22 @@ import { loadedSources, ofPackage } from "../support/loadedModules.js"
 describe("what each subcommand loads (the bundled bin)", () => {
   it.live("run loads neither the MCP SDK nor zod", () =>
     Effect.gen(function*() {
-      const { outcome, sources } = yield* Effect.promise(() => loadedSources(["run", "--", "true"]))
+      const { outcome, scripts, sources } = yield* Effect.promise(() => loadedSources(["run", "--", "true"]))
       expect(outcome).toMatchObject({ code: 0, stdout: "(no output)\n" })
       // The list is real: what run does use is on it.
       expect(sources.filter((source) => /\bsrc\/cli\/runCommand\.(ts|js)$/.test(source))).toHaveLength(1)
       expect(ofPackage(sources, "@modelcontextprotocol/sdk")).toEqual([])
       expect(ofPackage(sources, "zod")).toEqual([])
+      // The SDK's own bundle is not even compiled.
+      expect(scripts.filter((script) => /\/mcp-sdk-\w+\.cjs$/.test(script))).toEqual([])
     }))
 
   it.live("mcp loads the MCP SDK but not the demo tour", () =>
     Effect.gen(function*() {
       // stdin at EOF: the server starts, sees its transport closed and shuts down.
-      const { outcome, sources } = yield* Effect.promise(() => loadedSources(["mcp"]))
+      const { outcome, scripts, sources } = yield* Effect.promise(() => loadedSources(["mcp"]))
       expect(outcome.code).toBe(0)
+      expect(scripts.filter((script) => /\/mcp-sdk-\w+\.cjs$/.test(script))).toHaveLength(1)
       expect(ofPackage(sources, "@modelcontextprotocol/sdk")).not.toEqual([])
       expect(sources.filter((source) => /\bdemoTour\.(ts|js)$/.test(source))).toEqual([])
     }))
@@ -37,13 +40,17 @@ interface Metafile {
 // bundle's `import()` of it is a `require` in a promise's callback: a script run by `vm` has no
 // `import()` of its own).
 describe("the bundled bin (dist/bin)", () => {
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+  const meta = JSON.parse(readFileSync(join(root, "dist", "bin.meta.json"), "utf8")) as Metafile
+  /** The imports of each output file that the build left to be resolved when it runs. */
+  const externals = Object.entries(meta.outputs).flatMap(([file, output]) =>
+    output.imports.filter((imported) => imported.external === true && !imported.path.startsWith("node:"))
+      .map((imported) => ({ file, ...imported }))
+  )
+  const mcpSdk = /^\.\/mcp-sdk-\w+\.cjs$/
+
   it("imports only Node's modules, and docker-modem only once the container executor asks for it", () => {
-    const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
-    const meta = JSON.parse(readFileSync(join(root, "dist", "bin.meta.json"), "utf8")) as Metafile
-    const outside = Object.entries(meta.outputs).flatMap(([file, output]) =>
-      output.imports.filter((imported) => imported.external === true && !imported.path.startsWith("node:"))
-        .map((imported) => ({ file, ...imported }))
-    )
+    const outside = externals.filter(({ path }) => !mcpSdk.test(path))
     expect(outside.length).toBeGreaterThan(0)
     expect(outside.map(({ path, kind }) => ({ path, kind }))).toEqual(
       outside.map(() => ({ path: "docker-modem", kind: "require-call" }))
@@ -56,5 +63,14 @@ describe("the bundled bin (dist/bin)", () => {
       expect(deferred).toHaveLength(requires)
     }
     expect(Object.keys(meta.outputs)).toContain("dist/bin/effect-bash.js")
+  })
+
+  it("the command's bundle takes the MCP SDK from the SDK's bundle beside it, and nothing else of its own", () => {
+    const own = externals.filter(({ path }) => mcpSdk.test(path))
+    expect(own.length).toBeGreaterThan(0)
+    for (const { file, path } of own) {
+      expect(file).toMatch(/^dist\/bin\/cli-\w+\.cjs$/)
+      expect(Object.keys(meta.outputs)).toContain(`dist/bin/${path.slice(2)}`)
+    }
   })
 })

@@ -51,10 +51,13 @@ const sourcesThatRan = (file: string, ranges: ReadonlyArray<{ readonly startOffs
   })
 }
 
-/** Runs the CLI with `args` (stdin at EOF) and lists the sources whose code ran. */
+/**
+ * Runs the CLI with `args` (stdin at EOF) and lists the sources whose code ran, and the files of the
+ * bundled bin that V8 compiled.
+ */
 export const loadedSources = async (
   args: ReadonlyArray<string>
-): Promise<{ readonly outcome: CliOutcome; readonly sources: ReadonlyArray<string> }> => {
+): Promise<{ readonly outcome: CliOutcome; readonly scripts: ReadonlyArray<string>; readonly sources: ReadonlyArray<string> }> => {
   const dir = mkdtempSync(join(tmpdir(), "effect-bash-loaded-"))
   try {
     const outcome = await runNode([cliPath, ...args], { env: cleanEnv({ NODE_V8_COVERAGE: dir }) })
@@ -65,7 +68,7 @@ export const loadedSources = async (
         script.functions.filter((fn) => fn.ranges[0]!.count > 0).map((fn) => fn.ranges[0]!)
       )
     )
-    return { outcome, sources: [...new Set(sources)] }
+    return { outcome, scripts: bin.map((script) => fileURLToPath(script.url)), sources: [...new Set(sources)] }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
