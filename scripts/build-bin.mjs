@@ -23,6 +23,7 @@
  */
 import { build } from "esbuild"
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -57,6 +58,35 @@ const mcpSdk = (file) => ({
     }))
   }
 })
+
+/**
+ * Node's modules that the command needs only on some paths (`node:crypto` for a spill file's name or
+ * a temporary file, `node:readline` for a prompt on the terminal), which loading costs every start
+ * milliseconds: each import of one gets an object whose properties require the module when first
+ * read. The properties are those the module has in the Node that runs the build.
+ */
+const lazyNodeModules = ["crypto", "readline"]
+const lazyNodeModule = {
+  name: "lazy-node-module",
+  setup(build) {
+    const requireHere = createRequire(import.meta.url)
+    build.onResolve({ filter: new RegExp(`^(node:)?(${lazyNodeModules.join("|")})$`) }, (args) => {
+      const path = `node:${args.path.replace(/^node:/, "")}`
+      // The lazy module's own `require` is of Node's module.
+      return args.namespace === "lazy-node-module" ? { path, external: true } : { path, namespace: "lazy-node-module" }
+    })
+    build.onLoad({ filter: /.*/, namespace: "lazy-node-module" }, (args) => {
+      const getters = Object.keys(requireHere(args.path)).map((key) =>
+        `${JSON.stringify(key)}: { enumerable: true, get: () => load()[${JSON.stringify(key)}] }`
+      )
+      return {
+        loader: "js",
+        contents: `let loaded\nconst load = () => (loaded ??= require(${JSON.stringify(args.path)}))\n` +
+          `module.exports = Object.defineProperties({}, { ${getters.join(", ")} })\n`
+      }
+    })
+  }
+}
 
 /** `effect`'s module names the sources import from its barrel that are not modules of their own. */
 const effectFunctions = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
@@ -197,7 +227,7 @@ const cli = await build({
   // `import()`s stay lazy either way.
   supported: { "dynamic-import": false },
   external,
-  plugins: [effectModules, completeInputMaps, mcpSdk(sdkBundle)]
+  plugins: [lazyNodeModule, effectModules, completeInputMaps, mcpSdk(sdkBundle)]
 })
 const bundle = cjsOf(cli)
 const bin = await build({
