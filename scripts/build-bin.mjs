@@ -47,7 +47,7 @@ const mcpSdkModules = ["@modelcontextprotocol/sdk/server/index.js", "@modelconte
 const mcpSdk = (file) => ({
   name: "mcp-sdk",
   setup(build) {
-    build.onResolve({ filter: /^@modelcontextprotocol\/sdk\// }, (args) =>
+    build.onResolve({ filter: /^@modelcontextprotocol\/sdk(\/|$)/ }, (args) =>
       mcpSdkModules.includes(args.path)
         ? { path: args.path, namespace: "mcp-sdk" }
         : { errors: [{ text: `${args.path} is not in mcpSdkModules (scripts/build-bin.mjs)` }] })

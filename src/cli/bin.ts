@@ -14,8 +14,8 @@
  * - It is only ever used at the path it was made for: a script compiled from a cache keeps the name
  *   it was first compiled under (stack traces and coverage would name the old place), so a cache
  *   starts with that path, and one copied along with the bundle elsewhere is not used there.
- * - Nothing depends on the cache: without one, or with a rejected one, the bundle is compiled from
- *   its source, and the run still does what it does.
+ * - Nothing depends on the cache: without one, or with one that is rejected or far too large to be
+ *   V8's, the bundle is compiled from its source, and the run still does what it does.
  * - A cache is written only where none was usable, once the process exits (so it holds what the run
  *   compiled), to a temporary file renamed into place (a concurrent start reads a whole file or
  *   none), and only when the bundle's directory is writable; any failure leaves no cache.
@@ -75,6 +75,22 @@ const cacheOf = (bundle: string) => {
   }
 }
 
+/**
+ * The cache file, open, unless it is missing, unreadable, or far larger than any cache V8 makes of a
+ * bundle of `bundleSize` bytes (a few times the source): such a file is not read, and a new cache
+ * replaces it.
+ */
+const openCache = (path: string, bundleSize: number): OpenFile | undefined => {
+  try {
+    const file = openFile(path)
+    if (file.size <= 16 * bundleSize) return file
+    closeSync(file.fd)
+  } catch {
+    // No cache to use.
+  }
+  return undefined
+}
+
 /** The cache's code, if the file is there, readable and made for this bundle's path. */
 const readCache = (file: OpenFile | undefined, header: Buffer, buffer: Buffer): Buffer | undefined => {
   if (file === undefined) return undefined
@@ -102,13 +118,7 @@ const load = (name: string, require: NodeJS.Require): unknown => {
   const bundle = join(directory, name)
   const cache = cacheOf(bundle)
   const bundleFile = openFile(bundle)
-  const cacheFile = (() => {
-    try {
-      return openFile(cache.file)
-    } catch {
-      return undefined
-    }
-  })()
+  const cacheFile = openCache(cache.file, bundleFile.size)
   // One buffer holds the bundle, then the cache: the second read reuses the pages the first one
   // touched instead of faulting in fresh ones.
   const buffer = Buffer.allocUnsafe(Math.max(bundleFile.size, cacheFile?.size ?? 0))

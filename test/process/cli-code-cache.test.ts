@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -85,6 +85,19 @@ describe("the bin's code cache", () => {
       const rewritten = readFileSync(file)
       expect(rewritten.equals(garbage)).toBe(false)
       expect(rewritten.subarray(0, header.length).equals(header)).toBe(true)
+    }))
+
+  it.scopedLive("a cache file far larger than any V8 makes is not read: the run does what it does and writes a new one", () =>
+    Effect.gen(function*() {
+      const directory = yield* binCopy
+      yield* runIn(directory)
+      const [cache] = caches(directory)
+      const file = join(directory, cache!)
+      // Sparse: 5 GiB, more than one buffer can hold.
+      truncateSync(file, 5 * 1024 ** 3)
+      expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
+      expect(statSync(file).size).toBeLessThan(64 * 1024 ** 2)
+      expect(headerOf(readFileSync(file)).subarray(4).toString("utf8")).toMatch(/\/cli-\w+\.cjs$/)
     }))
 
   it.scopedLive("a cache copied along with the bundle is not used elsewhere: the code runs under the copy's path", () =>

@@ -65,7 +65,10 @@ describe("what each subcommand loads (the bundled bin)", () => {
 })
 
 interface Metafile {
-  readonly outputs: Record<string, { readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }> }>
+  readonly outputs: Record<string, {
+    readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }>
+    readonly inputs: Record<string, { readonly bytesInOutput: number }>
+  }>
 }
 
 // The bundled bin runs without the package's peers installed: what it imports from outside its own
@@ -96,6 +99,16 @@ describe("the bundled bin (dist/bin)", () => {
       expect(deferred).toHaveLength(requires)
     }
     expect(Object.keys(meta.outputs)).toContain("dist/bin/effect-bash.js")
+  })
+
+  it("the command's bundle holds no code of the MCP SDK or of its schemas (zod, ajv): the SDK's bundle does", () => {
+    const heldBy = (pattern: RegExp) => (file: string) =>
+      Object.entries(meta.outputs[file]!.inputs).filter(([input, { bytesInOutput }]) => pattern.test(input) && bytesInOutput > 0)
+    const sdkPackages = /node_modules\/(@modelcontextprotocol\/sdk|zod|ajv)\//
+    const [cli] = Object.keys(meta.outputs).filter((file) => /^dist\/bin\/cli-\w+\.cjs$/.test(file))
+    const [sdk] = Object.keys(meta.outputs).filter((file) => /^dist\/bin\/mcp-sdk-\w+\.cjs$/.test(file))
+    expect(heldBy(sdkPackages)(cli!)).toEqual([])
+    expect(heldBy(/node_modules\/zod\//)(sdk!).length).toBeGreaterThan(0)
   })
 
   it("the command's bundle takes the MCP SDK from the SDK's bundle beside it, and nothing else of its own", () => {
