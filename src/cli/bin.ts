@@ -138,12 +138,13 @@ const load = (name: string, require: NodeJS.Require): unknown => {
   return module.exports
 }
 
-// The command's bundle requires the MCP SDK's by its relative name: loaded once, through its cache.
-const requireInBundle = createRequire(join(directory, EFFECT_BASH_CLI_BUNDLE))
+// The command's bundle requires the MCP SDK's by its relative name: that one is loaded here, once,
+// through its cache; every other module as Node would.
+const nodeRequire = createRequire(join(directory, EFFECT_BASH_CLI_BUNDLE))
 let mcpSdk: unknown
-const requireMcpSdk = Object.assign((id: string): unknown => {
-  if (id !== `./${EFFECT_BASH_MCP_SDK_BUNDLE}`) return requireInBundle(id)
+const cliRequire = Object.assign((id: string): unknown => {
+  if (id !== `./${EFFECT_BASH_MCP_SDK_BUNDLE}`) return nodeRequire(id)
   mcpSdk ??= load(EFFECT_BASH_MCP_SDK_BUNDLE, createRequire(join(directory, EFFECT_BASH_MCP_SDK_BUNDLE)))
   return mcpSdk
-}, requireInBundle)
-load(EFFECT_BASH_CLI_BUNDLE, requireMcpSdk)
+}, nodeRequire)
+load(EFFECT_BASH_CLI_BUNDLE, cliRequire)
