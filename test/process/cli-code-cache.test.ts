@@ -31,6 +31,14 @@ const caches = (directory: string) => readdirSync(directory).filter((name) => na
 const runIn = (directory: string, env: Record<string, string> = {}) =>
   Effect.promise(() => runNode([join(directory, "effect-bash.js"), "run", "--", "echo", "hi"], { env: cleanEnv(env) }))
 
+/** A copy of `dist/bin/` after one `run`, and the run cache that run wrote in it. */
+const copyWithRunCache = Effect.gen(function*() {
+  const directory = yield* binCopy
+  yield* runIn(directory)
+  const [cache] = caches(directory)
+  return { directory, file: join(directory, cache!) }
+})
+
 /** `mcp` with stdin at EOF (it starts its server, sees the transport closed and exits). */
 const mcpIn = (directory: string) =>
   Effect.promise(() => runNode([join(directory, "effect-bash.js"), "mcp"], { env: cleanEnv() }))
@@ -73,10 +81,7 @@ describe("the bin's code cache", () => {
 
   it.scopedLive("a cache V8 rejects is written anew, and the run does what it does", () =>
     Effect.gen(function*() {
-      const directory = yield* binCopy
-      yield* runIn(directory)
-      const [cache] = caches(directory)
-      const file = join(directory, cache!)
+      const { directory, file } = yield* copyWithRunCache
       const original = readFileSync(file)
       const header = headerOf(original)
       const garbage = Buffer.concat([header, Buffer.alloc(4096, 7)])
@@ -89,10 +94,7 @@ describe("the bin's code cache", () => {
 
   it.scopedLive("a cache file far larger than any V8 makes is not read: the run does what it does and writes a new one", () =>
     Effect.gen(function*() {
-      const directory = yield* binCopy
-      yield* runIn(directory)
-      const [cache] = caches(directory)
-      const file = join(directory, cache!)
+      const { directory, file } = yield* copyWithRunCache
       // Sparse: 5 GiB, more than one buffer can hold.
       truncateSync(file, 5 * 1024 ** 3)
       expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
