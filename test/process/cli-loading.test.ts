@@ -1,28 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { cleanEnv, cliPath, runNode } from "../support/cli.js"
-import { loadedSources, ofPackage } from "../support/loadedModules.js"
+import { loadedNodeModules, loadedSources, ofPackage } from "../support/loadedModules.js"
 
-const recordLoaded = join(dirname(fileURLToPath(import.meta.url)), "..", "support", "fixtures", "node-modules-loaded.cjs")
-
-/** Runs the CLI with `args` (stdin at EOF) and lists the Node modules its process loaded. */
-const loadedNodeModules = (args: ReadonlyArray<string>) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "effect-bash-node-modules-"))),
-    (dir) =>
-      Effect.promise(async () => {
-        const file = join(dir, "loaded.json")
-        const outcome = await runNode(["--require", recordLoaded, cliPath, ...args], {
-          env: cleanEnv({ EFFECT_BASH_TEST_LOADED: file })
-        })
-        return { outcome, modules: JSON.parse(readFileSync(file, "utf8")) as ReadonlyArray<string> }
-      }),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
+/** The MCP SDK's bundle, by the end of its absolute path. */
+const mcpSdkScript = /\/mcp-sdk-\w+\.cjs$/
 
 // What a subcommand does not use, it does not load (no code of it runs): the MCP server (its SDK, zod)
 // costs every `run` its load time otherwise, and the demo tour every `mcp`.
@@ -36,18 +20,18 @@ describe("what each subcommand loads (the bundled bin)", () => {
       expect(ofPackage(sources, "@modelcontextprotocol/sdk")).toEqual([])
       expect(ofPackage(sources, "zod")).toEqual([])
       // The SDK's own bundle is not even compiled.
-      expect(scripts.filter((script) => /\/mcp-sdk-\w+\.cjs$/.test(script))).toEqual([])
+      expect(scripts.filter((script) => mcpSdkScript.test(script))).toEqual([])
     }))
 
   it.live("run loads Node's crypto and readline only on the paths that use them: crypto to name a spill file", () =>
     Effect.gen(function*() {
-      const plain = yield* loadedNodeModules(["run", "--", "true"])
+      const plain = yield* Effect.promise(() => loadedNodeModules(["run", "--", "true"]))
       expect(plain.outcome).toMatchObject({ code: 0, stdout: "(no output)\n" })
       // The list is real: what run does use is on it.
       expect(plain.modules).toContain("child_process")
       expect(plain.modules).not.toContain("crypto")
       expect(plain.modules).not.toContain("readline")
-      const spilled = yield* loadedNodeModules(["run", "--max-output-bytes", "100", "--", "seq 1 5000"])
+      const spilled = yield* Effect.promise(() => loadedNodeModules(["run", "--max-output-bytes", "100", "--", "seq 1 5000"]))
       expect(spilled.outcome.code).toBe(0)
       expect(spilled.outcome.stdout).toMatch(/full output: \/\S+\/stdout-[\w-]+\.log\]/)
       expect(spilled.modules).toContain("crypto")
@@ -58,7 +42,7 @@ describe("what each subcommand loads (the bundled bin)", () => {
       // stdin at EOF: the server starts, sees its transport closed and shuts down.
       const { outcome, scripts, sources } = yield* Effect.promise(() => loadedSources(["mcp"]))
       expect(outcome.code).toBe(0)
-      expect(scripts.filter((script) => /\/mcp-sdk-\w+\.cjs$/.test(script))).toHaveLength(1)
+      expect(scripts.filter((script) => mcpSdkScript.test(script))).toHaveLength(1)
       expect(ofPackage(sources, "@modelcontextprotocol/sdk")).not.toEqual([])
       expect(sources.filter((source) => /\bdemoTour\.(ts|js)$/.test(source))).toEqual([])
     }))

@@ -2,7 +2,7 @@
  * Which source files a CLI run evaluates: the run writes V8's coverage (`NODE_V8_COVERAGE`), and each
  * function of the bundled bin (`dist/bin/`) that ran is traced, through the file's source map, to the
  * source it was bundled from. A module whose code never ran is not on the list, even though the
- * bundle that holds it was read.
+ * bundle that holds it was read. And which of Node's own modules a CLI run loads.
  */
 import { decode } from "@jridgewell/sourcemap-codec"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
@@ -51,28 +51,48 @@ const sourcesThatRan = (file: string, ranges: ReadonlyArray<{ readonly startOffs
   })
 }
 
-/**
- * Runs the CLI with `args` (stdin at EOF) and lists the sources whose code ran, and the files of the
- * bundled bin that V8 compiled.
- */
-export const loadedSources = async (
-  args: ReadonlyArray<string>
-): Promise<{ readonly outcome: CliOutcome; readonly scripts: ReadonlyArray<string>; readonly sources: ReadonlyArray<string> }> => {
-  const dir = mkdtempSync(join(tmpdir(), "effect-bash-loaded-"))
+/** Runs `use` with a temporary directory of its own, removed once it settles. */
+const inTempDirectory = async <A>(prefix: string, use: (dir: string) => Promise<A>): Promise<A> => {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
   try {
-    const outcome = await runNode([cliPath, ...args], { env: cleanEnv({ NODE_V8_COVERAGE: dir }) })
-    const bin = coveredScripts(dir).filter((script) => script.url.startsWith("file:") && fileURLToPath(script.url).startsWith(dirname(cliPath)))
-    const sources = bin.flatMap((script) =>
-      sourcesThatRan(
-        fileURLToPath(script.url),
-        script.functions.filter((fn) => fn.ranges[0]!.count > 0).map((fn) => fn.ranges[0]!)
-      )
-    )
-    return { outcome, scripts: bin.map((script) => fileURLToPath(script.url)), sources: [...new Set(sources)] }
+    return await use(dir)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
+
+/**
+ * Runs the CLI with `args` (stdin at EOF) and lists the sources whose code ran, and the files of the
+ * bundled bin that V8 compiled.
+ */
+export const loadedSources = (
+  args: ReadonlyArray<string>
+): Promise<{ readonly outcome: CliOutcome; readonly scripts: ReadonlyArray<string>; readonly sources: ReadonlyArray<string> }> =>
+  inTempDirectory("effect-bash-loaded-", async (dir) => {
+    const outcome = await runNode([cliPath, ...args], { env: cleanEnv({ NODE_V8_COVERAGE: dir }) })
+    const bin = coveredScripts(dir).flatMap((script) => {
+      const file = script.url.startsWith("file:") ? fileURLToPath(script.url) : undefined
+      return file !== undefined && file.startsWith(dirname(cliPath)) ? [{ file, functions: script.functions }] : []
+    })
+    const sources = bin.flatMap(({ file, functions }) =>
+      sourcesThatRan(file, functions.filter((fn) => fn.ranges[0]!.count > 0).map((fn) => fn.ranges[0]!))
+    )
+    return { outcome, scripts: bin.map(({ file }) => file), sources: [...new Set(sources)] }
+  })
+
+const recordLoaded = join(dirname(fileURLToPath(import.meta.url)), "fixtures", "node-modules-loaded.cjs")
+
+/** Runs the CLI with `args` (stdin at EOF) and lists the Node modules its process loaded (`crypto` …). */
+export const loadedNodeModules = (
+  args: ReadonlyArray<string>
+): Promise<{ readonly outcome: CliOutcome; readonly modules: ReadonlyArray<string> }> =>
+  inTempDirectory("effect-bash-node-modules-", async (dir) => {
+    const file = join(dir, "loaded.json")
+    const outcome = await runNode(["--require", recordLoaded, cliPath, ...args], {
+      env: cleanEnv({ EFFECT_BASH_TEST_LOADED: file })
+    })
+    return { outcome, modules: JSON.parse(readFileSync(file, "utf8")) as ReadonlyArray<string> }
+  })
 
 /** The sources of package `name` among `sources`, at any depth of node_modules. */
 export const ofPackage = (sources: ReadonlyArray<string>, name: string): ReadonlyArray<string> =>
