@@ -180,11 +180,13 @@ const common = {
 
 /**
  * Every output is CommonJS: Node starts a CommonJS program without setting up its ES module loader.
- * A CommonJS file has no `import.meta`: its URL is the file's own.
+ * A CommonJS file has no `import.meta`: its URL is the file's own. The banner opens with the
+ * `"use strict"` of the ES modules it is made of (esbuild's own comes after the banner, where it is no
+ * directive), so the bundle runs in strict mode, as its sources do everywhere else.
  */
 const commonJs = {
   format: "cjs",
-  banner: { js: `var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },
+  banner: { js: `"use strict";var __effectBashModuleUrl = require("node:url").pathToFileURL(__filename).href;` },
   define: { "import.meta.url": "__effectBashModuleUrl" }
 }
 

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as vm from "node:vm"
 import { loadedNodeModules, loadedSources, ofPackage } from "../support/loadedModules.js"
 
 /** The MCP SDK's bundle, by the end of its absolute path. */
@@ -93,6 +94,22 @@ describe("the bundled bin (dist/bin)", () => {
     const [sdk] = Object.keys(meta.outputs).filter((file) => /^dist\/bin\/mcp-sdk-\w+\.cjs$/.test(file))
     expect(heldBy(sdkPackages)(cli!)).toEqual([])
     expect(heldBy(/node_modules\/zod\//)(sdk!).length).toBeGreaterThan(0)
+  })
+
+  // Reading `caller` of a strict function throws; of a sloppy one it is `null`. Strictness is lexical:
+  // the file's outermost function decides it for all the code in the file.
+  it("every file runs in strict mode, as its ES module sources do everywhere else", () => {
+    const files = Object.keys(meta.outputs).filter((file) => /\.c?js$/.test(file))
+    expect(files).toHaveLength(4)
+    for (const file of files) {
+      const text = readFileSync(join(root, file), "latin1")
+      // The executable's bundles are written as the function Node wraps a CommonJS module in; the
+      // executable and the launcher are plain CommonJS files, which Node wraps the same way.
+      const outermost: Function = text.startsWith("(function (exports, require, module, __filename, __dirname) {")
+        ? new vm.Script(text, { filename: file }).runInThisContext()
+        : vm.compileFunction(text.replace(/^#!.*/, ""), ["exports", "require", "module", "__filename", "__dirname"])
+      expect(() => outermost.caller, file).toThrow(TypeError)
+    }
   })
 
   it("the command's bundle takes the MCP SDK from the SDK's bundle beside it, and nothing else of its own", () => {
