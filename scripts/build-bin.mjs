@@ -182,7 +182,7 @@ const common = {
  * Every output is CommonJS: Node starts a CommonJS program without setting up its ES module loader.
  * A CommonJS file has no `import.meta`: its URL is the file's own. The banner opens with the
  * `"use strict"` of the ES modules it is made of (esbuild's own comes after the banner, where it is no
- * directive), so the bundle runs in strict mode, as its sources do everywhere else.
+ * directive), so every file runs in strict mode, as its sources do everywhere else.
  */
 const commonJs = {
   format: "cjs",
