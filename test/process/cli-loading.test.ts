@@ -69,6 +69,8 @@ describe("the bundled bin (dist/bin)", () => {
       .map((imported) => ({ file, ...imported }))
   )
   const mcpSdk = /^\.\/mcp-sdk-\w+\.cjs$/
+  /** The command's bundle among the output files. */
+  const cliBundle = /^dist\/bin\/cli-\w+\.cjs$/
 
   it("imports only Node's modules, and docker-modem only once the container executor asks for it", () => {
     const outside = externals.filter(({ path }) => !mcpSdk.test(path))
@@ -90,7 +92,7 @@ describe("the bundled bin (dist/bin)", () => {
     const heldBy = (pattern: RegExp) => (file: string) =>
       Object.entries(meta.outputs[file]!.inputs).filter(([input, { bytesInOutput }]) => pattern.test(input) && bytesInOutput > 0)
     const sdkPackages = /node_modules\/(@modelcontextprotocol\/sdk|zod|ajv)\//
-    const [cli] = Object.keys(meta.outputs).filter((file) => /^dist\/bin\/cli-\w+\.cjs$/.test(file))
+    const [cli] = Object.keys(meta.outputs).filter((file) => cliBundle.test(file))
     const [sdk] = Object.keys(meta.outputs).filter((file) => /^dist\/bin\/mcp-sdk-\w+\.cjs$/.test(file))
     expect(heldBy(sdkPackages)(cli!)).toEqual([])
     expect(heldBy(/node_modules\/zod\//)(sdk!).length).toBeGreaterThan(0)
@@ -116,7 +118,7 @@ describe("the bundled bin (dist/bin)", () => {
     const own = externals.filter(({ path }) => mcpSdk.test(path))
     expect(own.length).toBeGreaterThan(0)
     for (const { file, path } of own) {
-      expect(file).toMatch(/^dist\/bin\/cli-\w+\.cjs$/)
+      expect(file).toMatch(cliBundle)
       expect(Object.keys(meta.outputs)).toContain(`dist/bin/${path.slice(2)}`)
     }
   })
