@@ -487,6 +487,36 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped))
 
+  it.live("links a command planted at the control directory's next names never make the host write the host files they name", () =>
+    Effect.gen(function*() {
+      const proxy = yield* Effect.acquireRelease(
+        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/exec\/\S+\/start/, { armed: false })),
+        (proxy) => Effect.sync(proxy.close)
+      )
+      const session = freshSession()
+      // Outside the mounted directory: the box never sees it.
+      const victim = path.join(freshDir("host"), "victim")
+      fs.writeFileSync(victim, "host data\n")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
+      const planted = yield* Effect.provide(
+        // cp -s wants its source to exist: the same path is made in the box first.
+        runIn(inSession(session, {
+          command: `mkdir -p ${path.dirname(victim)} && touch ${victim} && cd /.effect-bash-control && ` +
+            `for i in $(seq 1 20); do cp -s ${victim} $i.cancel; done`
+        })),
+        context
+      )
+      expect(planted.exitCode).toBe(0)
+      // The next call is given up while its exec starts: the host cancels it at a name the box chose.
+      proxy.arm()
+      const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true", timeoutMs: 60_000 })), context))
+      yield* Effect.promise(() => proxy.reached)
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)
+      expect(fs.readFileSync(victim, "utf8")).toBe("host data\n")
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.scoped))
+
   it.live("closing a layer removes its own containers, not another layer's of the same process", () =>
     Effect.gen(function*() {
       const [a, b] = [freshSession(), freshSession()]

@@ -96,13 +96,14 @@ export const containerHosts = (): ReadonlyArray<string> =>
 
 /**
  * A proxy to the engine's socket that holds back the engine's answer to the first request matching
- * `held` (its connection stays open, silent): `reached` settles once the engine has answered it.
+ * `held` once armed (its connection stays open, silent): `reached` settles once the engine has
+ * answered it. It is armed from the start, or with `armed: false` once `arm` is called.
  */
-export const holdingProxy = async (dir: string, held: RegExp) => {
+export const holdingProxy = async (dir: string, held: RegExp, options: { readonly armed?: boolean } = {}) => {
   const socketPath = path.join(dir, "engine.sock")
   let reach = () => {}
   const reached = new Promise<void>((resolve) => (reach = resolve))
-  let armed = true
+  let armed = options.armed ?? true
   const server = net.createServer((client) => {
     const engine = net.connect("/var/run/docker.sock")
     let holding = false
@@ -119,5 +120,5 @@ export const holdingProxy = async (dir: string, held: RegExp) => {
     engine.on("error", end).on("close", () => holding || end())
   })
   await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  return { address: `unix://${socketPath}`, reached, close: () => server.close() }
+  return { address: `unix://${socketPath}`, reached, arm: () => (armed = true), close: () => server.close() }
 }

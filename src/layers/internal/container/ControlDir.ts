@@ -3,6 +3,10 @@
  * how its command's leader ended. The host watches it (inotify sees the box's writes, as the mount
  * is the same file system) and reads a status as soon as its line is complete.
  *
+ * Any command in the box can write there too, and the names the host uses are predictable: an entry
+ * may be a link to a host file, a FIFO, a directory or a huge file. So the host never follows a link
+ * there, never blocks on an entry, and reads at most a few bytes of one.
+ *
  * @internal
  */
 import * as NodeFs from "node:fs"
@@ -31,7 +35,38 @@ export interface StatusWaiter {
 
 /** An exec's files: its status, its job table, its leader's pid and the host's cancel file. */
 const removeFiles = (file: string) => {
-  for (const suffix of ["", ".j", ".pid", ".cancel"]) NodeFs.rmSync(`${file}${suffix}`, { force: true })
+  // Recursive: the box may have put a directory there (a link is removed, not followed).
+  for (const suffix of ["", ".j", ".pid", ".cancel"]) NodeFs.rmSync(`${file}${suffix}`, { recursive: true, force: true })
+}
+
+const { O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NodeFs.constants
+
+/** More than any status or pid the wrapper writes. */
+const readLimit = 4096
+
+/** The start of a regular file, without following a link or waiting on a FIFO; `undefined` for anything else. */
+const readEntry = (path: string): string | undefined => {
+  let fd: number
+  try {
+    fd = NodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+  } catch {
+    return undefined
+  }
+  try {
+    if (!NodeFs.fstatSync(fd).isFile()) return undefined
+    const buffer = Buffer.alloc(readLimit)
+    let length = 0
+    while (length < readLimit) {
+      const read = NodeFs.readSync(fd, buffer, length, readLimit - length, length)
+      if (read === 0) break
+      length += read
+    }
+    return buffer.toString("utf8", 0, length)
+  } catch {
+    return undefined
+  } finally {
+    NodeFs.closeSync(fd)
+  }
 }
 
 export class ControlDir {
@@ -61,12 +96,8 @@ export class ControlDir {
     // Read again while the group has members: the wrapper adds `empty` once it has none.
     const read = () => {
       if (status !== undefined && !status.groupAlive) return status
-      let read: LeaderStatus | undefined
-      try {
-        read = parseStatus(NodeFs.readFileSync(file, "utf8"))
-      } catch {
-        return status
-      }
+      const text = readEntry(file)
+      const read = text === undefined ? undefined : parseStatus(text)
       if (read === undefined) return status
       const first = status === undefined
       status = read
@@ -86,13 +117,14 @@ export class ControlDir {
       cancel: () => {
         this.abandoned.add(name)
         try {
+          // Made, never opened: an entry already there (whatever it is) is a cancel to the wrapper.
+          NodeFs.closeSync(NodeFs.openSync(`${file}.cancel`, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644))
+        } catch (error) {
           // A directory already removed went with its box: nothing of it runs any more.
-          NodeFs.writeFileSync(`${file}.cancel`, "")
-          const pid = Number(NodeFs.readFileSync(`${file}.pid`, "latin1").trim())
-          return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-        } catch {
-          return undefined
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") return undefined
         }
+        const pid = Number(readEntry(`${file}.pid`)?.trim() ?? "")
+        return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
       },
       onStatus: (listener) => {
         const known = read()
@@ -116,12 +148,8 @@ export class ControlDir {
   private removeSettledAbandoned(): void {
     for (const name of this.abandoned) {
       const file = NodePath.join(this.path, name)
-      let status: LeaderStatus | undefined
-      try {
-        status = parseStatus(NodeFs.readFileSync(file, "utf8"))
-      } catch {
-        continue
-      }
+      const text = readEntry(file)
+      const status = text === undefined ? undefined : parseStatus(text)
       if (status === undefined || status.groupAlive) continue
       removeFiles(file)
       this.abandoned.delete(name)

@@ -87,10 +87,11 @@ unhide() {
   done
 }
 # The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
-# host writes the cancel file, then reads the pid: see ControlDir.cancel).
+# host makes the cancel file, then reads the pid: see ControlDir.cancel). Any entry there is a cancel,
+# a dangling link too.
 own=()
 gate() {
-  victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
+  victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
   unhide
 }
 if [ "$3" = stdin ]; then
