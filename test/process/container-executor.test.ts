@@ -12,12 +12,12 @@ import { Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "eff
 import * as BashStack from "../../src/BashStack.js"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
-import { boxGoneText, oomText } from "../../src/layers/internal/container/ContainerSpawner.js"
+import { boxGoneText, lostText, oomText } from "../../src/layers/internal/container/ContainerSpawner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
+import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
@@ -307,6 +307,33 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(result.after).toContain(boxGoneText(result.first))
       expect(result.next.stdout.text).toBe("again\n")
       expect(boxOf(session)).not.toBe(result.first)
+    }))
+
+  it.live("a call whose supervisor is killed, its container restarted or by the command, ends killed and says so; nothing of it runs on", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const restarted = yield* Effect.provide(
+        Effect.gen(function*() {
+          const bash = yield* BashExecutor
+          const process = yield* bash.start(yield* bash.resolve(inSession(session, { command: "echo up; sleep 1016" })))
+          yield* awaitOutput(process, "up")
+          restartContainer(boxOf(session))
+          const state = yield* process.done
+          return { state, after: (yield* process.readOutput).delta }
+        }),
+        shared
+      )
+      expect(restarted.state).toMatchObject({ exitCode: null, signal: "SIGKILL" })
+      expect(restarted.after).toContain(lostText)
+      const killedItsOwn = yield* Effect.provide(
+        runIn(inSession(session, { command: "echo up; kill -9 $PPID; sleep 1017", timeoutMs: 60_000 })),
+        shared
+      )
+      expect(visible(killedItsOwn)).toMatchObject({ exitCode: null, signal: "SIGKILL", stdout: "up\n", stderr: lostText })
+      const box = boxOf(session)
+      const left = () => commandsIn(box).filter((args) => /sleep 101[67]/.test(args))
+      yield* Effect.promise(() => eventually(() => left().length === 0, 10_000))
+      expect(left()).toEqual([])
     }))
 
   it.live("a container stopped or removed from outside between calls: the session's next call runs in a new one", () =>

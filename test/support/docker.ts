@@ -83,6 +83,11 @@ export const stopContainer = (container: string): void => {
   docker("stop", "-t", "0", container)
 }
 
+/** Restarts a container at once: its processes are killed, and it runs again. */
+export const restartContainer = (container: string): void => {
+  docker("restart", "-t", "0", container)
+}
+
 /** Freezes every process of a container, as `docker pause` does. */
 export const pauseContainer = (container: string): void => {
   docker("pause", container)

@@ -35,7 +35,13 @@ export const boxGoneText = (box: string): string =>
 export const oomText = (memoryMb: number | undefined): string =>
   `effect-bash: killed by the container's memory limit${memoryMb === undefined ? "" : ` (${memoryMb} MB)`}\n`
 
-const lostText = "effect-bash: the command's supervisor in the container ended before reporting how the command ended\n"
+/**
+ * The note of a call whose wrapper's output ended without a status: the wrapper was killed, with the
+ * box's processes (a restart) or by a process in the box, or the engine stopped answering.
+ */
+export const lostText =
+  "effect-bash: the command's supervisor in the container stopped answering before it said how the command " +
+  "ended; what was left of the command is killed\n"
 
 export interface ContainerSpawnerOptions {
   readonly engine: ContainerEngine
@@ -168,12 +174,14 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         return { exec, early, pid }
       }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) || startedNothing ? Effect.void : abandon))
 
-      // The leader's end: the status file (watched, polled as a safety net), or the exec's end without one.
+      // The leader's end: the status file (watched, polled as a safety net), or the exec's end without
+      // one. An exec that ended without a status had its wrapper killed, with the box's processes or on
+      // its own; what is left of its group is then killed as leftovers: a kill either way.
       const latch = makeExitLatch()
       const settle = (leader: LeaderStatus | undefined): void =>
         latch.settle(
           leader === undefined
-            ? { exitCode: null, signal: box.gone ? "SIGKILL" : null }
+            ? { exitCode: null, signal: "SIGKILL" }
             : { exitCode: leader.exitCode, signal: leader.signal }
         )
       const removeListener = status.onStatus(settle)
