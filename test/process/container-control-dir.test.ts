@@ -36,7 +36,7 @@ describe("a box's control directory, which the box writes too", () => {
       expect(fs.readFileSync(victim, "utf8")).toBe("host data\n")
       expect(fs.lstatSync(entry("1.cancel")).isSymbolicLink()).toBe(true)
     } finally {
-      control.close()
+      control.close({ boxGone: true })
     }
   })
 
@@ -48,11 +48,11 @@ describe("a box's control directory, which the box writes too", () => {
       expect(waiter.cancel()).toBe(77)
       expect(fs.statSync(entry(`${waiter.name}.cancel`)).isFile()).toBe(true)
     } finally {
-      control.close()
+      control.close({ boxGone: true })
     }
   })
 
-  it("a status that is a link to a host file, a FIFO or a directory is no status, read without waiting; release removes them", () => {
+  it("a status that is a link to a host file, a FIFO or a directory is no status, read without waiting", () => {
     const { control, entry } = setup()
     const statusFile = path.join(dirs.fresh("host-status"), "status")
     fs.writeFileSync(statusFile, "exit 0 empty\n")
@@ -66,12 +66,29 @@ describe("a box's control directory, which the box writes too", () => {
       for (const waiter of [linked, fifo, directory]) expect(waiter.read()).toBeUndefined()
       expect(fifo.cancel()).toBeUndefined()
       for (const waiter of [linked, fifo, directory]) waiter.release()
-      // The abandoned exec's files stay until its status is final; the others are gone.
-      expect(fs.readdirSync(control.path).sort()).toEqual([fifo.name, `${fifo.name}.cancel`, `${fifo.name}.pid`])
+      // The abandoned exec's files stay until its status is final, the directory until the box is gone.
+      expect(fs.readdirSync(control.path).sort()).toEqual([fifo.name, `${fifo.name}.cancel`, `${fifo.name}.pid`, directory.name])
       expect(fs.readFileSync(statusFile, "utf8")).toBe("exit 0 empty\n")
     } finally {
-      control.close()
+      control.close({ boxGone: true })
     }
+  })
+
+  it("release unlinks an exec's entries: a link goes, not what it names; a directory put at one stays until the box is gone", () => {
+    const { control, victim, entry } = setup()
+    const hostDir = path.dirname(victim)
+    const waiter = control.expect()
+    fs.symlinkSync(hostDir, entry(`${waiter.name}.j`))
+    fs.mkdirSync(path.join(entry(`${waiter.name}.cancel`), "inside"), { recursive: true })
+    fs.writeFileSync(entry(waiter.name), "exit 0 empty\n")
+    waiter.release()
+    expect(fs.readdirSync(control.path)).toEqual([`${waiter.name}.cancel`])
+    expect(fs.readFileSync(victim, "utf8")).toBe("host data\n")
+    control.close({ boxGone: false })
+    expect(fs.readdirSync(control.path)).toEqual([`${waiter.name}.cancel`])
+    control.close({ boxGone: true })
+    expect(fs.existsSync(control.path)).toBe(false)
+    expect(fs.readdirSync(hostDir).sort()).toEqual(["pid", "victim"])
   })
 
   it("a status the wrapper wrote is read, however much a command appended to it", () => {
@@ -81,7 +98,7 @@ describe("a box's control directory, which the box writes too", () => {
       fs.writeFileSync(entry(waiter.name), `signal SIGKILL empty\n${"x".repeat(1 << 20)}`)
       expect(waiter.read()).toEqual({ exitCode: null, signal: "SIGKILL", groupAlive: false, oomKilled: false })
     } finally {
-      control.close()
+      control.close({ boxGone: true })
     }
   })
 })

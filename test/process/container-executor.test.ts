@@ -544,6 +544,21 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped))
 
+  it.live("a command cannot make a device node, in the control directory the host reads or anywhere", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      // The image has no mknod: the host's, in the mounted directory.
+      const mknod = `mknod-${session}`
+      fs.copyFileSync("/usr/bin/mknod", path.join(workspace, mknod))
+      fs.chmodSync(path.join(workspace, mknod), 0o755)
+      const result = yield* Effect.provide(
+        runIn(inSession(session, { command: `./${mknod} /.effect-bash-control/null c 1 3 || ./${mknod} /tmp/null c 1 3` })),
+        shared
+      )
+      expect(result.exitCode).toBe(1)
+      expect(result.stderr.text).toContain("Operation not permitted")
+    }))
+
   it.live("closing a layer removes its own containers, not another layer's of the same process", () =>
     Effect.gen(function*() {
       const [a, b] = [freshSession(), freshSession()]

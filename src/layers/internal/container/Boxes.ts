@@ -185,7 +185,8 @@ export class Boxes {
           [labels.layer]: this.layer
         },
         mounts: [mount, { host: control.path, target: controlMount }]
-      }).pipe(Effect.onError(() => Effect.sync(() => control.close())))
+      // A box made for a create that failed or was interrupted has run nothing of a command.
+      }).pipe(Effect.onError(() => Effect.sync(() => control.close({ boxGone: true }))))
       const box: Box = { id, session, control, gone: false }
       this.boxes.set(session, box)
       return box
@@ -199,10 +200,14 @@ export class Boxes {
       this.stopped.delete(box)
       const timer = this.idle.get(box)
       this.idle.delete(box)
+      let removed = false
       return Effect.all([
         timer === undefined ? Effect.void : Fiber.interrupt(timer),
-        this.engine.removeBox(box.id).pipe(Effect.catchAll(() => Effect.void))
-      ]).pipe(Effect.ensuring(Effect.sync(() => box.control.close())))
+        this.engine.removeBox(box.id).pipe(
+          Effect.tap(() => Effect.sync(() => (removed = true))),
+          Effect.catchAll(() => Effect.void)
+        )
+      ]).pipe(Effect.ensuring(Effect.sync(() => box.control.close({ boxGone: removed }))))
     })
   }
 
@@ -223,7 +228,14 @@ export class Boxes {
     // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
     return this.lock.withPermits(1)(known).pipe(
       Effect.zipRight(strays),
-      Effect.ensuring(Effect.sync(() => NodeFs.rmSync(this.controlParent, { recursive: true, force: true })))
+      // Empty unless a box could not be removed: its directory stays, and so does this one.
+      Effect.ensuring(Effect.sync(() => {
+        try {
+          NodeFs.rmdirSync(this.controlParent)
+        } catch {
+          // Not empty.
+        }
+      }))
     )
   }
 

@@ -4,8 +4,11 @@
  * is the same file system) and reads a status as soon as its line is complete.
  *
  * Any command in the box can write there too, and the names the host uses are predictable: an entry
- * may be a link to a host file, a FIFO, a directory or a huge file. So the host never follows a link
- * there, never blocks on an entry, and reads at most a few bytes of one.
+ * may be a link to a host file, a FIFO, a device, a directory or a huge file, and may be swapped for
+ * another meanwhile. So the host opens only regular files there, without following a link or blocking,
+ * reads at most a few bytes of one, removes an exec's entries by unlinking them, and removes the
+ * directory's tree only once the box is gone (a recursive removal while its processes run could be led
+ * through a directory swapped for a link).
  *
  * @internal
  */
@@ -33,27 +36,42 @@ export interface StatusWaiter {
   readonly release: () => void
 }
 
-/** An exec's files: its status, its job table, its leader's pid and the host's cancel file. */
+/**
+ * An exec's files: its status, its job table, its leader's pid and the host's cancel file. A link is
+ * removed, not followed; a directory the box made under one of these names stays until the box is gone.
+ */
 const removeFiles = (file: string) => {
-  // Recursive: the box may have put a directory there (a link is removed, not followed).
-  for (const suffix of ["", ".j", ".pid", ".cancel"]) NodeFs.rmSync(`${file}${suffix}`, { recursive: true, force: true })
+  for (const suffix of ["", ".j", ".pid", ".cancel"]) {
+    try {
+      NodeFs.unlinkSync(`${file}${suffix}`)
+    } catch {
+      // Gone already, or a directory.
+    }
+  }
 }
 
-const { O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NodeFs.constants
+const { O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = NodeFs.constants
 
 /** More than any status or pid the wrapper writes. */
 const readLimit = 4096
 
-/** The start of a regular file, without following a link or waiting on a FIFO; `undefined` for anything else. */
+/**
+ * The start of a regular file; `undefined` for anything else. Only what `lstat` found to be a regular
+ * file is opened (opening a device can act), and only if it is still that file once open.
+ */
 const readEntry = (path: string): string | undefined => {
+  let found: NodeFs.Stats
   let fd: number
   try {
-    fd = NodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+    found = NodeFs.lstatSync(path)
+    if (!found.isFile()) return undefined
+    fd = NodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
   } catch {
     return undefined
   }
   try {
-    if (!NodeFs.fstatSync(fd).isFile()) return undefined
+    const opened = NodeFs.fstatSync(fd)
+    if (!opened.isFile() || opened.ino !== found.ino || opened.dev !== found.dev) return undefined
     const buffer = Buffer.alloc(readLimit)
     let length = 0
     while (length < readLimit) {
@@ -156,9 +174,13 @@ export class ControlDir {
     }
   }
 
-  close(): void {
+  /**
+   * Stops watching; with `boxGone` (no process of the box runs any more), removes the directory. A
+   * box that may still run keeps it.
+   */
+  close(options: { readonly boxGone: boolean }): void {
     this.watcher.close()
     this.pending.clear()
-    NodeFs.rmSync(this.path, { recursive: true, force: true })
+    if (options.boxGone) NodeFs.rmSync(this.path, { recursive: true, force: true })
   }
 }

@@ -248,6 +248,8 @@ export const makeDockerEngine = (
               ...(options.user === undefined ? {} : { User: options.user }),
               HostConfig: {
                 Init: true,
+                // No device nodes: the box could make one in the control directory, which the host reads.
+                CapDrop: ["MKNOD"],
                 NetworkMode: options.network,
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
                 Mounts: options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
