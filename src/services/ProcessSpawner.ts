@@ -90,6 +90,11 @@ export declare namespace ProcessSpawner {
     /** Written to fd 0 and then closed; when absent fd 0 is `/dev/null`. */
     readonly stdin?: string | Uint8Array
     readonly wrapper?: Wrapper
+    /**
+     * The call's abort trigger. A spawner whose start is slow (a container to create first) starts
+     * nothing once it has fired, and fails; one that starts at once may ignore it.
+     */
+    readonly signal?: AbortSignal
   }
 
   /**

@@ -8,7 +8,7 @@ import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
 import * as BashStack from "../../src/BashStack.js"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
@@ -511,6 +511,33 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Effect.promise(() => eventually(settled, 5_000))
       yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
       expect(fs.readdirSync(control)).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+    }).pipe(Effect.scoped))
+
+  it.live("a call aborted while its container starts runs nothing there, and fails as aborted before spawn", () =>
+    Effect.gen(function*() {
+      const proxy = yield* Effect.acquireRelease(
+        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/containers\/\S+\/start/)),
+        (proxy) => Effect.sync(proxy.close)
+      )
+      const session = freshSession()
+      const started = path.join(workspace, `started-${session}`)
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
+      const abort = new AbortController()
+      const call = yield* Effect.fork(
+        Effect.provide(runIn({ ...inSession(session, { command: `touch ${started}` }), signal: abort.signal }), context)
+      )
+      // The engine has started the session's container; its answer waits until the call is aborted.
+      yield* Effect.promise(() => proxy.reached)
+      abort.abort(new Error("the user pressed Esc"))
+      proxy.release()
+      const exit = yield* Fiber.await(call)
+      expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({
+        _tag: "AbortedBeforeSpawnError",
+        message: "aborted before spawn: the user pressed Esc"
+      })
+      expect(fs.existsSync(started)).toBe(false)
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped))
 

@@ -101,22 +101,35 @@ export const containerHosts = (): ReadonlyArray<string> =>
 
 /**
  * A proxy to the engine's socket that holds back the engine's answer to the first request matching
- * `held` once armed (its connection stays open, silent): `reached` settles once the engine has
- * answered it. It is armed from the start, or with `armed: false` once `arm` is called.
+ * `held` once armed (its connection stays open, silent) until `release` lets it through: `reached`
+ * settles once the engine has answered it. It is armed from the start, or with `armed: false` once
+ * `arm` is called.
  */
 export const holdingProxy = async (dir: string, held: RegExp, options: { readonly armed?: boolean } = {}) => {
   const socketPath = path.join(dir, "engine.sock")
   let reach = () => {}
   const reached = new Promise<void>((resolve) => (reach = resolve))
   let armed = options.armed ?? true
+  const releases: Array<() => void> = []
   const server = net.createServer((client) => {
     const engine = net.connect("/var/run/docker.sock")
     let holding = false
+    const kept: Array<Buffer> = []
     client.on("data", (chunk) => {
-      if (armed && held.test(chunk.toString("latin1"))) [armed, holding] = [false, true]
+      if (armed && held.test(chunk.toString("latin1"))) {
+        ;[armed, holding] = [false, true]
+        releases.push(() => {
+          holding = false
+          for (const answer of kept.splice(0)) client.write(answer)
+        })
+      }
       engine.write(chunk)
     })
-    engine.on("data", (chunk) => (holding ? reach() : client.write(chunk)))
+    engine.on("data", (chunk) => {
+      if (!holding) return client.write(chunk)
+      kept.push(chunk)
+      reach()
+    })
     const end = () => {
       client.destroy()
       engine.destroy()
@@ -125,5 +138,13 @@ export const holdingProxy = async (dir: string, held: RegExp, options: { readonl
     engine.on("error", end).on("close", () => holding || end())
   })
   await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  return { address: `unix://${socketPath}`, reached, arm: () => (armed = true), close: () => server.close() }
+  return {
+    address: `unix://${socketPath}`,
+    reached,
+    arm: () => (armed = true),
+    release: () => {
+      for (const release of releases.splice(0)) release()
+    },
+    close: () => server.close()
+  }
 }

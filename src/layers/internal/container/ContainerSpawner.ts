@@ -109,6 +109,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         ),
         (box) => boxes.release(box)
       )
+      // Creating the box may have taken a while: a call aborted meanwhile starts nothing.
+      if (spawnOptions.signal?.aborted === true) return yield* spawnFailure("aborted before the command started")
       const status = box.control.expect()
       yield* Scope.addFinalizer(scope, Effect.sync(status.release))
 

@@ -123,7 +123,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       cwd: spec.workdir,
       env: buildEnv(confinement.inheritedEnv ?? process.env, spec.env, spec.dshEnv),
       ...(spec.stdin === undefined ? {} : { stdin: spec.stdin }),
-      ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper })
+      ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper }),
+      ...(spec.signal === undefined ? {} : { signal: spec.signal })
     })
 
     // Live output is observed at the collectors, so it sees exactly the bytes they collect.
@@ -159,7 +160,10 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       const supervised = yield* Effect.scoped(
         Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
-            const process = yield* spawner.spawn(spawnOptions(spec, launch))
+            // A spawner that gave up because the abort fired meanwhile started nothing: the abort is the answer.
+            const process = yield* spawner.spawn(spawnOptions(spec, launch)).pipe(
+              Effect.catchTag("SpawnError", (error) => Effect.zipRight(refuseIfAborted(spec), Effect.fail(error)))
+            )
             foreground.add(process)
             yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
             return yield* supervise({
