@@ -144,13 +144,20 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(there).toMatchObject({ _tag: "SpawnError", code: "ENOENT", message: (here as { message: string }).message })
     }))
 
-  it.live("a call's exported functions or names of the wrapper's own are refused, naming the variable", () =>
+  it.live("a call's exported functions, names of the wrapper's own and names no environment has are refused, naming the variable", () =>
     Effect.gen(function*() {
-      for (const name of ["BASH_FUNC_exec%%", "__effect_bash_saved_PATH"]) {
+      for (const name of ["BASH_FUNC_exec%%", "__effect_bash_saved_PATH", "", "A=B"]) {
         const refused = yield* Effect.provide(Effect.flip(runIn({ command: "echo ran", env: { [name]: "() { echo hijacked; }" } })), shared)
         expect(refused).toMatchObject({ _tag: "SpawnError", code: "EINVAL" })
-        expect(refused.message).toContain(`env: ${name}: `)
+        expect(refused.message).toMatch(new RegExp(`^env: (${name}|${JSON.stringify(name)}): `))
       }
+    }))
+
+  it.live("a PATH without bash on it fails the start, naming that PATH", () =>
+    Effect.gen(function*() {
+      const refused = yield* Effect.provide(Effect.flip(runIn({ command: "echo ran", env: { PATH: "/nonexistent" } })), shared)
+      expect(refused).toMatchObject({ _tag: "SpawnError" })
+      expect(refused.message).toContain("(the image needs bash on PATH=/nonexistent)")
     }))
 
   it.live("calls whose workdir is missing in the container leave nothing in its control directory", () =>

@@ -170,7 +170,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           return yield* spawnFailure(
             `the command's shell did not start in container ${box.id.slice(0, 12)}` +
               (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +
-              " (the image needs bash)"
+              // The engine looks for bash on the call's PATH when it sets one.
+              (spawnOptions.env.PATH === undefined ? " (the image needs bash)" : ` (the image needs bash on PATH=${spawnOptions.env.PATH})`)
           )
         }
         return { exec, early, pid }

@@ -150,6 +150,7 @@ const ownPrefix = "__effect_bash_"
  */
 export const envProblem = (env: Readonly<Record<string, string>>): string | undefined => {
   for (const name in env) {
+    if (name === "" || name.includes("=")) return `env: ${JSON.stringify(name)}: not a variable name`
     if (name.startsWith("BASH_FUNC_")) return `env: ${name}: exported functions do not reach a command in a container`
     if (name.startsWith(ownPrefix)) return `env: ${name}: names starting with ${ownPrefix} are the container executor's own`
   }
