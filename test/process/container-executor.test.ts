@@ -76,6 +76,21 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
 /** This process's open sockets, as `<fd> socket:[inode]`. */
 const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
 
+/**
+ * A layer of its own whose engine is reached through a {@link holdingProxy} holding back its answer to
+ * the first request matching `held`; the layer lives in `scope`, which the test closes.
+ */
+const layerHeldAt = (held: RegExp, options?: { readonly armed?: boolean }) =>
+  Effect.gen(function*() {
+    const proxy = yield* Effect.acquireRelease(
+      Effect.promise(() => holdingProxy(freshDir("proxy"), held, options)),
+      (proxy) => Effect.sync(proxy.close)
+    )
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
+    return { proxy, scope, context }
+  })
+
 /** What the model sees of a result, spill paths aside (their contents are compared instead). */
 const visible = (result: BashExecutor.RunResult) => ({
   exitCode: result.exitCode,
@@ -473,13 +488,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("a container whose create was interrupted is removed when the layer closes", () =>
     Effect.gen(function*() {
-      const proxy = yield* Effect.acquireRelease(
-        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/containers\/create/)),
-        (proxy) => Effect.sync(proxy.close)
-      )
+      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/containers\/create/)
       const session = freshSession()
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
       const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true" })), context))
       // The engine made the container; its id never reaches the executor.
       yield* Effect.promise(() => proxy.reached)
@@ -491,14 +501,9 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("a call interrupted while its exec starts, its pid not yet read, leaves nothing of its command running", () =>
     Effect.gen(function*() {
-      const proxy = yield* Effect.acquireRelease(
-        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/exec\/\S+\/start/)),
-        (proxy) => Effect.sync(proxy.close)
-      )
+      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/exec\/\S+\/start/)
       const session = freshSession()
       const started = path.join(workspace, `started-${session}`)
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
       const call = yield* Effect.fork(
         Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000 })), context)
       )
@@ -523,14 +528,9 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("a call aborted while its container starts runs nothing there, and fails as aborted before spawn", () =>
     Effect.gen(function*() {
-      const proxy = yield* Effect.acquireRelease(
-        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/containers\/\S+\/start/)),
-        (proxy) => Effect.sync(proxy.close)
-      )
+      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/containers\/\S+\/start/)
       const session = freshSession()
       const started = path.join(workspace, `started-${session}`)
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
       const abort = new AbortController()
       const call = yield* Effect.fork(
         Effect.provide(runIn({ ...inSession(session, { command: `touch ${started}` }), signal: abort.signal }), context)
@@ -550,16 +550,11 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("links a command planted at the control directory's next names never make the host write the host files they name", () =>
     Effect.gen(function*() {
-      const proxy = yield* Effect.acquireRelease(
-        Effect.promise(() => holdingProxy(freshDir("proxy"), /^POST \S*\/exec\/\S+\/start/, { armed: false })),
-        (proxy) => Effect.sync(proxy.close)
-      )
+      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/exec\/\S+\/start/, { armed: false })
       const session = freshSession()
       // Outside the mounted directory: the box never sees it.
       const victim = path.join(freshDir("host"), "victim")
       fs.writeFileSync(victim, "host data\n")
-      const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(container({ dockerHost: proxy.address }), scope)
       const planted = yield* Effect.provide(
         // cp -s wants its source to exist: the same path is made in the box first.
         runIn(inSession(session, {
