@@ -657,7 +657,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(missing.message).toContain("docker pull effect-bash-no-such-image:1")
     }))
 
-  it.live("the containers of a host killed by SIGKILL are removed when the next layer starts", () =>
+  it.live("the containers of a host killed by SIGKILL, then their control directories, are removed when the next layer starts", () =>
     Effect.gen(function*() {
       const session = freshSession()
       const dist = path.join(import.meta.dirname, "..", "..", "dist", "src")
@@ -681,8 +681,17 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       host.kill("SIGKILL")
       yield* Effect.promise(() => once(host, "exit"))
       expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)
+      const controlParents = () =>
+        fs.readdirSync(tmp).filter((name) => name.startsWith("effect-bash-control-") && name.includes(`-${host.pid}-`))
+      expect(controlParents()).toHaveLength(1)
+      // What a box could have left there: a link out of it, never followed.
+      const hostFiles = freshDir("host-files")
+      fs.writeFileSync(path.join(hostFiles, "kept"), "")
+      fs.symlinkSync(hostFiles, path.join(tmp, controlParents()[0]!, "1", "link"))
       yield* Effect.scoped(Layer.build(container()))
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
+      expect(controlParents()).toEqual([])
+      expect(fs.readdirSync(hostFiles)).toEqual(["kept"])
     }), 60_000)
 
   it.live("effect-bash mcp --container-image serves commands that run in a container, removed when the client closes", () =>

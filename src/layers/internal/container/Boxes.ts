@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as NodeChildProcess from "node:child_process"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -54,8 +55,40 @@ export interface Box {
 }
 
 /**
- * Removes the boxes of this machine's hosts that are no longer running. Failures only cost the
- * engine's resources, so they are logged, never raised.
+ * The name a host gives the parent of its boxes' control directories: it names the host as its spill
+ * directory does, but no spill sweep matches it. That sweep removes a dead host's directory in
+ * JavaScript, which a box of that host still running could lead through a directory swapped for a link.
+ */
+const controlParentPrefix = (): string => ownedPrefix().replace(/^effect-bash-/, "effect-bash-control-")
+
+const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
+
+// Bound on the removal of dead hosts' control directories: housekeeping, never a reason to hang.
+const removalBoundMs = 10_000
+
+/**
+ * Removes the control directories of this machine's hosts that are no longer running, with `rm -rf`:
+ * its traversal opens each directory without following a link, so a box still running there cannot
+ * lead it elsewhere.
+ */
+const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
+  const parent = NodeOs.tmpdir()
+  const dead = NodeFs.readdirSync(parent).filter((name) => {
+    const owner = deadControlParent.exec(name)?.[1]
+    return owner !== undefined && ownerPrefixIsDead(`effect-bash-${owner}`)
+  })
+  if (dead.length === 0) return Effect.void
+  return Effect.async<void>((resume) => {
+    const rm = NodeChildProcess.execFile("rm", ["-rf", "--", ...dead.map((name) => NodePath.join(parent, name))], () =>
+      resume(Effect.void))
+    return Effect.sync(() => rm.kill("SIGKILL"))
+  }).pipe(Effect.timeout(removalBoundMs))
+}).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not remove the control directories of dead hosts", cause)))
+
+/**
+ * Removes the boxes of this machine's hosts that are no longer running, then their control
+ * directories. Failures only cost the engine's resources and some disk, so they are logged, never
+ * raised.
  */
 export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
   engine.listBoxes({ [labels.marker]: "1", [labels.hostname]: NodeOs.hostname() }).pipe(
@@ -70,7 +103,8 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
         { concurrency: "unbounded", discard: true }
       )
     ),
-    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
+    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message)),
+    Effect.zipRight(removeDeadControlParents)
   )
 
 export class Boxes {
@@ -93,8 +127,8 @@ export class Boxes {
   /** The layer's boxes, all removed when `Scope` closes. */
   static make(engine: ContainerEngine, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
     return Effect.gen(function*() {
-      // Named after the host, so the spill sweep of a later host removes it if this one dies.
-      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), ownedPrefix()))
+      // Named after the host, so a later host's container layer removes it if this one dies.
+      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix()))
       const boxes = new Boxes(engine, settings, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
       yield* Effect.addFinalizer(() => boxes.removeAll)
       return boxes
