@@ -73,6 +73,21 @@ const awaitOutput = (process: BashExecutor.Process, text: string) =>
     return seen
   }).pipe(Effect.timeoutFail({ duration: 10_000, onTimeout: () => new Error(`no ${JSON.stringify(text)} within 10 s`) }))
 
+/**
+ * Starts `command` (which prints `up` first) in `session`, does `outside` to its container once `up`
+ * shows, and returns that container, how the command ended and what it printed after.
+ */
+const outsideWhileRunning = (session: string, command: string, outside: (box: string) => void) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    const process = yield* bash.start(yield* bash.resolve(inSession(session, { command })))
+    yield* awaitOutput(process, "up")
+    const box = boxOf(session)
+    outside(box)
+    const state = yield* process.done
+    return { box, state, after: (yield* process.readOutput).delta }
+  })
+
 /** This process's open sockets, as `<fd> socket:[inode]`. */
 const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
 
@@ -311,40 +326,18 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("a container removed from outside fails its call clearly; the next call gets a new one", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      const result = yield* Effect.provide(
-        Effect.gen(function*() {
-          const bash = yield* BashExecutor
-          const process = yield* bash.start(yield* bash.resolve(inSession(session, { command: "echo up; sleep 1008" })))
-          yield* awaitOutput(process, "up")
-          const first = boxOf(session)
-          removeContainer(first)
-          const state = yield* process.done
-          const after = (yield* process.readOutput).delta
-          const next = yield* runIn(inSession(session, { command: "echo again" }))
-          return { first, state, after, next }
-        }),
-        shared
-      )
-      expect(result.state).toMatchObject({ exitCode: null, signal: "SIGKILL" })
-      expect(result.after).toContain(boxGoneText(result.first))
-      expect(result.next.stdout.text).toBe("again\n")
-      expect(boxOf(session)).not.toBe(result.first)
+      const removed = yield* Effect.provide(outsideWhileRunning(session, "echo up; sleep 1008", removeContainer), shared)
+      expect(removed.state).toMatchObject({ exitCode: null, signal: "SIGKILL" })
+      expect(removed.after).toContain(boxGoneText(removed.box))
+      const next = yield* Effect.provide(runIn(inSession(session, { command: "echo again" })), shared)
+      expect(next.stdout.text).toBe("again\n")
+      expect(boxOf(session)).not.toBe(removed.box)
     }))
 
   it.live("a call whose supervisor is killed, its container restarted or by the command, ends killed and says so; nothing of it runs on", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      const restarted = yield* Effect.provide(
-        Effect.gen(function*() {
-          const bash = yield* BashExecutor
-          const process = yield* bash.start(yield* bash.resolve(inSession(session, { command: "echo up; sleep 1016" })))
-          yield* awaitOutput(process, "up")
-          restartContainer(boxOf(session))
-          const state = yield* process.done
-          return { state, after: (yield* process.readOutput).delta }
-        }),
-        shared
-      )
+      const restarted = yield* Effect.provide(outsideWhileRunning(session, "echo up; sleep 1016", restartContainer), shared)
       expect(restarted.state).toMatchObject({ exitCode: null, signal: "SIGKILL" })
       expect(restarted.after).toContain(lostText)
       const killedItsOwn = yield* Effect.provide(

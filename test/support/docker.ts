@@ -117,7 +117,8 @@ export const holdingProxy = async (dir: string, held: RegExp, options: { readonl
     const kept: Array<Buffer> = []
     client.on("data", (chunk) => {
       if (armed && held.test(chunk.toString("latin1"))) {
-        ;[armed, holding] = [false, true]
+        armed = false
+        holding = true
         releases.push(() => {
           holding = false
           for (const answer of kept.splice(0)) client.write(answer)
