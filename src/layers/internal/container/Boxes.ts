@@ -59,7 +59,7 @@ export interface Box {
  * directory does, but no spill sweep matches it. That sweep removes a dead host's directory in
  * JavaScript, which a box of that host still running could lead through a directory swapped for a link.
  */
-const controlParentPrefix = (): string => ownedPrefix().replace(/^effect-bash-/, "effect-bash-control-")
+const controlParentPrefix = (host: string): string => host.replace(/^effect-bash-/, "effect-bash-control-")
 
 const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
 
@@ -112,13 +112,14 @@ export class Boxes {
   private readonly busy = new Map<Box, number>()
   private readonly idle = new Map<Box, Fiber.RuntimeFiber<void>>()
   private readonly stopped = new Set<Box>()
-  private readonly host = ownedPrefix()
   private readonly layer = NodeCrypto.randomUUID()
   private counter = 0
 
   private constructor(
     private readonly engine: ContainerEngine,
     private readonly settings: BoxSettings,
+    /** The host's {@link ownedPrefix}. */
+    private readonly host: string,
     private readonly controlParent: string,
     private readonly lock: Effect.Semaphore,
     private readonly scope: Scope.Scope
@@ -127,9 +128,10 @@ export class Boxes {
   /** The layer's boxes, all removed when `Scope` closes. */
   static make(engine: ContainerEngine, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
     return Effect.gen(function*() {
+      const host = ownedPrefix()
       // Named after the host, so a later host's container layer removes it if this one dies.
-      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix()))
-      const boxes = new Boxes(engine, settings, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
+      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
+      const boxes = new Boxes(engine, settings, host, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
       yield* Effect.addFinalizer(() => boxes.removeAll)
       return boxes
     })

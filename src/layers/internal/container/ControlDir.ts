@@ -87,6 +87,12 @@ const readEntry = (path: string): string | undefined => {
   }
 }
 
+/** The status in `file`, once its line is complete. */
+const readStatus = (file: string): LeaderStatus | undefined => {
+  const text = readEntry(file)
+  return text === undefined ? undefined : parseStatus(text)
+}
+
 export class ControlDir {
   private readonly watcher: NodeFs.FSWatcher
   private readonly pending = new Map<string, () => void>()
@@ -114,8 +120,7 @@ export class ControlDir {
     // Read again while the group has members: the wrapper adds `empty` once it has none.
     const read = () => {
       if (status !== undefined && !status.groupAlive) return status
-      const text = readEntry(file)
-      const read = text === undefined ? undefined : parseStatus(text)
+      const read = readStatus(file)
       if (read === undefined) return status
       const first = status === undefined
       status = read
@@ -166,8 +171,7 @@ export class ControlDir {
   private removeSettledAbandoned(): void {
     for (const name of this.abandoned) {
       const file = NodePath.join(this.path, name)
-      const text = readEntry(file)
-      const status = text === undefined ? undefined : parseStatus(text)
+      const status = readStatus(file)
       if (status === undefined || status.groupAlive) continue
       removeFiles(file)
       this.abandoned.delete(name)
