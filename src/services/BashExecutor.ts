@@ -157,7 +157,11 @@ export declare namespace BashExecutor {
    */
   export interface SandboxPolicy {
     readonly mode: SandboxMode
-    /** Canonical (symlink-free) workspace root; relative workdirs resolve against it. */
+    /**
+     * The workspace root, absolute: writable under `workspace-write`. The sandbox resolves its
+     * links, and refuses (a `BashRequestError` on `workspaceRoot`) a root that would nest with one
+     * it granted another call, or that is reached through a link inside one.
+     */
     readonly workspaceRoot: string
   }
 

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { realpathSync } from "node:fs"
 import * as path from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { BashExecutor } from "../services/BashExecutor.js"
@@ -65,6 +66,15 @@ const isInside = (root: string, target: string): boolean => {
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative))
 }
 
+/** The root a sandbox binds: its links resolved, as far as it exists. */
+const canonical = (root: string): string => {
+  try {
+    return realpathSync(root)
+  } catch {
+    return root
+  }
+}
+
 /** The first target the mode forbids, if any. */
 const deniedTarget = (spec: BashExecutor.Spec, mode: BashExecutor.SandboxMode, root: string): string | undefined => {
   if (mode === "danger-full-access") return undefined
@@ -81,7 +91,7 @@ const make = (config: FakeConfiningExecutorConfig) =>
     /** What the sandbox would have reported, and the stderr a denied write leaves. */
     const judge = (spec: BashExecutor.Spec): { readonly sandbox: BashExecutor.SandboxFacts; readonly stderr: string } => {
       const mode = spec.sandboxPolicy?.mode ?? defaultMode
-      const root = spec.sandboxPolicy?.workspaceRoot ?? config.workspaceRoot ?? spec.workdir
+      const root = canonical(spec.sandboxPolicy?.workspaceRoot ?? config.workspaceRoot ?? spec.workdir)
       const target = deniedTarget(spec, mode, root)
       return {
         sandbox: { mode, denied: target !== undefined },

@@ -30,17 +30,27 @@ const awaitCanonical = (resolving: Promise<string>, dir: string): Effect.Effect<
 const canonicalDir = (dir: string): Effect.Effect<string> => Effect.suspend(() => awaitCanonical(realpath(dir), dir))
 
 /**
- * The canonical working directory of a call's session, resolving from now on: the thread pool
- * works on it while the call goes on with other things, and the returned effect awaits it.
+ * A call's session directory: as the session gives it (made absolute), and canonical.
  */
-export const startSessionDir = (session: ToolSession | undefined): Effect.Effect<Effect.Effect<string> | undefined> =>
+export interface SessionDir {
+  readonly given: string
+  readonly canonical: Effect.Effect<string>
+}
+
+/**
+ * The directory of a call's session, its canonical form resolving from now on: the thread pool works
+ * on it while the call goes on with other things, and `canonical` awaits it.
+ */
+export const startSessionDir = (session: ToolSession | undefined): Effect.Effect<SessionDir | undefined> =>
   Effect.sync(() => {
     const dir = session?.cwd
     if (dir === undefined) return undefined
     const resolving = realpath(dir)
     // Never awaited when the call is interrupted first: its failure is not unhandled.
     resolving.catch(() => {})
-    return awaitCanonical(resolving, dir)
+    // Not normalized: `..` after a link is the link target's parent, as for the kernel.
+    const given = path.isAbsolute(dir) ? dir : `${process.cwd()}/${dir}`
+    return { given, canonical: awaitCanonical(resolving, dir) }
   })
 
 const placeBody = function*(
@@ -48,17 +58,19 @@ const placeBody = function*(
   call: {
     readonly workdir: string | undefined
     /** From {@link startSessionDir}. */
-    readonly sessionDir: Effect.Effect<string> | undefined
+    readonly sessionDir: SessionDir | undefined
     readonly mode: BashExecutor.SandboxMode | undefined
   }
 ) {
-  const sessionDir = call.sessionDir === undefined ? undefined : yield* call.sessionDir
+  const sessionDir = call.sessionDir === undefined ? undefined : yield* call.sessionDir.canonical
   if (call.mode !== undefined) {
-    const workspaceRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executor.defaultWorkdir, canonicalDir))
+    const canonicalRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executor.defaultWorkdir, canonicalDir))
     // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.
     const workdir = call.workdir === undefined
-      ? workspaceRoot
-      : yield* canonicalDir(path.resolve(workspaceRoot, call.workdir))
+      ? canonicalRoot
+      : yield* canonicalDir(path.resolve(canonicalRoot, call.workdir))
+    // The session's directory as given: the sandbox resolves it again, watching the links on the way.
+    const workspaceRoot = call.sessionDir?.given ?? canonicalRoot
     return { workdir, sandboxPolicy: { mode: call.mode, workspaceRoot } } satisfies Placement
   }
   if (call.workdir === undefined) return (sessionDir === undefined ? {} : { workdir: sessionDir }) satisfies Placement

@@ -31,6 +31,9 @@ const isRoot = process.getuid?.() === 0
 const dirs = tempDirs("effect-bash-sandbox")
 const freshDir = dirs.fresh
 afterAll(dirs.removeAll)
+/** Directories outside /tmp, which is private under workspace-write. */
+const varTmp = tempDirs("effect-bash-sandbox", "/var/tmp")
+afterAll(varTmp.removeAll)
 
 const sandbox = (config: SandboxBashExecutor.Settings.Input = {}) =>
   SandboxBashExecutor.layer({ graceMs, ...config })
@@ -93,7 +96,7 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
     Effect.gen(function*() {
       const root = freshDir("ww")
       // Outside both the root and /tmp (which is private here).
-      const other = fs.mkdtempSync("/var/tmp/effect-bash-sandbox-ww-other-")
+      const other = varTmp.fresh("ww-other")
       const hostTmp = path.join(tmp, `effect-bash-host-visible-${process.pid}`)
       fs.writeFileSync(hostTmp, "host")
       const inside = `/tmp/effect-bash-private-${process.pid}`
@@ -110,7 +113,6 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
       expect(fs.existsSync(inside)).toBe(false)
       expect(fs.existsSync(path.join(other, "x"))).toBe(false)
       fs.rmSync(hostTmp)
-      fs.rmSync(other, { recursive: true })
     }).pipe(Effect.provide(sandbox())))
 
   it.live("workspace-write with `/` as the root: /proc, /dev and the PID namespace stay the sandbox's", () =>
@@ -376,6 +378,85 @@ describe.skipIf(!bwrapUsable)("the bash tool over the sandbox", () => {
       expect(yield* textOf("bash", write, { session })).toContain("[sandbox: file access denied under read-only mode]")
       expect(fs.readFileSync(path.join(workdir, "file.txt"), "utf8")).toBe("hi\n")
     }).pipe(Effect.provide(tools(["allowed-once"], workdir)))
+  })
+})
+
+describe.skipIf(!bwrapUsable)("the writable roots of one sandbox", () => {
+  const writeIn = (root: string) =>
+    run({ command: "echo x > mark", workdir: root, sandboxPolicy: { mode: "workspace-write", workspaceRoot: root } })
+  const refusal = (root: string) =>
+    Effect.map(Effect.flip(writeIn(root)), (error) => ({ _tag: error._tag, field: "field" in error ? error.field : undefined, message: error.message }))
+
+  it.live("never nest, in either order; the same directory and siblings are granted", () =>
+    Effect.gen(function*() {
+      const parent = freshDir("roots")
+      const a = path.join(parent, "a")
+      const b = path.join(parent, "b")
+      fs.mkdirSync(path.join(a, "sub"), { recursive: true })
+      fs.mkdirSync(b)
+      expect((yield* writeIn(a)).exitCode).toBe(0)
+      expect((yield* writeIn(a)).exitCode).toBe(0)
+      expect((yield* writeIn(b)).exitCode).toBe(0)
+      expect(yield* refusal(path.join(a, "sub"))).toEqual({
+        _tag: "BashRequestError",
+        field: "workspaceRoot",
+        message: `workspace-write: "${a}/sub" lies inside "${a}", which this sandbox has made writable to another call: a command there could replace it with a link. Confined sessions need the same directory or sibling ones.`
+      })
+      expect(yield* refusal(parent)).toEqual({
+        _tag: "BashRequestError",
+        field: "workspaceRoot",
+        message: `workspace-write: "${parent}" holds "${a}", which this sandbox has made writable to another call: a command here could replace it with a link. Confined sessions need the same directory or sibling ones.`
+      })
+      expect(fs.existsSync(path.join(a, "sub", "mark"))).toBe(false)
+      expect(fs.existsSync(path.join(parent, "mark"))).toBe(false)
+    }).pipe(Effect.provide(sandbox())))
+
+  it.live("a root reached through a link inside a granted root is refused, however it is reached; a link elsewhere is followed", () =>
+    Effect.gen(function*() {
+      const parent = freshDir("links")
+      const granted = path.join(parent, "granted")
+      const elsewhere = path.join(parent, "elsewhere")
+      fs.mkdirSync(granted)
+      fs.mkdirSync(path.join(elsewhere, "real"), { recursive: true })
+      fs.symlinkSync(path.join(elsewhere, "real"), path.join(parent, "alias"))
+      expect((yield* writeIn(granted)).exitCode).toBe(0)
+      expect((yield* writeIn(path.join(parent, "alias"))).exitCode).toBe(0)
+      expect(fs.existsSync(path.join(elsewhere, "real", "mark"))).toBe(true)
+
+      const target = varTmp.fresh("link-target")
+      fs.symlinkSync(target, path.join(granted, "planted"))
+      fs.symlinkSync(path.join(granted, "planted"), path.join(parent, "chained"))
+      for (const root of [path.join(granted, "planted"), path.join(parent, "chained")]) {
+        expect(yield* refusal(root)).toEqual({
+          _tag: "BashRequestError",
+          field: "workspaceRoot",
+          message: `workspace-write: "${root}" is reached through the link "${granted}/planted", inside "${granted}", which this sandbox has made writable: a confined command may have made that link. Confined sessions need the same directory or sibling ones.`
+        })
+      }
+      expect(fs.readdirSync(target)).toEqual([])
+    }).pipe(Effect.provide(sandbox())))
+})
+
+describe.skipIf(!bwrapUsable)("sessions of the bash tool over one sandbox", () => {
+  it.live("one session's command cannot make another session's directory lead out of its own", () => {
+    const parent = freshDir("sessions")
+    const first = { id: "first", cwd: path.join(parent, "first") }
+    // A directory a hostile command wants writable: outside every session, and outside /tmp (which
+    // is private in the box).
+    const victim = varTmp.fresh("victim")
+    fs.mkdirSync(first.cwd)
+    const plant = { command: `ln -s ${victim} next-session`, description: "Plant a link" }
+    const write = { command: "echo owned > owned.txt", description: "Write a file here" }
+    return Effect.gen(function*() {
+      expect(yield* textOf("bash", plant, { session: first })).toBe("(no output)")
+      const second = { id: "second", cwd: path.join(first.cwd, "next-session") }
+      const text = yield* textOf("bash", write, { session: second })
+      expect(text).toContain("is reached through the link")
+      expect(fs.readdirSync(victim)).toEqual([])
+    }).pipe(Effect.provide(composeWith({
+      executor: sandbox({ cwd: parent, sandboxMode: "workspace-write" }).pipe(Layer.orDie),
+      services: withTasks(ApprovalScripted.layer([]))
+    })))
   })
 })
 

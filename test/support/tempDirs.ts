@@ -1,13 +1,12 @@
 /**
- * The directories a test file makes under the system's temp directory (its real path), and their
- * removal, which the file calls after its tests.
+ * The directories a test file makes under a parent (by default the system's temp directory, its
+ * real path), and their removal, which the file calls after its tests.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-export const tempDirs = (prefix: string) => {
-  const parent = fs.realpathSync(os.tmpdir())
+export const tempDirs = (prefix: string, parent: string = fs.realpathSync(os.tmpdir())) => {
   const made: Array<string> = []
   return {
     /** A new private directory `<prefix>-<label>-XXXXXX`. */

@@ -247,11 +247,11 @@ describe("workdir", () => {
       expect(yield* workdirs).toEqual(["/exec/default", "/exec/default/sub"])
     }).pipe(Effect.provide(compose({ executor: scripted({ cwd: "/exec/default" }) }))))
 
-  it.effect("under a sandbox policy the canonical workspace root is the base, and carries the mode", () =>
+  it.effect("under a sandbox policy the canonical workspace root is the base; the policy carries the mode and the session's directory as given", () =>
     Effect.gen(function*() {
       yield* textOf("bash", { ...ok, workdir: "sub" }, { session: { id: "s", cwd: path.join(scratch, "link") } })
       const [call] = yield* Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls)
-      expect(call!.spec.sandboxPolicy).toEqual({ mode: "workspace-write", workspaceRoot: path.join(real, "project") })
+      expect(call!.spec.sandboxPolicy).toEqual({ mode: "workspace-write", workspaceRoot: path.join(scratch, "link") })
       expect(call!.spec.workdir).toBe(path.join(real, "project", "sub"))
     }).pipe(Effect.provide(compose({ executor: FakeConfiningExecutor.layer() }))))
 

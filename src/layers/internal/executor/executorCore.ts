@@ -7,6 +7,7 @@
  * @internal
  */
 import { Deferred, Effect, Fiber, FiberSet, Scope } from "effect"
+import type { BashRequestError } from "../../../services/BashExecutor.js"
 import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
@@ -47,8 +48,8 @@ export interface Confinement {
   readonly sandboxMode: BashExecutor.SandboxMode | undefined
   /** Reported as the executor's `workspaceRoot`. */
   readonly workspaceRoot?: string | undefined
-  /** Fails closed when the call's mode cannot be enforced here. */
-  readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError>
+  /** Fails closed when the call's mode cannot be enforced here, or its writable root cannot be granted. */
+  readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError | BashRequestError>
   /** Set-up work started with the layer (the executor's `ready`). */
   readonly ready?: Effect.Effect<void>
   /**

@@ -20,6 +20,7 @@ import { bwrapDialect, confinedWrapper, containWrapper, hiddenPaths } from "./bw
 import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
 import { defaults as sandboxDefaults } from "../../sandboxSettings.js"
 import { metMountRace, probeRunner } from "./probe.js"
+import { writableRoots } from "./writableRoots.js"
 
 /** A probe's verdict, and whether its probe has started. */
 interface ProbeRound {
@@ -110,6 +111,7 @@ export const sandboxConfinement = (
     })
     if (sandboxConfinesByDefault(config)) yield* startProbe(round)
     const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
+    const roots = writableRoots()
     const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
     const launch = (spec: BashExecutor.Spec) =>
@@ -117,7 +119,8 @@ export const sandboxConfinement = (
         const mode = spec.sandboxPolicy?.mode ?? config.sandboxMode
         if (mode === "danger-full-access") return { ...contained, sandbox: { mode } } satisfies Launch
         if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
-        const root = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
+        const given = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
+        const root = mode === "workspace-write" ? yield* roots.grant(given) : given
         return {
           wrapper: profileOf(mode, root),
           sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
