@@ -235,6 +235,32 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
     }).pipe(Effect.provide(sandbox({ home })))
   })
 
+  it.live("a pinned directory replaced by a link as bubblewrap starts is refused, not bound", () => {
+    // What a command running in the same root can do at any moment; this runner does it just before
+    // bubblewrap starts, after the sandbox has chosen its mounts. A relative link resolves alike
+    // outside the box and inside it, where bubblewrap looks for the mount's destination.
+    const home = freshDir("pin-swap")
+    const victim = varTmp.fresh("pin-victim")
+    const runner = path.join(freshDir("pin-runner"), "bwrap")
+    fs.writeFileSync(
+      runner,
+      // Only for a call that binds the pinned directory (not the probe).
+      `#!/bin/sh\ncase "$*" in *"/.docker "*) mv ${home}/.docker ${home}/.docker-moved; ln -s ${path.relative(home, victim)} ${home}/.docker;; esac\n` +
+        `exec ${bwrapBinary()} "$@"\n`,
+      { mode: 0o755 }
+    )
+    return Effect.gen(function*() {
+      fs.mkdirSync(path.join(home, ".docker"))
+      fs.writeFileSync(path.join(home, ".docker", "config.json"), "DOCKER-SECRET")
+      const error = yield* Effect.flip(run({
+        command: `echo owned > ${victim}/owned`,
+        sandboxPolicy: { mode: "workspace-write", workspaceRoot: home }
+      }))
+      expect(error).toMatchObject({ _tag: "SandboxUnavailableError", runnerFailure: expect.stringMatching(/^bwrap: /) })
+      expect(fs.readdirSync(victim)).toEqual([])
+    }).pipe(Effect.provide(sandbox({ home, bwrapPath: runner })))
+  })
+
   it.live("the host's environment is not readable through /proc", () =>
     Effect.gen(function*() {
       const name = "EFFECT_BASH_SANDBOX_TEST_SECRET_TOKEN"

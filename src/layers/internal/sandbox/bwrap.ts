@@ -92,12 +92,12 @@ const maskArgs = (hidden: ReadonlyArray<HiddenPath>): ReadonlyArray<string> =>
   )
 
 /**
- * Each directory strictly inside the writable `root` that leads to a hidden path, bound onto itself,
- * parents first. A mount point cannot be renamed or removed (EBUSY), so a command cannot move a
- * store aside (`mv ~/.docker ~/.dockerx`) for a later call, whose masks go by name, to read it.
+ * Each directory strictly inside the writable `root` that leads to a hidden path, parents first. Each
+ * is bound onto itself: a mount point cannot be renamed or removed (EBUSY), so a command cannot move
+ * a store aside (`mv ~/.docker ~/.dockerx`) for a later call, whose masks go by name, to read it.
  * The hidden paths themselves are mount points already (their masks); the root too.
  */
-const pinArgs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyArray<string> => {
+const pinnedDirs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyArray<string> => {
   const inside = root === "/" ? "/" : `${root}/`
   const pinned = new Set<string>()
   for (const { path } of hidden) {
@@ -105,10 +105,32 @@ const pinArgs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyArray
       pinned.add(dir)
     }
   }
-  return [...pinned]
-    .sort((a, b) => a.split("/").length - b.split("/").length)
-    .flatMap((dir) => ["--bind", dir, dir])
+  return [...pinned].sort((a, b) => a.split("/").length - b.split("/").length)
 }
+
+/**
+ * The descriptor the first pinned directory is opened on; the next ones follow it. Above bash's own:
+ * it saves a descriptor a redirection replaces on the lowest free one from 10.
+ */
+const firstPinFd = 100
+
+/**
+ * Opens each pinned directory (its arguments: the count, then the paths) on its descriptor and
+ * refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
+ * binds each descriptor (`--bind-fd`) and checks the mount is that directory. A command running in
+ * the same root meanwhile can replace a pinned directory with a link; bound by path, the link's
+ * target would be writable.
+ */
+const openPinnedDirs = [
+  "n=$1; shift",
+  `for ((i = ${firstPinFd}; i < ${firstPinFd} + n; i++)); do`,
+  "  if ! eval 'exec '$i'<\"$1\"' 2>/dev/null || [ \"$(readlink \"/proc/$$/fd/$i\")\" != \"$1\" ]; then",
+  "    printf 'bwrap: %s was moved while the sandbox started\\n' \"$1\" >&2; exit 1",
+  "  fi",
+  "  shift",
+  "done",
+  "exec \"$@\""
+].join("\n")
 
 /**
  * Settings of a confined profile.
@@ -133,7 +155,12 @@ export interface ConfinedProfile {
  */
 export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper => {
   const filtered = profile.network === "none" && !profile.allowUnixSockets
+  const pinned = profile.mode === "workspace-write" ? pinnedDirs(profile.hidden, profile.workspaceRoot) : []
+  const opener = pinned.length === 0
+    ? []
+    : ["bash", "--norc", "--noprofile", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
   return wrapper([
+    ...opener,
     profile.bwrapPath,
     "--ro-bind",
     "/",
@@ -145,7 +172,7 @@ export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrappe
         "--bind",
         profile.workspaceRoot,
         profile.workspaceRoot,
-        ...pinArgs(profile.hidden, profile.workspaceRoot)
+        ...pinned.flatMap((dir, index) => ["--bind-fd", String(firstPinFd + index), dir])
       ]
       : []),
     // After the root: a root of `/` would otherwise bind the host's /proc and /dev back over them.
