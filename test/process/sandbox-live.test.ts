@@ -426,12 +426,12 @@ describe.skipIf(!bwrapUsable)("the writable roots of one sandbox", () => {
       expect(yield* refusal(path.join(a, "sub"))).toEqual({
         _tag: "BashRequestError",
         field: "workspaceRoot",
-        message: `workspace-write: "${a}/sub" lies inside "${a}", which this sandbox has made writable to another call: a command there could replace it with a link. Confined sessions need the same directory or sibling ones.`
+        message: `workspace-write: "${a}/sub" lies inside "${a}", which this sandbox has made writable to another call: a command there could replace it with a link. The harness sets session directories: confined sessions need the same directory or sibling ones.`
       })
       expect(yield* refusal(parent)).toEqual({
         _tag: "BashRequestError",
         field: "workspaceRoot",
-        message: `workspace-write: "${parent}" holds "${a}", which this sandbox has made writable to another call: a command here could replace it with a link. Confined sessions need the same directory or sibling ones.`
+        message: `workspace-write: "${parent}" holds "${a}", which this sandbox has made writable to another call: a command here could replace it with a link. The harness sets session directories: confined sessions need the same directory or sibling ones.`
       })
       expect(fs.existsSync(path.join(a, "sub", "mark"))).toBe(false)
       expect(fs.existsSync(path.join(parent, "mark"))).toBe(false)
@@ -456,7 +456,7 @@ describe.skipIf(!bwrapUsable)("the writable roots of one sandbox", () => {
         expect(yield* refusal(root)).toEqual({
           _tag: "BashRequestError",
           field: "workspaceRoot",
-          message: `workspace-write: "${root}" is reached through the link "${granted}/planted", inside "${granted}", which this sandbox has made writable: a confined command may have made that link. Confined sessions need the same directory or sibling ones.`
+          message: `workspace-write: "${root}" is reached through the link "${granted}/planted", inside "${granted}", which this sandbox has made writable: a confined command may have made that link. The harness sets session directories: confined sessions need the same directory or sibling ones.`
         })
       }
       expect(fs.readdirSync(target)).toEqual([])

@@ -94,5 +94,5 @@ export const writableRoots = () => {
 const refuse = (reason: string) =>
   new BashRequestError({
     field: "workspaceRoot",
-    message: `workspace-write: ${reason}. Confined sessions need the same directory or sibling ones.`
+    message: `workspace-write: ${reason}. The harness sets session directories: confined sessions need the same directory or sibling ones.`
   })
