@@ -108,26 +108,26 @@ const pinnedDirs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyAr
   return [...pinned].sort((a, b) => a.split("/").length - b.split("/").length)
 }
 
-/**
- * The descriptor the first pinned directory is opened on; the next ones follow it. Above bash's own:
- * it saves a descriptor a redirection replaces on the lowest free one from 10.
- */
-const firstPinFd = 100
+/** The descriptors the pinned directories are opened on: a POSIX shell's redirections reach 9. */
+const firstPinFd = 5
+const maxPins = 5
 
 /**
  * Opens each pinned directory (its arguments: the count, then the paths) on its descriptor and
  * refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
  * binds each descriptor (`--bind-fd`) and checks the mount is that directory. A command running in
  * the same root meanwhile can replace a pinned directory with a link; bound by path, the link's
- * target would be writable.
+ * target would be writable. It runs on the host before bubblewrap, so it names nothing through
+ * `PATH` (which a confined command may write into): `/bin/sh` and builtins only.
  */
 const openPinnedDirs = [
-  "n=$1; shift",
-  `for ((i = ${firstPinFd}; i < ${firstPinFd} + n; i++)); do`,
-  "  if ! eval 'exec '$i'<\"$1\"' 2>/dev/null || [ \"$(readlink \"/proc/$$/fd/$i\")\" != \"$1\" ]; then",
+  "n=$1; shift; i=" + firstPinFd,
+  `if [ "$n" -gt ${maxPins} ]; then printf 'bwrap: more than ${maxPins} directories to pin\\n' >&2; exit 1; fi`,
+  `while [ "$i" -lt $((${firstPinFd} + n)) ]; do`,
+  "  if ! eval \"exec $i<\\\"\\$1\\\"\" 2>/dev/null || [ \"$(cd -P \"/proc/self/fd/$i\" 2>/dev/null && pwd -P)\" != \"$1\" ]; then",
   "    printf 'bwrap: %s was moved while the sandbox started\\n' \"$1\" >&2; exit 1",
   "  fi",
-  "  shift",
+  "  i=$((i + 1)); shift",
   "done",
   "exec \"$@\""
 ].join("\n")
@@ -158,7 +158,7 @@ export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrappe
   const pinned = profile.mode === "workspace-write" ? pinnedDirs(profile.hidden, profile.workspaceRoot) : []
   const opener = pinned.length === 0
     ? []
-    : ["bash", "--norc", "--noprofile", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
+    : ["/bin/sh", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
   return wrapper([
     ...opener,
     profile.bwrapPath,
