@@ -261,6 +261,24 @@ describe.skipIf(!bwrapUsable)("SandboxBashExecutor with real processes", () => {
     }).pipe(Effect.provide(sandbox({ home, bwrapPath: runner })))
   })
 
+  it.live("bubblewrap is found on PATH once, as the layer starts: a confined command cannot plant its own", () => {
+    const root = freshDir("path-plant")
+    const victim = varTmp.fresh("path-victim")
+    const hostPath = process.env.PATH
+    const plant = `mkdir bin && printf '#!/bin/sh\\necho ran > ${victim}/ran\\n' > bin/bwrap && chmod +x bin/bwrap`
+    const sandboxPolicy = { mode: "workspace-write" as const, workspaceRoot: root }
+    return Effect.gen(function*() {
+      expect((yield* run({ command: plant, workdir: root, sandboxPolicy })).exitCode).toBe(0)
+      expect((yield* run({ command: "true", workdir: root, sandboxPolicy })).exitCode).toBe(0)
+      expect(fs.readdirSync(victim)).toEqual([])
+    }).pipe(
+      Effect.provide(sandbox()),
+      // A PATH whose first directory is inside the writable root, as the layer starts and after.
+      (effect) => Effect.zipRight(Effect.sync(() => (process.env.PATH = `${root}/bin:${hostPath}`)), effect),
+      Effect.ensuring(Effect.sync(() => (process.env.PATH = hostPath)))
+    )
+  })
+
   it.live("the host's environment is not readable through /proc", () =>
     Effect.gen(function*() {
       const name = "EFFECT_BASH_SANDBOX_TEST_SECRET_TOKEN"

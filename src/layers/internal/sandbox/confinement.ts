@@ -20,6 +20,7 @@ import { bwrapDialect, confinedWrapper, containWrapper, hiddenPaths } from "./bw
 import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
 import { defaults as sandboxDefaults } from "../../sandboxSettings.js"
 import { metMountRace, probeRunner } from "./probe.js"
+import { runnerPath } from "./runnerPath.js"
 import { writableRoots } from "./writableRoots.js"
 
 /** A probe's verdict, and whether its probe has started. */
@@ -37,7 +38,7 @@ export const localConfinement = (
 ): Effect.Effect<Confinement, LocalBashExecutorConfigError, ProcessSpawner> =>
   Effect.gen(function*() {
     if (!config.contain) return unconfined
-    const wrapper = containWrapper(config.bwrapPath)
+    const wrapper = containWrapper(runnerPath(config.bwrapPath))
     const failure = yield* probeRunner(wrapper, bwrapDialect, sandboxDefaults.probeTimeoutMs, config.graceMs)
     if (failure !== undefined) {
       return yield* new LocalBashExecutorConfigError({
@@ -68,9 +69,10 @@ export const sandboxConfinement = (
     const spawner = yield* ProcessSpawner
     const layerScope = yield* Effect.scope
     const home = config.home ?? NodeOs.homedir()
+    const bwrapPath = runnerPath(config.bwrapPath)
     const profileOf = (mode: "read-only" | "workspace-write", workspaceRoot: string) =>
       confinedWrapper({
-        bwrapPath: config.bwrapPath,
+        bwrapPath,
         mode,
         workspaceRoot,
         network: config.network,
@@ -110,7 +112,7 @@ export const sandboxConfinement = (
       return Effect.zipRight(startProbe(current), Deferred.await(current.verdict))
     })
     if (sandboxConfinesByDefault(config)) yield* startProbe(round)
-    const contained: Launch = config.contain ? { wrapper: containWrapper(config.bwrapPath) } : {}
+    const contained: Launch = config.contain ? { wrapper: containWrapper(bwrapPath) } : {}
     const roots = writableRoots()
     const configuredRoot = canonicalDirSync(config.workspaceRoot ?? config.cwd ?? process.cwd())
 
