@@ -9,6 +9,7 @@ import * as NodePath from "node:path"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"
+import { within } from "./canonicalDir.js"
 import { unixSocketFilter } from "./seccomp.js"
 
 /**
@@ -98,10 +99,9 @@ const maskArgs = (hidden: ReadonlyArray<HiddenPath>): ReadonlyArray<string> =>
  * The hidden paths themselves are mount points already (their masks); the root too.
  */
 const pinnedDirs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyArray<string> => {
-  const inside = root === "/" ? "/" : `${root}/`
   const pinned = new Set<string>()
   for (const { path } of hidden) {
-    for (let dir = NodePath.dirname(path); dir.startsWith(inside) && dir !== root; dir = NodePath.dirname(dir)) {
+    for (let dir = NodePath.dirname(path); dir !== root && within(dir, root); dir = NodePath.dirname(dir)) {
       pinned.add(dir)
     }
   }

@@ -1,6 +1,7 @@
 /**
- * A directory's filesystem identity, as confinement and the sandbox sessions compare it; the tool's
- * placement (`tool/placement.ts`) resolves a call's directory by the same rule, without blocking.
+ * A directory's filesystem identity, as confinement and the sandbox sessions compare it (the tool's
+ * placement, `tool/placement.ts`, resolves a call's directory by the same rule, without blocking), and
+ * whether one canonical directory lies within another.
  *
  * @internal
  */
@@ -18,3 +19,7 @@ export const canonicalDirSync = (dir: string): string => {
     return NodePath.resolve(dir)
   }
 }
+
+/** Whether `dir` is `root` or lies below it; both canonical. */
+export const within = (dir: string, root: string): boolean =>
+  dir === root || dir.startsWith(root === "/" ? "/" : `${root}/`)

@@ -13,12 +13,10 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { BashRequestError } from "../../../services/BashExecutor.js"
+import { within } from "./canonicalDir.js"
 
 /** The kernel's bound on the links one lookup follows. */
 const maxLinks = 40
-
-const within = (dir: string, root: string): boolean =>
-  dir === root || dir.startsWith(root === "/" ? "/" : `${root}/`)
 
 /** Why `given` resolves to something this sandbox must not grant; the resolved root otherwise. */
 type Resolution = { readonly root: string } | { readonly refusal: string }
