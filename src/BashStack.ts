@@ -7,13 +7,14 @@
  * @since 0.1.0
  */
 import type { ConfigError } from "effect"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, ExecutionStrategy, Layer, Option, Scope } from "effect"
 import type { Approval } from "./services/Approval.js"
-import type { BashEnvRegistrationError, BashEnvRegistry } from "./services/BashEnvRegistry.js"
+import type { BashEnvRegistrationError } from "./services/BashEnvRegistry.js"
+import { BashEnvRegistry } from "./services/BashEnvRegistry.js"
 import type { BashExecutor } from "./services/BashExecutor.js"
-import type { SandboxSessions } from "./services/SandboxSessions.js"
+import { SandboxSessions } from "./services/SandboxSessions.js"
 import type { SessionPersistence } from "./services/SessionPersistence.js"
-import type { Tasks } from "./services/Tasks.js"
+import { Tasks } from "./services/Tasks.js"
 import type { AgentTools } from "./services/AgentTools.js"
 import type { CompletionNotices } from "./services/CompletionNotices.js"
 import * as AgentToolsLive from "./tool/AgentToolsLive.js"
@@ -111,9 +112,9 @@ export const layer = (
   const configured = config.sessionJsonlDir === undefined
     ? Option.none()
     : Option.some(SessionPersistenceJsonl.layer({ directory: config.sessionJsonlDir }))
-  const persistence: Layer.Layer<never> = overrides.persistence
-    ? overrides.persistence(configured)
-    : Option.getOrElse(configured, () => Layer.empty)
+  const persistence: Option.Option<Layer.Layer<never>> = overrides.persistence
+    ? Option.some(overrides.persistence(configured))
+    : configured
   const executor = overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
@@ -127,16 +128,37 @@ export const layer = (
       : config.sandbox === undefined
       ? LocalBashExecutor.layer(config.executor)
       : SandboxBashExecutor.layer({ ...config.executor, ...config.sandbox }))
-  const services = Layer.mergeAll(
-    Layer.provideMerge(SandboxSessionsLive.layer, executor),
-    TasksLive.layer(config.tasks),
-    BashEnvRegistryLive.layer(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
-    persistence,
-    overrides.approval ?? Layer.empty
-  )
-  const withContributor = Layer.merge(services, SessionJsonlEnvContributor.layer.pipe(Layer.provide(services)))
-  const tools = AgentToolsLive.layer(
-    config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }
-  )
-  return Layer.provideMerge(tools, withContributor)
+  // One scoped constructor rather than a graph of layers: each layer of a graph is memoized with
+  // its own scope, refs and fibers when built and released, which a command-line start pays for.
+  // Released as a merge of layers is: the tools first, then the services together (a task's cancel
+  // may wait for the executor's kill of its process).
+  return Layer.scopedContext(Effect.gen(function*() {
+    const together = yield* Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, ExecutionStrategy.parallel))
+    const own = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Scope.fork(together, ExecutionStrategy.sequential), (scope) => Scope.extend(effect, scope))
+    // Persistence and approval are in the context only when composed (see `BashStackServices`).
+    const composed = (layer: Option.Option<Layer.Layer<never>>) =>
+      Option.match(layer, { onNone: () => Effect.succeed(Context.empty()), onSome: (some) => own(Layer.build(some)) })
+    const executorContext = yield* own(Layer.build(executor))
+    const built = Context.merge(
+      Context.merge(executorContext, yield* composed(persistence)),
+      yield* composed(Option.fromNullable(overrides.approval))
+    )
+    const sessions = yield* Effect.provide(SandboxSessionsLive.make, built)
+    const tasks = yield* own(TasksLive.make(config.tasks))
+    const registry = yield* BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
+    const services = built.pipe(
+      Context.add(SandboxSessions, sessions),
+      Context.add(Tasks, tasks),
+      Context.add(BashEnvRegistry, registry)
+    )
+    yield* own(Effect.provide(SessionJsonlEnvContributor.register, services))
+    const tools = yield* Effect.provide(
+      AgentToolsLive.make(
+        config.enableRunInBackground === undefined ? {} : { enableRunInBackground: config.enableRunInBackground }
+      ),
+      services
+    )
+    return Context.merge(services, tools)
+  }))
 }

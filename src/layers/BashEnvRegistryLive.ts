@@ -70,7 +70,13 @@ const addValues = (
   return Effect.void
 }
 
-const make = (config: Options) =>
+/**
+ * The live managed-environment registry; `DSH_HOME` is resolved as it is built (see {@link layer}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (config: Options = {}): Effect.Effect<BashEnvRegistry["Type"], ConfigError.ConfigError> =>
   Effect.gen(function*() {
     const dshHome = yield* resolveDshHome(config.dshHome)
     const registrations = yield* Ref.make<Registrations>({ byName: new Map(), owners: new Map() })

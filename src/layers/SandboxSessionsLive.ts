@@ -8,7 +8,13 @@ import { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
 import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
 
-const make = Effect.gen(function*() {
+/**
+ * The live session modes, built on the executor in the context (its default mode and workdir).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<SandboxSessions["Type"], never, BashExecutor> = Effect.gen(function*() {
   const executor = yield* BashExecutor
   const overrides = new Map<string, BashExecutor.SandboxMode>()
   // The workspace root as placement computes it: the session's canonical cwd, else the executor's

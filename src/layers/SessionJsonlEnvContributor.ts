@@ -4,21 +4,22 @@
  *
  * @since 0.1.0
  */
+import type { Scope } from "effect"
 import { Effect, Layer, Option } from "effect"
 import type { BashEnvRegistrationError } from "../services/BashEnvRegistry.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 
 /**
- * Registers the `session-persistence` contributor for the lifetime of the layer. It owns
+ * Registers the `session-persistence` contributor for the lifetime of the scope. It owns
  * `DSH_SESSION_JSONL`, set only when the call has a session that the composed persistence locates as
  * `jsonl`; without a {@link SessionPersistence}, never.
  *
  * @since 0.1.0
- * @category layers
+ * @category constructors
  */
-export const layer: Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry> = Layer.scopedDiscard(
-  Effect.gen(function*() {
+export const register: Effect.Effect<void, BashEnvRegistrationError, BashEnvRegistry | Scope.Scope> = Effect.gen(
+  function*() {
     const registry = yield* BashEnvRegistry
     const persistence = yield* Effect.serviceOption(SessionPersistence)
     const contributor: BashEnvRegistry.Contributor = {
@@ -41,5 +42,13 @@ export const layer: Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry
           )
     }
     yield* registry.register(contributor)
-  })
+  }
 )
+
+/**
+ * {@link register} as a layer: the contributor is registered for as long as the layer lives.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<never, BashEnvRegistrationError, BashEnvRegistry> = Layer.scopedDiscard(register)

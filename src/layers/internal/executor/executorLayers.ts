@@ -56,13 +56,16 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
       : NodeProcessSpawner.layer
   // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
   // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
+  // One scoped layer over the ports built in its scope: a graph of layers costs a start more.
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
-    Layer.unwrapEffect(Effect.map(executor.resolve(settings), (config) =>
-      Layer.scoped(BashExecutor, start(config)).pipe(Layer.provide(Layer.mergeAll(
-        spawnerFor(config),
-        NodeFileSystem.layer,
-        NodePath.layer
-      )))))
+    Layer.scoped(
+      BashExecutor,
+      Effect.gen(function*() {
+        const config = yield* executor.resolve(settings)
+        const ports = yield* Layer.build(Layer.mergeAll(spawnerFor(config), NodeFileSystem.layer, NodePath.layer))
+        return yield* Effect.provide(start(config), ports)
+      })
+    )
   const layerConfig = (
     config: Config.Config.Wrap<Input> = executor.environment
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ConfigError.ConfigError> =>
