@@ -174,10 +174,14 @@ export function parameters<Fields extends Schema.Struct.Fields, Last extends Sch
   const decodeFields = Schema.decodeUnknown(Schema.Struct(fields))
   const decodeLast = composite === undefined ? undefined : Schema.decodeUnknown(compositeSchema(composite))
   const published = { ...fields, ...composite?.fields }
+  let jsonSchema: AgentTools.JsonSchema | undefined
   return {
-    jsonSchema: jsonSchemaOf(
-      Object.fromEntries(Object.entries(published).filter(([, field]) => !isUnadvertised(field)))
-    ),
+    // Made when first read: a call that no model chose (the CLI's `run`) never publishes it.
+    get jsonSchema() {
+      return jsonSchema ??= jsonSchemaOf(
+        Object.fromEntries(Object.entries(published).filter(([, field]) => !isUnadvertised(field)))
+      )
+    },
     decode: (raw: unknown) => {
       const record = argumentRecord(raw)
       const args = decodeLast === undefined

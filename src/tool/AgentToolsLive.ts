@@ -70,7 +70,9 @@ const descriptorOf = (tool: AnyAgentTool): AgentTools.Descriptor => {
   return {
     name: tool.name,
     description: tool.description,
-    parameters: tool.parameters.jsonSchema,
+    get parameters() {
+      return tool.parameters.jsonSchema
+    },
     success: tool.success,
     render: (value) => Option.match(decodeValue(value), { onNone: () => String(value), onSome: tool.render }),
     presentCall: tool.presentCall,
