@@ -88,32 +88,6 @@ const lazyNodeModule = {
   }
 }
 
-/** `effect`'s module names the sources import from its barrel that are not modules of their own. */
-const effectFunctions = new Set(["absurd", "flow", "hole", "identity", "pipe", "unsafeCoerce"])
-
-/**
- * `import { Effect, Layer } from "effect"` → `import * as Effect from "effect/Effect"` … in our
- * sources: the barrel's namespace objects keep every export of each module alive, its modules'
- * namespaces let esbuild keep only the functions a bundle calls.
- */
-const effectModules = {
-  name: "effect-modules",
-  setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8")
-      const contents = source.replace(/^import (type )?\{([^}]*)\} from "effect"$/gm, (_, typeOnly, names) =>
-        names.split(",").map((name) => name.trim()).filter((name) => name !== "").map((name) => {
-          const type = typeOnly !== undefined || name.startsWith("type ") ? "type " : ""
-          const [imported, local = imported] = name.replace(/^type /, "").split(/\s+as\s+/)
-          return effectFunctions.has(imported)
-            ? `import ${type}{ ${imported} as ${local} } from "effect/Function"`
-            : `import ${type}* as ${local} from "effect/${imported}"`
-        }).join("\n"))
-      return { contents, loader: "ts" }
-    })
-  }
-}
-
 /**
  * A bundled package's own source map is followed only when the sources it names exist (or it carries
  * them): some packages ship maps into sources they do not ship, and the bundle's map would name files
@@ -229,7 +203,7 @@ const cli = await build({
   // `import()`s stay lazy either way.
   supported: { "dynamic-import": false },
   external,
-  plugins: [lazyNodeModule, effectModules, completeInputMaps, mcpSdk(sdkBundle)]
+  plugins: [lazyNodeModule, completeInputMaps, mcpSdk(sdkBundle)]
 })
 const bundle = cjsOf(cli)
 const bin = await build({
@@ -247,7 +221,7 @@ const launcher = await build({
   ...common,
   format: "cjs",
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
-  plugins: [effectModules, completeInputMaps]
+  plugins: [completeInputMaps]
 })
 const builds = [sdk, cli, bin, launcher]
 const metafile = {

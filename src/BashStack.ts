@@ -6,8 +6,13 @@
  *
  * @since 0.1.0
  */
-import type { ConfigError } from "effect"
-import { Context, Effect, ExecutionStrategy, Layer, Option, Scope } from "effect"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import type { Approval } from "./services/Approval.js"
 import type { BashEnvRegistrationError } from "./services/BashEnvRegistry.js"
 import { BashEnvRegistry } from "./services/BashEnvRegistry.js"

@@ -6,7 +6,9 @@
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, FiberId } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 
 type Held =
   | { readonly _tag: "message"; readonly message: JSONRPCMessage }

@@ -3,7 +3,7 @@
  * is loaded when the subcommand runs, so `run` and `mcp` never load it.
  */
 import * as Command from "@effect/cli/Command"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 /**
  * The `demo` subcommand.

@@ -3,7 +3,7 @@
  * would and prints the model-facing result under a one-line heading. The demo uses fixed settings (a
  * 500 ms kill grace, a 160-byte output budget) so the tour is quick and predictable.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { writeStdout } from "./output.js"

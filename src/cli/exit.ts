@@ -6,7 +6,10 @@
  * workdir or `command aborted`), so it never collides with the command's own `exit 1`. Invalid flags
  * or settings exit 2, other failures 1, and an interrupt by SIGINT/SIGTERM 128+n.
  */
-import { Cause, Data, Exit, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import { constants } from "node:os"
 
 /**

@@ -4,7 +4,8 @@
  * description ("A user-defined piece of text.") are dropped, and ANSI colour is removed unless the
  * stream is a terminal and `NO_COLOR` is unset (https://no-color.org).
  */
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { stripAnsi } from "../tool/modelText.js"
 
 /** The sentences @effect/cli derives from an option's type, shown before its real description. */

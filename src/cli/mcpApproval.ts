@@ -6,7 +6,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { ElicitRequestFormParams, ElicitResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
 import { shownToUser } from "./approvalText.js"

@@ -4,7 +4,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { settingsOptions } from "./settings.js"
 
 const noBackground = Options.boolean("no-background").pipe(

@@ -9,7 +9,10 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Deferred, Effect, Exit, Layer } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as NodeProcessSpawner from "../layers/NodeProcessSpawner.js"
 import { Approval } from "../services/Approval.js"
 import type { ToolSession } from "../services/ToolExecution.js"

@@ -2,7 +2,7 @@
  * Writing to stdout/stderr as effects that complete once the stream has taken the bytes, so an
  * exit right after never cuts output short.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 const write = (stream: NodeJS.WriteStream, text: string): Effect.Effect<void> =>
   text === "" ? Effect.void : Effect.async<void>((resume) => {

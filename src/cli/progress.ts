@@ -2,7 +2,7 @@
  * A spinner on stderr while a step waits — only when stderr is a terminal, so CI logs and pipes
  * never see control characters.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 const frameMs = 100

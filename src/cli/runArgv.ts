@@ -7,7 +7,7 @@
  */
 import * as AutoCorrect from "@effect/cli/AutoCorrect"
 import * as CliConfig from "@effect/cli/CliConfig"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { capEchoed } from "../services/internal/requestChecks.js"
 import { SettingsError } from "./settings.js"
 

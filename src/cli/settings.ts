@@ -5,7 +5,11 @@
  */
 import * as Options from "@effect/cli/Options"
 import * as FileSystem from "@effect/platform/FileSystem"
-import { ConfigError, Data, Effect, Option, Schema } from "effect"
+import * as ConfigError from "effect/ConfigError"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"

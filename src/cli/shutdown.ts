@@ -9,8 +9,9 @@
  * after that (the official SDK's `StdioClientTransport`). A SIGKILLed host runs no finalizer, so a
  * process group still in its grace period then would survive it.
  */
-import type { Scope } from "effect"
-import { Deferred, Effect } from "effect"
+import type * as Scope from "effect/Scope"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 
 /**
  * Where signals come from: the process, or a fake in tests.

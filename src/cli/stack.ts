@@ -1,7 +1,8 @@
 /**
  * The tool stack every subcommand runs on: `BashStack` with the CLI's settings.
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as BashStack from "../BashStack.js"
 import type { Approval } from "../services/Approval.js"
 import type { CliSettings } from "./settings.js"

@@ -3,7 +3,7 @@
  * controlling terminal (`/dev/tty`), not to stdout or stderr, so it reaches the person at the
  * keyboard even when a program reads `run`'s output, and the answer is read from there too.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 import * as tty from "node:tty"

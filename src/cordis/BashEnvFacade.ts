@@ -4,7 +4,10 @@
  * hands this service the caller's context, the registration lives in a `Scope` opened for it, and
  * that scope closes when the caller's fiber unloads (or when the returned disposer is called).
  */
-import { Cause, Effect, Exit, Scope } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
 import type { CallRunner } from "./CallRunner.js"

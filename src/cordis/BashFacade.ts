@@ -8,8 +8,9 @@
  * JavaScript callers may build or change a spec by hand, so `run` and `start` check it as `resolve`
  * would (the executor trusts a resolved spec and checks nothing again), failing with the same errors.
  */
-import type { Brand } from "effect"
-import { Effect, Option } from "effect"
+import type * as Brand from "effect/Brand"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { checkSpec } from "../layers/resolveSpec.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { CallRunner } from "./CallRunner.js"

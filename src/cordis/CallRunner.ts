@@ -3,8 +3,15 @@
  * call in flight is interrupted (a foreground command is killed through the executor's kill path)
  * before the runtime's layers are closed.
  */
-import type { Runtime as EffectRuntime } from "effect"
-import { Cause, Effect, Exit, Fiber, FiberId, ManagedRuntime, Option, Runtime } from "effect"
+import type * as EffectRuntime from "effect/Runtime"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 
 /**
  * The runner's face.

@@ -1,7 +1,7 @@
 /**
  * `ctx.tasks`: the background-task runtime with Promise methods, over the {@link Tasks} service.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Tasks } from "../services/Tasks.js"
 import type { CallRunner } from "./CallRunner.js"
 

@@ -1,8 +1,10 @@
 /**
  * The plugin's configuration: one `effect/Schema` struct, published to Cordis as a Standard Schema.
  */
-import type { ParseResult } from "effect"
-import { Option, Schema, SchemaAST } from "effect"
+import type * as ParseResult from "effect/ParseResult"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"

@@ -3,7 +3,8 @@
  * notices, the harness events that refill a wake budget or retire an agent, and the `tool:bash`
  * prompt text that promises notices only to agents that get them.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
 import { promptText } from "../tool/BashTool.js"
 import type { CallRunner } from "./CallRunner.js"

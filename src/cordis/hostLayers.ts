@@ -3,7 +3,9 @@
  * host's services are read at call time (`ctx.get`), so one that loads, unloads or reloads after
  * our plugin is followed without rebuilding anything.
  */
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"

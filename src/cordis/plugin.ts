@@ -15,7 +15,8 @@
  * const result = await ctx.bash.run(ctx.bash.resolve({ command: "echo hi" }))
  * ```
  */
-import { Effect, ManagedRuntime } from "effect"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { SandboxSessions, sandboxPolicyContext } from "../services/SandboxSessions.js"

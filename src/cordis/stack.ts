@@ -2,7 +2,8 @@
  * The layer graph one plugin instance runs: the local executor, the managed environment, the task
  * runtime and the tools, with Approval and SessionPersistence backed by the host's services.
  */
-import { Layer, Option } from "effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as BashStack from "../BashStack.js"
 import type * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import type * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"

@@ -4,8 +4,13 @@
  *
  * @since 0.1.0
  */
-import type { ConfigError, Scope } from "effect"
-import { Config, Effect, Either, Layer, Ref } from "effect"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Scope from "effect/Scope"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import { BashEnvCollectError, BashEnvRegistrationError, BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { ToolExecution } from "../services/ToolExecution.js"
 import { fnWhenTraced } from "../services/internal/whenTraced.js"

@@ -8,7 +8,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { HostReaper } from "../services/HostReaper.js"
 import { makeReaperProcess } from "./internal/spawner/reaperProcess.js"
 

@@ -8,7 +8,15 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Deferred, Effect, FiberRef, Layer, Option, Runtime, Scope } from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
 import { HostReaper } from "../services/HostReaper.js"
 import { spawnDirect } from "./internal/spawner/directSpawn.js"

@@ -3,7 +3,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
 import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"

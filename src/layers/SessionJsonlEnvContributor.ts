@@ -4,8 +4,10 @@
  *
  * @since 0.1.0
  */
-import type { Scope } from "effect"
-import { Effect, Layer, Option } from "effect"
+import type * as Scope from "effect/Scope"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type { BashEnvRegistrationError } from "../services/BashEnvRegistry.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"

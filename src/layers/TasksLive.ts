@@ -15,8 +15,22 @@
  *
  * @since 0.1.0
  */
-import type { Scope } from "effect"
-import { Cause, Config, ConfigError, Deferred, Duration, Effect, Either, Exit, FiberSet, Layer, Option, Queue, Ref, Schema, Stream } from "effect"
+import type * as Scope from "effect/Scope"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import {
   InvalidWaitTimeoutError,
   isTerminalStatus,

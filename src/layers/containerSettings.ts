@@ -3,8 +3,8 @@
  * container's own fields. A problem in a local field reads `bash-local: …`, in a container field
  * `bash-container: …`.
  */
-import type { Effect } from "effect"
-import { Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
 import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"

@@ -3,7 +3,9 @@
  * and every bound; the type, the defaults, the layer's errors, the `EFFECT_BASH_*` `Config`, the CLI
  * flags and the Cordis config are derived from it.
  */
-import { Data, Effect, Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { decodeSettings, environmentOf, PositiveFinite, setting } from "./settingsSchema.js"
 
 const number = (env: string, flag: string, description: string) =>

@@ -5,8 +5,8 @@
  *
  * @internal
  */
-import type { Brand } from "effect"
-import { Effect } from "effect"
+import type * as Brand from "effect/Brand"
+import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { AbortedBeforeSpawnError, BashRequestError } from "../services/BashExecutor.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../services/internal/requestChecks.js"

@@ -3,7 +3,8 @@
  * the sandbox's own fields. A problem in a local field reads `bash-local: …`, in a sandbox field
  * `bash-sandbox: …`.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { SandboxMode } from "../services/BashExecutor.js"
 import { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"

@@ -5,7 +5,13 @@
  * the CLI flag it is read from. The env `Config`, the Cordis config and the CLI flags are derived
  * from that struct; nothing else writes a default or a bound.
  */
-import { Config, Effect, Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 
 /** The key of the {@link Setting} annotation. */
 export const SettingId: unique symbol = Symbol.for("effect-bash/Setting")

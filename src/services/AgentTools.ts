@@ -2,8 +2,9 @@
  * The host-neutral face of the tools: what every host (an `@effect/ai` toolkit, the Cordis adapter,
  * the MCP server, the CLI) needs to publish and call `bash`, `task_output`, `task_list`, `task_kill`.
  */
-import type { Effect } from "effect"
-import { Context, Schema } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**

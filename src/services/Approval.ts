@@ -1,8 +1,8 @@
 /**
  * Asking a human: the consent step before a sandbox escalation runs.
  */
-import type { Effect } from "effect"
-import { Context } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
 import type { BashExecutor } from "./BashExecutor.js"
 import type { ToolSession } from "./ToolExecution.js"
 

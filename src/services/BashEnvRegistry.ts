@@ -1,8 +1,10 @@
 /**
  * The managed `DSH_*` environment: built-in keys plus scoped contributors.
  */
-import type { Effect, Scope } from "effect"
-import { Context, Data } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type { ToolExecution } from "./ToolExecution.js"
 
 /**

@@ -2,8 +2,14 @@
  * The executor seam: resolve a request against defaults, run a command in the
  * foreground, or start one in the background.
  */
-import type { Brand, Option, Scope, Stream } from "effect"
-import { Context, Data, Effect, Schema } from "effect"
+import type * as Brand from "effect/Brand"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { SpawnError } from "./ProcessSpawner.js"
 
 /**

@@ -2,8 +2,9 @@
  * Completion notices for a host that can reach an agent unprompted (a harness agent's inbox), rather
  * than with the session's next tool result.
  */
-import type { Effect, Stream } from "effect"
-import { Context } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import * as Context from "effect/Context"
 import type { Tasks } from "./Tasks.js"
 
 /**

@@ -2,7 +2,7 @@
  * The agent session of the tool calls a request makes, for hosts whose handlers are handed no call
  * context (an `@effect/ai` toolkit).
  */
-import { Context } from "effect"
+import * as Context from "effect/Context"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**

@@ -2,8 +2,8 @@
  * The host's reaper: kills the process groups and removes the directories of a host that dies
  * without running its finalizers (SIGKILL, the OOM killer). `NodeProcessSpawner` provides it.
  */
-import type { Effect } from "effect"
-import { Context } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Context from "effect/Context"
 
 /**
  * The reaper of the current `ProcessSpawner` layer. Optional for consumers: a layer built over a

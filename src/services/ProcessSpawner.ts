@@ -4,8 +4,10 @@
  * The executor owns every policy (timeouts, grace, drain bounds, spill files); a spawner only does
  * what the OS does, so a test can replace it with a fake and drive time with `TestClock`.
  */
-import type { Effect, Scope } from "effect"
-import { Context, Data } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 
 /**
  * The process could not be started (missing workdir, missing `bash`, fd exhaustion, …).

@@ -2,8 +2,9 @@
  * Per-session sandbox modes: a session's standing override, and the model-facing
  * policy text of the mode a session's next call runs under.
  */
-import type { Effect, Option } from "effect"
-import { Context } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Context from "effect/Context"
 import type { BashExecutor } from "./BashExecutor.js"
 import type { ToolSession } from "./ToolExecution.js"
 

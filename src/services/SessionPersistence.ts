@@ -1,8 +1,10 @@
 /**
  * Where sessions are stored, and the record of each tool call for replay.
  */
-import type { Effect, Option } from "effect"
-import { Context, Data } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**

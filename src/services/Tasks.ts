@@ -3,8 +3,11 @@
  * waiting, cancellation, completion notices and disposal. Producers (the `bash` tool) hand it a
  * {@link Tasks.Work}; the runtime never knows what the work is.
  */
-import type { Effect, Scope, Stream } from "effect"
-import { Context, Data } from "effect"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import { capEchoed } from "./internal/requestChecks.js"
 
 /**

@@ -8,7 +8,9 @@
  */
 import { realpathSync } from "node:fs"
 import * as path from "node:path"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { LocalBashExecutor } from "../index.js"
 import type { ResolveDefaults } from "../layers/resolveSpec.js"

@@ -5,7 +5,14 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, Layer, Option, Queue, Ref } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
 import type { SpawnError } from "../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 

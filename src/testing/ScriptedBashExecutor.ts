@@ -5,7 +5,14 @@
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { LocalBashExecutor } from "../index.js"
 import type { ResolveDefaults } from "../layers/resolveSpec.js"

@@ -7,7 +7,12 @@
  * object counts as no arguments, a key set to `undefined` as a key not given, unknown keys are
  * dropped, fields are checked in their order and the first failing check's message is the error.
  */
-import { Effect, JSONSchema, Option, ParseResult, Predicate, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { AgentTools } from "../services/AgentTools.js"
 import { ToolError } from "../services/AgentTools.js"
 

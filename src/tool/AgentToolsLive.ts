@@ -5,8 +5,16 @@
  *
  * @since 0.1.0
  */
-import type { Scope } from "effect"
-import { Cause, Context, Effect, Either, Layer, Option, PubSub, Schema, Stream } from "effect"
+import type * as Scope from "effect/Scope"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { Approval } from "../services/Approval.js"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { SandboxMode } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/internal/mergeStreams.js"

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { echoValue } from "../services/internal/requestChecks.js"
 import * as AgentTool from "./AgentTool.js"
 import { finalTask, taskCards, taskId, TaskSnapshot } from "./taskTools.js"

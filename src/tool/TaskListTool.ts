@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import * as AgentTool from "./AgentTool.js"
 import { taskCards, TaskSnapshot } from "./taskTools.js"
 import { renderTaskList } from "./taskTexts.js"

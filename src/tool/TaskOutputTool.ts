@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { echoValue } from "../services/internal/requestChecks.js"
 import { InvalidWaitTimeoutError } from "../services/Tasks.js"
 import * as AgentTool from "./AgentTool.js"

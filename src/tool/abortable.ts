@@ -6,7 +6,8 @@
  *
  * @internal
  */
-import { Effect, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { AgentTools } from "../services/AgentTools.js"
 
 /**

@@ -2,7 +2,8 @@
  * A background `bash` process as generic task work: rendered incremental output, the
  * cancel hook, and the outcome with its detail.
  */
-import { Effect, Ref } from "effect"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { Tasks } from "../services/Tasks.js"
 import { renderBackgroundRead } from "./renderBackgroundRead.js"

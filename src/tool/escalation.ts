@@ -2,7 +2,8 @@
  * One-shot sandbox escalation: strictly wider than the call's current mode, approved
  * by the user before anything runs, for this call only.
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Approval } from "../services/Approval.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"

@@ -3,8 +3,12 @@
  * (escape sequences removed, carriage-return progress folded), coalesced into at most one update per
  * interval on the Clock, and a last update when the output ends.
  */
-import type { Duration } from "effect"
-import { Deferred, Effect, Fiber, Queue, Stream } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import type { AgentTools } from "../services/AgentTools.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { modelText } from "./modelText.js"

@@ -7,7 +7,7 @@
  */
 import { realpath } from "node:fs/promises"
 import * as path from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { fnWhenTraced } from "../services/internal/whenTraced.js"

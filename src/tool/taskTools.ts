@@ -2,7 +2,7 @@
  * What the three task tools share: the `task_id` parameter, the task snapshot their values carry,
  * and their cards.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { AgentTools } from "../services/AgentTools.js"
 import { echoValue } from "../services/internal/requestChecks.js"
 import type { Tasks } from "../services/Tasks.js"

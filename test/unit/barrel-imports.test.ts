@@ -2,9 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-// An `@effect/*` package's barrel (`@effect/platform`, `@effect/cli`, …) loads every module of the package,
-// so the library and the CLI import the modules they use (`@effect/platform/FileSystem`). `effect` itself is
-// the baseline every Effect app loads, so its barrel is allowed.
+// A package's barrel (`effect`, `@effect/platform`, `@effect/cli`, …) loads every module of the package,
+// so the library and the CLI import the modules they use (`effect/Effect`, `@effect/platform/FileSystem`).
 const srcDir = path.resolve(import.meta.dirname, "../../src")
 
 const sourceFiles = (dir: string): ReadonlyArray<string> =>
@@ -17,11 +16,13 @@ const sourceFiles = (dir: string): ReadonlyArray<string> =>
 const specifiers = (text: string): ReadonlyArray<string> =>
   [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"([^"]+)"/g)].map((match) => match[1]!)
 
-const isEffectBarrel = (specifier: string) => /^@effect\/[^/]+$/.test(specifier)
+const isEffectBarrel = (specifier: string) => /^(effect|@effect\/[^/]+)$/.test(specifier)
 
 describe("barrel imports", () => {
   it("finds the specifiers of every import form", () => {
     const text = [
+      `import { Effect } from "effect"`,
+      `import * as Schema from "effect/Schema"`,
       `import { FileSystem } from "@effect/platform"`,
       `import type { Tool } from "@effect/ai"`,
       `export * from "@effect/cli"`,
@@ -30,6 +31,7 @@ describe("barrel imports", () => {
       `import * as Path from "@effect/platform/Path"`
     ].join("\n")
     expect(specifiers(text).filter(isEffectBarrel)).toEqual([
+      "effect",
       "@effect/platform",
       "@effect/ai",
       "@effect/cli",
@@ -38,7 +40,7 @@ describe("barrel imports", () => {
     ])
   })
 
-  it("no source file imports an @effect/* package's barrel", () => {
+  it("no source file imports the barrel of effect or of an @effect/* package", () => {
     const barrels = sourceFiles(srcDir).flatMap((file) =>
       specifiers(fs.readFileSync(file, "utf8"))
         .filter(isEffectBarrel)

@@ -108,7 +108,7 @@ describe("package entry points", () => {
     for (const file of readdirSync(dir)) {
       for (const specifier of specifiers(readFileSync(join(dir, file), "utf8"))) {
         const service = /^\.\.\/services\/(\w+)\.js$/.exec(specifier)
-        const allowed = specifier === "effect" || specifier.startsWith("node:") || specifier.startsWith("./") ||
+        const allowed = specifier.startsWith("effect/") || specifier.startsWith("node:") || specifier.startsWith("./") ||
           specifier === "../index.js" ||
           // A double's `resolve` is the executors' own: the one producer of the `BashExecutor.Spec` brand.
           specifier === "../layers/resolveSpec.js" ||

@@ -5,8 +5,8 @@
  *
  * @internal
  */
-import type { Tracer } from "effect"
-import { Effect } from "effect"
+import type * as Tracer from "effect/Tracer"
+import * as Effect from "effect/Effect"
 import type { YieldWrap } from "effect/Utils"
 
 let builtIn: Tracer.Tracer | undefined

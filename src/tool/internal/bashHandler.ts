@@ -5,7 +5,10 @@
  *
  * @internal
  */
-import { Effect, Fiber, Option, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import type { Approval } from "../../services/Approval.js"
 import type { BashEnvRegistry } from "../../services/BashEnvRegistry.js"
 import type { BashExecutor } from "../../services/BashExecutor.js"

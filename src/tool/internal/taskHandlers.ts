@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AgentTools } from "../../services/AgentTools.js"
 import type { Tasks } from "../../services/Tasks.js"
 import * as AgentTool from "../AgentTool.js"

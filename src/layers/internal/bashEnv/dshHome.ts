@@ -6,8 +6,10 @@
  */
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import type { ConfigError } from "effect"
-import { Config, Effect, Option } from "effect"
+import type * as ConfigError from "effect/ConfigError"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 const nonBlank = (value: string | undefined): Option.Option<string> =>
   value !== undefined && value.trim() !== "" ? Option.some(value) : Option.none()

@@ -5,8 +5,8 @@
  *
  * @internal
  */
-import type { Effect } from "effect"
-import { Data } from "effect"
+import type * as Effect from "effect/Effect"
+import * as Data from "effect/Data"
 
 /**
  * The engine could not do what was asked (unreachable, an API error, a missing image).

@@ -7,7 +7,11 @@
  *
  * @internal
  */
-import { Data, Effect, ExecutionStrategy, Exit, Scope } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
 import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"

@@ -8,7 +8,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Duplex } from "node:stream"
 import type { ExecSession, Frame } from "./ContainerEngine.js"
 

@@ -5,7 +5,9 @@
  *
  * @internal
  */
-import { Effect, Queue, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { liveOutputBufferBytes } from "../../../services/BashExecutor.js"
 

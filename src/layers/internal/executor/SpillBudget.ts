@@ -11,7 +11,7 @@
  *
  * @internal
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 
 /**
  * The files still being written fill `maxSpillTotalBytes`.

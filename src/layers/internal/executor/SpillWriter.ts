@@ -9,7 +9,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import { SystemError } from "@effect/platform/Error"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
 
 const highWaterMark = 1024 * 1024

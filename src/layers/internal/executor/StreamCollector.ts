@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { SpillFile, SpillStore } from "./SpillStore.js"
 import { alignStart, completeEnd, decodeUtf8 } from "./utf8.js"

@@ -4,7 +4,9 @@
  *
  * @internal
  */
-import { Deferred, Effect, Option } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { mergeStreams } from "../../../services/internal/mergeStreams.js"
 import type { LiveFeed } from "./LiveFeed.js"

@@ -6,7 +6,11 @@
  *
  * @internal
  */
-import { Deferred, Effect, Fiber, FiberSet, Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Scope from "effect/Scope"
 import type { BashRequestError } from "../../../services/BashExecutor.js"
 import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"

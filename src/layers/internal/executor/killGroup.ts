@@ -5,7 +5,8 @@
  *
  * @internal
  */
-import { Effect, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 
 const firstPollMs = 5

@@ -5,7 +5,12 @@
  *
  * @internal
  */
-import { Effect, Exit, Fiber, Option, Runtime, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup, withinGrace } from "./killGroup.js"

@@ -6,8 +6,9 @@
  * @internal
  */
 import * as NodeOs from "node:os"
-import type { Scope } from "effect"
-import { Deferred, Effect } from "effect"
+import type * as Scope from "effect/Scope"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"

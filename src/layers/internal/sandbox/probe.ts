@@ -5,7 +5,8 @@
  *
  * @internal
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { killGroup } from "../executor/killGroup.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"

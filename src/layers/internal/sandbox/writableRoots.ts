@@ -11,7 +11,7 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { BashRequestError } from "../../../services/BashExecutor.js"
 import { within } from "./canonicalDir.js"
 

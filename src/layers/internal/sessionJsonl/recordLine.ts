@@ -3,7 +3,8 @@
  *
  * @internal
  */
-import { Option, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type { SessionPersistence } from "../../../services/SessionPersistence.js"
 
 const StoredRecord = Schema.Struct({

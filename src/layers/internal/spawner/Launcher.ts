@@ -14,7 +14,7 @@
  *
  * @internal
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"

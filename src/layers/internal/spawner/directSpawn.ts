@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import type { Readable, Writable } from "node:stream"

@@ -5,7 +5,9 @@
  *
  * @internal
  */
-import { Deferred, Effect, FiberId } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 
 export interface ExitLatch {

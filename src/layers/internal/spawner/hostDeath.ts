@@ -13,8 +13,10 @@
  *
  * @internal
  */
-import type { Context } from "effect"
-import { Effect, Fiber, Runtime } from "effect"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
 import type { HostReaper } from "../../../services/HostReaper.js"
 import { signalGroupSync } from "./groupSignals.js"
 import type { Launcher } from "./Launcher.js"

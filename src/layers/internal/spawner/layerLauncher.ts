@@ -8,7 +8,10 @@
  *
  * @internal
  */
-import { Data, Effect, Option, Runtime } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { SpawnError } from "../../../services/ProcessSpawner.js"
 import { spawnFailure } from "./directSpawn.js"

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { Readable } from "node:stream"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 

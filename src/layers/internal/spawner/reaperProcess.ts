@@ -12,8 +12,10 @@
  *
  * @internal
  */
-import type { Context, Scope } from "effect"
-import { Effect, Runtime } from "effect"
+import type * as Context from "effect/Context"
+import type * as Scope from "effect/Scope"
+import * as Effect from "effect/Effect"
+import * as Runtime from "effect/Runtime"
 import * as ChildProcess from "node:child_process"
 import type { Writable } from "node:stream"
 import { HostReaper } from "../../../services/HostReaper.js"

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
 import type * as ChildProcess from "node:child_process"
 import type { LaunchedChild } from "./Launcher.js"
 

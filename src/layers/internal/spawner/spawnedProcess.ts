@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { EventEmitter } from "node:events"
 import type { Readable } from "node:stream"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as NodeFs from "node:fs"
 import { inheritedDescriptorsSync, maskInherited } from "./inheritedDescriptors.js"
 
