@@ -117,20 +117,35 @@ const maxPins = 5
  * refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
  * binds each descriptor (`--bind-fd`) and checks the mount is that directory. A command running in
  * the same root meanwhile can replace a pinned directory with a link; bound by path, the link's
- * target would be writable. It runs on the host before bubblewrap, so it names nothing through
- * `PATH` (which a confined command may write into): `/bin/sh` and builtins only.
+ * target would be writable. Each is entered (`cd -P`) and `.` opened, never the path itself: a named
+ * pipe left there would block the open until a writer came (`command exec` fails without ending the
+ * shell, so every failure is reported). The working directory (by its physical path), `PWD` and
+ * `OLDPWD` are then restored for bubblewrap, which starts the command where it was started. It runs
+ * on the host before bubblewrap, so it names nothing through `PATH` (which a confined command may
+ * write into): `/bin/sh` and builtins only.
  */
 const openPinnedDirs = [
   "n=$1; shift; i=" + firstPinFd,
   `if [ "$n" -gt ${maxPins} ]; then printf 'bwrap: more than ${maxPins} directories to pin\\n' >&2; exit 1; fi`,
+  // The `.` keeps a trailing newline of the path from the command substitution.
+  "given=$PWD; old=${OLDPWD+set}; oldValue=${OLDPWD-}; here=$(pwd -P && echo .); here=${here%?.}",
   `while [ "$i" -lt $((${firstPinFd} + n)) ]; do`,
-  "  if ! eval \"exec $i<\\\"\\$1\\\"\" 2>/dev/null || [ \"$(cd -P \"/proc/self/fd/$i\" 2>/dev/null && pwd -P)\" != \"$1\" ]; then",
+  "  if ! cd -P \"$1\" 2>/dev/null || ! eval \"command exec $i<.\" 2>/dev/null || [ \"$(pwd -P)\" != \"$1\" ]; then",
   "    printf 'bwrap: %s was moved while the sandbox started\\n' \"$1\" >&2; exit 1",
   "  fi",
   "  i=$((i + 1)); shift",
   "done",
+  "[ -n \"$here\" ] && cd -P \"$here\" 2>/dev/null || { printf 'bwrap: the working directory was moved while the sandbox started\\n' >&2; exit 1; }",
+  "PWD=$given; if [ \"$old\" = set ]; then OLDPWD=$oldValue; else unset OLDPWD; fi",
   "exec \"$@\""
 ].join("\n")
+
+/**
+ * The argv that opens `pinned` on their descriptors (see {@link openPinnedDirs}) and then runs the
+ * argv that follows it; empty when nothing is pinned.
+ */
+export const pinOpener = (pinned: ReadonlyArray<string>): ReadonlyArray<string> =>
+  pinned.length === 0 ? [] : ["/bin/sh", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
 
 /**
  * Settings of a confined profile.
@@ -156,11 +171,8 @@ export interface ConfinedProfile {
 export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper => {
   const filtered = profile.network === "none" && !profile.allowUnixSockets
   const pinned = profile.mode === "workspace-write" ? pinnedDirs(profile.hidden, profile.workspaceRoot) : []
-  const opener = pinned.length === 0
-    ? []
-    : ["/bin/sh", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
   return wrapper([
-    ...opener,
+    ...pinOpener(pinned),
     profile.bwrapPath,
     "--ro-bind",
     "/",
