@@ -135,25 +135,33 @@ export const layer = (
       : SandboxBashExecutor.layer({ ...config.executor, ...config.sandbox }))
   // One scoped constructor rather than a graph of layers: each layer of a graph is memoized with
   // its own scope, refs and fibers when built and released, which a command-line start pays for.
-  // Released as a merge of layers is: the tools first, then the services together (a task's cancel
-  // may wait for the executor's kill of its process).
+  // Built and released as the merge of layers it replaces: the executor (with the session modes over
+  // it), persistence, approval, the task runtime and the registry side by side, each in a fiber of
+  // its own (what one sets in its fiber, a `ConfigProvider` say, does not reach the others), then
+  // the contributor and the tools over all of them; released the tools first, then the rest together
+  // (a task's cancel may wait for the executor's kill of its process). Layers given to it are built
+  // with the app's other layers: one given twice, or also used by the app, is built once.
   return Layer.scopedContext(Effect.gen(function*() {
+    const memoMap = yield* Layer.CurrentMemoMap
     const together = yield* Effect.flatMap(Effect.scope, (scope) => Scope.fork(scope, ExecutionStrategy.parallel))
     const own = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(Scope.fork(together, ExecutionStrategy.sequential), (scope) => Scope.extend(effect, scope))
+    const build = <ROut, E>(layer: Layer.Layer<ROut, E>) =>
+      Effect.flatMap(Scope.fork(together, ExecutionStrategy.sequential), (scope) =>
+        Layer.buildWithMemoMap(layer, memoMap, scope))
     // Persistence and approval are in the context only when composed (see `BashStackServices`).
     const composed = (layer: Option.Option<Layer.Layer<never>>) =>
-      Option.match(layer, { onNone: () => Effect.succeed(Context.empty()), onSome: (some) => own(Layer.build(some)) })
-    const executorContext = yield* own(Layer.build(executor))
-    const built = Context.merge(
-      Context.merge(executorContext, yield* composed(persistence)),
-      yield* composed(Option.fromNullable(overrides.approval))
-    )
-    const sessions = yield* Effect.provide(SandboxSessionsLive.make, built)
-    const tasks = yield* own(TasksLive.make(config.tasks))
-    const registry = yield* BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
-    const services = built.pipe(
-      Context.add(SandboxSessions, sessions),
+      Option.match(layer, { onNone: () => Effect.succeed(Context.empty()), onSome: build })
+    const [executorContext, persistenceContext, approvalContext, tasks, registry] = yield* Effect.all([
+      Effect.flatMap(build(executor), (context) =>
+        Effect.map(Effect.provide(SandboxSessionsLive.make, context), (sessions) =>
+          Context.add(context, SandboxSessions, sessions))),
+      composed(persistence),
+      composed(Option.fromNullable(overrides.approval)),
+      own(TasksLive.make(config.tasks)),
+      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
+    ], { concurrency: "unbounded" })
+    const services = Context.merge(Context.merge(executorContext, persistenceContext), approvalContext).pipe(
       Context.add(Tasks, tasks),
       Context.add(BashEnvRegistry, registry)
     )

@@ -81,9 +81,9 @@ const addValues = (
  * @since 0.1.0
  * @category constructors
  */
-export const make = (config: Options = {}): Effect.Effect<BashEnvRegistry["Type"], ConfigError.ConfigError> =>
+export const make = (options: Options = {}): Effect.Effect<BashEnvRegistry["Type"], ConfigError.ConfigError> =>
   Effect.gen(function*() {
-    const dshHome = yield* resolveDshHome(config.dshHome)
+    const dshHome = yield* resolveDshHome(options.dshHome)
     const registrations = yield* Ref.make<Registrations>({ byName: new Map(), owners: new Map() })
 
     const admit = (contributor: BashEnvRegistry.Contributor) =>

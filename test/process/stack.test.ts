@@ -2,12 +2,15 @@
  * The whole graph through one Layer, against real processes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as BashStack from "../../src/BashStack.js"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { childrenOf, commandLineOf } from "../support/processes.js"
 
 describe("BashStack", () => {
   it.live("runs the bash tool with the managed environment and records the call as JSONL", () => {
@@ -43,3 +46,21 @@ describe("BashStack", () => {
     )
   })
 })
+
+describe("executors in one app", () => {
+  it.live("share one spawner, and so one host-death reaper", () => {
+    const reapers = () =>
+      childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes("trap '' INT QUIT TERM HUP"))
+    const before = reapers().length
+    const first = Layer.map(LocalBashExecutor.layer({ directSpawn: true }), (context) =>
+      Context.make(First, Context.get(context, BashExecutor)))
+    return Effect.gen(function*() {
+      for (const executor of [yield* First, yield* BashExecutor]) {
+        expect((yield* executor.run(yield* executor.resolve({ command: "true" }))).exitCode).toBe(0)
+      }
+      expect(reapers().length - before).toBe(1)
+    }).pipe(Effect.provide(Layer.merge(first, LocalBashExecutor.layer({ directSpawn: true }))))
+  })
+})
+
+class First extends Context.Tag("test/FirstExecutor")<First, BashExecutor["Type"]>() {}

@@ -12,9 +12,14 @@ const sourceFiles = (dir: string): ReadonlyArray<string> =>
     return entry.isDirectory() ? sourceFiles(full) : entry.name.endsWith(".ts") ? [full] : []
   })
 
-/** Every module specifier of a file: static imports and re-exports, `import("…")` and `import "…"`. */
+/**
+ * Every module specifier of a file: static imports and re-exports, `import("…")`, `import "…"` and
+ * `require("…")`, in either quotes.
+ */
 const specifiers = (text: string): ReadonlyArray<string> =>
-  [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"([^"]+)"/g)].map((match) => match[1]!)
+  [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(["'])([^"']+)\1/g)].map((match) =>
+    match[2]!
+  )
 
 const isEffectBarrel = (specifier: string) => /^(effect|@effect\/[^/]+)$/.test(specifier)
 
@@ -28,7 +33,9 @@ describe("barrel imports", () => {
       `export * from "@effect/cli"`,
       `const m = await import("@effect/platform-node")`,
       `import "@effect/rpc"`,
-      `import * as Path from "@effect/platform/Path"`
+      `import * as Path from "@effect/platform/Path"`,
+      `import { Layer } from 'effect'`,
+      `const cli = require("@effect/cli")`
     ].join("\n")
     expect(specifiers(text).filter(isEffectBarrel)).toEqual([
       "effect",
@@ -36,7 +43,9 @@ describe("barrel imports", () => {
       "@effect/ai",
       "@effect/cli",
       "@effect/platform-node",
-      "@effect/rpc"
+      "@effect/rpc",
+      "effect",
+      "@effect/cli"
     ])
   })
 

@@ -59,13 +59,18 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
       : NodeProcessSpawner.layer
   // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
   // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
-  // One scoped layer over the ports built in its scope: a graph of layers costs a start more.
+  // One scoped layer over the ports built in its scope (a graph of layers costs a start more), with
+  // the app's other layers: executors share a spawner, and with it its helper processes.
   const layer = (settings: Input = executor.empty): Layer.Layer<BashExecutor, LocalBashExecutorConfigError> =>
     Layer.scoped(
       BashExecutor,
       Effect.gen(function*() {
         const config = yield* executor.resolve(settings)
-        const ports = yield* Layer.build(Layer.mergeAll(spawnerFor(config), NodeFileSystem.layer, NodePath.layer))
+        const ports = yield* Layer.buildWithMemoMap(
+          Layer.mergeAll(spawnerFor(config), NodeFileSystem.layer, NodePath.layer),
+          yield* Layer.CurrentMemoMap,
+          yield* Effect.scope
+        )
         return yield* Effect.provide(start(config), ports)
       })
     )
