@@ -4,7 +4,7 @@
  * elsewhere, and runs what follows it where it was started.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { afterAll } from "vitest"
+import { afterAll, beforeEach } from "vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -21,8 +21,14 @@ const probe = [
   `for fd in 5 6; do readlink /proc/$$/fd/$fd || echo "fd $fd closed"; done; pwd -P; echo "PWD=$PWD"; echo "OLDPWD=\${OLDPWD-unset}"`
 ]
 
+// `/bin/sh` is dash here, bash on other distributions: the step runs under each.
+const shells = ["/bin/sh", "/bin/bash"] as const
+let shell: (typeof shells)[number] = "/bin/sh"
+
 const runPins = (pinned: ReadonlyArray<string>, cwd: string, env: Record<string, string> = {}) =>
-  spawnSync(pinOpener(pinned)[0]!, [...pinOpener(pinned).slice(1), ...probe], {
+  spawnSync(shell, [...pinOpener(pinned).slice(1), ...probe], {
+    // As `sh`, bash runs as it does where it is `/bin/sh` (POSIX mode, no start-up files).
+    argv0: "sh",
     cwd,
     env: { PATH: "/usr/bin:/bin", ...env },
     encoding: "utf8",
@@ -30,7 +36,15 @@ const runPins = (pinned: ReadonlyArray<string>, cwd: string, env: Record<string,
     timeout: 10_000
   })
 
-describe("the sandbox's pinned directories", () => {
+describe.each(shells)("the sandbox's pinned directories, under %s", (each) => {
+  beforeEach(() => {
+    shell = each
+  })
+
+  it("are opened by /bin/sh", () => {
+    expect(pinOpener(["/pinned"])[0]).toBe("/bin/sh")
+  })
+
   it("are opened on descriptors 5 and on, and what follows starts in the directory and environment it was started with", () => {
     const root = dirs.fresh("open")
     const pins = [path.join(root, ".config"), path.join(root, ".config", "gh")]
@@ -44,8 +58,10 @@ describe("the sandbox's pinned directories", () => {
   it("keeps an OLDPWD the caller gave", () => {
     const root = dirs.fresh("oldpwd")
     fs.mkdirSync(path.join(root, "pin"))
-    const result = runPins([path.join(root, "pin")], root, { PWD: root, OLDPWD: "/somewhere" })
-    expect(result.stdout.split("\n").slice(-2)).toEqual(["OLDPWD=/somewhere", ""])
+    // A directory: bash drops an OLDPWD that names none as it starts.
+    const oldpwd = dirs.fresh("somewhere")
+    const result = runPins([path.join(root, "pin")], root, { PWD: root, OLDPWD: oldpwd })
+    expect(result.stdout.split("\n").slice(-2)).toEqual([`OLDPWD=${oldpwd}`, ""])
   })
 
   it("refuses a named pipe where a directory was, at once, instead of waiting for a writer", () => {

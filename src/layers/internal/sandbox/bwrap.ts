@@ -119,10 +119,12 @@ const maxPins = 5
  * the same root meanwhile can replace a pinned directory with a link; bound by path, the link's
  * target would be writable. Each is entered (`cd -P`) and `.` opened, never the path itself: a named
  * pipe left there would block the open until a writer came (`command exec` fails without ending the
- * shell, so every failure is reported). The working directory (by its physical path), `PWD` and
- * `OLDPWD` are then restored for bubblewrap, which starts the command where it was started. It runs
- * on the host before bubblewrap, so it names nothing through `PATH` (which a confined command may
- * write into): `/bin/sh` and builtins only.
+ * shell, so every failure is reported). What was opened is checked through its descriptor's
+ * `/proc/self/fd` link, which names the directory itself: bash (`/bin/sh` on some systems) answers
+ * `pwd -P` from the path it was given, which a swap back makes look right. The working directory
+ * (by its physical path), `PWD` and `OLDPWD` are then restored for bubblewrap, which starts the
+ * command where it was started. It runs on the host before bubblewrap, so it names nothing through
+ * `PATH` (which a confined command may write into): `/bin/sh` and builtins only.
  */
 const openPinnedDirs = [
   "n=$1; shift; i=" + firstPinFd,
@@ -130,7 +132,8 @@ const openPinnedDirs = [
   // The `.` keeps a trailing newline of the path from the command substitution.
   "given=$PWD; old=${OLDPWD+set}; oldValue=${OLDPWD-}; here=$(pwd -P && echo .); here=${here%?.}",
   `while [ "$i" -lt $((${firstPinFd} + n)) ]; do`,
-  "  if ! cd -P \"$1\" 2>/dev/null || ! eval \"command exec $i<.\" 2>/dev/null || [ \"$(pwd -P)\" != \"$1\" ]; then",
+  "  if ! cd -P \"$1\" 2>/dev/null || ! eval \"command exec $i<.\" 2>/dev/null ||",
+  "    [ \"$(cd -P \"/proc/self/fd/$i\" 2>/dev/null && pwd -P)\" != \"$1\" ]; then",
   "    printf 'bwrap: %s was moved while the sandbox started\\n' \"$1\" >&2; exit 1",
   "  fi",
   "  i=$((i + 1)); shift",
