@@ -147,8 +147,7 @@ export const layer = (
     const own = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(Scope.fork(together, ExecutionStrategy.sequential), (scope) => Scope.extend(effect, scope))
     const build = <ROut, E>(layer: Layer.Layer<ROut, E>) =>
-      Effect.flatMap(Scope.fork(together, ExecutionStrategy.sequential), (scope) =>
-        Layer.buildWithMemoMap(layer, memoMap, scope))
+      own(Effect.flatMap(Effect.scope, (scope) => Layer.buildWithMemoMap(layer, memoMap, scope)))
     // Persistence and approval are in the context only when composed (see `BashStackServices`).
     const composed = (layer: Option.Option<Layer.Layer<never>>) =>
       Option.match(layer, { onNone: () => Effect.succeed(Context.empty()), onSome: build })
