@@ -33,7 +33,7 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
       yield* writeStdout(`\n=== ${calls}. ${heading} ===\n`)
       const call = { callId: `demo-${calls}`, session }
       const result = live
-        ? yield* tools.call(tool, args, { ...call, onProgress: (text) => writeStdout(markLines(text)) })
+        ? yield* tools.call(tool, args, { ...call, onProgress: (text) => Effect.ignore(writeStdout(markLines(text))) })
         : yield* tools.call(tool, args, call).pipe(withProgress(`${tool} running`))
       if (live) yield* writeStdout("result:\n")
       yield* writeStdout(result.text.endsWith("\n") ? result.text : `${result.text}\n`)

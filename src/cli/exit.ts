@@ -4,7 +4,8 @@
  * Codes follow GNU `timeout(1)`: the command's own exit code; 124 when it timed out; 128+n when
  * signal n ended it; 125 when the tool itself could not run it (an error result such as a missing
  * workdir or `command aborted`), so it never collides with the command's own `exit 1`. Invalid flags
- * or settings exit 2, other failures 1, and an interrupt by SIGINT/SIGTERM 128+n.
+ * or settings exit 2, other failures 1, an interrupt by SIGINT/SIGTERM 128+n, and a stdout nobody
+ * reads any more 141.
  */
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
@@ -21,6 +22,12 @@ export class ExitCode extends Data.TaggedError("ExitCode")<{ readonly code: numb
  * The tool could not run the command (an error result).
  */
 export const toolErrorExitCode = 125
+
+/**
+ * stdout's reader is gone (`effect-bash run -- … | head`): what a shell shows for a command killed by
+ * SIGPIPE (128 + 13).
+ */
+export const brokenPipeExitCode = 141
 
 /**
  * Invalid flags or settings.

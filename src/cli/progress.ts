@@ -3,6 +3,7 @@
  * never see control characters.
  */
 import * as Effect from "effect/Effect"
+import { writeStderr } from "./output.js"
 
 const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 const frameMs = 100
@@ -14,7 +15,7 @@ const draw = (label: string) =>
     yield* Effect.sleep(showAfterMs)
     for (let tick = 0; ; tick++) {
       const seconds = ((showAfterMs + tick * frameMs) / 1000).toFixed(1)
-      process.stderr.write(`\r${frames[tick % frames.length]} ${label} ${seconds}s`)
+      yield* writeStderr(`\r${frames[tick % frames.length]} ${label} ${seconds}s`)
       yield* Effect.sleep(frameMs)
     }
   })
@@ -25,6 +26,6 @@ const draw = (label: string) =>
 export const withProgress = (label: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   process.stderr.isTTY
     ? Effect.scoped(Effect.zipRight(Effect.forkScoped(draw(label)), effect)).pipe(
-      Effect.ensuring(Effect.sync(() => process.stderr.write("\r\x1b[2K")))
+      Effect.ensuring(writeStderr("\r\x1b[2K"))
     )
     : effect

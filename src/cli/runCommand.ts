@@ -117,7 +117,10 @@ const runOnce = Effect.fn("Cli.run")(function*(input: {
   }
   const result = yield* tools.call("bash", args, {
     callId: "cli-run",
-    ...(live ? { onProgress: (text: string) => Effect.zipRight(Effect.sync(() => (lastShown = text)), writeStdout(text)) } : {})
+    // A stdout that stops taking text fails the final write, which ends the run.
+    ...(live
+      ? { onProgress: (text: string) => Effect.zipRight(Effect.sync(() => (lastShown = text)), Effect.ignore(writeStdout(text))) }
+      : {})
   })
   if (result.isError) {
     yield* writeStderr(`${result.text}\n`)

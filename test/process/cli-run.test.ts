@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
@@ -147,6 +147,17 @@ describe.concurrent("effect-bash run (real processes)", () => {
       expect(path).toMatch(/stdout-.*\.log$/)
       expect(outcome.stderr).toBe(`effect-bash: spill file removed on exit: ${path} (--keep-spill-files keeps it)\n`)
       expect(existsSync(path!)).toBe(false)
+    }))
+
+  it.live("a stdout nobody reads any more (`| head`) ends the run with 141, quietly, after its cleanup", () =>
+    Effect.gen(function*() {
+      const spillDir = mkdtempSync(join(workdir, "spill-"))
+      const cli = startCli(["run", "--spill-dir", spillDir, "--max-output-bytes", "10", "--", "seq 1 100"], { env: cleanEnv() })
+      // The reader is gone before the CLI has started, so its one write fails with EPIPE.
+      cli.child.stdout!.destroy()
+      const outcome = yield* Effect.promise(() => cli.done)
+      expect(outcome).toMatchObject({ code: 141, signal: null, stderr: "" })
+      expect(readdirSync(spillDir)).toEqual([])
     }))
 
   it.live("--keep-spill-files keeps the spill file and says nothing", () =>
