@@ -245,6 +245,20 @@ describe("kill path timing (TestClock)", () => {
       spawnError: new SpawnError({ code: "ENOENT", message: "no bash here" })
     }))))
 
+  it.effect("a background spawn given up because the abort fired says so: aborted before spawn", () =>
+    Effect.gen(function*() {
+      const executor = yield* BashExecutor
+      const controller = new AbortController()
+      const handle = yield* executor.start(yield* executor.resolve({ command: "bg", signal: controller.signal }))
+      // Before the task's fiber reaches the spawner, which then gives up as a container spawner does.
+      controller.abort(new Error("the user pressed Esc"))
+      expect(yield* handle.done).toEqual({ status: "killed", exitCode: null, signal: null })
+      expect((yield* handle.readOutput).delta).toBe("[stderr]\naborted before spawn: the user pressed Esc\n")
+    }).pipe(Effect.provide(executorWith({
+      onTerm: "obey",
+      spawnError: new SpawnError({ code: undefined, message: "aborted before the command started" })
+    }))))
+
   it.effect("caps running background processes and evicts finished ones", () =>
     Effect.gen(function*() {
       const executor = yield* BashExecutor

@@ -261,8 +261,12 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
           return { ...state, sandbox: judge(launch.sandbox, watch, supervised.exit).facts }
         })
       ).pipe(
+        // As for `run`: a spawner that gave up because the abort fired meanwhile started nothing, and
+        // the abort is what the task's output says.
         Effect.catchTag("SpawnError", (error) =>
-          output.stderr.append(encoder.encode(`spawn failed: ${error.message}\n`)).pipe(
+          refuseIfAborted(spec).pipe(
+            Effect.match({ onFailure: (aborted) => aborted.message, onSuccess: () => `spawn failed: ${error.message}` }),
+            Effect.flatMap((line) => output.stderr.append(encoder.encode(`${line}\n`))),
             Effect.zipRight(Effect.all([output.stdout.finish, output.stderr.finish])),
             Effect.as(killed)
           )),
