@@ -6,6 +6,9 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { main } from "./app.js"
 import { processExitCode } from "./exit.js"
+import { listenForStdioErrors } from "./output.js"
+
+listenForStdioErrors()
 
 let interruptedBy: string | undefined
 // runMain interrupts on the first signal and then stops listening; staying subscribed keeps a

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
@@ -158,6 +158,17 @@ describe.concurrent("effect-bash run (real processes)", () => {
       const outcome = yield* Effect.promise(() => cli.done)
       expect(outcome).toMatchObject({ code: 141, signal: null, stderr: "" })
       expect(readdirSync(spillDir)).toEqual([])
+    }))
+
+  it.live("a stdout that takes no more for another reason (a full disk) is an error: exit 1, said on stderr", () =>
+    Effect.gen(function*() {
+      const full = openSync("/dev/full", "w")
+      const cli = spawn(process.execPath, [cliPath, "run", "--", "echo hi"], { env: cleanEnv(), stdio: ["ignore", full, "pipe"] })
+      closeSync(full)
+      let stderr = ""
+      cli.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+      const code = yield* Effect.promise(() => new Promise<number | null>((resolve) => cli.on("close", resolve)))
+      expect({ code, stderr }).toEqual({ code: 1, stderr: "effect-bash: cannot write to stdout: ENOSPC: no space left on device, write\n" })
     }))
 
   it.live("--keep-spill-files keeps the spill file and says nothing", () =>
