@@ -6,8 +6,10 @@
  *
  * Here a line over the limit is dropped unread and answered, a malformed line is answered (see
  * `jsonRpcLine.ts`), an id a JavaScript number cannot hold exactly is answered with its text as
- * written (see `rawIds.ts`), and the transport closes — `onclose`, once — when its input ends, closes or
- * fails, when its output fails (the client is gone), or on `close()`.
+ * written (see `rawIds.ts`), and the transport closes — `onclose`, once — when its input fails, when
+ * its output fails (the client is gone), or on `close()`. When its input ends (or closes), a last line
+ * without a newline is read too, and then `oninputend` is called while the output stays open, so calls
+ * in flight can still be answered; without an `oninputend` the transport closes.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
@@ -32,12 +34,15 @@ export class LineTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
+  /** The input has ended: nothing more will arrive, and the output is still open. */
+  oninputend?: () => void
 
   private pieces: Array<Buffer> = []
   private size = 0
   /** Set while the rest of an over-long line is skipped. */
   private dropping: { head: Buffer; tail: Buffer } | undefined
   private closed = false
+  private inputEnded = false
   private readonly ids = new RawIds()
 
   constructor(
@@ -63,15 +68,19 @@ export class LineTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.stopReading()
+    // Keep listening for output errors: a late write to a gone client must not crash the host.
+    this.onclose?.()
+  }
+
+  private stopReading(): void {
     this.input.off("data", this.onData)
     this.input.off("end", this.onEnd)
     this.input.off("close", this.onEnd)
     this.input.off("error", this.onStreamError)
-    // Keep listening for output errors: a late write to a gone client must not crash the host.
     this.input.pause()
     this.pieces = []
     this.dropping = undefined
-    this.onclose?.()
   }
 
   private write(line: string): Promise<void> {
@@ -139,7 +148,13 @@ export class LineTransport implements Transport {
   }
 
   private readonly onEnd = (): void => {
-    void this.close()
+    if (this.closed || this.inputEnded) return
+    this.inputEnded = true
+    if (this.size > 0 || this.dropping !== undefined) this.endLine()
+    this.stopReading()
+    if (this.closed) return
+    if (this.oninputend === undefined) void this.close()
+    else this.oninputend()
   }
 
   private readonly onStreamError = (error: unknown): void => {

@@ -1,7 +1,7 @@
 /**
  * The program of `effect-bash mcp`: the tools as an MCP server on stdio.
  *
- * Shutdown: when the transport closes (stdin ended or failed, stdout failed) or SIGINT/SIGTERM
+ * Shutdown: when stdin ends, the transport closes (stdin failed, stdout failed) or SIGINT/SIGTERM
  * interrupts the program (`NodeRuntime.runMain`), the scopes close in order: wait (bounded) for
  * in-flight calls to answer → close the server → interrupt what is left → release the stack, which
  * kills every process group, foreground and background, and awaits their exit. A signal during that
@@ -40,11 +40,13 @@ const mcpDrainTimeoutMs = 500
 const mcpShutdownDeadlineMs = 1000
 
 /**
- * Serves the tools on `transport` (stdio) until it closes (or the fiber is interrupted), then shuts
- * down. `connected` receives the server once it is connected (the elicitation approval asks through it).
+ * Serves the tools on `transport` (stdio) until stdin has ended (`inputEnded`) or the transport
+ * closes (or the fiber is interrupted), then shuts down. `connected` receives the server once it is
+ * connected (the elicitation approval asks through it).
  */
 const serveStdio = Effect.fn("Cli.mcp")(function*(
   transport: Transport,
+  inputEnded: Effect.Effect<void>,
   session: ToolSession,
   shutdown: Shutdown,
   connected: Deferred.Deferred<Server>,
@@ -59,8 +61,8 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
   // Added last, so it runs first when the scope closes, whatever closes it.
   yield* Effect.addFinalizer(() => shutdown.begin)
   yield* Effect.logDebug("mcp: serving on stdio")
-  yield* connection.closed
-  yield* Effect.logDebug("mcp: the transport closed, shutting down")
+  yield* Effect.race(connection.closed, inputEnded)
+  yield* Effect.logDebug("mcp: stdin ended or the transport closed, shutting down")
 }, Effect.scoped)
 
 /**
@@ -83,10 +85,14 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
     const connected = yield* Deferred.make<Server>()
     const initialized = yield* Deferred.make<void>()
     const stdio = new LineTransport(process.stdin, process.stdout)
+    // The client's goodbye: stdout stays open while the calls in flight drain.
+    const inputEnded = yield* Deferred.make<void>()
+    stdio.oninputend = () => Deferred.unsafeDone(inputEnded, Exit.void)
     const { approval, transport } = settings.approval === undefined
       ? { transport: stdio, approval: undefined }
-      : yield* approvalForClient(stdio, Deferred.await(connected), settings.approval)
-    yield* serveStdio(transport, { id: "mcp", cwd: settings.workdir }, shutdown, connected, initialized).pipe(
+      : yield* approvalForClient(stdio, Deferred.await(inputEnded), Deferred.await(connected), settings.approval)
+    const session = { id: "mcp", cwd: settings.workdir }
+    yield* serveStdio(transport, Deferred.await(inputEnded), session, shutdown, connected, initialized).pipe(
       Effect.provide(
         cliStack(settings, {
           background: !input.noBackground,
@@ -100,14 +106,17 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
 /**
  * Under a sandbox: reads the client's first message (held for the server) and, when it is an
  * `initialize` declaring elicitation, the approval that asks the client's user through `server`.
+ * Stdin that ends before any message has none.
  */
 const approvalForClient = Effect.fn("Cli.mcp.approvalForClient")(function*(
   stdio: Transport,
+  inputEnded: Effect.Effect<void>,
   server: Effect.Effect<Server>,
   options: McpApproval.Options
 ) {
   const transport = new HeldTransport(stdio)
-  const elicitation = McpApproval.declaresElicitation(yield* transport.firstMessage)
+  const first = yield* Effect.race(transport.firstMessage, Effect.as(inputEnded, undefined))
+  const elicitation = McpApproval.declaresElicitation(first)
   yield* Effect.annotateCurrentSpan({ "mcp.elicitation": elicitation })
   yield* Effect.logDebug(`mcp: escalation approval through elicitation: ${elicitation ? "yes" : "no"}`)
   const approval = elicitation ? Layer.succeed(Approval, McpApproval.make(server, options)) : undefined

@@ -114,6 +114,8 @@ const startRaw = (env: Record<string, string> = {}, flags: ReadonlyArray<string>
     send: (message: unknown) => server.stdin.write(`${JSON.stringify(message)}\n`),
     /** The client stops reading: the server's next write fails with EPIPE. */
     closeStdout: () => server.stdout.destroy(),
+    /** Nobody reads the server's log any more: its next write there fails with EPIPE. */
+    closeStderr: () => server.stderr.destroy(),
     exited,
     /** Ends stdin, then as `exited`. */
     end: (limitMs = 5000) => {
@@ -419,6 +421,40 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(liveMembersOf(groups)).toEqual([])
       expect(descendants.filter(isAlive)).toEqual([])
       yield* Fiber.interrupt(call)
+    }))
+
+  it.live("a call in flight when stdin ends is still answered, and a last request without a newline too", () =>
+    Effect.promise(async () => {
+      const server = startRaw()
+      server.send(initialize(1))
+      server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      server.send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "bash", arguments: { command: "sleep 0.2; echo drained", description } }
+      })
+      server.write(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }))
+      expect(await server.end(10_000)).toBe(0)
+      const answer = (id: number) => server.lines.find((line) => line.id === id)
+      expect(answer(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "drained\n" }] } })
+      expect(answer(3)).toEqual({ jsonrpc: "2.0", id: 3, result: {} })
+    }))
+
+  it.live("a log nobody reads any more (stderr closed) does not stop the server: it keeps answering", () =>
+    Effect.promise(async () => {
+      const server = startRaw()
+      server.closeStderr()
+      server.send(initialize(1))
+      // Each malformed line is answered on stdout and logged on stderr, where the write fails; one at
+      // a time, so each log line is written after the previous failure was reported.
+      for (let i = 1; i <= 3; i++) {
+        server.write("not json\n")
+        expect(await eventually(() => server.lines.filter((line) => line.id === null).length === i, 15_000)).toBe(true)
+      }
+      server.send({ jsonrpc: "2.0", id: 2, method: "ping" })
+      expect(await eventually(() => server.lines.some((line) => line.id === 2), 15_000)).toBe(true)
+      expect(await server.end()).toBe(0)
     }))
 
   it.live("a client that stops reading ends the server cleanly: exit 0, no process left", () =>

@@ -155,6 +155,31 @@ describe("LineTransport", () => {
     await expect(transport.send({ jsonrpc: "2.0", id: 1, result: {} })).rejects.toThrow("the transport is closed")
   })
 
+  it("closes when its input ends, after reading a last line that has no newline", async () => {
+    const { closes, input, messages, settle } = await connected(1_000)
+    input.end(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+    await settle()
+    expect(messages).toEqual([{ jsonrpc: "2.0", id: 1, method: "ping" }])
+    expect(closes()).toBe(1)
+  })
+
+  it("with oninputend, the input's end is reported once and the output stays open for answers", async () => {
+    const { closes, input, lines, messages, settle, transport } = await connected(1_000)
+    let ended = 0
+    transport.oninputend = () => ended++
+    input.write(`{"jsonrpc":"2.0","id":1,"method":"ping"}\n`)
+    input.end(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+    await settle()
+    expect(messages.map((message) => (message as { id: number }).id)).toEqual([1, 2])
+    expect(ended).toBe(1)
+    expect(closes()).toBe(0)
+    await transport.send({ jsonrpc: "2.0", id: 2, result: {} })
+    await settle()
+    expect(lines).toEqual([`{"jsonrpc":"2.0","id":2,"result":{}}`])
+    await transport.close()
+    expect(closes()).toBe(1)
+  })
+
   it("closes when its output fails (the client stopped reading)", async () => {
     const { closes, output, settle } = await connected(1_000)
     output.destroy(new Error("EPIPE"))
