@@ -8,6 +8,7 @@ import type { ToolSession } from "../services/ToolExecution.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { writeStdout } from "./output.js"
 import { withProgress } from "./progress.js"
+import { absoluteDirectory } from "./settings.js"
 import { cliStack } from "./stack.js"
 
 /**
@@ -94,7 +95,8 @@ export const tour = Effect.fn("Cli.demo")(function*(session: ToolSession) {
  * The `demo` subcommand's program: the tour in the working directory, on a stack of its own.
  */
 export const demo = () =>
-  tour({ id: "demo", cwd: process.cwd() }).pipe(
-    Effect.provide(cliStack({ workdir: process.cwd(), executor: demoExecutorSettings }, { background: true })),
-    Effect.andThen(writeStdout("\nDone: the stack is closed and every process it started is gone.\n"))
-  )
+  Effect.flatMap(absoluteDirectory(undefined, "working directory"), (workdir) =>
+    tour({ id: "demo", cwd: workdir }).pipe(
+      Effect.provide(cliStack({ workdir, executor: demoExecutorSettings }, { background: true })),
+      Effect.andThen(writeStdout("\nDone: the stack is closed and every process it started is gone.\n"))
+    ))

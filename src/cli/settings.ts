@@ -223,6 +223,22 @@ export type SettingsFlags = { readonly [key: string]: FlagValue }
 
 const invalid = (field: string, message: string) => new SettingsError({ field, message: `${field}: ${message}` })
 
+/**
+ * `directory` (the working directory when undefined) made absolute. A relative one is resolved against
+ * the working directory, and fails with a {@link SettingsError} naming `field` when that is gone.
+ */
+export const absoluteDirectory = (directory: string | undefined, field: string) =>
+  Effect.try({
+    try: () => path.resolve(directory ?? "."),
+    catch: () =>
+      invalid(
+        field,
+        directory === undefined
+          ? "it no longer exists"
+          : `${echoValue(directory)} is relative, and the working directory no longer exists`
+      )
+  })
+
 /** `field` was given without a sandbox mode, which it needs. */
 export const requiresSandbox = (field: string) => invalid(field, `applies only with ${flagOf("sandboxMode")}`)
 
@@ -297,23 +313,19 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   }
   const cwd = given.get("cwd")
   const source = cwd?.source ?? "working directory"
-  const workdir = path.resolve(executor.cwd ?? process.cwd())
+  const workdir = yield* absoluteDirectory(executor.cwd, source)
   const fs = yield* FileSystem.FileSystem
   const info = yield* Effect.option(fs.stat(workdir))
   if (Option.isNone(info) || info.value.type !== "Directory") {
     return yield* invalid(source, `${echoValue(workdir)} is not a directory`)
   }
+  const rootOf = (root: string | undefined) =>
+    root === undefined ? Effect.succeed({}) : Effect.map(absoluteDirectory(root, "workspace root"), (workspaceRoot) => ({ workspaceRoot }))
   const confined = sandbox.sandboxMode === undefined ? {} : {
-    sandbox: {
-      ...sandbox,
-      ...(sandbox.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(sandbox.workspaceRoot) })
-    }
+    sandbox: { ...sandbox, ...(yield* rootOf(sandbox.workspaceRoot)) }
   }
   const contained = container === undefined ? {} : {
-    container: {
-      ...container,
-      ...(container.workspaceRoot === undefined ? {} : { workspaceRoot: path.resolve(container.workspaceRoot) })
-    }
+    container: { ...container, ...(yield* rootOf(container.workspaceRoot)) }
   }
   return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained, ...(approval === undefined ? {} : { approval }) } satisfies CliSettings
 })

@@ -217,6 +217,36 @@ describe.concurrent("effect-bash run (real processes)", () => {
       })
     }))
 
+  it.live("started in a working directory that was removed: an absolute --workdir runs, else exit 2 saying so", () =>
+    Effect.gen(function*() {
+      const inRemoved = (args: string) =>
+        Effect.promise(() =>
+          new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+            const gone = mkdtempSync(join(workdir, "gone-"))
+            const cli = spawn("bash", ["-c", `cd '${gone}' && rmdir '${gone}' && exec '${process.execPath}' '${cliPath}' ${args}`], {
+              env: cleanEnv(),
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+            let stdout = ""
+            let stderr = ""
+            cli.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+            cli.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+            cli.on("close", (code) => resolve({ code, stdout, stderr }))
+          })
+        )
+      expect(yield* inRemoved(`run --workdir '${workdir}' -- pwd`)).toEqual({ code: 0, stdout: `${workdir}\n`, stderr: "" })
+      expect(yield* inRemoved("run -- pwd")).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: "effect-bash: working directory: it no longer exists\n"
+      })
+      expect(yield* inRemoved("run --workdir sub -- pwd")).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `effect-bash: --workdir: "sub" is relative, and the working directory no longer exists\n`
+      })
+    }))
+
   it.scopedLive("on a terminal the output appears while the command runs, then the markers", () =>
     Effect.gen(function*() {
       const go = join(workdir, "tty-go")

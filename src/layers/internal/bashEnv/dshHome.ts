@@ -15,15 +15,16 @@ const nonBlank = (value: string | undefined): Option.Option<string> =>
   value !== undefined && value.trim() !== "" ? Option.some(value) : Option.none()
 
 /**
- * Expands a leading `~` (alone or before a separator) to `home` and resolves the result against `cwd`.
+ * Expands a leading `~` (alone or before a separator) to `home` and makes the result absolute. Only a
+ * relative result reads the working directory (which may be gone).
  */
-const absoluteHomePath = (spelling: string, home: string, cwd: string): string => {
+const absoluteHomePath = (spelling: string, home: string): string => {
   const expanded = spelling === "~"
     ? home
     : spelling.startsWith("~/")
     ? NodePath.join(home, spelling.slice(2))
     : spelling
-  return NodePath.resolve(cwd, expanded)
+  return NodePath.resolve(expanded)
 }
 
 /**
@@ -37,4 +38,4 @@ export const resolveDshHome = (configured: string | undefined): Effect.Effect<st
       Config.option(Config.string("DSH_HOME")).pipe(
         Effect.map((ambient) => Option.getOrElse(Option.flatMap(ambient, nonBlank), () => "~/.dsh"))
       )
-  }).pipe(Effect.map((spelling) => absoluteHomePath(spelling, NodeOs.homedir(), process.cwd())))
+  }).pipe(Effect.map((spelling) => absoluteHomePath(spelling, NodeOs.homedir())))
