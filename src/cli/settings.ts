@@ -22,6 +22,7 @@ import {
   environmentOf,
   expectationOf,
   kindOf,
+  parseDecimal,
   PositiveFinite,
   setting,
   settingOf
@@ -172,7 +173,9 @@ const settingsGroup = <Fields extends Schema.Struct.Fields>(
             expectationOf(field),
             () => kind._tag === "choice" ? `one of ${kind.choices.join(", ")}` : "a valid value"
           )
-          return invalid(source, `expected ${expectation}, got ${echoValue(entry?.raw)}`)
+          // A variable's number is echoed as read (JSON would spell 1e309 as null).
+          const raw = entry?.raw
+          return invalid(source, `expected ${expectation}, got ${typeof raw === "number" ? String(raw) : echoValue(raw)}`)
         })
       )
   }
@@ -260,8 +263,8 @@ const fromFlag = (kind: SettingKind, value: FlagValue): Option.Option<{ readonly
   if (typeof value === "boolean") return value ? Option.some({ value, raw: value }) : Option.none()
   if (Option.isOption(value)) {
     return Option.map(value, (text) => {
-      const number = text.trim() === "" ? Number.NaN : Number(text)
-      return { value: kind._tag === "number" && !Number.isNaN(number) ? number : text, raw: text }
+      const number = kind._tag === "number" ? parseDecimal(text) : undefined
+      return { value: number ?? text, raw: text }
     })
   }
   return value.length > 0 ? Option.some({ value, raw: value }) : Option.none()

@@ -6,10 +6,14 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { decodeSettings, environmentOf, PositiveFinite, setting } from "./settingsSchema.js"
+import { decodeSettings, environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
 
-const number = (env: string, flag: string, description: string) =>
-  PositiveFinite.annotations(setting({ env, flag: { name: flag, pseudo: "N", description: (name) => `${description} (env ${name})` } }))
+const flagged = (env: string, flag: string, description: string) =>
+  setting({ env, flag: { name: flag, pseudo: "N", description: (name) => `${description} (env ${name})` } })
+
+const number = (env: string, flag: string, description: string) => PositiveFinite.annotations(flagged(env, flag, description))
+
+const count = (env: string, flag: string, description: string) => PositiveInt.annotations(flagged(env, flag, description))
 
 const isPattern = (pattern: string): boolean => {
   try {
@@ -144,12 +148,12 @@ export const Settings = Schema.Struct({
   escalation: Schema.optional(Schema.declare(isEffect, { identifier: "Effect<void>" })),
   /** Cap on concurrently running background processes. */
   maxBackground: Schema.optionalWith(
-    number("MAX_BACKGROUND", "max-background", "Cap on concurrently running background commands"),
+    count("MAX_BACKGROUND", "max-background", "Cap on concurrently running background commands"),
     { default: () => 16 }
   ),
   /** How many finished background processes stay tracked (`ownerOf`). */
   maxFinishedBackground: Schema.optionalWith(
-    number("MAX_FINISHED_BACKGROUND", "max-finished-background", "Finished background commands kept tracked"),
+    count("MAX_FINISHED_BACKGROUND", "max-finished-background", "Finished background commands kept tracked"),
     { default: () => 64 }
   ),
   /**

@@ -6,6 +6,7 @@
  * from that struct; nothing else writes a default or a bound.
  */
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -108,10 +109,27 @@ const kindOfAst = (ast: SchemaAST.AST): SettingKind => {
 /** What a field holds. */
 export const kindOf = (field: Schema.Struct.Field): SettingKind => kindOfAst(fieldSchema(field).ast)
 
+const decimal = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
+
+/**
+ * The number a setting's text spells in decimal notation (`120000`, `1.5e3`), or `undefined` for any
+ * other text: blank, hexadecimal, `Infinity`, words. Flags and variables read numbers this way.
+ */
+export const parseDecimal = (text: string): number | undefined =>
+  decimal.test(text.trim()) ? Number(text) : undefined
+
+const decimalConfig = (name: string): Config.Config<number> =>
+  Config.string(name).pipe(Config.mapOrFail((text) => {
+    const number = parseDecimal(text)
+    return number === undefined
+      ? Either.left(ConfigError.InvalidData([], `Expected a number value but received ${JSON.stringify(text)}`))
+      : Either.right(number)
+  }))
+
 const envConfigOf = (setting: Setting, kind: SettingKind): Config.Config<unknown> => {
   switch (kind._tag) {
     case "number":
-      return Config.number(setting.env)
+      return decimalConfig(setting.env)
     case "boolean":
       return Config.boolean(setting.env)
     case "string":

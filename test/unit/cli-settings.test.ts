@@ -169,7 +169,13 @@ describe("resolveSettings", () => {
         message: "--max-spill-total-bytes: expected a positive finite number, got \"-1\""
       })
       expect(yield* failureOf({ maxBackground: Option.some("0") })).toMatchObject({
-        message: "--max-background: expected a positive finite number, got \"0\""
+        message: "--max-background: expected a positive integer, got \"0\""
+      })
+      expect(yield* failureOf({ maxBackground: Option.some("2.5") })).toMatchObject({
+        message: "--max-background: expected a positive integer, got \"2.5\""
+      })
+      expect(yield* failureOf({ graceMs: Option.some("0x10") })).toMatchObject({
+        message: "--grace-ms: expected a positive finite number, got \"0x10\""
       })
       expect(yield* failureOf({ envDeny: ["(unclosed"] })).toMatchObject({
         message: "--env-deny: \"(unclosed\" is not a valid regular expression"
@@ -191,6 +197,18 @@ describe("resolveSettings", () => {
       expect(yield* failureOf({}, { EFFECT_BASH_MAX_SPILL_BYTES: "lots" })).toMatchObject({
         field: "EFFECT_BASH_MAX_SPILL_BYTES",
         message: expect.stringMatching(/^EFFECT_BASH_MAX_SPILL_BYTES: Expected a number value but received "lots"/)
+      })
+      // Numbers are read in decimal notation only, and named as written.
+      for (const written of ["", " ", "0x10", "1_000", "Infinity"]) {
+        expect(yield* failureOf({}, { EFFECT_BASH_GRACE_MS: written })).toMatchObject({
+          message: `EFFECT_BASH_GRACE_MS: Expected a number value but received ${JSON.stringify(written)}`
+        })
+      }
+      expect(yield* failureOf({}, { EFFECT_BASH_TIMEOUT_MS: "1e309" })).toMatchObject({
+        message: "EFFECT_BASH_TIMEOUT_MS: expected a positive finite number, got Infinity"
+      })
+      expect(yield* failureOf({}, { EFFECT_BASH_MAX_BACKGROUND: "0.5" })).toMatchObject({
+        message: "EFFECT_BASH_MAX_BACKGROUND: expected a positive integer, got 0.5"
       })
       expect(yield* failureOf({}, { EFFECT_BASH_KEEP_SPILL_FILES: "maybe" })).toMatchObject({
         field: "EFFECT_BASH_KEEP_SPILL_FILES"
