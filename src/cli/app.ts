@@ -17,7 +17,7 @@ import { withTidyCliConsole } from "./helpText.js"
 import { stderrLogger } from "./logger.js"
 import { mcpCommand } from "./mcpCommand.js"
 import { writeStderr } from "./output.js"
-import { checkRunArgv } from "./runArgv.js"
+import { checkRunArgv, checkWizard } from "./runArgv.js"
 import { runCommand, runFlagNames } from "./runCommand.js"
 import { SettingsError } from "./settings.js"
 import { packageVersion } from "./version.js"
@@ -55,7 +55,12 @@ const logLevelFor = (argv: ReadonlyArray<string>): LogLevel.LogLevel =>
  * anything else (defects included) exits 1 with `effect-bash: <message>`.
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
-  Effect.suspend(() => Effect.flatMap(checkRunArgv(argv, runFlagNames), cli)).pipe(
+  Effect.suspend(() =>
+    checkRunArgv(argv, runFlagNames).pipe(
+      Effect.flatMap((checked) => checkWizard(checked, process.stdin.isTTY === true)),
+      Effect.flatMap(cli)
+    )
+  ).pipe(
     withTidyCliConsole,
     Effect.catchAll((error) => {
       if (error instanceof ExitCode) return Effect.fail(error)

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { checkRunArgv } from "../../src/cli/runArgv.js"
+import { checkRunArgv, checkWizard } from "../../src/cli/runArgv.js"
 import { runFlagNames } from "../../src/cli/runCommand.js"
 
 const check = (...args: Array<string>) => checkRunArgv(["node", "main.js", ...args], runFlagNames)
@@ -48,5 +48,16 @@ describe("run's command line", () => {
         "--jsn: unknown flag (did you mean --json?); a command starting with - goes after --"
       )
       expect((yield* Effect.flip(check("run", "--grace-ms"))).message).toBe("--grace-ms: expected a value")
+    }))
+
+  it.effect("--wizard is refused when stdin is no terminal, and left alone on one or among a command's words", () =>
+    Effect.gen(function*() {
+      const argv = ["node", "main.js", "run", "--wizard"]
+      expect((yield* Effect.flip(checkWizard(argv, false))).message).toBe(
+        "--wizard: asks its questions on a terminal, and stdin is not one"
+      )
+      expect(yield* checkWizard(argv, true)).toEqual(argv)
+      const words = ["node", "main.js", "run", "--", "echo", "--wizard"]
+      expect(yield* checkWizard(words, false)).toEqual(words)
     }))
 })
