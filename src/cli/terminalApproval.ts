@@ -90,8 +90,10 @@ export const controllingTerminal: TerminalPort = {
         input.destroy()
         resolve(answer)
       }
-      // The next output starts on a line of its own.
+      // A question withdrawn or ended by the end of input (Ctrl-D, which the terminal does not echo):
+      // the next output starts on a line of its own.
       const withdraw = () => {
+        if (settled) return
         try {
           fs.writeSync(terminal, "\n")
         } catch {
@@ -102,6 +104,6 @@ export const controllingTerminal: TerminalPort = {
       if (signal.aborted) return withdraw()
       signal.addEventListener("abort", withdraw, { once: true })
       lines.once("line", (line) => finish(line))
-      lines.once("close", () => finish(undefined))
+      lines.once("close", withdraw)
     })
 }

@@ -79,6 +79,8 @@ describe.skipIf(!bwrapUsable || !scriptUsable)("effect-bash run: escalation appr
         const { code, screen } = yield* inTerminal(escalate("echo hi > no.txt"), typed)
         expect(screen).toContain(question("echo hi > no.txt"))
         expect(screen).toContain(`Error: ${refusal}\n`)
+        // The terminal echoes no Ctrl-D: the refusal still starts a line of its own.
+        if (typed === "\u0004") expect(screen).toContain(`${question("echo hi > no.txt")}\nError: ${refusal}\n`)
         expect(code).toBe(125)
         expect(existsSync(join(workdir, "no.txt"))).toBe(false)
       }
