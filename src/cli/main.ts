@@ -4,6 +4,7 @@
  * interrupt, so every scope closes and every process group we started dies before the process exits.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Tty from "node:tty"
 import { main } from "./app.js"
 import { processExitCode } from "./exit.js"
 import { listenForStdioErrors } from "./output.js"
@@ -25,8 +26,19 @@ process.on("SIGHUP", () => {
   process.emit("SIGTERM", "SIGTERM")
 })
 
+// Node restores a terminal's settings as it exits, and crashes (SIGSEGV, SIGABRT) when that terminal has
+// hung up. So after a SIGHUP, with a terminal among stdin, stdout and stderr, the program ends (its
+// finalizers run) by that SIGHUP, without Node's exit: a shell reports 129 all the same.
+const startedOnTerminal = [0, 1, 2].some((fd) => Tty.isatty(fd))
+
 NodeRuntime.runMain(main(process.argv), {
   disableErrorReporting: true,
   disablePrettyLogger: true,
-  teardown: (exit) => process.exit(processExitCode(exit, interruptedBy))
+  teardown: (exit) => {
+    if (interruptedBy === "SIGHUP" && startedOnTerminal) {
+      process.removeAllListeners("SIGHUP")
+      process.kill(process.pid, "SIGHUP")
+    }
+    process.exit(processExitCode(exit, interruptedBy))
+  }
 })
