@@ -11,13 +11,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as NodeFs from "node:fs"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
 import { withTidyCliConsole } from "./helpText.js"
 import { stderrLogger } from "./logger.js"
 import { mcpCommand } from "./mcpCommand.js"
 import { writeStderr } from "./output.js"
-import { checkRunArgv, checkWizard } from "./runArgv.js"
+import { checkArgvBytes, checkRunArgv, checkWizard } from "./runArgv.js"
 import { runCommand, runFlagNames } from "./runCommand.js"
 import { SettingsError } from "./settings.js"
 import { packageVersion } from "./version.js"
@@ -40,6 +41,15 @@ const errorMessage = (error: unknown): string =>
 const report = (message: string, code: number) =>
   writeStderr(`${message}\n`).pipe(Effect.andThen(Effect.fail(new ExitCode({ code }))))
 
+/** This process's command line as the kernel holds it, where it says (Linux). */
+const rawCommandLine = (): Uint8Array | undefined => {
+  try {
+    return NodeFs.readFileSync("/proc/self/cmdline")
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Log lines reach stderr only when asked for with `--log-level`, or under `mcp`, whose stderr is the
  * client's log; `run` and `demo` share stderr with their user.
@@ -56,7 +66,8 @@ const logLevelFor = (argv: ReadonlyArray<string>): LogLevel.LogLevel =>
  */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
   Effect.suspend(() =>
-    checkRunArgv(argv, runFlagNames).pipe(
+    checkArgvBytes(argv, rawCommandLine()).pipe(
+      Effect.flatMap((argv) => checkRunArgv(argv, runFlagNames)),
       Effect.flatMap((checked) => checkWizard(checked, process.stdin.isTTY === true)),
       Effect.flatMap(cli)
     )

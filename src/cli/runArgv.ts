@@ -96,3 +96,41 @@ export const checkWizard = (argv: ReadonlyArray<string>, stdinIsTerminal: boolea
     ? Effect.fail(new SettingsError({ field: "--wizard", message: "--wizard: asks its questions on a terminal, and stdin is not one" }))
     : Effect.succeed(argv)
 }
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * `argv` (`process.argv`) as it is, unless in the raw command line (`/proc/self/cmdline`,
+ * NUL-separated; undefined where there is none) an argument is not UTF-8: Node decodes `process.argv`
+ * as UTF-8 and replaces such bytes, so `run` would run other bytes than it was given, and a flag's
+ * value would name another path.
+ */
+export const checkArgvBytes = (
+  argv: ReadonlyArray<string>,
+  cmdline: Uint8Array | undefined
+): Effect.Effect<ReadonlyArray<string>, SettingsError> => {
+  if (cmdline === undefined) return Effect.succeed(argv)
+  const words: Array<Uint8Array> = []
+  for (let start = 0; start < cmdline.length;) {
+    const end = cmdline.indexOf(0, start)
+    words.push(cmdline.subarray(start, end === -1 ? cmdline.length : end))
+    start = end === -1 ? cmdline.length : end + 1
+  }
+  // The arguments are its last words (before them: node, its options and the script's path).
+  const argumentCount = argv.length - 2
+  const bad = (argumentCount > 0 ? words.slice(-argumentCount) : []).find((word) => {
+    try {
+      utf8.decode(word)
+      return false
+    } catch {
+      return true
+    }
+  })
+  return bad === undefined ? Effect.succeed(argv) : Effect.fail(
+    new SettingsError({
+      field: "argv",
+      message: `${capEchoed(JSON.stringify(Buffer.from(bad).toString("utf8")))} is not UTF-8 text: ` +
+        "effect-bash reads its arguments as text, and would pass on other bytes"
+    })
+  )
+}

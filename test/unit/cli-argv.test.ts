@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { checkRunArgv, checkWizard } from "../../src/cli/runArgv.js"
+import { checkArgvBytes, checkRunArgv, checkWizard } from "../../src/cli/runArgv.js"
 import { runFlagNames } from "../../src/cli/runCommand.js"
 
 const check = (...args: Array<string>) => checkRunArgv(["node", "main.js", ...args], runFlagNames)
@@ -59,5 +59,21 @@ describe("run's command line", () => {
       expect(yield* checkWizard(argv, true)).toEqual(argv)
       const words = ["node", "main.js", "run", "--", "echo", "--wizard"]
       expect(yield* checkWizard(words, false)).toEqual(words)
+    }))
+
+  it.effect("a command line with a word that is not UTF-8 is refused: Node would have replaced its bytes", () =>
+    Effect.gen(function*() {
+      const argv = ["node", "main.js", "run", "--", "cat", "caf\uFFFD.txt"]
+      const raw = (...words: Array<Buffer>) => Buffer.concat(words.flatMap((word) => [word, Buffer.of(0)]))
+      const latin1 = raw(...["node", "main.js", "run", "--", "cat"].map((word) => Buffer.from(word)), Buffer.from("caf\xe9.txt", "latin1"))
+      expect((yield* Effect.flip(checkArgvBytes(argv, latin1))).message).toBe(
+        `"caf\uFFFD.txt" is not UTF-8 text: effect-bash reads its arguments as text, and would pass on other bytes`
+      )
+      const text = ["node", "main.js", "run", "--", "echo", "café"]
+      expect(yield* checkArgvBytes(text, raw(...text.map((word) => Buffer.from(word))))).toEqual(text)
+      expect(yield* checkArgvBytes(argv, undefined)).toEqual(argv)
+      // Node's own words (its path, the script's) are not the arguments.
+      const installed = raw(Buffer.from("node"), Buffer.from("/opt/caf\xe9/main.js", "latin1"), ...text.slice(2).map((word) => Buffer.from(word)))
+      expect(yield* checkArgvBytes(text, installed)).toEqual(text)
     }))
 })
