@@ -37,7 +37,7 @@ export class HeldTransport implements Transport {
 
   /**
    * Starts the inner transport and waits for the first message, or for the close (then undefined).
-   * The wait ends when the client speaks or goes away: a server waits for its client that long.
+   * A stdio transport whose input ended does not close: its owner races this wait with that end.
    */
   readonly firstMessage: Effect.Effect<JSONRPCMessage | undefined> = Effect.suspend(() =>
     Effect.zipRight(Effect.promise(() => this.inner.start()), Deferred.await(this.first))

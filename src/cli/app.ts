@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as NodeFs from "node:fs"
+import * as Tty from "node:tty"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
 import { withTidyCliConsole } from "./helpText.js"
@@ -68,7 +69,7 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode>
   Effect.suspend(() =>
     checkArgvBytes(argv, rawCommandLine()).pipe(
       Effect.flatMap((argv) => checkRunArgv(argv, runFlagNames)),
-      Effect.flatMap((checked) => checkWizard(checked, process.stdin.isTTY === true)),
+      Effect.flatMap((checked) => checkWizard(checked, Tty.isatty(0))),
       Effect.flatMap(cli)
     )
   ).pipe(

@@ -119,14 +119,20 @@ const progressFor = (
   }
 }
 
+const afterPendingCallbacks = Effect.async<void>((resume) => {
+  const immediate = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(immediate))
+})
+
 /**
  * Connects an MCP server exposing {@link AgentTools} to `transport`, for the lifetime of the scope.
  * Each call runs as a fiber in the scope, interrupted when the request is cancelled (it ends as
  * `command aborted`); a request with
  * `_meta.progressToken` gets `notifications/progress` carrying the command's new output while it runs
  * (see `AgentTools.CallContext.onProgress`). Closing the scope waits
- * up to `drainTimeout` for in-flight calls to answer, closes the server, then interrupts what is left
- * (which kills their process groups) — so closing leaves no call running. The scope's owner closes
+ * up to `drainTimeout` for in-flight calls to answer, then aborts what is left (which kills their
+ * process groups) and waits up to `drainTimeout` again for each to answer `command aborted`, then
+ * closes the server, which interrupts any call still running — so closing leaves no call running. The scope's owner closes
  * it when the connection's `closed` completes.
  */
 export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transport, options: McpServeOptions) {
@@ -134,6 +140,8 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   const runtime = yield* Effect.runtime<never>()
   const calls = yield* FiberSet.make<CallToolResult>()
   const runCall = yield* FiberSet.runtimePromise(calls)<never>()
+  // Fired when closing stops the calls the drain left: each then answers `command aborted`.
+  const stopping = new AbortController()
   // MCP instructions are fixed per connection: the sandbox policy is the one in force when it opens.
   const sessions = yield* Effect.serviceOption(SandboxSessions)
   const policy = Option.flatMapNullable(sessions, (live) => live.policyText(options.session))
@@ -164,7 +172,7 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
       ...progressFor(extra._meta?.progressToken, extra.sendNotification)
     })
     return runCall(
-      abortOnSignal(call, extra.signal).pipe(
+      abortOnSignal(abortOnSignal(call, extra.signal), stopping.signal).pipe(
         Effect.zip(tools.takeNotices(options.session.id)),
         Effect.map(([result, notices]) => toMcpResult(result, notices)),
         Effect.withSpan("McpServer.callTool", { attributes: { tool: name } })
@@ -184,14 +192,16 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
   server.onclose = () => Deferred.unsafeDone(closed, Effect.void)
   if (options.onInitialized !== undefined) server.oninitialized = options.onInitialized
 
+  // A release runs uninterruptibly; a bounded wait there must be interruptible to time out.
+  const callsDone = FiberSet.awaitEmpty(calls).pipe(Effect.interruptible, Effect.timeout(options.drainTimeout), Effect.ignore)
   yield* Effect.acquireRelease(
     Effect.promise(() => server.connect(transport)),
     () =>
-      FiberSet.awaitEmpty(calls).pipe(
-        // A release runs uninterruptibly; the bounded wait must be interruptible to time out.
-        Effect.interruptible,
-        Effect.timeout(options.drainTimeout),
-        Effect.ignore,
+      callsDone.pipe(
+        Effect.andThen(Effect.sync(() => stopping.abort())),
+        Effect.andThen(callsDone),
+        // The SDK sends an answer a few promise callbacks after its handler settled: all of them run first.
+        Effect.andThen(afterPendingCallbacks),
         Effect.andThen(Effect.promise(() => server.close()))
       )
   )

@@ -1,9 +1,9 @@
 /**
  * The program of `effect-bash mcp`: the tools as an MCP server on stdio.
  *
- * Shutdown: when stdin ends, the transport closes (stdin failed, stdout failed) or SIGINT/SIGTERM
+ * Shutdown: when stdin ends, when the transport closes (stdin or stdout failed) or when SIGINT/SIGTERM
  * interrupts the program (`NodeRuntime.runMain`), the scopes close in order: wait (bounded) for
- * in-flight calls to answer → close the server → interrupt what is left → release the stack, which
+ * in-flight calls to answer → abort what is left, each answered (bounded) → close the server → release the stack, which
  * kills every process group, foreground and background, and awaits their exit. A signal during that
  * shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
  */

@@ -173,7 +173,7 @@ const settingsGroup = <Fields extends Schema.Struct.Fields>(
             expectationOf(field),
             () => kind._tag === "choice" ? `one of ${kind.choices.join(", ")}` : "a valid value"
           )
-          // A variable's number is echoed as read (JSON would spell 1e309 as null).
+          // A variable's number is echoed as a number (JSON would spell 1e309, read as Infinity, null).
           const raw = entry?.raw
           return invalid(source, `expected ${expectation}, got ${typeof raw === "number" ? String(raw) : echoValue(raw)}`)
         })

@@ -219,12 +219,12 @@ describe.concurrent("effect-bash run (real processes)", () => {
 
   it.live("started in a working directory that was removed: an absolute --workdir runs, else exit 2 saying so", () =>
     Effect.gen(function*() {
-      const inRemoved = (args: string) =>
+      const inRemoved = (args: string, env: Record<string, string> = {}) =>
         Effect.promise(() =>
           new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
             const gone = mkdtempSync(join(workdir, "gone-"))
             const cli = spawn("bash", ["-c", `cd '${gone}' && rmdir '${gone}' && exec '${process.execPath}' '${cliPath}' ${args}`], {
-              env: cleanEnv(),
+              env: cleanEnv(env),
               stdio: ["ignore", "pipe", "pipe"]
             })
             let stdout = ""
@@ -244,6 +244,11 @@ describe.concurrent("effect-bash run (real processes)", () => {
         code: 2,
         stdout: "",
         stderr: `effect-bash: --workdir: "sub" is relative, and the working directory no longer exists\n`
+      })
+      expect(yield* inRemoved(`run --workdir '${workdir}' -- pwd`, { DSH_HOME: "home" })).toEqual({
+        code: 1,
+        stdout: "",
+        stderr: `effect-bash: DSH_HOME: "home" is relative, and the working directory no longer exists\n`
       })
     }))
 

@@ -423,22 +423,21 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       yield* Fiber.interrupt(call)
     }))
 
-  it.live("a call in flight when stdin ends is still answered, and a last request without a newline too", () =>
+  it.live("when stdin ends every request is answered: a call that ends within the drain, one cut short, and a last line without a newline", () =>
     Effect.promise(async () => {
       const server = startRaw()
+      const call = (id: number, command: string) =>
+        server.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "bash", arguments: { command, description } } })
       server.send(initialize(1))
       server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
-      server.send({
-        jsonrpc: "2.0",
-        id: 2,
-        method: "tools/call",
-        params: { name: "bash", arguments: { command: "sleep 0.2; echo drained", description } }
-      })
-      server.write(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }))
+      call(2, "sleep 0.2; echo drained")
+      call(3, "sleep 30")
+      server.write(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping" }))
       expect(await server.end(10_000)).toBe(0)
       const answer = (id: number) => server.lines.find((line) => line.id === id)
       expect(answer(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "drained\n" }] } })
-      expect(answer(3)).toEqual({ jsonrpc: "2.0", id: 3, result: {} })
+      expect(answer(3)).toEqual({ jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "command aborted" }], isError: true } })
+      expect(answer(4)).toEqual({ jsonrpc: "2.0", id: 4, result: {} })
     }))
 
   it.live("a log nobody reads any more (stderr closed) does not stop the server: it keeps answering", () =>

@@ -6,7 +6,7 @@
  */
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import type * as ConfigError from "effect/ConfigError"
+import * as ConfigError from "effect/ConfigError"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -16,15 +16,19 @@ const nonBlank = (value: string | undefined): Option.Option<string> =>
 
 /**
  * Expands a leading `~` (alone or before a separator) to `home` and makes the result absolute. Only a
- * relative result reads the working directory (which may be gone).
+ * relative result reads the working directory, and fails when that is gone.
  */
-const absoluteHomePath = (spelling: string, home: string): string => {
+const absoluteHomePath = (spelling: string, home: string): Effect.Effect<string, ConfigError.ConfigError> => {
   const expanded = spelling === "~"
     ? home
     : spelling.startsWith("~/")
     ? NodePath.join(home, spelling.slice(2))
     : spelling
-  return NodePath.resolve(expanded)
+  return Effect.try({
+    try: () => NodePath.resolve(expanded),
+    catch: () =>
+      ConfigError.InvalidData(["DSH_HOME"], `DSH_HOME: ${JSON.stringify(expanded)} is relative, and the working directory no longer exists`)
+  })
 }
 
 /**
@@ -38,4 +42,4 @@ export const resolveDshHome = (configured: string | undefined): Effect.Effect<st
       Config.option(Config.string("DSH_HOME")).pipe(
         Effect.map((ambient) => Option.getOrElse(Option.flatMap(ambient, nonBlank), () => "~/.dsh"))
       )
-  }).pipe(Effect.map((spelling) => absoluteHomePath(spelling, NodeOs.homedir())))
+  }).pipe(Effect.flatMap((spelling) => absoluteHomePath(spelling, NodeOs.homedir())))
