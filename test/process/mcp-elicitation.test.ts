@@ -9,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
+import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -77,6 +78,27 @@ const hint =
 const accept: Answer = async () => ({ action: "accept", content: {} })
 
 describe.skipIf(!bwrapUsable)("effect-bash mcp --sandbox: escalation approved through MCP elicitation", () => {
+  it.live("a client whose stdin ends before its first message: the server exits 0, answering what it got", () =>
+    Effect.promise(async () => {
+      const run = (input: string) =>
+        new Promise<{ code: number | null; stdout: string }>((resolve) => {
+          const server = spawn(process.execPath, [cliPath, "mcp", "--workdir", workdir, "--sandbox", "read-only"], {
+            env: cleanEnv(),
+            stdio: ["pipe", "pipe", "ignore"]
+          })
+          let stdout = ""
+          server.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+          const limit = setTimeout(() => server.kill("SIGKILL"), 15_000)
+          server.on("close", (code) => {
+            clearTimeout(limit)
+            resolve({ code, stdout })
+          })
+          server.stdin.end(input)
+        })
+      expect(await run("")).toEqual({ code: 0, stdout: "" })
+      expect(await run(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)).toEqual({ code: 0, stdout: `{"result":{},"jsonrpc":"2.0","id":1}\n` })
+    }))
+
   it.scopedLive("a client with elicitation: escalation offered, asked with the command and justification, run once on accept", () =>
     Effect.gen(function*() {
       const { asked, client } = yield* connect({ answer: accept })
