@@ -129,11 +129,11 @@ const afterPendingCallbacks = Effect.async<void>((resume) => {
  * Each call runs as a fiber in the scope, interrupted when the request is cancelled (it ends as
  * `command aborted`); a request with
  * `_meta.progressToken` gets `notifications/progress` carrying the command's new output while it runs
- * (see `AgentTools.CallContext.onProgress`). Closing the scope waits
- * up to `drainTimeout` for in-flight calls to answer, then aborts what is left (which kills their
- * process groups) and waits up to `drainTimeout` again for each to answer `command aborted`, then
- * closes the server, which interrupts any call still running — so closing leaves no call running. The scope's owner closes
- * it when the connection's `closed` completes.
+ * (see `AgentTools.CallContext.onProgress`). Closing the scope waits up to `drainTimeout` for
+ * in-flight calls to answer, then aborts what is left (which kills their process groups) and waits up
+ * to `drainTimeout` again for each to answer `command aborted`, then closes the server, which
+ * interrupts any call still running — so closing leaves no call running. The scope's owner closes it
+ * when the connection's `closed` completes.
  */
 export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transport, options: McpServeOptions) {
   const tools = yield* AgentTools

@@ -3,9 +3,9 @@
  *
  * Shutdown: when stdin ends, when the transport closes (stdin or stdout failed) or when SIGINT/SIGTERM
  * interrupts the program (`NodeRuntime.runMain`), the scopes close in order: wait (bounded) for
- * in-flight calls to answer → abort what is left, each answered (bounded) → close the server → release the stack, which
- * kills every process group, foreground and background, and awaits their exit. A signal during that
- * shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
+ * in-flight calls to answer → abort the rest, each answered (bounded) → close the server → release
+ * the stack, which kills every process group, foreground and background, and awaits their exit. A
+ * signal during that shutdown, or its deadline, escalates every kill to SIGKILL at once (`shutdown.ts`).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"

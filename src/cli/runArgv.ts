@@ -89,12 +89,16 @@ export const checkRunArgv = (
  * `argv` as it is, unless it asks for @effect/cli's `--wizard` while stdin is no terminal: the wizard
  * would wait for answers nobody can type.
  */
-export const checkWizard = (argv: ReadonlyArray<string>, stdinIsTerminal: boolean): Effect.Effect<ReadonlyArray<string>, SettingsError> => {
+export const checkWizard = (
+  argv: ReadonlyArray<string>,
+  stdinIsTerminal: boolean
+): Effect.Effect<ReadonlyArray<string>, SettingsError> => {
   const end = argv.indexOf("--")
   const flags = end === -1 ? argv : argv.slice(0, end)
-  return flags.includes("--wizard") && !stdinIsTerminal
-    ? Effect.fail(new SettingsError({ field: "--wizard", message: "--wizard: asks its questions on a terminal, and stdin is not one" }))
-    : Effect.succeed(argv)
+  if (!flags.includes("--wizard") || stdinIsTerminal) return Effect.succeed(argv)
+  return Effect.fail(
+    new SettingsError({ field: "--wizard", message: "--wizard: asks its questions on a terminal, and stdin is not one" })
+  )
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
