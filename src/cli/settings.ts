@@ -322,8 +322,9 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   if (Option.isNone(info) || info.value.type !== "Directory") {
     return yield* invalid(source, `${echoValue(workdir)} is not a directory`)
   }
+  const rootSource = given.get("workspaceRoot")?.source ?? "workspace root"
   const rootOf = (root: string | undefined) =>
-    root === undefined ? Effect.succeed({}) : Effect.map(absoluteDirectory(root, "workspace root"), (workspaceRoot) => ({ workspaceRoot }))
+    root === undefined ? Effect.succeed({}) : Effect.map(absoluteDirectory(root, rootSource), (workspaceRoot) => ({ workspaceRoot }))
   const confined = sandbox.sandboxMode === undefined ? {} : {
     sandbox: { ...sandbox, ...(yield* rootOf(sandbox.workspaceRoot)) }
   }
