@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -430,10 +430,13 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
         server.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "bash", arguments: { command, description } } })
       server.send(initialize(1))
       server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
-      call(2, "sleep 0.2; echo drained")
+      // Runs until the test lets it go, just after stdin has ended: in flight then, done within the drain.
+      call(2, "until [ -e stdin-end-go ]; do sleep 0.01; done; echo drained")
       call(3, "sleep 30")
       server.write(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping" }))
-      expect(await server.end(10_000)).toBe(0)
+      const exited = server.end(10_000)
+      writeFileSync(join(workdir, "stdin-end-go"), "")
+      expect(await exited).toBe(0)
       const answer = (id: number) => server.lines.find((line) => line.id === id)
       expect(answer(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "drained\n" }] } })
       expect(answer(3)).toEqual({ jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "command aborted" }], isError: true } })
