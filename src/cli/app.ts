@@ -11,15 +11,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
-import * as NodeFs from "node:fs"
-import * as Tty from "node:tty"
+import { checkArgvBytes, checkWizard } from "./commandLine.js"
 import { demoCommand } from "./demoCommand.js"
 import { ExitCode, usageExitCode } from "./exit.js"
 import { withTidyCliConsole } from "./helpText.js"
 import { stderrLogger } from "./logger.js"
 import { mcpCommand } from "./mcpCommand.js"
 import { writeStderr } from "./output.js"
-import { checkArgvBytes, checkRunArgv, checkWizard } from "./runArgv.js"
+import { checkRunArgv } from "./runArgv.js"
 import { runCommand, runFlagNames } from "./runCommand.js"
 import { SettingsError } from "./settings.js"
 import { packageVersion } from "./version.js"
@@ -42,15 +41,6 @@ const errorMessage = (error: unknown): string =>
 const report = (message: string, code: number) =>
   writeStderr(`${message}\n`).pipe(Effect.andThen(Effect.fail(new ExitCode({ code }))))
 
-/** This process's command line as the kernel holds it, where it says (Linux). */
-const rawCommandLine = (): Uint8Array | undefined => {
-  try {
-    return NodeFs.readFileSync("/proc/self/cmdline")
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Log lines reach stderr only when asked for with `--log-level`, or under `mcp`, whose stderr is the
  * client's log; `run` and `demo` share stderr with their user.
@@ -61,15 +51,23 @@ const logLevelFor = (argv: ReadonlyArray<string>): LogLevel.LogLevel =>
     : LogLevel.None
 
 /**
- * Runs the CLI on `argv` (`process.argv`). Every failure is reported on stderr here and becomes an
+ * Runs the CLI on `argv` (`process.argv`), `started` as the process was started (its command line is
+ * checked first, see `commandLine.ts`). Every failure is reported on stderr here and becomes an
  * {@link ExitCode}: usage errors (already printed by @effect/cli) and invalid settings exit 2,
  * anything else (defects included) exits 1 with `effect-bash: <message>`.
  */
-export const main = (argv: ReadonlyArray<string>): Effect.Effect<void, ExitCode> =>
+export const main = (
+  argv: ReadonlyArray<string>,
+  started: {
+    /** The command line as the kernel holds it (`/proc/self/cmdline`), where it says. */
+    readonly commandLine: Uint8Array | undefined
+    readonly stdinIsTerminal: boolean
+  }
+): Effect.Effect<void, ExitCode> =>
   Effect.suspend(() =>
-    checkArgvBytes(argv, rawCommandLine()).pipe(
+    checkArgvBytes(argv, started.commandLine).pipe(
       Effect.flatMap((argv) => checkRunArgv(argv, runFlagNames)),
-      Effect.flatMap((checked) => checkWizard(checked, Tty.isatty(0))),
+      Effect.flatMap((checked) => checkWizard(checked, started.stdinIsTerminal)),
       Effect.flatMap(cli)
     )
   ).pipe(

@@ -4,6 +4,7 @@
  * interrupt, so every scope closes and every process group we started dies before the process exits.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeFs from "node:fs"
 import * as Tty from "node:tty"
 import { main } from "./app.js"
 import { processExitCode } from "./exit.js"
@@ -31,7 +32,15 @@ process.on("SIGHUP", () => {
 // finalizers run) by that SIGHUP, without Node's exit: a shell reports 129 all the same.
 const startedOnTerminal = [0, 1, 2].some((fd) => Tty.isatty(fd))
 
-NodeRuntime.runMain(main(process.argv), {
+const commandLine = (): Uint8Array | undefined => {
+  try {
+    return NodeFs.readFileSync("/proc/self/cmdline")
+  } catch {
+    return undefined
+  }
+}
+
+NodeRuntime.runMain(main(process.argv, { commandLine: commandLine(), stdinIsTerminal: Tty.isatty(0) }), {
   disableErrorReporting: true,
   disablePrettyLogger: true,
   teardown: (exit) => {

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { checkArgvBytes, checkRunArgv, checkWizard } from "../../src/cli/runArgv.js"
+import { checkArgvBytes, checkWizard } from "../../src/cli/commandLine.js"
+import { checkRunArgv } from "../../src/cli/runArgv.js"
 import { runFlagNames } from "../../src/cli/runCommand.js"
 
 const check = (...args: Array<string>) => checkRunArgv(["node", "main.js", ...args], runFlagNames)
