@@ -7,10 +7,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
-import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
-
-const flagged = (env: string, name: string, pseudo: string, description: string) =>
-  setting({ env, flag: { name, pseudo, description: (variable) => `${description} (env ${variable})` } })
+import { environmentOf, flaggedSetting, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
 
 /** A number the engine takes only from `minimum` on (`why` names that bound). */
 const atLeast = (minimum: number, kind: "an integer" | "a number", why: string) => {
@@ -37,7 +34,7 @@ export const ContainerSettings = Schema.Struct({
     Schema.filter((image) => image.trim() !== "", {
       message: () => "must name an image"
     })
-  ).annotations(flagged("CONTAINER_IMAGE", "container-image", "IMAGE", "Run commands in containers of this image")),
+  ).annotations(flaggedSetting("CONTAINER_IMAGE", "container-image", "IMAGE", "Run commands in containers of this image")),
   /** `none` (the default) gives each container only a loopback interface; `bridge` the engine's default network. */
   network: Schema.optionalWith(
     Schema.Literal("none", "bridge").annotations({
@@ -51,11 +48,11 @@ export const ContainerSettings = Schema.Struct({
   ),
   /** Memory limit of each container (swap included), in MiB; the engine takes no less than 6. */
   memoryMb: Schema.optional(
-    MemoryMb.annotations(flagged("CONTAINER_MEMORY_MB", "container-memory-mb", "N", "Memory limit of each container in MiB"))
+    MemoryMb.annotations(flaggedSetting("CONTAINER_MEMORY_MB", "container-memory-mb", "N", "Memory limit of each container in MiB"))
   ),
   /** Bound on the number of processes in each container. */
   pidsLimit: Schema.optional(
-    PositiveInt.annotations(flagged("CONTAINER_PIDS_LIMIT", "container-pids-limit", "N", "Process limit of each container"))
+    PositiveInt.annotations(flaggedSetting("CONTAINER_PIDS_LIMIT", "container-pids-limit", "N", "Process limit of each container"))
   ),
   /** CPUs each container may use (fractions allowed, from 0.01; at most the engine's CPUs). */
   cpus: Schema.optional(Cpus.annotations(setting({ env: "CONTAINER_CPUS" }))),

@@ -6,14 +6,13 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { decodeSettings, environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
+import { decodeSettings, environmentOf, flaggedSetting, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
 
-const flagged = (env: string, flag: string, description: string) =>
-  setting({ env, flag: { name: flag, pseudo: "N", description: (name) => `${description} (env ${name})` } })
+const number = (env: string, flag: string, description: string) =>
+  PositiveFinite.annotations(flaggedSetting(env, flag, "N", description))
 
-const number = (env: string, flag: string, description: string) => PositiveFinite.annotations(flagged(env, flag, description))
-
-const count = (env: string, flag: string, description: string) => PositiveInt.annotations(flagged(env, flag, description))
+const count = (env: string, flag: string, description: string) =>
+  PositiveInt.annotations(flaggedSetting(env, flag, "N", description))
 
 const isPattern = (pattern: string): boolean => {
   try {

@@ -35,6 +35,13 @@ export interface Setting {
 /** The annotations that mark a settings field as a {@link Setting}. */
 export const setting = (annotation: Setting) => ({ [SettingId]: annotation })
 
+/**
+ * {@link setting} for a variable with a flag that takes a value (shown as `pseudo`), whose help is
+ * `description` followed by the variable's name.
+ */
+export const flaggedSetting = (env: string, name: string, pseudo: string, description: string) =>
+  setting({ env, flag: { name, pseudo, description: (variable) => `${description} (env ${variable})` } })
+
 /** The prefix of every `EFFECT_BASH_*` variable, as a `Config.nested` segment. */
 const envPrefix = "EFFECT_BASH"
 
