@@ -394,7 +394,8 @@ export const containerText = (container: BashExecutor.ContainerFacts): string =>
   `Commands of the bash tool run inside a Docker container of the image ${JSON.stringify(container.image)}, ` +
   `not on the user's machine, with ${networkText(container.network)}: only the programs that image ` +
   `provides are there. The directory ${JSON.stringify(container.workspace)} is the user's, shared at the ` +
-  "same path; a file written anywhere else stays in the container and is gone when the container is removed."
+  "same path; a file written anywhere else stays in the container and is gone when the container is removed. " +
+  "The file a truncation marker names is on the user's machine: a command sees it only under that directory."
 
 /**
  * The `tool:bash:container` prompt section (order 106) of a composition whose commands run in

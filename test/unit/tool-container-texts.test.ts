@@ -27,7 +27,8 @@ const inContainers = (network: BashExecutor.ContainerFacts["network"]) =>
 const noNetwork = "Commands of the bash tool run inside a Docker container of the image \"effect-bash-test:latest\", " +
   "not on the user's machine, with no network (only a loopback interface, so nothing can be downloaded): only the " +
   "programs that image provides are there. The directory \"/srv/project\" is the user's, shared at the same path; " +
-  "a file written anywhere else stays in the container and is gone when the container is removed."
+  "a file written anywhere else stays in the container and is gone when the container is removed. The file a " +
+  "truncation marker names is on the user's machine: a command sees it only under that directory."
 
 const managed = "Every command also gets variables named `$DSH_*`, set by the agent harness (DSH), not by the user: " +
   "`$DSH_HOME` is the harness's home directory, `$DSH_SHELL` is `1` in a shell this tool started, " +
