@@ -1,6 +1,7 @@
 /**
  * `effect-bash run [flags] [--] <command...>`: one command through the whole tool stack, printing
- * exactly what a model would read (or the canonical JSON value with `--json`) and a final newline,
+ * exactly what a model would read (or, with `--json`, the canonical value as JSON with that text as
+ * its `text` key) and a final newline,
  * exiting with a code that mirrors the command's (see `exit.ts`).
  */
 import * as Args from "@effect/cli/Args"
@@ -23,7 +24,9 @@ import { cliStack } from "./stack.js"
 import * as TerminalApproval from "./terminalApproval.js"
 
 const json = Options.boolean("json").pipe(
-  Options.withDescription("Print the bash tool's canonical result value as one line of JSON instead of its text")
+  Options.withDescription(
+    "Print the bash tool's canonical result value as one line of JSON, with the text the model reads as its \"text\" key"
+  )
 )
 
 const description = Options.text("description").pipe(
@@ -133,7 +136,8 @@ const runOnce = Effect.fn("Cli.run")(function*(input: {
   const value = result.value
   // `run` never asks for the background: a started task would be a bug of the tool.
   if (value.kind === "background") return yield* Effect.dieMessage(`run started background task ${value.taskId}`)
-  const full = input.json ? JSON.stringify(result.value) : result.text
+  // The value's own keys stay where a reader of the value finds them; `text` is what the model reads.
+  const full = input.json ? JSON.stringify({ ...result.value, text: result.text }) : result.text
   const text = live ? afterLiveOutput(value, full, lastShown) : full
   yield* writeStdout(text === "" || text.endsWith("\n") ? text : `${text}\n`)
   const spillPaths = [value.stdout.spillPath, value.stderr.spillPath].filter((path) => path !== undefined)

@@ -108,6 +108,7 @@ const build = (settings: Settings.Input) =>
     return yield* makeExecutorCore(config, {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
+      container: { image: config.image, network: config.network, workspace: mount.target },
       launch: () => Effect.succeed({}),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))

@@ -114,6 +114,11 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
      */
     readonly workspaceRoot?: string | undefined
     /**
+     * Where commands run when not on this host: the container executor's image, network and shared
+     * directory, so the tools can tell the model. Absent for an executor whose commands run on the host.
+     */
+    readonly container?: BashExecutor.ContainerFacts | undefined
+    /**
      * The workdir a request without one runs in (the configured `cwd`, else the process's working
      * directory at the time): what `resolve` fills in, without resolving a request.
      */
@@ -169,6 +174,21 @@ export declare namespace BashExecutor {
      * it granted another call, or that is reached through a link inside one.
      */
     readonly workspaceRoot: string
+  }
+
+  /**
+   * Where a container executor runs commands, as the model is told.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface ContainerFacts {
+    /** The image each container starts from: its programs are the only ones a command finds. */
+    readonly image: string
+    /** `none`: a loopback interface only; `bridge`: the engine's default network. */
+    readonly network: "none" | "bridge"
+    /** The host directory every container mounts read-write, at the same path. */
+    readonly workspace: string
   }
 
   /**

@@ -201,7 +201,9 @@ export const make = (
 
     const agentTools: AgentTools["Type"] = {
       tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),
-      promptSections: [BashTool.promptSection],
+      promptSections: executor.container === undefined
+        ? [BashTool.promptSection]
+        : [BashTool.promptSection, BashTool.containerSection(executor.container)],
       call: (name, args, context) => respond(name, registered[name], args, context),
       callUnknown: (name, args, context) => respond(name, byName(name), args, context),
       takeNotices: (session) => Effect.sync(() => notices.take(session).map((notice) => notice.text))

@@ -143,6 +143,8 @@ export interface Policy {
    * since nothing else can grant it.
    */
   readonly escalation: boolean
+  /** Commands run in containers, not on the host: the description and a prompt section say where. */
+  readonly container?: BashExecutor.ContainerFacts | undefined
 }
 
 /**
@@ -365,8 +367,52 @@ export const presentResult = (args: unknown, value: Value): AgentTools.Presentat
 }
 
 /**
- * The tool description; `background` adds the paragraph on background tasks, `sandbox` one on
- * sandbox denials, and `escalation` (instead) the one on asking for a wider mode.
+ * What the `$DSH_*` variables are, in one paragraph of the description.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const managedVariables =
+  "Every command also gets variables named `$DSH_*`, set by the agent harness (DSH), not by the user: " +
+  "`$DSH_HOME` is the harness's home directory, `$DSH_SHELL` is `1` in a shell this tool started, " +
+  "`$DSH_SESSION_ID` is the calling session's id, and plugins may add more (such as `$DSH_SESSION_JSONL`, " +
+  "the file the session is recorded in); read them, do not set them."
+
+const networkText = (network: BashExecutor.ContainerFacts["network"]): string =>
+  network === "none"
+    ? "no network (only a loopback interface, so nothing can be downloaded)"
+    : "the container engine's default network"
+
+/**
+ * Where commands run, in one sentence for the model: a container of the image, its network, and the
+ * one directory shared with the user's machine.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const containerText = (container: BashExecutor.ContainerFacts): string =>
+  `Commands of the bash tool run inside a Docker container of the image ${JSON.stringify(container.image)}, ` +
+  `not on the user's machine, with ${networkText(container.network)}: only the programs that image ` +
+  `provides are there. The directory ${JSON.stringify(container.workspace)} is the user's, shared at the ` +
+  "same path; a file written anywhere else stays in the container and is gone when the container is removed. " +
+  "The file a truncation marker names is on the user's machine: a command sees it only under that directory."
+
+/**
+ * The `tool:bash:container` prompt section (order 106) of a composition whose commands run in
+ * containers: where they run, what they can reach.
+ *
+ * @since 0.2.0
+ * @category utils
+ */
+export const containerSection = (container: BashExecutor.ContainerFacts): AgentTools.PromptSection => ({
+  name: "tool:bash:container",
+  order: 106,
+  text: containerText(container)
+})
+
+/**
+ * The tool description; `container` adds where commands run, `background` the paragraph on background
+ * tasks, `sandbox` one on sandbox denials, and `escalation` (instead) the one on asking for a wider mode.
  *
  * @since 0.1.0
  * @category utils
@@ -381,9 +427,9 @@ export const description = (policy: Policy): string => {
     "happened: `[timed out after <ms>ms]`, `[killed by signal: <SIG>]`, or `[exit code: <N>]` for a non-zero " +
     "exit (no exit line means it exited 0). Long output keeps its end; " +
     "`[output truncated; full output: <path>]` names a file holding all of it.",
-    "Variables named `$DSH_*` are set by the harness for every command (for example `$DSH_HOME`, and " +
-    "`$DSH_SESSION_ID` inside a session); read them, do not set them."
+    managedVariables
   ]
+  if (policy.container !== undefined) parts.push(containerText(policy.container))
   if (policy.background) {
     parts.push(
       "For a long-running command (a server, a watcher, a long build) set `run_in_background: true`: the call " +

@@ -2,10 +2,12 @@
  * The tools as an `@effect/ai` toolkit for an Effect agent: one Layer that maps the composed
  * {@link AgentTools} to `Tool`s with handlers, ready for `LanguageModel.generateText({ toolkit })`.
  *
- * Each tool publishes exactly the JSON Schema of its {@link AgentTools} descriptor (so parameters
- * follow the composition) but lets every argument through: `AgentTools` decodes them, and an invalid
- * one comes back to the model as a failure result (failure mode `"return"`) carrying the exact
- * message, instead of an `AiError` that would end the turn.
+ * Each tool publishes the JSON Schema of its {@link AgentTools} descriptor (so parameters follow the
+ * composition), by default in the shape OpenAI's strict function calling requires (every property
+ * required, an optional one nullable, `null` read as not given; see {@link Options}), but lets every
+ * argument through: `AgentTools` decodes them, and an invalid one comes back to the model as a failure
+ * result (failure mode `"return"`) carrying the exact message, instead of an `AiError` that would end
+ * the turn.
  *
  * A successful result is typed by the tool: an {@link Output} holding the tool's structured value
  * (its `AgentTools.Value`, checked against the value Schema it publishes) and the text the model
@@ -26,6 +28,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
 import { CurrentToolSession } from "../services/CurrentToolSession.js"
+import { nullsAsAbsent, strictJsonSchema } from "./internal/strictSchema.js"
 
 // Any object: every key is kept for AgentTools to decode.
 const LooseParameters = Schema.Struct({}, { key: Schema.String, value: Schema.Unknown })
@@ -95,13 +98,13 @@ const outputOf = (name: string, value: Schema.Schema.AnyNoContext) =>
     encode: (output) => ParseResult.succeed(output.text)
   }).annotations({ identifier: `Output(${name})` })
 
-const toAiTool = (descriptor: AgentTools.Descriptor) =>
+const toAiTool = (descriptor: AgentTools.Descriptor, jsonSchema: AgentTools.JsonSchema) =>
   Tool.make(descriptor.name, {
     description: descriptor.description,
     success: outputOf(descriptor.name, descriptor.success),
     failure: ToolError,
     failureMode: "return"
-  }).setParameters(LooseParameters.annotations({ jsonSchema: descriptor.parameters }))
+  }).setParameters(LooseParameters.annotations({ jsonSchema }))
 
 // Each notice is a paragraph of its own: exactly one blank line before it, whether or not the
 // result already ends in a newline.
@@ -119,42 +122,85 @@ const withNotices = (text: string, notices: ReadonlyArray<string>): string =>
 export class BashToolkit extends Context.Tag("effect-bash/BashToolkit")<BashToolkit, BashToolkitWithHandler>() {}
 
 /**
+ * How the toolkit publishes its parameters.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options {
+  /**
+   * `true` (the default): each tool's JSON Schema is valid for OpenAI's strict function calling, which
+   * `@effect/ai-openai` turns on for every tool unless told otherwise: every property is listed in
+   * `required`, an optional one accepts `null` (`"type": ["number", "null"]`), and
+   * `additionalProperties` is `false`. The model then sends every key, `null` for one it leaves out,
+   * and the toolkit reads a `null` there as the key not given; any other value is checked as usual.
+   * `false`: exactly the schemas of {@link AgentTools} (and of the MCP server), optional keys left out
+   * of `required`, for a provider that does not accept nullable types; a `null` is then a wrong value.
+   */
+  readonly strict?: boolean
+}
+
+/**
  * Builds the toolkit from {@link AgentTools}: `bash`, and the task tools when composed, each
  * handler calling the tool under a fresh call id.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeWith = (options: Options = {}): Effect.Effect<BashToolkitWithHandler, never, AgentTools> =>
+  Effect.gen(function*() {
+    const tools = yield* AgentTools
+    const strict = options.strict ?? true
+    const calls = yield* Ref.make(0)
+    // @effect/ai hands a handler no call id. A per-toolkit prefix keeps ids unique across restarts,
+    // so records appended to one session file never share a call id.
+    const prefix = `effect-ai-${NodeCrypto.randomUUID().slice(0, 8)}`
+    const toolkit = Toolkit.make(
+      ...tools.tools.map((tool) => toAiTool(tool, strict ? strictJsonSchema(tool.parameters) : tool.parameters))
+    )
+    const handlerFor = (descriptor: AgentTools.Descriptor) => {
+      const argumentsOf = strict ? nullsAsAbsent(descriptor.parameters) : (params: unknown) => params
+      return Effect.fn("BashToolkit.handle")(function*(params: unknown) {
+        const session = yield* Effect.serviceOption(CurrentToolSession)
+        const callId = `${prefix}-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
+        const result = yield* tools.callUnknown(descriptor.name, argumentsOf(params), {
+          callId,
+          ...(Option.isSome(session) ? { session: session.value } : {})
+        })
+        if (result.isError) return yield* new ToolError({ message: result.message })
+        // Completion notices of the session's finished background tasks follow the text.
+        const notices = yield* tools.takeNotices(Option.getOrUndefined(session)?.id)
+        return { value: result.value, text: withNotices(result.text, notices) }
+      })
+    }
+    const handlers = Object.fromEntries(tools.tools.map((descriptor) => [descriptor.name, handlerFor(descriptor)]))
+    const context = yield* toolkit.toContext(handlers)
+    const built = yield* Effect.provide(toolkit, context)
+    // Typed by name from the Registry: each tool's success Schema is built from its descriptor's value
+    // Schema, the one the Registry types that name with.
+    return built as unknown as BashToolkitWithHandler
+  })
+
+/**
+ * {@link makeWith} with the default {@link Options}: strict-mode schemas.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = Effect.gen(function*() {
-  const tools = yield* AgentTools
-  const calls = yield* Ref.make(0)
-  // @effect/ai hands a handler no call id. A per-toolkit prefix keeps ids unique across restarts,
-  // so records appended to one session file never share a call id.
-  const prefix = `effect-ai-${NodeCrypto.randomUUID().slice(0, 8)}`
-  const toolkit = Toolkit.make(...tools.tools.map(toAiTool))
-  const handlerFor = (name: string) =>
-    Effect.fn("BashToolkit.handle")(function*(params: unknown) {
-      const session = yield* Effect.serviceOption(CurrentToolSession)
-      const callId = `${prefix}-${yield* Ref.updateAndGet(calls, (n) => n + 1)}`
-      const result = yield* tools.callUnknown(name, params, {
-        callId,
-        ...(Option.isSome(session) ? { session: session.value } : {})
-      })
-      if (result.isError) return yield* new ToolError({ message: result.message })
-      // Completion notices of the session's finished background tasks follow the text.
-      const notices = yield* tools.takeNotices(Option.getOrUndefined(session)?.id)
-      return { value: result.value, text: withNotices(result.text, notices) }
-    })
-  const handlers = Object.fromEntries(tools.tools.map(({ name }) => [name, handlerFor(name)]))
-  const context = yield* toolkit.toContext(handlers)
-  const built = yield* Effect.provide(toolkit, context)
-  // Typed by name from the Registry: each tool's success Schema is built from its descriptor's value
-  // Schema, the one the Registry types that name with.
-  return built as unknown as BashToolkitWithHandler
-})
+export const make: Effect.Effect<BashToolkitWithHandler, never, AgentTools> = makeWith()
 
 /**
- * {@link BashToolkit} over the composed {@link AgentTools}.
+ * {@link BashToolkit} over the composed {@link AgentTools}, its schemas as `options` say.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerWith = (options: Options): Layer.Layer<BashToolkit, never, AgentTools> =>
+  Layer.effect(BashToolkit, makeWith(options))
+
+/**
+ * {@link BashToolkit} over the composed {@link AgentTools}, with strict-mode schemas
+ * (`layerWith({ strict: false })` publishes the plain ones).
  *
  * @since 0.1.0
  * @category layers

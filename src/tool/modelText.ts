@@ -139,3 +139,18 @@ export const foldCarriageReturns = (text: string): string => {
  */
 export const modelText = (text: string, cut: boolean): string =>
   foldCarriageReturns(stripAnsi(cut ? dropCutHead(text) : text))
+
+/** The most a tail loses to start at a line: 1 KiB of characters, and never more than an eighth of it. */
+const lineSearchLength = (length: number): number => Math.min(1024, Math.floor(length / 8))
+
+/**
+ * Model-facing text of a truncated stream's tail, which the byte budget cut mid-line: it starts after
+ * its first line break when that break lies within its first 1024 characters and its first eighth
+ * (the partial line before it is dropped, with any escape sequence the cut split); otherwise it is
+ * kept whole, less the remnant of a split escape sequence. Slicing a decoded string after a `\n`
+ * never splits a character.
+ */
+export const tailText = (text: string): string => {
+  const start = text.slice(0, lineSearchLength(text.length)).indexOf("\n") + 1
+  return start > 0 ? modelText(text.slice(start), false) : modelText(text, true)
+}

@@ -4,7 +4,7 @@
 import type { BashExecutor } from "../services/BashExecutor.js"
 import { mergeStreams } from "../services/internal/mergeStreams.js"
 import { appendLines } from "./appendLines.js"
-import { modelText } from "./modelText.js"
+import { modelText, tailText } from "./modelText.js"
 import { sandboxNotices } from "./sandboxNotices.js"
 
 const truncationNotice = (output: BashExecutor.CollectedOutput): string =>
@@ -12,7 +12,7 @@ const truncationNotice = (output: BashExecutor.CollectedOutput): string =>
 
 /** A stream's text, with the truncation notice appended when only its tail was kept. */
 const streamText = (output: BashExecutor.CollectedOutput): string => {
-  const text = modelText(output.text, output.truncated)
+  const text = output.truncated ? tailText(output.text) : modelText(output.text, false)
   return output.truncated ? `${text}\n${truncationNotice(output)}` : text
 }
 

@@ -61,12 +61,16 @@ describe.concurrent("effect-bash run (real processes)", () => {
       expect(outcome).toMatchObject({ code: 0, stdout: `${workdir}\n` })
     }))
 
-  it.live("--json prints the canonical value, which decodes with BashTool.Foreground", () =>
+  it.live("--json prints the canonical value, which decodes with BashTool.Foreground, and the model's text", () =>
     Effect.gen(function*() {
       const outcome = yield* run(["--json", "--", "printf out; printf err >&2; exit 2"])
       expect(outcome.code).toBe(2)
       expect(outcome.stdout).toMatch(/}\n$/)
-      const value = Schema.decodeUnknownSync(BashTool.Foreground, { onExcessProperty: "error" })(JSON.parse(outcome.stdout))
+      const { text, ...printed } = JSON.parse(outcome.stdout)
+      // Exactly what `run` without --json prints, and the model reads.
+      expect(text).toBe("out\n[stderr]\nerr\n[exit code: 2]")
+      expect((yield* run(["--", "printf out; printf err >&2; exit 2"])).stdout).toBe(`${text}\n`)
+      const value = Schema.decodeUnknownSync(BashTool.Foreground, { onExcessProperty: "error" })(printed)
       expect(value).toEqual({
         kind: "foreground",
         exitCode: 2,

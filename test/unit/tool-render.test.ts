@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { BashExecutor } from "../../src/services/BashExecutor.js"
 import type { Tasks } from "../../src/services/Tasks.js"
 import { bashRunResult } from "../../src/testing/ScriptedBashExecutor.js"
-import { foldCarriageReturns, modelText, stripAnsi } from "../../src/tool/modelText.js"
+import { foldCarriageReturns, modelText, stripAnsi, tailText } from "../../src/tool/modelText.js"
 import { renderBackgroundRead } from "../../src/tool/renderBackgroundRead.js"
 import * as BashTool from "../../src/tool/BashTool.js"
 import { renderBackgroundStart, renderForeground } from "../../src/tool/renderBashResult.js"
@@ -138,6 +138,33 @@ describe("model text (Beyond): escapes, progress, cut sequences", () => {
     expect(render({ stdout: out("31mtail\x1b[0m\n", true) })).toBe(
       "tail\n\n[output truncated; full output: (unavailable)]"
     )
+  })
+
+  it("a truncated tail starts at its first line when that line starts within 1 KiB; the value keeps the raw tail", () => {
+    const lines = Array.from({ length: 6000 }, (_, n) => `line ${n}`).join("\n") + "\n"
+    // The byte budget cut `line 123` after its first four characters.
+    const tail = lines.slice(lines.indexOf("line 123") + 4)
+    const run = bashRunResult({ stdout: out(tail, true, "/spill/out") })
+    expect(renderForeground(run, false)).toBe(
+      `${tail.slice(tail.indexOf("\n") + 1)}\n[output truncated; full output: /spill/out]`
+    )
+    expect(renderForeground(run, false).startsWith("line 124\n")).toBe(true)
+    expect(run.stdout.text.startsWith(" 123\n")).toBe(true)
+    // Exactly at the limit: a break at index 1023 is taken, one at 1024 is not.
+    const body = "x\n".repeat(5000)
+    expect(tailText(`${"é".repeat(1023)}\n${body}`)).toBe(body)
+    expect(tailText(`${"é".repeat(1024)}\n${body}`)).toBe(`${"é".repeat(1024)}\n${body}`)
+  })
+
+  it("a tail whose first break lies past an eighth of it is kept whole, less a split escape sequence", () => {
+    expect(tailText("partial first line\nsecond\n")).toBe("partial first line\nsecond\n")
+    expect(tailText("[31mred\x1b[0m\n")).toBe("red\n")
+    // Within reach, the partial line goes, and the escape sequence the cut split goes with it.
+    const rest = "ok\n".repeat(100)
+    expect(tailText(`;1m\x1b[0m cut\n${rest}`)).toBe(rest)
+    expect(tailText(`\u00e9\u{1F600} cut\r\n${rest}`)).toBe(rest)
+    // A later line that only looks like a remnant is kept: it starts a line.
+    expect(tailText(`cut\n[1m bold?\n${rest}\x1b[0m`)).toBe(`[1m bold?\n${rest}`)
   })
 
   it("leaves text that only looks like a remnant alone", () => {

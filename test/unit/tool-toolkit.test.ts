@@ -11,6 +11,7 @@ import { CurrentToolSession } from "../../src/services/CurrentToolSession.js"
 import type { BashExecutor } from "../../src/services/BashExecutor.js"
 import type * as BashTool from "../../src/tool/BashTool.js"
 import * as BashToolkit from "../../src/tool/BashToolkit.js"
+import { strictJsonSchema } from "../../src/tool/internal/strictSchema.js"
 import type * as TaskListTool from "../../src/tool/TaskListTool.js"
 import type { Composition } from "../support/tools.js"
 import { compose, composeWith, composeWithApproval, dshHome, withTasks } from "../support/tools.js"
@@ -19,6 +20,7 @@ const withToolkit = <X>(composition: Omit<Composition<X, never>, "services">) =>
   BashToolkit.layer.pipe(Layer.provideMerge(compose(composition)))
 
 const recorded = Effect.flatMap(ScriptedBashExecutor.ScriptedBashExecutor, (executor) => executor.calls)
+const confiningCalls = Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls)
 const publishedKeys = (toolkit: BashToolkit.BashToolkit["Type"]) =>
   Object.keys((Tool.getJsonSchema(toolkit.tools["bash"]!) as { readonly properties: object }).properties)
 const ok = { command: "echo hi", description: "Print a greeting" }
@@ -55,18 +57,75 @@ const runs: ReadonlyArray<readonly [BashExecutor.RunResult, string]> = [
 ]
 
 describe("BashToolkit", () => {
-  it.effect("publishes the composed tools with exactly their AgentTools JSON Schemas", () =>
+  it.effect("publishes the composed tools with their AgentTools JSON Schemas in strict-mode shape", () =>
     Effect.gen(function*() {
       const toolkit = yield* BashToolkit.BashToolkit
       const tools = yield* AgentTools
       expect(Object.keys(toolkit.tools)).toEqual(["bash", "task_output", "task_list", "task_kill"])
       for (const descriptor of tools.tools) {
         const tool: Tool.Any = toolkit.tools[descriptor.name as AgentTools.Name]
-        expect(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)).toEqual(descriptor.parameters)
+        const published = Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast) as unknown as AgentTools.JsonSchema
+        // The same properties, each required; the optional ones nullable, with their descriptions.
+        expect(published.required).toEqual(Object.keys(descriptor.parameters.properties))
+        expect(published.additionalProperties).toBe(false)
+        for (const [key, property] of Object.entries(descriptor.parameters.properties)) {
+          const { type, ...rest } = property as { readonly type: string }
+          expect(published.properties[key]).toEqual(
+            descriptor.parameters.required?.includes(key) ? property : { ...rest, type: [type, "null"] }
+          )
+        }
         expect(tool.description).toBe(descriptor.description)
       }
       expect(publishedKeys(toolkit)).not.toContain("run_in_background")
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer(), enableRunInBackground: false }))))
+
+  it.effect("strict: false publishes exactly the AgentTools JSON Schemas, and a null there is a wrong value", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit.BashToolkit
+      const tools = yield* AgentTools
+      for (const descriptor of tools.tools) {
+        const tool: Tool.Any = toolkit.tools[descriptor.name as AgentTools.Name]
+        expect(Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast)).toEqual(descriptor.parameters)
+      }
+      const result = yield* toolkit.handle("bash", { ...ok, timeoutMs: null } as never)
+      expect(result.encodedResult).toEqual({ _tag: "ToolError", message: "invalid timeoutMs: expected a positive number, got null" })
+    }).pipe(Effect.provide(
+      BashToolkit.layerWith({ strict: false }).pipe(Layer.provideMerge(compose({ executor: ScriptedBashExecutor.layer() })))
+    )))
+
+  it.effect("null for an optional key is the key not given; other values keep their exact messages", () =>
+    Effect.gen(function*() {
+      const toolkit = yield* BashToolkit.BashToolkit
+      const nulls = { timeoutMs: null, workdir: null, run_in_background: null, sandbox_permissions: null, justification: null }
+      const ran = yield* toolkit.handle("bash", { ...ok, ...nulls } as never)
+      expect(ran.isFailure).toBe(false)
+      const [call] = yield* confiningCalls
+      expect(call!.spec).toMatchObject({ timeoutMs: 120_000, workdir: "/srv/app" })
+      const waited = yield* toolkit.handle("task_output", { task_id: "bash-5", wait: null, timeout_ms: null } as never)
+      expect(waited.encodedResult).toEqual({ _tag: "ToolError", message: "unknown task bash-5" })
+      const cases: ReadonlyArray<readonly [unknown, string]> = [
+        [{ ...ok, ...nulls, command: null }, "invalid command: expected a non-empty string"],
+        [{ ...ok, ...nulls, description: null }, "invalid description: expected a non-empty string"],
+        [{ ...ok, ...nulls, timeoutMs: 0 }, "invalid timeoutMs: expected a positive number, got 0"],
+        [{ ...ok, ...nulls, timeoutMs: "soon" }, "invalid timeoutMs: expected a positive number, got \"soon\""],
+        [{ ...ok, ...nulls, workdir: "" }, "invalid workdir: expected a non-empty string, got \"\""],
+        [{ ...ok, ...nulls, justification: "because" }, "invalid escalation: justification is only valid together with sandbox_permissions"],
+        [{ ...ok, ...nulls, sandbox_permissions: "workspace-write" }, "invalid escalation: sandbox_permissions requires a justification"],
+        [{ ...ok, ...nulls, sandbox_permissions: "root", justification: "because" }, "invalid sandbox_permissions: expected one of \"workspace-write\", \"danger-full-access\", got \"root\""]
+      ]
+      for (const [params, message] of cases) {
+        const result = yield* toolkit.handle("bash", params as never)
+        expect(result.encodedResult).toEqual({ _tag: "ToolError", message })
+      }
+      expect(yield* confiningCalls).toHaveLength(1)
+      // An enum stays an enum, with null among its values.
+      expect((Tool.getJsonSchema(toolkit.tools.bash) as unknown as AgentTools.JsonSchema).properties["sandbox_permissions"])
+        .toMatchObject({ type: ["string", "null"], enum: ["workspace-write", "danger-full-access", null] })
+    }).pipe(Effect.provide(
+      BashToolkit.layer.pipe(
+        Layer.provideMerge(composeWithApproval({ executor: FakeConfiningExecutor.layer({ cwd: "/srv/app" }) }))
+      )
+    )))
 
   it.effect("a confining executor's escalation fields reach the published schema", () =>
     Effect.gen(function*() {
@@ -249,4 +308,38 @@ describe("BashToolkit", () => {
       }
       expect(String(next.encodedResult).replace(/^started background task bash-\d+/, "")).toBe(`\n\n${notice}`)
     }).pipe(Effect.provide(withToolkit({ executor: ScriptedBashExecutor.layer() }))))
+})
+
+describe("strictJsonSchema", () => {
+  it("makes nested objects strict too, and a property without one type nullable by anyOf", () => {
+    const schema: AgentTools.JsonSchema = {
+      type: "object",
+      required: ["spec"],
+      properties: {
+        spec: { type: "object", properties: { a: { type: "string" } }, additionalProperties: true },
+        list: { type: "array", items: { type: "object", properties: { b: { type: "number" } } } },
+        either: { description: "a or 1", anyOf: [{ type: "string" }, { type: "number" }] },
+        date: { description: "when", format: "date" }
+      }
+    }
+    expect(strictJsonSchema(schema)).toEqual({
+      type: "object",
+      required: ["spec", "list", "either", "date"],
+      additionalProperties: false,
+      properties: {
+        spec: {
+          type: "object",
+          properties: { a: { type: ["string", "null"] } },
+          required: ["a"],
+          additionalProperties: false
+        },
+        list: {
+          type: ["array", "null"],
+          items: { type: "object", properties: { b: { type: ["number", "null"] } }, required: ["b"], additionalProperties: false }
+        },
+        either: { description: "a or 1", anyOf: [{ type: "string" }, { type: "number" }, { type: "null" }] },
+        date: { description: "when", anyOf: [{ format: "date" }, { type: "null" }] }
+      }
+    })
+  })
 })

@@ -52,7 +52,12 @@ export interface Dependencies {
  */
 const policyOf = (deps: Dependencies): BashTool.Policy => {
   const sandbox = deps.executor.sandboxMode !== undefined
-  return { background: deps.enableRunInBackground, sandbox, escalation: sandbox && Option.isSome(deps.approval) }
+  return {
+    background: deps.enableRunInBackground,
+    sandbox,
+    escalation: sandbox && Option.isSome(deps.approval),
+    ...(deps.executor.container === undefined ? {} : { container: deps.executor.container })
+  }
 }
 
 /** The `bash` tool for one composition. */

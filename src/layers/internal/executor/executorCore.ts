@@ -52,6 +52,8 @@ export interface Confinement {
   readonly sandboxMode: BashExecutor.SandboxMode | undefined
   /** Reported as the executor's `workspaceRoot`. */
   readonly workspaceRoot?: string | undefined
+  /** Reported as the executor's `container`. */
+  readonly container?: BashExecutor.ContainerFacts | undefined
   /** Fails closed when the call's mode cannot be enforced here, or its writable root cannot be granted. */
   readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError | BashRequestError>
   /** Set-up work started with the layer (the executor's `ready`). */
@@ -281,6 +283,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     return BashExecutor.of({
       sandboxMode: confinement.sandboxMode,
       workspaceRoot: confinement.workspaceRoot,
+      ...(confinement.container === undefined ? {} : { container: confinement.container }),
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve,
