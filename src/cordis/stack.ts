@@ -1,26 +1,13 @@
 /**
- * The layer graph one plugin instance runs: the local executor, the managed environment, the task
- * runtime and the tools, with Approval and SessionPersistence backed by the host's services.
+ * The layer graph one plugin instance runs: the local executor (or a sandboxing or container one),
+ * the managed environment, the task runtime and the tools, with Approval and SessionPersistence as
+ * the harness adapter backs them.
  */
-import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as BashStack from "../BashStack.js"
 import type * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import type * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { EffectBashConfig } from "./config.js"
-import type { HarnessCalls } from "./HarnessCalls.js"
-import type { HostApproval, HostSessionPersistence } from "./host.js"
-import type { HostLookup } from "./hostLayers.js"
-import { hostApprovalLayer, hostSessionPersistenceLayer } from "./hostLayers.js"
-
-/**
- * The host services the graph may consult at call time.
- */
-export interface HostServices {
-  readonly approval: HostLookup<HostApproval>
-  readonly sessionPersistence: HostLookup<HostSessionPersistence>
-  readonly calls: HarnessCalls
-}
+import type { HarnessInstance } from "./HarnessAdapter.js"
 
 const executorConfigOf = (config: EffectBashConfig): LocalBashExecutor.Settings.Input => {
   const {
@@ -44,9 +31,9 @@ const sandboxConfigOf = (
 }
 
 /**
- * The plugin's layer graph: {@link BashStack} with Approval and SessionPersistence backed by the host.
+ * The plugin's layer graph: {@link BashStack} with the host-backed services of the harness adapter.
  */
-export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =>
+export const cordisStackLayer = (config: EffectBashConfig, host: HarnessInstance["services"]) =>
   BashStack.layer(
     {
       executor: executorConfigOf(config),
@@ -56,12 +43,5 @@ export const cordisStackLayer = (config: EffectBashConfig, host: HostServices) =
       ...(config.sandbox === undefined ? {} : { sandbox: sandboxConfigOf(config.sandbox) }),
       ...(config.container === undefined ? {} : { container: config.container })
     },
-    {
-      approval: hostApprovalLayer(host.approval, host.calls),
-      persistence: (configured) =>
-        Option.match(configured, {
-          onNone: () => hostSessionPersistenceLayer(host.sessionPersistence, host.calls),
-          onSome: (stored) => hostSessionPersistenceLayer(host.sessionPersistence, host.calls).pipe(Layer.provide(stored))
-        })
-    }
+    host
   )
