@@ -11,17 +11,17 @@
  *
  * @since 0.1.0
  */
-import { Config } from "./cordis/config.js"
 import { deepseekHarness } from "./cordis/deepseek/adapter.js"
-import type { EffectBashConfig } from "./cordis/config.js"
+import type { EffectBashConfig } from "./cordis/deepseek/config.js"
+import { Config } from "./cordis/deepseek/config.js"
 import type { CordisContext } from "./cordis/host.js"
 import { makeApply, name } from "./cordis/plugin.js"
 
 export type { CordisBash, CordisBashProcess, CordisBashSpec } from "./cordis/BashFacade.js"
 export type { CordisBashEnv, CordisBashEnvContributor } from "./cordis/BashEnvFacade.js"
 export { RunnerClosedError, SynchronousCallError } from "./cordis/CallRunner.js"
-export { Config } from "./cordis/config.js"
-export type { EffectBashConfig } from "./cordis/config.js"
+export { Config } from "./cordis/deepseek/config.js"
+export type { EffectBashConfig } from "./cordis/deepseek/config.js"
 export type { CordisContext } from "./cordis/host.js"
 export { name } from "./cordis/plugin.js"
 export type { CordisTasks, CordisTaskWork } from "./cordis/TasksFacade.js"

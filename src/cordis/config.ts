@@ -1,5 +1,6 @@
 /**
- * The plugin's configuration: one `effect/Schema` struct, published to Cordis as a Standard Schema.
+ * The generic plugin's configuration fields, and the one `effect/Schema` struct they make together
+ * with a harness adapter's own fields, published to Cordis as a Standard Schema.
  */
 import type * as ParseResult from "effect/ParseResult"
 import * as Option from "effect/Option"
@@ -61,11 +62,11 @@ const sandboxFields = SandboxBashExecutor.Settings.fields
 const { sandboxMode: _sandboxMode, ...sandboxOwnFields } = sandboxFields
 
 /**
- * The configuration fields; every one is optional. The executors' come from their settings Schemas
- * (`LocalBashExecutor.Settings`, `SandboxBashExecutor.Settings`, `ContainerSettings`): each of
- * their settings, with its bounds and defaults, and nothing else.
+ * The generic plugin's configuration fields; every one is optional. The executors' come from their
+ * settings Schemas (`LocalBashExecutor.Settings`, `SandboxBashExecutor.Settings`,
+ * `ContainerSettings`): each of their settings, with its bounds and defaults, and nothing else.
  */
-export const EffectBashConfigFields = Schema.Struct({
+export const PluginConfigFields = Schema.Struct({
   /** The local executor's settings (`escalation` is an effect, set in code: not a setting). */
   ...settingsFields<typeof localFields, "escalation">(localFields),
   /** Offer `run_in_background` on the `bash` tool (default true). */
@@ -89,27 +90,13 @@ export const EffectBashConfigFields = Schema.Struct({
     bwrapPath: named("bwrapPath", sandboxFields.bwrapPath.from)
   })),
   /** Run commands in containers on a Docker Engine, one per session (not together with `sandbox`). */
-  container: optional(Schema.Struct(settingsFields(ContainerSettings.fields))),
-  /**
-   * How a completion notice reaches an idle harness agent: `wakeup` opens a turn for it (at most 3 in
-   * a row until the user speaks), `quiet` only injects it into the agent's next step (default `wakeup`).
-   */
-  completionDelivery: optional(
-    Schema.String.pipe(
-      Schema.filter((mode): mode is "wakeup" | "quiet" => mode === "wakeup" || mode === "quiet", {
-        message: (issue) => `completionDelivery must be "wakeup" or "quiet", got ${JSON.stringify(issue.actual)}`
-      })
-    )
-  )
-}).annotations({ identifier: "EffectBashConfig" })
+  container: optional(Schema.Struct(settingsFields(ContainerSettings.fields)))
+})
 
 /**
- * The decoded configuration.
- *
- * @since 0.1.0
- * @category models
+ * The generic plugin's decoded configuration.
  */
-export type EffectBashConfig = typeof EffectBashConfigFields.Type
+export type PluginConfig = typeof PluginConfigFields.Type
 
 const undefinedAsEmpty = Schema.transform(Schema.Unknown, Schema.Unknown, {
   strict: true,
@@ -118,13 +105,20 @@ const undefinedAsEmpty = Schema.transform(Schema.Unknown, Schema.Unknown, {
 })
 
 /**
- * The plugin's `Config`: a Standard Schema that accepts `undefined` (all defaults) and rejects an
- * unknown key or a bad value with an issue whose path and message name the field.
- *
- * @since 0.1.0
- * @category schemas
+ * The plugin's configuration with a harness adapter's own fields: the struct, and its `Config` for
+ * Cordis, a Standard Schema that accepts `undefined` (all defaults) and rejects an unknown key or a
+ * bad value with an issue whose path and message name the field.
  */
-export const Config = Schema.standardSchemaV1(Schema.compose(undefinedAsEmpty, EffectBashConfigFields), {
-  errors: "all",
-  onExcessProperty: "error"
-})
+export const configWith = <Fields extends Schema.Struct.Fields>(harnessFields: Fields) => {
+  const fields = Schema.Struct({ ...PluginConfigFields.fields, ...harnessFields }).annotations({
+    identifier: "EffectBashConfig"
+  })
+  // A config is plain data: no field needs a service to decode (TypeScript cannot see that of a
+  // struct over generic fields).
+  const decoded = fields as unknown as Schema.Schema<typeof fields.Type, typeof fields.Encoded>
+  const Config = Schema.standardSchemaV1(Schema.compose(undefinedAsEmpty, decoded), {
+    errors: "all",
+    onExcessProperty: "error"
+  })
+  return { fields, Config }
+}

@@ -20,7 +20,7 @@ import { CompletionNotices } from "../services/CompletionNotices.js"
 import { BashEnvFacade } from "./BashEnvFacade.js"
 import { makeBashFacade } from "./BashFacade.js"
 import { makeCallRunner } from "./CallRunner.js"
-import type { EffectBashConfig } from "./config.js"
+import type { PluginConfig } from "./config.js"
 import type { HarnessAdapter } from "./HarnessAdapter.js"
 import type { CordisContext } from "./host.js"
 import { cordisStackLayer } from "./stack.js"
@@ -42,8 +42,10 @@ export const name = "effect-bash"
  * is disposed — every process killed and awaited, the spill directory removed — before
  * `fiber.dispose()` resolves.
  */
-export const makeApply = (harness: HarnessAdapter) =>
-async (ctx: CordisContext, config: EffectBashConfig = {}): Promise<void> => {
+export const makeApply = <C extends PluginConfig>(harness: HarnessAdapter<C>) =>
+async (ctx: CordisContext, given?: C): Promise<void> => {
+  // Every field of the config is optional (Cordis loads a plugin without one as with `{}`).
+  const config = given ?? ({} as C)
   await ctx.effect(async function*() {
     const instance = harness(ctx)
     const managed = ManagedRuntime.make(cordisStackLayer(config, instance.services))

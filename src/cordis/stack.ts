@@ -4,27 +4,17 @@
  * the harness adapter backs them.
  */
 import * as BashStack from "../BashStack.js"
-import type * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
+import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import type * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
-import type { EffectBashConfig } from "./config.js"
+import type { PluginConfig } from "./config.js"
 import type { HarnessInstance } from "./HarnessAdapter.js"
 
-const executorConfigOf = (config: EffectBashConfig): LocalBashExecutor.Settings.Input => {
-  const {
-    completionDelivery: _completionDelivery,
-    dshHome: _dshHome,
-    enableRunInBackground: _enableRunInBackground,
-    registerTools: _registerTools,
-    sessionJsonlDir: _sessionJsonlDir,
-    sandbox: _sandbox,
-    container: _container,
-    ...executor
-  } = config
-  return executor
-}
+/** The local executor's settings among the config's fields (a harness adapter adds fields of its own). */
+const executorConfigOf = (config: PluginConfig): LocalBashExecutor.Settings.Input =>
+  Object.fromEntries(Object.entries(config).filter(([key]) => key in LocalBashExecutor.Settings.fields))
 
 const sandboxConfigOf = (
-  sandbox: NonNullable<EffectBashConfig["sandbox"]>
+  sandbox: NonNullable<PluginConfig["sandbox"]>
 ): SandboxBashExecutor.Settings.Input => {
   const { mode, ...rest } = sandbox
   return { sandboxMode: mode, ...rest }
@@ -33,7 +23,7 @@ const sandboxConfigOf = (
 /**
  * The plugin's layer graph: {@link BashStack} with the host-backed services of the harness adapter.
  */
-export const cordisStackLayer = (config: EffectBashConfig, host: HarnessInstance["services"]) =>
+export const cordisStackLayer = (config: PluginConfig, host: HarnessInstance<PluginConfig>["services"]) =>
   BashStack.layer(
     {
       executor: executorConfigOf(config),

@@ -6,7 +6,7 @@ import { Context as ForkContext } from "@deepseek-ai/cordis"
 import * as upstream from "cordis"
 import { describe, expect, it } from "vitest"
 import EffectBash, { Config } from "../../src/cordis-adapter.js"
-import { EffectBashConfigFields } from "../../src/cordis/config.js"
+import { EffectBashConfigFields } from "../../src/cordis/deepseek/config.js"
 import { ContainerSettings } from "../../src/layers/containerSettings.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
@@ -24,7 +24,7 @@ const settingNames = (fields: Readonly<Record<string, Parameters<typeof settingO
   Object.entries(fields).flatMap(([key, field]) => settingOf(field)._tag === "Some" ? [key] : []).sort()
 
 const configFields = EffectBashConfigFields.fields
-/** The plugin's own fields, which belong to no executor. */
+/** The generic plugin's and the harness adapter's own fields, which belong to no executor. */
 const pluginOwn = ["completionDelivery", "container", "dshHome", "enableRunInBackground", "registerTools", "sandbox", "sessionJsonlDir"]
 
 describe("Config", () => {

@@ -12,6 +12,7 @@ import { sandboxPolicyContext } from "../../services/SandboxSessions.js"
 import { abortedCallResult } from "../../tool/abortable.js"
 import type { HarnessAdapter } from "../HarnessAdapter.js"
 import type { CordisContext } from "../host.js"
+import type { EffectBashConfig } from "./config.js"
 import type { HarnessSystemPrompt, HarnessToolRuntime, HostApproval, HostSessionPersistence } from "./harness.js"
 import { HarnessCalls, sessionOf } from "./HarnessCalls.js"
 import { startHarnessNotices } from "./harnessNotices.js"
@@ -21,7 +22,7 @@ import { hostApprovalLayer, hostLookup, hostSessionPersistenceLayer } from "./ho
 /**
  * The adapter for the DeepSeek harness (`@deepseek-ai/dsh-*` on `@deepseek-ai/cordis`).
  */
-export const deepseekHarness: HarnessAdapter = (ctx) => {
+export const deepseekHarness: HarnessAdapter<EffectBashConfig> = (ctx) => {
   const calls = new HarnessCalls()
   const get = (service: string) => ctx.get(service)
   const approval = hostLookup<HostApproval>(get, "approval", "request")
