@@ -1,5 +1,6 @@
 /**
- * The plugin's configuration: one `effect/Schema` struct, published to Cordis as a Standard Schema.
+ * The generic plugin's configuration fields, and the one `effect/Schema` struct they make together
+ * with a harness adapter's own fields, published to Cordis as a Standard Schema.
  */
 import type * as ParseResult from "effect/ParseResult"
 import * as Option from "effect/Option"
@@ -8,7 +9,7 @@ import * as SchemaAST from "effect/SchemaAST"
 import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
-import { expectationOf, kindOf } from "../layers/settingsSchema.js"
+import { expectationOf, kindOf, settingOf } from "../layers/settingsSchema.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
@@ -24,42 +25,50 @@ const named = <S extends Schema.Schema.AnyNoContext>(key: string, schema: S) => 
   return optional(Schema.make<Schema.Schema.Type<S>, Schema.Schema.Encoded<S>>(SchemaAST.annotations(schema.ast, message)))
 }
 
-const localFields = LocalBashExecutor.Settings.fields
-const sandboxFields = SandboxBashExecutor.Settings.fields
-const containerFields = ContainerSettings.fields
+/** A settings field as Cordis takes it: a property signature (optional in the settings) as {@link named}. */
+type ConfigField<F> = F extends { readonly from: infer S extends Schema.Schema.AnyNoContext } & Schema.PropertySignature.Any
+  ? Schema.optionalWith<Schema.Schema<Schema.Schema.Type<S>, Schema.Schema.Encoded<S>>, { readonly exact: true }>
+  : F
 
+/** The settings of a settings Schema as Cordis takes them, but for the fields in `Skip`. */
+type ConfigFields<Fields extends Schema.Struct.Fields, Skip extends keyof Fields> = {
+  readonly [K in Exclude<keyof Fields, Skip>]: ConfigField<Fields[K]>
+}
 
 /**
- * The configuration fields; every one is optional. The executor's come from its settings Schema
- * (`LocalBashExecutor.Settings`, `SandboxBashExecutor.Settings`), with their bounds and defaults.
+ * Every field of `fields` that is a setting (carries the `setting` annotation, as every CLI flag and
+ * `EFFECT_BASH_*` variable does), but those in `skip`: a new setting reaches the plugin's config
+ * without a second list. A required setting (the container's `image`) stays required. For the type,
+ * `Skip` also names the fields that are no settings; a test of the config checks that its fields are
+ * exactly the settings, so the type and the schema agree.
  */
-export const EffectBashConfigFields = Schema.Struct({
-  /** Default working directory of commands (default: `process.cwd()` at call time). */
-  cwd: named("cwd", localFields.cwd.from),
-  /** Default foreground timeout. */
-  timeoutMs: named("timeoutMs", localFields.timeoutMs.from),
-  /** Cap on a call's timeout. */
-  maxTimeoutMs: named("maxTimeoutMs", localFields.maxTimeoutMs.from),
-  /** In-memory budget per stream. */
-  maxOutputBytes: named("maxOutputBytes", localFields.maxOutputBytes.from),
-  /** Largest spill file. */
-  maxSpillBytes: named("maxSpillBytes", localFields.maxSpillBytes.from),
-  /** Bound on all spill files together; the oldest finished go first. */
-  maxSpillTotalBytes: named("maxSpillTotalBytes", localFields.maxSpillTotalBytes.from),
-  /** SIGTERM → SIGKILL grace, and the bound on draining pipes. */
-  graceMs: named("graceMs", localFields.graceMs.from),
-  /** Keep spill files after the plugin unloads. */
-  keepSpillFiles: named("keepSpillFiles", localFields.keepSpillFiles.from),
-  /** Parent directory of the private spill directory (default: the OS temp directory). */
-  spillParent: named("spillParent", localFields.spillParent.from),
-  /** Inherited variable names kept even when they look like credentials. */
-  envAllow: named("envAllow", localFields.envAllow.from),
-  /** Extra case-insensitive patterns (regex sources) of inherited names to drop. */
-  envDeny: named("envDeny", localFields.envDeny.from),
-  /** Cap on concurrently running background processes. */
-  maxBackground: named("maxBackground", localFields.maxBackground.from),
-  /** Finished background processes kept tracked. */
-  maxFinishedBackground: named("maxFinishedBackground", localFields.maxFinishedBackground.from),
+const settingsFields = <Fields extends Schema.Struct.Fields, Skip extends keyof Fields & string = never>(
+  fields: Fields,
+  skip: ReadonlyArray<Skip> = []
+): ConfigFields<Fields, Skip> =>
+  Object.fromEntries(
+    Object.entries(fields).flatMap(([key, field]) =>
+      (skip as ReadonlyArray<string>).includes(key) || Option.isNone(settingOf(field)) ? [] : [[
+        key,
+        Schema.isSchema(field) ? field : named(key, (field as unknown as { readonly from: Schema.Schema.AnyNoContext }).from)
+      ]]
+    )
+  ) as ConfigFields<Fields, Skip>
+
+const localFields = LocalBashExecutor.Settings.fields
+const sandboxFields = SandboxBashExecutor.Settings.fields
+
+/** The sandboxing executor's own settings (the local executor's are the plugin's top level). */
+const { sandboxMode: _sandboxMode, ...sandboxOwnFields } = sandboxFields
+
+/**
+ * The generic plugin's configuration fields; every one is optional. The executors' come from their
+ * settings Schemas (`LocalBashExecutor.Settings`, `SandboxBashExecutor.Settings`,
+ * `ContainerSettings`): each of their settings, with its bounds and defaults, and nothing else.
+ */
+export const PluginConfigFields = Schema.Struct({
+  /** The local executor's settings (`escalation` is an effect, set in code: not a setting). */
+  ...settingsFields<typeof localFields, "escalation">(localFields),
   /** Offer `run_in_background` on the `bash` tool (default true). */
   enableRunInBackground: optional(Schema.Boolean),
   /** The harness home exported as `DSH_HOME` (default: `$DSH_HOME`, else `~/.dsh`). */
@@ -68,70 +77,26 @@ export const EffectBashConfigFields = Schema.Struct({
   sessionJsonlDir: optional(Schema.String),
   /** Register the tools and the prompt section with a host tool registry (default true). */
   registerTools: optional(Schema.Boolean),
-  /** Run each command in its own PID namespace on bubblewrap, without file confinement. */
-  contain: named("contain", localFields.contain.from),
-  /** The bubblewrap binary `contain` runs (default: `bwrap` from `PATH`). */
-  bwrapPath: named("bwrapPath", localFields.bwrapPath.from),
-  /** Spawn each command from the host process, without the launcher. */
-  directSpawn: named("directSpawn", localFields.directSpawn.from),
   /** Confine commands with the sandboxing executor (present → `sandbox_permissions` is offered). */
   sandbox: optional(Schema.Struct({
     /** The default mode. */
     mode: sandboxFields.sandboxMode.from,
-    /** The writable root for calls without a session (default: `cwd`). */
-    workspaceRoot: named("workspaceRoot", sandboxFields.workspaceRoot.from),
-    /** `none` cuts confined commands off the network. */
-    network: named("network", sandboxFields.network.from),
-    /** With `network: "none"`, still allow unix sockets (default false: a seccomp filter refuses them). */
-    allowUnixSockets: named("allowUnixSockets", sandboxFields.allowUnixSockets.from),
-    /** Paths hidden from confined commands (default: the credential stores; `~/` is the home). */
-    hide: named("hide", sandboxFields.hide.from),
-    /** The bubblewrap binary (default: found on `PATH`). */
+    /** Its own settings (`home` is the test suite's, not a setting). */
+    ...settingsFields<typeof sandboxOwnFields, keyof typeof localFields | "home">(
+      sandboxOwnFields,
+      Object.keys(localFields) as Array<keyof typeof localFields>
+    ),
+    /** The bubblewrap binary (default: found on `PATH`), apart from the one `contain` runs. */
     bwrapPath: named("bwrapPath", sandboxFields.bwrapPath.from)
   })),
   /** Run commands in containers on a Docker Engine, one per session (not together with `sandbox`). */
-  container: optional(Schema.Struct({
-    /** The image each session's container starts from (it needs `bash` and `sleep`). */
-    image: containerFields.image,
-    /** `none` (the default) or `bridge`. */
-    network: named("network", containerFields.network.from),
-    /** Memory limit of each container, in MiB. */
-    memoryMb: named("memoryMb", containerFields.memoryMb.from),
-    /** Process limit of each container. */
-    pidsLimit: named("pidsLimit", containerFields.pidsLimit.from),
-    /** CPUs each container may use. */
-    cpus: named("cpus", containerFields.cpus.from),
-    /** The user commands run as (`name`, `uid` or `uid:gid`). */
-    user: named("user", containerFields.user.from),
-    /** Mount the image's root file system read-only. */
-    readOnlyRoot: named("readOnlyRoot", containerFields.readOnlyRoot.from),
-    /** The engine's address (default: `DOCKER_HOST`, else the default socket). */
-    dockerHost: named("dockerHost", containerFields.dockerHost.from),
-    /** The host directory every container mounts (default: `cwd`; never `/`). */
-    workspaceRoot: named("workspaceRoot", containerFields.workspaceRoot.from),
-    /** Stop a container that ran nothing for this long. */
-    idleStopMs: named("idleStopMs", containerFields.idleStopMs.from)
-  })),
-  /**
-   * How a completion notice reaches an idle harness agent: `wakeup` opens a turn for it (at most 3 in
-   * a row until the user speaks), `quiet` only injects it into the agent's next step (default `wakeup`).
-   */
-  completionDelivery: optional(
-    Schema.String.pipe(
-      Schema.filter((mode): mode is "wakeup" | "quiet" => mode === "wakeup" || mode === "quiet", {
-        message: (issue) => `completionDelivery must be "wakeup" or "quiet", got ${JSON.stringify(issue.actual)}`
-      })
-    )
-  )
-}).annotations({ identifier: "EffectBashConfig" })
+  container: optional(Schema.Struct(settingsFields(ContainerSettings.fields)))
+})
 
 /**
- * The decoded configuration.
- *
- * @since 0.1.0
- * @category models
+ * The generic plugin's decoded configuration.
  */
-export type EffectBashConfig = typeof EffectBashConfigFields.Type
+export type PluginConfig = typeof PluginConfigFields.Type
 
 const undefinedAsEmpty = Schema.transform(Schema.Unknown, Schema.Unknown, {
   strict: true,
@@ -140,13 +105,20 @@ const undefinedAsEmpty = Schema.transform(Schema.Unknown, Schema.Unknown, {
 })
 
 /**
- * The plugin's `Config`: a Standard Schema that accepts `undefined` (all defaults) and rejects an
- * unknown key or a bad value with an issue whose path and message name the field.
- *
- * @since 0.1.0
- * @category schemas
+ * The plugin's configuration with a harness adapter's own fields: the struct, and its `Config` for
+ * Cordis, a Standard Schema that accepts `undefined` (all defaults) and rejects an unknown key or a
+ * bad value with an issue whose path and message name the field.
  */
-export const Config = Schema.standardSchemaV1(Schema.compose(undefinedAsEmpty, EffectBashConfigFields), {
-  errors: "all",
-  onExcessProperty: "error"
-})
+export const configWith = <Fields extends Schema.Struct.Fields>(harnessFields: Fields) => {
+  const fields = Schema.Struct({ ...PluginConfigFields.fields, ...harnessFields }).annotations({
+    identifier: "EffectBashConfig"
+  })
+  // A config is plain data: no field needs a service to decode (TypeScript cannot see that of a
+  // struct over generic fields).
+  const decoded = fields as unknown as Schema.Schema<typeof fields.Type, typeof fields.Encoded>
+  const Config = Schema.standardSchemaV1(Schema.compose(undefinedAsEmpty, decoded), {
+    errors: "all",
+    onExcessProperty: "error"
+  })
+  return { fields, Config }
+}

@@ -28,7 +28,6 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
-import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
@@ -38,6 +37,7 @@ import {
   Tasks,
   TasksUnavailableError
 } from "../services/Tasks.js"
+import { BackgroundRegistry } from "./internal/BackgroundRegistry.js"
 import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
 
 /**
@@ -90,6 +90,7 @@ const shutDownMessage = "background tasks unavailable: the task runtime has shut
 
 interface TaskEntry {
   readonly id: string
+  readonly owner: string | undefined
   readonly meta: Tasks.Meta
   readonly work: Tasks.Work
   readonly status: Tasks.Status
@@ -100,16 +101,6 @@ interface TaskEntry {
   readonly settled: Deferred.Deferred<Tasks.Snapshot>
 }
 
-interface TasksState {
-  readonly open: boolean
-  readonly surfaces: number
-  readonly counters: ReadonlyMap<string, number>
-  /** In start order, so listings are oldest first. */
-  readonly tasks: ReadonlyMap<string, TaskEntry>
-  /** Ids of retained finished tasks in finish order: eviction drops from the front. */
-  readonly finished: ReadonlyArray<string>
-}
-
 const snapshotOf = (entry: TaskEntry): Tasks.Snapshot => ({
   id: entry.id,
   kind: entry.meta.kind,
@@ -117,14 +108,6 @@ const snapshotOf = (entry: TaskEntry): Tasks.Snapshot => ({
   owner: entry.meta.owner,
   status: entry.status,
   detail: entry.detail
-})
-
-const isVisibleTo = (entry: TaskEntry, caller: string | undefined): boolean =>
-  entry.meta.owner === undefined || entry.meta.owner === caller
-
-const withEntry = (state: TasksState, entry: TaskEntry): TasksState => ({
-  ...state,
-  tasks: new Map(state.tasks).set(entry.id, entry)
 })
 
 const isValidWaitTimeout = (value: unknown): value is number =>
@@ -150,61 +133,55 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
       Queue.shutdown
     )
     const supervisors = yield* FiberSet.make<void>()
-    const state = yield* Ref.make<TasksState>({
-      open: true,
-      surfaces: 0,
-      counters: new Map(),
-      tasks: new Map(),
-      finished: []
+    // Entries are immutable snapshots replaced in place; every read-and-change below is one
+    // `Effect.sync`, so no fiber sees a change half made. No cap on running tasks: each producer caps
+    // its own work (the executor's processes, for one).
+    const tasks = new BackgroundRegistry<TaskEntry>({
+      maxRunning: Infinity,
+      maxFinished: config.maxRetainedFinished,
+      isRunning: (entry) => !isTerminalStatus(entry.status)
     })
+    let open = true
+    let surfaces = 0
 
     const access = (id: string, caller: string | undefined): Effect.Effect<TaskEntry, TaskAccessError> =>
-      Effect.flatMap(Ref.get(state), (current) => {
-        const entry = current.tasks.get(id)
-        if (entry === undefined) return Effect.fail(new TaskAccessError({ id, reason: "unknown" }))
-        if (!isVisibleTo(entry, caller)) return Effect.fail(new TaskAccessError({ id, reason: "foreign" }))
-        return Effect.succeed(entry)
-      })
+      Effect.suspend(() =>
+        Either.match(tasks.access(id, caller), {
+          onLeft: (reason) => Effect.fail(new TaskAccessError({ id, reason })),
+          onRight: Effect.succeed
+        })
+      )
 
     /** The current snapshot; an entry evicted meanwhile has settled, so its final snapshot stands. */
     const latest = (entry: TaskEntry): Effect.Effect<Tasks.Snapshot> =>
-      Effect.flatMap(Ref.get(state), (current) => {
-        const now = current.tasks.get(entry.id)
+      Effect.suspend(() => {
+        const now = tasks.get(entry.id)
         return now === undefined ? Deferred.await(entry.settled) : Effect.succeed(snapshotOf(now))
       })
 
     const markEntryReported = (id: string) =>
-      Ref.update(state, (current) => {
-        const entry = current.tasks.get(id)
-        return entry === undefined || !isTerminalStatus(entry.status) || entry.reported
-          ? current
-          : withEntry(current, { ...entry, reported: true })
+      Effect.sync(() => {
+        const entry = tasks.get(id)
+        if (entry !== undefined && isTerminalStatus(entry.status) && !entry.reported) tasks.set({ ...entry, reported: true })
       })
 
     /** Ids are never reused: a failed launch still consumes its id (the producer may have named things after it). */
-    const allocateId = (kind: string) =>
-      Ref.modify(state, (current): [Either.Either<string, TasksUnavailableError>, TasksState] => {
-        if (!current.open) return [Either.left(new TasksUnavailableError({ message: shutDownMessage })), current]
-        if (current.surfaces === 0) {
-          return [Either.left(new TasksUnavailableError({ message: noSurfaceMessage })), current]
-        }
-        const n = (current.counters.get(kind) ?? 0) + 1
-        return [Either.right(`${kind}-${n}`), { ...current, counters: new Map(current.counters).set(kind, n) }]
+    const allocateId = (kind: string): Effect.Effect<string, TasksUnavailableError> =>
+      Effect.suspend(() => {
+        if (!open) return Effect.fail(new TasksUnavailableError({ message: shutDownMessage }))
+        if (surfaces === 0) return Effect.fail(new TasksUnavailableError({ message: noSurfaceMessage }))
+        return Effect.succeed(tasks.nextId(kind))
       })
 
     const record = (id: string, outcome: Tasks.Outcome) =>
       Effect.gen(function*() {
-        const finished = yield* Ref.modify(state, (current): [TaskEntry | undefined, TasksState] => {
-          const entry = current.tasks.get(id)
-          if (entry === undefined || isTerminalStatus(entry.status)) return [undefined, current]
+        const finished = yield* Effect.sync((): TaskEntry | undefined => {
+          const entry = tasks.get(id)
+          if (entry === undefined || isTerminalStatus(entry.status)) return undefined
           const done: TaskEntry = { ...entry, status: outcome.status, detail: outcome.detail }
-          const tasks = new Map(current.tasks).set(id, done)
-          const retained = [...current.finished, id]
-          while (retained.length > config.maxRetainedFinished) {
-            const evicted = retained.shift()
-            if (evicted !== undefined) tasks.delete(evicted)
-          }
-          return [done, { ...current, tasks, finished: retained }]
+          tasks.set(done)
+          tasks.finish(id)
+          return done
         })
         if (finished === undefined) return
         yield* Deferred.succeed(finished.settled, snapshotOf(finished))
@@ -222,13 +199,14 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
       meta: Tasks.Meta,
       launch: (id: string) => Effect.Effect<Tasks.Work, E, R>
     ) {
-      const id = yield* Effect.flatten(allocateId(meta.kind))
+      const id = yield* allocateId(meta.kind)
       yield* Effect.annotateCurrentSpan({ "task.id": id, "task.kind": meta.kind })
       return yield* Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           const work = yield* restore(launch(id))
           const entry: TaskEntry = {
             id,
+            owner: meta.owner,
             meta,
             work,
             status: "running",
@@ -236,8 +214,10 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
             reported: false,
             settled: yield* Deferred.make<Tasks.Snapshot>()
           }
-          const registered = yield* Ref.modify(state, (current): [boolean, TasksState] =>
-            current.open ? [true, withEntry(current, entry)] : [false, current])
+          const registered = yield* Effect.sync(() => {
+            if (open) tasks.set(entry)
+            return open
+          })
           if (!registered) {
             // Disposal began while launching: nothing would ever stop this work, so stop it now.
             yield* restore(work.cancel)
@@ -276,8 +256,7 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
     })
 
     const list = Effect.fn("Tasks.list")(function*(caller: string | undefined) {
-      const current = yield* Ref.get(state)
-      return [...current.tasks.values()].filter((entry) => isVisibleTo(entry, caller)).map(snapshotOf)
+      return yield* Effect.sync(() => tasks.visibleTo(caller).map(snapshotOf))
     })
 
     const kill = Effect.fn("Tasks.kill")(function*(id: string, caller: string | undefined) {
@@ -285,11 +264,12 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
       // Marking it stopping and delivering the cancel happen together: interrupted in between, the
       // task would show as stopping while nothing stops it (disposal does not cancel stopping tasks).
       return yield* Effect.uninterruptible(Effect.gen(function*() {
-        const decision = yield* Ref.modify(state, (current): ["cancel" | "requested" | "already-finished", TasksState] => {
-          const now = current.tasks.get(id)
-          if (now === undefined || isTerminalStatus(now.status)) return ["already-finished", current]
-          if (now.status === "stopping") return ["requested", current]
-          return ["cancel", withEntry(current, { ...now, status: "stopping" })]
+        const decision = yield* Effect.sync((): "cancel" | "requested" | "already-finished" => {
+          const now = tasks.get(id)
+          if (now === undefined || isTerminalStatus(now.status)) return "already-finished"
+          if (now.status === "stopping") return "requested"
+          tasks.set({ ...now, status: "stopping" })
+          return "cancel"
         })
         if (decision !== "cancel") return decision
         yield* entry.work.cancel
@@ -303,13 +283,11 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
 
     /** Hands out a queued notice only if it is still due, and marks it delivered. */
     const claimNotice = (id: string) =>
-      Ref.modify(state, (current): [Option.Option<Tasks.Notice>, TasksState] => {
-        const entry = current.tasks.get(id)
-        if (entry === undefined || !isTerminalStatus(entry.status) || entry.reported) return [Option.none(), current]
-        return [
-          Option.some({ owner: entry.meta.owner, task: snapshotOf(entry) }),
-          withEntry(current, { ...entry, reported: true })
-        ]
+      Effect.sync((): Option.Option<Tasks.Notice> => {
+        const entry = tasks.get(id)
+        if (entry === undefined || !isTerminalStatus(entry.status) || entry.reported) return Option.none()
+        tasks.set({ ...entry, reported: true })
+        return Option.some({ owner: entry.meta.owner, task: snapshotOf(entry) })
       })
 
     const notifications = Stream.fromQueue(notices).pipe(
@@ -319,8 +297,13 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
     )
 
     const attachSurface = Effect.acquireRelease(
-      Ref.update(state, (current) => ({ ...current, surfaces: current.surfaces + 1 })),
-      () => Ref.update(state, (current) => ({ ...current, surfaces: current.surfaces - 1 }))
+      Effect.sync(() => {
+        surfaces++
+      }),
+      () =>
+        Effect.sync(() => {
+          surfaces--
+        })
     ).pipe(Effect.withSpan("Tasks.attachSurface"))
 
     const stopAndAwait = (entry: TaskEntry, cancel: boolean) =>
@@ -334,15 +317,12 @@ const start = (config: Settings): Effect.Effect<Tasks["Type"], never, Scope.Scop
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        const unfinished = yield* Ref.modify(
-          state,
-          (current): [ReadonlyArray<readonly [TaskEntry, boolean]>, TasksState] => {
-            const pending = [...current.tasks.values()].filter((entry) => !isTerminalStatus(entry.status))
-            const tasks = new Map(current.tasks)
-            for (const entry of pending) tasks.set(entry.id, { ...entry, status: "stopping" })
-            return [pending.map((entry) => [entry, entry.status === "running"] as const), { ...current, open: false, tasks }]
-          }
-        )
+        const unfinished = yield* Effect.sync((): ReadonlyArray<readonly [TaskEntry, boolean]> => {
+          const pending = tasks.running
+          for (const entry of pending) tasks.set({ ...entry, status: "stopping" })
+          open = false
+          return pending.map((entry) => [entry, entry.status === "running"] as const)
+        })
         yield* Effect.forEach(unfinished, ([entry, cancel]) => stopAndAwait(entry, cancel), {
           concurrency: "unbounded",
           discard: true

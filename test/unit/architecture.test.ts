@@ -4,7 +4,8 @@ import * as path from "node:path"
 
 // The import graph runs one way: services ← layers ← tool ← surfaces (the composition root, cordis,
 // cli), executor internals stay inside layers/, and the shared helpers of services/internal/ never reach
-// the test doubles or the entry points.
+// the test doubles or the entry points. The generic Cordis plugin imports no harness adapter: the
+// DeepSeek harness's (cordis/deepseek/) builds on it, and only the package entry composes the two.
 const srcDir = path.resolve(import.meta.dirname, "../../src")
 
 const sourceFiles = (dir: string): ReadonlyArray<string> =>
@@ -22,6 +23,7 @@ const room = (file: string): string => {
   if (file.startsWith("layers/internal/")) return "layers/internal"
   if (file.startsWith("services/internal/")) return "services/internal"
   if (file === "layers/resolveSpec.ts") return file
+  if (file.startsWith("cordis/deepseek/")) return "cordis/deepseek"
   const top = file.split("/")[0]!
   return top.endsWith(".ts") ? file : top
 }
@@ -38,7 +40,8 @@ const allowed: Record<string, ReadonlyArray<string>> = {
   "testing": ["services", "index.ts", "layers/resolveSpec.ts"],
   "BashStack.ts": ["services", "layers", "tool"],
   "cordis": ["services", "services/internal", "layers", "layers/resolveSpec.ts", "tool", "BashStack.ts", "index.ts"],
-  "cordis-adapter.ts": ["cordis"],
+  "cordis/deepseek": ["services", "services/internal", "layers", "tool", "BashStack.ts", "cordis"],
+  "cordis-adapter.ts": ["cordis", "cordis/deepseek"],
   "cli": ["services", "services/internal", "layers", "tool", "BashStack.ts", "index.ts"],
   "index.ts": ["services", "layers", "tool", "BashStack.ts"],
   "ai.ts": ["services", "layers", "tool", "BashStack.ts", "index.ts"],
@@ -49,6 +52,13 @@ describe("architecture", () => {
   const edges = sourceFiles(srcDir).flatMap((full) => {
     const file = path.relative(srcDir, full)
     return relativeImports(full).map((target) => ({ file, from: room(file), to: room(target), target }))
+  })
+
+  it("the generic Cordis plugin imports nothing of the DeepSeek harness adapter", () => {
+    const generic = edges.filter(({ from, to }) => from === "cordis" && to === "cordis/deepseek")
+    expect(generic.map(({ file, target }) => `${file} imports ${target}`)).toEqual([])
+    // The room exists: the adapter is found where the rule expects it.
+    expect(edges.some(({ from }) => from === "cordis/deepseek")).toBe(true)
   })
 
   it("every source file belongs to a known room", () => {

@@ -6,6 +6,11 @@ import { Context as ForkContext } from "@deepseek-ai/cordis"
 import * as upstream from "cordis"
 import { describe, expect, it } from "vitest"
 import EffectBash, { Config } from "../../src/cordis-adapter.js"
+import { EffectBashConfigFields } from "../../src/cordis/deepseek/config.js"
+import { ContainerSettings } from "../../src/layers/containerSettings.js"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
+import { settingOf } from "../../src/layers/settingsSchema.js"
 
 interface Root {
   plugin(plugin: unknown, config?: unknown): PromiseLike<unknown> & { readonly dispose: () => Promise<void> }
@@ -14,7 +19,26 @@ const { Context: UpstreamContext } = upstream as unknown as { readonly Context: 
 
 const validate = (input: unknown) => Config["~standard"].validate(input)
 
+/** The names of the fields of a settings Schema that are settings (what the CLI has flags or variables for). */
+const settingNames = (fields: Readonly<Record<string, Parameters<typeof settingOf>[0]>>): Array<string> =>
+  Object.entries(fields).flatMap(([key, field]) => settingOf(field)._tag === "Some" ? [key] : []).sort()
+
+const configFields = EffectBashConfigFields.fields
+/** The generic plugin's and the harness adapter's own fields, which belong to no executor. */
+const pluginOwn = ["completionDelivery", "container", "dshHome", "enableRunInBackground", "registerTools", "sandbox", "sessionJsonlDir"]
+
 describe("Config", () => {
+  it("takes every setting of the settings Schemas, and no field of theirs that is not a setting", () => {
+    const local = settingNames(LocalBashExecutor.Settings.fields)
+    expect(Object.keys(configFields).filter((key) => !pluginOwn.includes(key)).sort()).toEqual(local)
+    // The sandbox's own settings (its mode as `mode`), and the binary it runs.
+    const sandboxOwn = settingNames(SandboxBashExecutor.Settings.fields).filter((key) => !local.includes(key))
+    expect(Object.keys(configFields.sandbox.from.fields).sort()).toEqual(
+      [...sandboxOwn.filter((key) => key !== "sandboxMode"), "mode", "bwrapPath"].sort()
+    )
+    expect(Object.keys(configFields.container.from.fields).sort()).toEqual(settingNames(ContainerSettings.fields))
+  })
+
   it("accepts undefined and an empty object as all defaults", () => {
     expect(validate(undefined)).toEqual({ value: {} })
     expect(validate({})).toEqual({ value: {} })

@@ -2,9 +2,9 @@
  * NoticeDelivery on its own: which lane a notice takes, and when nothing is delivered at all.
  */
 import { describe, expect, it } from "vitest"
-import type { NoticeDeliveryOptions } from "../../src/cordis/NoticeDelivery.js"
-import { maxConsecutiveWakes, NoticeDelivery } from "../../src/cordis/NoticeDelivery.js"
-import { noticeSummary } from "../../src/cordis/noticeMessage.js"
+import type { NoticeDeliveryOptions } from "../../src/cordis/deepseek/NoticeDelivery.js"
+import { maxConsecutiveWakes, NoticeDelivery } from "../../src/cordis/deepseek/NoticeDelivery.js"
+import { noticeSummary } from "../../src/cordis/deepseek/noticeMessage.js"
 import type { CompletionNotices } from "../../src/services/CompletionNotices.js"
 
 const noticeOf = (id: string, label = "make build"): CompletionNotices.Notice => ({

@@ -11,7 +11,7 @@ import {
 } from "@deepseek-ai/dsh-tools"
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { compileHarnessParameters, toHarnessParameterMap, toHarnessParameters } from "../../src/cordis/harnessParameters.js"
+import { compileHarnessParameters, toHarnessParameterMap, toHarnessParameters } from "../../src/cordis/deepseek/harnessParameters.js"
 import * as BashEnvRegistryLive from "../../src/layers/BashEnvRegistryLive.js"
 import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"

@@ -68,19 +68,27 @@ describe("buildEnv", () => {
     expect(env).toMatchObject({ OPENAI_API_KEY: "mine", TERM: "vt100", DSH_SESSION_ID: "s2" })
   })
 
-  it("drops inherited shell state (options and exported functions), even when allow-listed", () => {
+  it("drops inherited shell state (options, a glob filter, a read timeout, exported functions), even when allow-listed", () => {
     const shellState = {
       SHELLOPTS: "xtrace:errexit",
       BASHOPTS: "extglob:nullglob",
+      POSIXLY_CORRECT: "1",
+      GLOBIGNORE: "*.txt",
+      TMOUT: "5",
       "BASH_FUNC_ls%%": "() {  echo hijacked\n}",
       "BASH_FUNC_module%%": "() {  eval $(/usr/bin/modulecmd bash $*)\n}",
       BASH_VERSION_PIN: "5"
     }
     const env = buildEnv(shellState, { allow: Object.keys(shellState), deny: [] }, undefined, undefined)
-    for (const name of ["SHELLOPTS", "BASHOPTS", "BASH_FUNC_ls%%", "BASH_FUNC_module%%"]) {
-      expect(env).not.toHaveProperty(name)
-    }
+    for (
+      const name of ["SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "GLOBIGNORE", "TMOUT", "BASH_FUNC_ls%%", "BASH_FUNC_module%%"]
+    ) expect(env).not.toHaveProperty(name)
     expect(env.BASH_VERSION_PIN).toBe("5")
+  })
+
+  it("lets a caller's explicit env set shell state", () => {
+    const env = buildEnv({}, noScrubExtras, { GLOBIGNORE: "*.txt", TMOUT: "5" }, undefined)
+    expect(env).toMatchObject({ GLOBIGNORE: "*.txt", TMOUT: "5" })
   })
 
   const secrets = {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Config, ConfigError, Effect, Layer } from "effect"
 import { settingsFlagNames } from "../../src/cli/settings.js"
-import { Config as CordisConfig } from "../../src/cordis/config.js"
+import { Config as CordisConfig } from "../../src/cordis/deepseek/config.js"
 import * as BashEnvRegistryLive from "../../src/layers/BashEnvRegistryLive.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { toHarnessParameters } from "../../src/cordis/harnessParameters.js"
+import { toHarnessParameters } from "../../src/cordis/deepseek/harnessParameters.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import type { BashExecutor } from "../../src/services/BashExecutor.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"

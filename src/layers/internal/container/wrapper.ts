@@ -22,6 +22,7 @@
  *
  * @internal
  */
+import { bashStartupVariables } from "../bashStartup.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
 
 /** Where each box's control directory is mounted inside its container. */
@@ -138,7 +139,7 @@ export const wrapperArgv = (command: string, cwd: string, statusFile: string): R
  * hidden from the wrapper's own shell, which they would change, and given back to the command's
  * (`unhide` in the script).
  */
-const startupVariables = new Set(["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "POSIXLY_CORRECT", "GLOBIGNORE", "TMOUT"])
+const startupVariables = bashStartupVariables
 
 /** The prefix of the wrapper's own names in the exec's environment. */
 const ownPrefix = "__effect_bash_"

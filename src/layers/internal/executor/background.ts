@@ -1,12 +1,11 @@
 /**
- * Background processes: a handle over one supervised group, and the registry that caps how many run
- * and evicts finished ones.
+ * Background processes: the bookkeeping of one supervised group and the handle over it (the registry
+ * that caps and evicts them is the shared `BackgroundRegistry`).
  *
  * @internal
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import { mergeStreams } from "../../../services/internal/mergeStreams.js"
 import type { LiveFeed } from "./LiveFeed.js"
@@ -68,43 +67,3 @@ export const toHandle = (entry: BackgroundEntry): BashExecutor.Process => ({
       Effect.succeed(false)
   )
 })
-
-/**
- * Tracks background entries: at most `maxRunning` running, at most `maxFinished` finished kept.
- */
-export class BackgroundRegistry {
-  private readonly entries = new Map<string, BackgroundEntry>()
-  private readonly finished: Array<string> = []
-  private counter = 0
-
-  constructor(private readonly maxRunning: number, private readonly maxFinished: number) {}
-
-  /** Whether another process may start now. */
-  get hasCapacity(): boolean {
-    let running = 0
-    for (const entry of this.entries.values()) if (entry.state.status === "running") running++
-    return running < this.maxRunning
-  }
-
-  nextId(): string {
-    return `proc-${++this.counter}`
-  }
-
-  add(entry: BackgroundEntry): void {
-    this.entries.set(entry.id, entry)
-  }
-
-  /** Records a finished entry and evicts the oldest finished ones beyond the bound. */
-  finish(id: string): void {
-    this.finished.push(id)
-    while (this.finished.length > this.maxFinished) this.entries.delete(this.finished.shift()!)
-  }
-
-  ownerOf(id: string): Option.Option<string> {
-    return Option.fromNullable(this.entries.get(id)?.owner)
-  }
-
-  get running(): ReadonlyArray<BackgroundEntry> {
-    return [...this.entries.values()].filter((entry) => entry.state.status === "running")
-  }
-}

@@ -6,6 +6,7 @@
  * @internal
  */
 import { BashRequestError } from "../../../services/BashExecutor.js"
+import { isBashStartupState } from "../bashStartup.js"
 
 /**
  * Names dropped from the inherited environment unless allow-listed: credential words anywhere
@@ -48,15 +49,6 @@ const nonInteractiveVariables: Readonly<Record<string, string>> = {
 const managedName = /^DSH_/
 
 /**
- * Inherited shell state a "no rc files" shell must not import: files a non-interactive bash (or sh)
- * would source, options (`SHELLOPTS=xtrace:errexit` would change every command) and exported
- * functions (`BASH_FUNC_ls%%` would replace `ls`; Environment Modules exports `BASH_FUNC_module%%`).
- * Dropped even when allow-listed; a caller's explicit `env` can still set them.
- */
-const isInheritedShellState = (name: string): boolean =>
-  name === "BASH_ENV" || name === "ENV" || name === "SHELLOPTS" || name === "BASHOPTS" || name.startsWith("BASH_FUNC_")
-
-/**
  * The scrub: what is kept from the inherited environment.
  */
 export interface EnvScrub {
@@ -93,7 +85,9 @@ export const validateEnv = (
 }
 
 /**
- * Builds the child's environment. `inherited` is never modified.
+ * Builds the child's environment. `inherited` is never modified. Inherited shell state a "no rc
+ * files" shell must not import (`isBashStartupState`) is dropped even when allow-listed; a caller's
+ * explicit `env` can still set it.
  */
 export const buildEnv = (
   inherited: Readonly<Record<string, string | undefined>>,
@@ -104,7 +98,7 @@ export const buildEnv = (
   const allowed = new Set(scrub.allow)
   const result: Record<string, string> = {}
   for (const [name, value] of Object.entries(inherited)) {
-    if (value === undefined || managedName.test(name) || isInheritedShellState(name)) continue
+    if (value === undefined || managedName.test(name) || isBashStartupState(name)) continue
     const denied = defaultDenyPattern.test(name) || urlWithPassword.test(value) ||
       scrub.deny.some((pattern) => pattern.test(name))
     if (denied && !allowed.has(name)) continue

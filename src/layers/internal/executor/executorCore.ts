@@ -15,7 +15,8 @@ import type { BashRequestError } from "../../../services/BashExecutor.js"
 import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
-import { BackgroundRegistry, settledState, toHandle } from "./background.js"
+import { BackgroundRegistry } from "../BackgroundRegistry.js"
+import { settledState, toHandle } from "./background.js"
 import type { LocalBashExecutorConfig } from "../../executorSettings.js"
 import { makeEnvBuilder } from "./environment.js"
 import { killGroup } from "./killGroup.js"
@@ -103,7 +104,11 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       deny: config.envDeny.map((pattern) => new RegExp(pattern, "i"))
     })
     const foreground = new Set<ProcessSpawner.Process>()
-    const registry = new BackgroundRegistry(config.maxBackground, config.maxFinishedBackground)
+    const registry = new BackgroundRegistry<BackgroundEntry>({
+      maxRunning: config.maxBackground,
+      maxFinished: config.maxFinishedBackground,
+      isRunning: (entry) => entry.state.status === "running"
+    })
     const backgroundFibers = yield* FiberSet.make()
     const escalation = config.escalation ?? Effect.never
 
@@ -228,7 +233,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       const live = new LiveFeed()
       const output = collectors(spec, watch, live)
       const entry: BackgroundEntry = {
-        id: registry.nextId(),
+        id: registry.nextId("proc"),
         owner: spec.owner,
         state: { status: "running", exitCode: null, signal: null },
         killRequest: yield* Deferred.make<void>(),
@@ -236,7 +241,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         live,
         ...output
       }
-      registry.add(entry)
+      registry.set(entry)
       const killed: BashExecutor.ProcessState = { status: "killed", exitCode: null, signal: null }
       const settle = (state: BashExecutor.ProcessState) =>
         Effect.suspend(() => {

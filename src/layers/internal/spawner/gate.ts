@@ -14,6 +14,7 @@
  *
  * @internal
  */
+import { isBashStartupState } from "../bashStartup.js"
 
 /** The `BASH_ENV` of a launched bash: the gate file, at fd 5. */
 export const gateBashEnv = "/dev/fd/5"
@@ -35,15 +36,12 @@ export const gateScript = (inherited: ReadonlyArray<number>): string => {
 
 /**
  * Whether `env` keeps the gate working: bash in posix mode reads no `BASH_ENV`, and a caller's own
- * `BASH_ENV`, shell options, exported functions, `TMOUT` (a timeout for the gate's `read`) or
- * variables with our names could change what it does.
+ * bash start-up state (`BASH_ENV`, shell options, exported functions, `TMOUT`: a timeout for the
+ * gate's `read`, …) or variables with our names could change what it does.
  */
 export const gateServes = (env: Readonly<Record<string, string>>): boolean => {
   for (const name in env) {
-    if (
-      name === "BASH_ENV" || name === "ENV" || name === "POSIXLY_CORRECT" || name === "SHELLOPTS" ||
-      name === "BASHOPTS" || name === "TMOUT" || name.startsWith("BASH_FUNC_") || name.startsWith("__effect_bash_")
-    ) return false
+    if (isBashStartupState(name) || name.startsWith("__effect_bash_")) return false
   }
   return true
 }

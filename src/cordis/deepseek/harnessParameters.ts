@@ -6,7 +6,7 @@
  * Validation keywords the subset lacks (`minLength`, `minimum`, …) are dropped: the tool handler
  * validates every call itself, so the model still sees our exact messages.
  */
-import type { AgentTools } from "../services/AgentTools.js"
+import type { AgentTools } from "../../services/AgentTools.js"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 type Node = Readonly<Record<string, unknown>>

@@ -4,9 +4,9 @@
  * `createUserMessage` in `@deepseek-ai/dsh-llm`), so the adapter imports nothing from the harness.
  */
 import { randomUUID } from "node:crypto"
-import type { CompletionNotices } from "../services/CompletionNotices.js"
-import { statusLine } from "../tool/taskTexts.js"
-import type { HarnessNoticeMessage } from "./host.js"
+import type { CompletionNotices } from "../../services/CompletionNotices.js"
+import { statusLine } from "../../tool/taskTexts.js"
+import type { HarnessNoticeMessage } from "./harness.js"
 
 /**
  * The harness's bound on a notice summary (`CONTEXT_SUMMARY_MAX_CHARS`).

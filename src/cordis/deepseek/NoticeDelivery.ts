@@ -9,8 +9,8 @@
  * model is never told twice. A running agent claims injected context only at its next step, after
  * those calls, so the wait delays nothing it would see.
  */
-import type { CompletionNotices } from "../services/CompletionNotices.js"
-import type { HarnessAgent, HarnessNoticeMessage } from "./host.js"
+import type { CompletionNotices } from "../../services/CompletionNotices.js"
+import type { HarnessAgent, HarnessNoticeMessage } from "./harness.js"
 import { noticeMessage } from "./noticeMessage.js"
 
 /**

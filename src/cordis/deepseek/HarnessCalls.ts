@@ -2,8 +2,8 @@
  * The harness agents behind the tool calls in flight: host services (approval, session persistence)
  * want the harness's own agent or session object, while our services see only a `ToolSession`.
  */
-import type { ToolSession } from "../services/ToolExecution.js"
-import type { HarnessAgent } from "./host.js"
+import type { ToolSession } from "../../services/ToolExecution.js"
+import type { HarnessAgent } from "./harness.js"
 
 /**
  * Who is told when a session's calls start and when its last call in flight has ended.

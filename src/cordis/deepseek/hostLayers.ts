@@ -6,11 +6,11 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ApprovalCallback from "../layers/ApprovalCallback.js"
-import type { Approval } from "../services/Approval.js"
-import { SessionPersistence } from "../services/SessionPersistence.js"
+import * as ApprovalCallback from "../../layers/ApprovalCallback.js"
+import type { Approval } from "../../services/Approval.js"
+import { SessionPersistence } from "../../services/SessionPersistence.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
-import type { HostApproval, HostSessionPersistence } from "./host.js"
+import type { HostApproval, HostSessionPersistence } from "./harness.js"
 
 /**
  * Reads an optional host service, or `undefined` while there is none.

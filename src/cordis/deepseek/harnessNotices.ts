@@ -5,12 +5,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import type { CompletionNotices } from "../services/CompletionNotices.js"
-import { promptText } from "../tool/BashTool.js"
-import type { CallRunner } from "./CallRunner.js"
+import type { CompletionNotices } from "../../services/CompletionNotices.js"
+import { promptText } from "../../tool/BashTool.js"
+import type { CallRunner } from "../CallRunner.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"
-import type { CordisContext, CordisDisposable, CordisEvents, HarnessAgent, HarnessAssembleContext } from "./host.js"
+import type { CordisContext, CordisDisposable, CordisEvents } from "../host.js"
+import type { HarnessAgent, HarnessAssembleContext } from "./harness.js"
 import type { CompletionDelivery } from "./NoticeDelivery.js"
 import { NoticeDelivery, noticeTargetOf } from "./NoticeDelivery.js"
 

@@ -1,12 +1,12 @@
 /**
  * Our host-neutral tool descriptors as harness tool definitions (`ctx.tools.register`).
  */
-import type { AgentTools } from "../services/AgentTools.js"
-import { ToolError } from "../services/AgentTools.js"
+import type { AgentTools } from "../../services/AgentTools.js"
+import { ToolError } from "../../services/AgentTools.js"
 import { toHarnessParameters } from "./harnessParameters.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"
-import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./host.js"
+import type { HarnessTextBlock, HarnessToolDefinition, HarnessView } from "./harness.js"
 
 /**
  * Runs one of our tools (`AgentTools.callUnknown`) until `signal` fires, which aborts it: resolves with its
