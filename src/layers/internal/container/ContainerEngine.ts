@@ -28,8 +28,18 @@ export interface BoxOptions {
   readonly memoryMb?: number | undefined
   readonly pidsLimit?: number | undefined
   readonly cpus?: number | undefined
-  readonly user?: string | undefined
+  /** The user the box's processes run as (`uid:gid`, a name). */
+  readonly user: string
   readonly readOnlyRootfs: boolean
+  /** The seccomp profile, in the engine's JSON form. */
+  readonly seccompProfile: string
+  /** Drop every capability (else the engine's default set, but the one to make device nodes). */
+  readonly dropCapabilities: boolean
+  /**
+   * A private file system at `path`, owned by `uid`, that only `uid` may write: where the box keeps
+   * its supervisor's shell.
+   */
+  readonly supervisorDir: { readonly path: string; readonly uid: number }
 }
 
 /** One chunk of an exec's output. */

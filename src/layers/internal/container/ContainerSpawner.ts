@@ -50,7 +50,6 @@ export const lostText =
 export interface ContainerSpawnerOptions {
   readonly engine: ContainerEngine
   readonly boxes: Boxes
-  readonly user?: string | undefined
   readonly memoryMb?: number | undefined
 }
 
@@ -134,8 +133,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           engine.exec(box.id, {
             argv: wrapperArgv(spawnOptions.command, spawnOptions.cwd, `${controlMount}/${status.name}`),
             env: wrapperEnv(spawnOptions.env),
-            user: options.user,
-            stdin: long || input !== undefined
+            // Always: the call's key goes first on stdin.
+            stdin: true
           }).pipe(Effect.catchAll((error) => {
             // The engine answered with an error: it started nothing.
             if (error.status !== undefined) startedNothing = true
@@ -150,10 +149,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           })),
           (exec) => exec.close
         )
-        if (long || input !== undefined) {
-          const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
-          yield* exec.sendInput(Buffer.concat([script, input ?? new Uint8Array()]))
-        }
+        const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
+        yield* exec.sendInput(Buffer.concat([encoder.encode(status.key.line), script, input ?? new Uint8Array()]))
 
         const { early, line } = yield* readPidLine(exec).pipe(
           Effect.interruptible,

@@ -245,16 +245,21 @@ export const makeDockerEngine = (
               Entrypoint: [],
               Env: [],
               Labels: options.labels,
-              ...(options.user === undefined ? {} : { User: options.user }),
+              User: options.user,
               HostConfig: {
                 Init: true,
-                // No device nodes: the box could make one in the control directory, which the host reads.
-                CapDrop: ["MKNOD"],
+                // No device nodes (the box could make one in the control directory, which the host
+                // reads), and with `dropCapabilities` no capability at all: no chown, no setuid.
+                CapDrop: options.dropCapabilities ? ["ALL"] : ["MKNOD"],
+                SecurityOpt: ["no-new-privileges", `seccomp=${options.seccompProfile}`],
                 NetworkMode: options.network,
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
                 Mounts: options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
                 ReadonlyRootfs: options.readOnlyRootfs,
-                ...(options.readOnlyRootfs ? { Tmpfs: { "/tmp": "rw,nosuid,nodev,mode=1777" } } : {}),
+                Tmpfs: {
+                  ...(options.readOnlyRootfs ? { "/tmp": "rw,nosuid,nodev,mode=1777" } : {}),
+                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`
+                },
                 ...(options.memoryMb === undefined
                   ? {}
                   : { Memory: options.memoryMb * 1024 * 1024, MemorySwap: options.memoryMb * 1024 * 1024 }),
