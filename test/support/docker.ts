@@ -111,8 +111,10 @@ export const holdingProxy = async (dir: string, held: RegExp, options: { readonl
   const reached = new Promise<void>((resolve) => (reach = resolve))
   let armed = options.armed ?? true
   const releases: Array<() => void> = []
-  const server = net.createServer((client) => {
-    const engine = net.connect("/var/run/docker.sock")
+  // Half-open both ways: an exec's stdin ends with a half-close, and its output still flows back.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    const engine = net.connect({ path: "/var/run/docker.sock", allowHalfOpen: true })
+    client.on("end", () => engine.end())
     let holding = false
     const kept: Array<Buffer> = []
     client.on("data", (chunk) => {

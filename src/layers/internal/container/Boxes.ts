@@ -58,6 +58,8 @@ export interface Box {
   readonly id: string
   readonly session: string
   readonly control: ControlDir
+  /** The owner of the box's supervisor shell. */
+  readonly supervisorUid: number
   /** Set once the box was found gone: the next call gets a new one. */
   gone: boolean
 }
@@ -108,9 +110,10 @@ const setupTimeoutMs = 30_000
 
 /**
  * Copies the image's bash to the box's supervisor directory, execute-only, as `uid` (see
- * `supervisorShell`); fails when the image lacks `cp` or `chmod`.
+ * `supervisorShell`), unless it is there; true when it was made. Fails when the image lacks `cp` or
+ * `chmod`.
  */
-const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number): Effect.Effect<void, ContainerEngineError> =>
+const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number): Effect.Effect<boolean, ContainerEngineError> =>
   Effect.acquireUseRelease(
     engine.exec(box, { argv: supervisorSetupArgv, env: {}, user: `${uid}:${uid}`, stdin: false }),
     (exec) =>
@@ -119,11 +122,12 @@ const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number):
         for (let frame = yield* exec.next; frame !== undefined; frame = yield* exec.next) {
           output += Buffer.from(frame.bytes).toString("utf8")
         }
-        if (output !== "ready") {
+        if (output !== "ready" && output !== "made") {
           return yield* new ContainerEngineError({
             message: `the container's supervisor shell could not be made (the image needs bash, cp and chmod): ${output.trim()}`
           })
         }
+        return output === "made"
       }).pipe(
         Effect.interruptible,
         Effect.timeoutFail({
@@ -173,6 +177,7 @@ export class Boxes {
         if (!this.stopped.has(box)) return this.use(box)
         // One that cannot start again (removed from outside while stopped, its mount gone) is replaced.
         return this.engine.startBox(box.id).pipe(
+          Effect.zipRight(makeSupervisorShell(this.engine, box.id, box.supervisorUid)),
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
           Effect.catchAll(() => this.replace(box, session))
@@ -198,6 +203,14 @@ export class Boxes {
       box.gone = true
       return this.engine.removeBox(box.id)
     })
+  }
+
+  /**
+   * Makes the box's supervisor shell again if it is missing (the box was restarted from outside);
+   * true when it was missing.
+   */
+  repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngineError> {
+    return makeSupervisorShell(this.engine, box.id, box.supervisorUid)
   }
 
   /** A call on `box` has settled. */
@@ -256,7 +269,7 @@ export class Boxes {
         // A box made for a create that failed or was interrupted has run nothing of a command.
         Effect.onError(() => control.close({ boxGone: true }))
       )
-      const box: Box = { id, session, control, gone: false }
+      const box: Box = { id, session, control, supervisorUid: supervisor, gone: false }
       this.boxes.set(session, box)
       return box
     })

@@ -168,6 +168,11 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         if (!Number.isSafeInteger(pid) || pid <= 0) {
           const said = early.map((frame) => Buffer.from(frame.bytes).toString("utf8")).join("").trim()
           if (!(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => false)))) box.gone = true
+          // A box restarted from outside lost its supervisor shell: made again, the call is tried again.
+          if (!box.gone && (yield* boxes.repairSupervisor(box).pipe(Effect.orElseSucceed(() => false)))) {
+            startedNothing = true
+            return yield* new BoxGone({ failure: spawnFailure(`the command's shell did not start in container ${box.id.slice(0, 12)}`) })
+          }
           return yield* spawnFailure(
             `the command's shell did not start in container ${box.id.slice(0, 12)}` +
               (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +

@@ -47,13 +47,16 @@ export const supervisorShell = `${supervisorDir}/bash`
  */
 export const supervisorUid = (boxUid: number | undefined): number => boxUid === 65534 ? 65533 : 65534
 
-/** Makes {@link supervisorShell}, run as {@link supervisorUid}; prints `ready` when done. */
+/**
+ * Makes {@link supervisorShell} (lost when the box restarts: its file system is a tmpfs), run as
+ * {@link supervisorUid}; prints `made`, or `ready` when it was there.
+ */
 export const supervisorSetupArgv: ReadonlyArray<string> = [
   "bash",
   "--norc",
   "--noprofile",
   "-c",
-  `cp -- "$(type -P bash)" "$1" && chmod 0111 "$1" && printf ready`,
+  `if [ -x "$1" ]; then printf ready; else cp -- "$(type -P bash)" "$1" && chmod 0111 "$1" && printf made; fi`,
   "effect-bash",
   supervisorShell
 ]
@@ -103,6 +106,8 @@ IFS=' ' read -r -a __effect_bash_key || :
 ctl=$1 oomed=
 # An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
 [ "${"$"}{HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
+# No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
+type -P bash >/dev/null || exit 0
 cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
 oom; before=$ooms
 # A stopped leader has not ended: bash 5.1's "wait -f" waits for its end (an older bash's wait returns
