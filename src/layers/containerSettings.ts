@@ -29,7 +29,7 @@ const Cpus = atLeast(0.01, "a number", "the engine's smallest CPU share")
  * @category models
  */
 export const ContainerSettings = Schema.Struct({
-  /** The image each session's container starts from; it needs `bash` and `sleep`. */
+  /** The image each session's container starts from; it needs `bash`, `sleep`, `cp` and `chmod`. */
   image: Schema.String.pipe(
     Schema.filter((image) => image.trim() !== "", {
       message: () => "must name an image"

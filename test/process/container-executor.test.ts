@@ -95,7 +95,7 @@ const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
  * A layer of its own whose engine is reached through a {@link holdingProxy} holding back its answer to
  * the first request matching `held`; the layer lives in `scope`, which the test closes.
  */
-const layerHeldAt = (held: RegExp, options?: { readonly armed?: boolean }) =>
+const layerHeldAt = (held: RegExp, options?: { readonly armed?: boolean; readonly passUpgrade?: boolean }) =>
   Effect.gen(function*() {
     const proxy = yield* Effect.acquireRelease(
       Effect.promise(() => holdingProxy(freshDir("proxy"), held, options)),
@@ -494,7 +494,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("a call interrupted while its exec starts, its pid not yet read, leaves nothing of its command running", () =>
     Effect.gen(function*() {
-      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/exec\/\S+\/start/, { armed: false })
+      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/exec\/\S+\/start/, { armed: false, passUpgrade: true })
       const session = freshSession()
       const started = path.join(workspace, `started-${session}`)
       // The box first (its making runs an exec too), then the call whose exec start is held.
@@ -503,7 +503,7 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const call = yield* Effect.fork(
         Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000 })), context)
       )
-      // The engine started the exec, and its command runs; the answer, and so the pid line, is held.
+      // The engine started the exec, the host sent its key, and its command runs; the pid line is held.
       yield* Effect.promise(() => proxy.reached)
       expect(yield* Effect.promise(() => eventually(() => fs.existsSync(started), 10_000))).toBe(true)
       expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)

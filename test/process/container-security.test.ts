@@ -214,6 +214,13 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
     ))
 
+  it.live.skipIf(gccMissing || process.arch !== "x64")("a system call through the 32-bit ABI, which a filter could not read, ends the process", () =>
+    Effect.gen(function*() {
+      const result = yield* run(request(freshSession(), "./box-probe i386; echo $?")).pipe(Effect.provide(owned))
+      // 128 + SIGSYS.
+      expect(result.stdout.text).toBe("159\n")
+    }))
+
   it.live("a tree deeper than PATH_MAX planted in the control directory: the next call runs, and the layer closes", () =>
     Effect.gen(function*() {
       const runtime = ManagedRuntime.make(layer())

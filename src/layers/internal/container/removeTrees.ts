@@ -7,6 +7,7 @@
  */
 import * as NodeChildProcess from "node:child_process"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 
 // Housekeeping, never a reason to hang.
 const removalBoundMs = 10_000
@@ -21,8 +22,12 @@ export const removeTrees = (paths: ReadonlyArray<string>, what: string): Effect.
       resume(error === null ? Effect.void : Effect.fail(new Error(stderr.trim() || error.message))))
     return Effect.sync(() => rm.kill("SIGKILL"))
   }).pipe(
-    Effect.timeoutFail({ duration: removalBoundMs, onTimeout: () => new Error(`rm -rf did not end within ${removalBoundMs} ms`) }),
-    // The bound holds where the caller masks interruption (a finalizer).
+    // The daemon below is interrupted by nothing else: its bound interrupts the removal.
     Effect.interruptible,
-    Effect.catchAllCause((cause) => Effect.logWarning(`could not remove ${what}`, cause))
+    Effect.timeoutFail({ duration: removalBoundMs, onTimeout: () => new Error(`rm -rf did not end within ${removalBoundMs} ms`) }),
+    Effect.catchAllCause((cause) => Effect.logWarning(`could not remove ${what}`, cause)),
+    // A fiber of its own: a removal in the finalizer of an interrupted fiber runs to its end (or its
+    // bound), and one that is given up on ends on its own.
+    Effect.forkDaemon,
+    Effect.flatMap(Fiber.join)
   )

@@ -102,7 +102,8 @@ tag() {
   for (( i = 0; i < ${"$"}{#t}; i++ )); do printf -v c %d "'${"$"}{t:i:1}"; h=$(( (h + c) * $2 % 2147483647 )); done
   tagged=$(( (h + $3) % 2147483647 ))
 }
-IFS=' ' read -r -a __effect_bash_key || :
+# Without its key (the host gave up before sending it) the wrapper runs nothing.
+IFS=' ' read -r -a __effect_bash_key && [ "${"$"}{#__effect_bash_key[@]}" = 6 ] || exit 0
 ctl=$1 oomed=
 # An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
 [ "${"$"}{HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
