@@ -98,6 +98,30 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       expect(setIdFiles(workspace).filter((file) => file.uid === 0)).toEqual([])
     }))
 
+  it.live.skipIf(!isRoot)("as the owner, not root, everything else works: HOME, /tmp, long commands, input, timeouts, leftovers, a read-only root", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const writable = yield* run(request(session, "echo $HOME; touch $HOME/h /tmp/t ./w && echo writable")).pipe(Effect.provide(owned))
+      expect(writable.stdout.text).toBe("/tmp\nwritable\n")
+      const long = yield* run(request(session, `: ${"x".repeat(70_000)}; cat`, { stdin: "input\n" })).pipe(Effect.provide(owned))
+      expect(long.stdout.text).toBe("input\n")
+      const timedOut = yield* run(request(session, "sleep 30 & sleep 30", { timeoutMs: 500 })).pipe(Effect.provide(owned))
+      expect(timedOut).toMatchObject({ timedOut: true, signal: "SIGTERM" })
+      const left = yield* run(request(session, "(sleep 30 &) ; sleep 30 & echo started")).pipe(Effect.provide(owned))
+      expect(left.stdout.text).toBe("started\n")
+      // A user the image does not know, in a directory it may enter.
+      const open = freshDir("open")
+      fs.chmodSync(open, 0o755)
+      const readOnly = ManagedRuntime.make(layer({ readOnlyRoot: true, user: "4242:4242", cwd: open }))
+      try {
+        const result = yield* run(request(freshSession(), "id -u; echo $HOME; touch /tmp/t && echo tmp; touch /etc/x 2>/dev/null || echo read-only"))
+          .pipe(Effect.provide(readOnly))
+        expect(result.stdout.text).toBe("4242\n/tmp\ntmp\nread-only\n")
+      } finally {
+        yield* Effect.promise(() => readOnly.dispose())
+      }
+    }))
+
   it.live("as root in a root-owned workspace it still sets no set-id bit, by chmod, by open's mode or by fchmodat2", () =>
     Effect.gen(function*() {
       const session = freshSession()

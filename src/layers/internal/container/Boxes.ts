@@ -105,37 +105,18 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
     Effect.zipRight(removeDeadControlParents)
   )
 
-/** Bound on the making of a box's supervisor shell (a copy of bash). */
-const setupTimeoutMs = 30_000
-
 /**
  * Copies the image's bash to the box's supervisor directory, execute-only, as `uid` (see
  * `supervisorShell`), unless it is there; true when it was made. Fails when the image lacks `cp` or
  * `chmod`.
  */
 const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number): Effect.Effect<boolean, ContainerEngineError> =>
-  Effect.acquireUseRelease(
-    engine.exec(box, { argv: supervisorSetupArgv, env: {}, user: `${uid}:${uid}`, stdin: false }),
-    (exec) =>
-      Effect.gen(function*() {
-        let output = ""
-        for (let frame = yield* exec.next; frame !== undefined; frame = yield* exec.next) {
-          output += Buffer.from(frame.bytes).toString("utf8")
-        }
-        if (output !== "ready" && output !== "made") {
-          return yield* new ContainerEngineError({
-            message: `the container's supervisor shell could not be made (the image needs bash, cp and chmod): ${output.trim()}`
-          })
-        }
-        return output === "made"
-      }).pipe(
-        Effect.interruptible,
-        Effect.timeoutFail({
-          duration: setupTimeoutMs,
-          onTimeout: () => new ContainerEngineError({ message: `the container's supervisor shell was not made within ${setupTimeoutMs} ms` })
-        })
-      ),
-    (exec) => exec.close
+  engine.run(box, supervisorSetupArgv, `${uid}:${uid}`).pipe(
+    Effect.filterOrFail(
+      (output) => output === "ready" || output === "made",
+      () => new ContainerEngineError({ message: "the container's supervisor shell could not be made: the image needs bash, cp and chmod" })
+    ),
+    Effect.map((output) => output === "made")
   )
 
 export class Boxes {

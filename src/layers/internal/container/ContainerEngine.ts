@@ -87,6 +87,8 @@ export interface ContainerEngine {
     readonly user?: string | undefined
     readonly stdin: boolean
   }) => Effect.Effect<ExecSession, ContainerEngineError>
+  /** Runs `argv` in the box (as `user`, else the box's) to its end, bounded; returns its stdout. */
+  readonly run: (box: string, argv: ReadonlyArray<string>, user?: string) => Effect.Effect<string, ContainerEngineError>
   /**
    * Sends `signal` to every member of process group `pgid` in the box; a gone group or box is not an
    * error. False when no process could start in the box to send it (at its pids limit, or paused).

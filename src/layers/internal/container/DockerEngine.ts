@@ -179,10 +179,9 @@ export const makeDockerEngine = (
         return execSession(yield* hijack(created.Id))
       })
 
-    /** Runs `argv` to its end and returns its stdout. */
-    const run = (box: string, argv: ReadonlyArray<string>) =>
+    const run: ContainerEngine["run"] = (box, argv, user) =>
       Effect.acquireUseRelease(
-        exec(box, { argv, env: {}, stdin: false }),
+        exec(box, { argv, env: {}, user, stdin: false }),
         (started) =>
           Effect.gen(function*() {
             let output = ""
@@ -277,6 +276,7 @@ export const makeDockerEngine = (
           return created.Id
         }),
       exec,
+      run,
       // A box that is gone has nothing left to signal; a paused one cannot be signalled, and its
       // frozen members still count as alive.
       signalGroup: (box, pgid, signal) =>
