@@ -106,7 +106,7 @@ describe("a box's control directory, which the box writes too", () => {
       expect(fifo.cancel()).toBeUndefined()
       for (const waiter of [linked, fifo, directory]) waiter.release()
       // The abandoned exec's files stay until its status is final, the directory until the box is gone.
-      expect(fs.readdirSync(control.path).sort()).toEqual([fifo.name, `${fifo.name}.cancel`, `${fifo.name}.pid`, directory.name])
+      expect(fs.readdirSync(control.path).sort()).toEqual([fifo.name, `${fifo.name}.cancel`, `${fifo.name}.pid`, directory.name].sort())
       expect(fs.readFileSync(statusFile, "utf8")).toBe(tagged(linked, "exit 0 empty"))
     } finally {
       await close(control, true)

@@ -175,13 +175,16 @@ describe.skipIf(skip)("a hostile command in a container", () => {
 
   it.live("a command cannot forge its own result: a status it writes is not the call's, and its supervisor's memory is closed to it", () =>
     Effect.gen(function*() {
-      const session = freshSession()
       const command = `${ownStatusFile}; printf 'exit 0 empty\\n' >"$f"; printf 'exit 0 empty 1 2\\n' >>"$f"; ` +
+        `chmod 0755 /.effect-bash-supervisor/bash 2>/dev/null && echo "changed the supervisor"; ` +
         `for what in mem environ fd/0; do cat /proc/$PPID/$what >/dev/null 2>&1 && echo "read $what"; done; sleep 1; exit 9`
-      const result = yield* run(request(session, command)).pipe(Effect.provide(owned))
-      expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 9, stdout: "" })
-      // It did find its status file.
-      expect(result.stderr.text).toMatch(/^\/\.effect-bash-control\/\w+\n$/)
+      // As the workspace's owner, and as root without capabilities (a root-owned workspace).
+      for (const runtime of [owned, rootOwned]) {
+        const result = yield* run(request(freshSession(), command)).pipe(Effect.provide(runtime))
+        expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 9, stdout: "" })
+        // It did find its status file.
+        expect(result.stderr.text).toMatch(/^\/\.effect-bash-control\/\w+\n$/)
+      }
     }))
 
   it.live("a command cannot forge another call's result in its session", () =>

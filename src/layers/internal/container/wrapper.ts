@@ -43,9 +43,10 @@ export const supervisorShell = `${supervisorDir}/bash`
 
 /**
  * The owner of the supervisor's copy of bash: not the box's user, so that user can neither change
- * the copy nor make it readable (no capability lets it act for another user).
+ * the copy nor make it readable (no capability lets it act for another user). A uid no image's user
+ * has, so a user named rather than numbered is not it either.
  */
-export const supervisorUid = (boxUid: number | undefined): number => boxUid === 65534 ? 65533 : 65534
+export const supervisorUid = (boxUid: number | undefined): number => boxUid === 2147483646 ? 2147483645 : 2147483646
 
 /**
  * Makes {@link supervisorShell} (lost when the box restarts: its file system is a tmpfs), run as
