@@ -230,7 +230,10 @@ export class Boxes {
     return Effect.gen(this, function*() {
       const { idleStopMs: _idle, mount, uid, ...options } = this.settings
       if (!NodeFs.existsSync(mount.host)) return yield* new WorkspaceMissing({ path: mount.target })
-      const control = new ControlDir(NodePath.join(this.controlParent, randomName()))
+      const control = yield* Effect.try({
+        try: () => new ControlDir(NodePath.join(this.controlParent, randomName())),
+        catch: (cause) => new ContainerEngineError({ message: `cannot make the container's control directory: ${String(cause)}`, cause })
+      })
       const supervisor = supervisorUid(uid)
       const id = yield* this.engine.createBox({
         ...options,
