@@ -2,8 +2,9 @@
  * The container executor: the local executor's process mechanics, with each command run inside a
  * container on a Docker Engine — one container per session, created on first use from the configured
  * image and removed with the layer, with one host directory (`workspaceRoot`, else `cwd`) mounted at
- * the same path. Memory, process-count and CPU limits per container, no network by default, an
- * optional non-root user and read-only root file system.
+ * the same path. Commands run as the owner of that directory, with no capability and no set-id bits
+ * (root only when asked). Memory, process-count and CPU limits per container, no network (nor host
+ * unix sockets) by default, an optional read-only root file system.
  *
  * @since 0.1.0
  */
@@ -18,6 +19,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePathModule from "node:path"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
@@ -27,6 +29,7 @@ import { environment, resolveContainerConfig } from "./containerSettings.js"
 import { Boxes, sweepDeadHosts } from "./internal/container/Boxes.js"
 import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
 import { makeDockerEngine } from "./internal/container/DockerEngine.js"
+import { seccompProfile } from "./internal/container/seccompProfile.js"
 import { makeExecutorCore } from "./internal/executor/executorCore.js"
 
 export { ContainerSettings, environment, Settings } from "./containerSettings.js"
@@ -60,7 +63,40 @@ const mountOf = (config: Settings) =>
           "file system read-write; set workspaceRoot (or cwd) to the project's directory"
       })
     }
+    // The boxes' control directories, and every other host's temporary files, are there.
+    const temporary = yield* Effect.try(() => NodeFs.realpathSync(NodeOs.tmpdir())).pipe(Effect.orElseSucceed(() => NodeOs.tmpdir()))
+    if (temporary === host || temporary.startsWith(host.endsWith("/") ? host : `${host}/`)) {
+      return yield* new LocalBashExecutorConfigError({
+        field,
+        message: `bash-container: ${field} is ${JSON.stringify(target)}, which holds the host's temporary directory ` +
+          `${JSON.stringify(temporary)} (where the containers' control directories are); set workspaceRoot (or cwd) to the project's directory`
+      })
+    }
     return { host, target }
+  })
+
+/** The user a setting names as root: the explicit request for root with the engine's capabilities. */
+const namesRoot = (user: string): boolean => /^(root|0)(:.*)?$/.test(user)
+
+/**
+ * Who the boxes run as: the configured user, else the owner of the mounted directory (so a command
+ * makes nothing there its owner could not); as root only when the setting asks for it.
+ */
+const identityOf = (config: Settings, mount: { readonly host: string }) =>
+  Effect.gen(function*() {
+    if (config.user !== undefined) {
+      const uid = /^\d+/.exec(config.user)?.[0]
+      return { user: config.user, uid: uid === undefined ? undefined : Number(uid), root: namesRoot(config.user) }
+    }
+    const owner = yield* Effect.try(() => NodeFs.statSync(mount.host)).pipe(
+      Effect.mapError(() =>
+        new LocalBashExecutorConfigError({
+          field: config.workspaceRoot === undefined ? "cwd" : "workspaceRoot",
+          message: `bash-container: cannot read the owner of ${JSON.stringify(mount.host)}, whom the containers run as`
+        })
+      )
+    )
+    return { user: `${owner.uid}:${owner.gid}`, uid: owner.uid, root: false }
   })
 
 const build = (settings: Settings.Input) =>
@@ -91,6 +127,7 @@ const build = (settings: Settings.Input) =>
         })
       }
     }
+    const identity = yield* identityOf(config, mount)
     yield* sweepDeadHosts(engine)
     const boxes = yield* Boxes.make(engine, {
       image: config.image,
@@ -98,12 +135,15 @@ const build = (settings: Settings.Input) =>
       memoryMb: config.memoryMb,
       pidsLimit: config.pidsLimit,
       cpus: config.cpus,
-      user: config.user,
+      user: identity.user,
+      uid: identity.uid,
+      dropCapabilities: !identity.root,
+      seccompProfile: seccompProfile({ blockUnixSockets: config.network === "none", blockSetId: !identity.root }),
       readOnlyRootfs: config.readOnlyRoot,
       mount,
       idleStopMs: config.idleStopMs
     })
-    const spawner = makeContainerSpawner({ engine, boxes, user: config.user, memoryMb: config.memoryMb })
+    const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb })
     // The box has its own environment (the image's): nothing of the host's is inherited.
     return yield* makeExecutorCore(config, {
       sandboxMode: undefined,

@@ -29,7 +29,7 @@ const Cpus = atLeast(0.01, "a number", "the engine's smallest CPU share")
  * @category models
  */
 export const ContainerSettings = Schema.Struct({
-  /** The image each session's container starts from; it needs `bash` and `sleep`. */
+  /** The image each session's container starts from; it needs `bash`, `sleep`, `cp` and `chmod`. */
   image: Schema.String.pipe(
     Schema.filter((image) => image.trim() !== "", {
       message: () => "must name an image"
@@ -56,8 +56,17 @@ export const ContainerSettings = Schema.Struct({
   ),
   /** CPUs each container may use (fractions allowed, from 0.01; at most the engine's CPUs). */
   cpus: Schema.optional(Cpus.annotations(setting({ env: "CONTAINER_CPUS" }))),
-  /** The user commands run as (`name`, `uid` or `uid:gid`); the image's when absent. */
-  user: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_USER" }))),
+  /**
+   * The user commands run as (`name`, `uid` or `uid:gid`), without capabilities; the owner of the
+   * mounted directory when absent. `root` (or `0`) runs them as root with the engine's default
+   * capabilities and set-id bits allowed: a command can then leave files in the mounted directory that
+   * run as root on the host.
+   */
+  user: Schema.optional(
+    Schema.String.pipe(Schema.filter((user) => user.trim() !== "", { message: () => "must name a user" })).annotations(
+      flaggedSetting("CONTAINER_USER", "container-user", "USER", "Run commands in containers as this user (root: with capabilities)")
+    )
+  ),
   /** Mount the image's root file system read-only (a fresh `/tmp` stays writable). */
   readOnlyRoot: Schema.optionalWith(Schema.Boolean.annotations(setting({ env: "CONTAINER_READ_ONLY_ROOT" })), {
     default: () => false

@@ -95,7 +95,7 @@ const openSockets = () => openFds().filter((fd) => fd.includes(" socket:"))
  * A layer of its own whose engine is reached through a {@link holdingProxy} holding back its answer to
  * the first request matching `held`; the layer lives in `scope`, which the test closes.
  */
-const layerHeldAt = (held: RegExp, options?: { readonly armed?: boolean }) =>
+const layerHeldAt = (held: RegExp, options?: { readonly armed?: boolean; readonly passUpgrade?: boolean }) =>
   Effect.gen(function*() {
     const proxy = yield* Effect.acquireRelease(
       Effect.promise(() => holdingProxy(freshDir("proxy"), held, options)),
@@ -494,13 +494,16 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
 
   it.live("a call interrupted while its exec starts, its pid not yet read, leaves nothing of its command running", () =>
     Effect.gen(function*() {
-      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/exec\/\S+\/start/)
+      const { proxy, scope, context } = yield* layerHeldAt(/^POST \S*\/exec\/\S+\/start/, { armed: false, passUpgrade: true })
       const session = freshSession()
       const started = path.join(workspace, `started-${session}`)
+      // The box first (its making runs an exec too), then the call whose exec start is held.
+      yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
+      proxy.arm()
       const call = yield* Effect.fork(
         Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000 })), context)
       )
-      // The engine started the exec, and its command runs; the answer, and so the pid line, is held.
+      // The engine started the exec, the host sent its key, and its command runs; the pid line is held.
       yield* Effect.promise(() => proxy.reached)
       expect(yield* Effect.promise(() => eventually(() => fs.existsSync(started), 10_000))).toBe(true)
       expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)
@@ -512,7 +515,9 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       // Its wrapper has written how it ended, its group empty: the session's next call removes what it left.
       const control = mountSource(box, "/.effect-bash-control")
       const settled = () =>
-        fs.readdirSync(control).some((name) => /^\d+$/.test(name) && fs.readFileSync(path.join(control, name), "utf8").endsWith("empty\n"))
+        fs.readdirSync(control).some((name) =>
+          /^[0-9a-f]{32}$/.test(name) && /empty[ \d]*\n$/.test(fs.readFileSync(path.join(control, name), "utf8"))
+        )
       yield* Effect.promise(() => eventually(settled, 5_000))
       yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
       expect(fs.readdirSync(control)).toEqual([])
@@ -680,7 +685,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       // What a box could have left there: a link out of it, never followed.
       const hostFiles = freshDir("host-files")
       fs.writeFileSync(path.join(hostFiles, "kept"), "")
-      fs.symlinkSync(hostFiles, path.join(tmp, controlParents()[0]!, "1", "link"))
+      const parent = path.join(tmp, controlParents()[0]!)
+      fs.symlinkSync(hostFiles, path.join(parent, fs.readdirSync(parent)[0]!, "link"))
       yield* Effect.scoped(Layer.build(container()))
       expect(containersWith({ "effect-bash.session": session })).toEqual([])
       expect(controlParents()).toEqual([])

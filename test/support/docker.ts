@@ -103,18 +103,27 @@ export const containerHosts = (): ReadonlyArray<string> =>
  * A proxy to the engine's socket that holds back the engine's answer to the first request matching
  * `held` once armed (its connection stays open, silent) until `release` lets it through: `reached`
  * settles once the engine has answered it. It is armed from the start, or with `armed: false` once
- * `arm` is called.
+ * `arm` is called. With `passUpgrade`, an exec start's upgrade passes, and the exec's output is held.
  */
-export const holdingProxy = async (dir: string, held: RegExp, options: { readonly armed?: boolean } = {}) => {
+export const holdingProxy = async (
+  dir: string,
+  held: RegExp,
+  options: { readonly armed?: boolean; readonly passUpgrade?: boolean } = {}
+) => {
   const socketPath = path.join(dir, "engine.sock")
   let reach = () => {}
   const reached = new Promise<void>((resolve) => (reach = resolve))
   let armed = options.armed ?? true
   const releases: Array<() => void> = []
-  const server = net.createServer((client) => {
-    const engine = net.connect("/var/run/docker.sock")
+  // Half-open both ways: an exec's stdin ends with a half-close, and its output still flows back.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    const engine = net.connect({ path: "/var/run/docker.sock", allowHalfOpen: true })
+    client.on("end", () => engine.end())
     let holding = false
+    let ended = false
     const kept: Array<Buffer> = []
+    // The engine's end reaches the client after what was held.
+    engine.on("end", () => (holding ? (ended = true) : client.end()))
     client.on("data", (chunk) => {
       if (armed && held.test(chunk.toString("latin1"))) {
         armed = false
@@ -122,12 +131,16 @@ export const holdingProxy = async (dir: string, held: RegExp, options: { readonl
         releases.push(() => {
           holding = false
           for (const answer of kept.splice(0)) client.write(answer)
+          if (ended) client.end()
         })
       }
       engine.write(chunk)
     })
     engine.on("data", (chunk) => {
-      if (!holding) return client.write(chunk)
+      // With `passUpgrade`, an exec's stream opens (its stdin flows) and what it says is held.
+      if (!holding || (options.passUpgrade === true && kept.length === 0 && chunk.toString("latin1").startsWith("HTTP/1.1 101"))) {
+        return client.write(chunk)
+      }
       kept.push(chunk)
       reach()
     })

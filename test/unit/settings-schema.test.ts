@@ -122,6 +122,7 @@ describe("settings Schemas", () => {
         "container-network",
         "container-memory-mb",
         "container-pids-limit",
+        "container-user",
         "approval-timeout-ms"
       ],
       boolean: ["keep-spill-files", "direct-spawn", "contain", "allow-unix-sockets"]

@@ -6,7 +6,6 @@
  *
  * @internal
  */
-import * as NodeChildProcess from "node:child_process"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -18,9 +17,11 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
-import type { BoxOptions, ContainerEngine, ContainerEngineError } from "./ContainerEngine.js"
-import { ControlDir } from "./ControlDir.js"
-import { controlMount } from "./wrapper.js"
+import type { BoxOptions, ContainerEngine } from "./ContainerEngine.js"
+import { ContainerEngineError } from "./ContainerEngine.js"
+import { ControlDir, randomName } from "./ControlDir.js"
+import { removeTrees } from "./removeTrees.js"
+import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
 
 /** The labels every box carries; the host's identity is `hostname` plus {@link ownedPrefix}. */
 export const labels = {
@@ -38,8 +39,10 @@ export const labels = {
  */
 export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ readonly path: string }> {}
 
-/** What every box of the layer is made of, but its mounts and labels. */
-export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels"> {
+/** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
+export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels" | "supervisorDir"> {
+  /** The uid the box's user has, when known (the supervisor's copy of bash belongs to another). */
+  readonly uid: number | undefined
   /**
    * The one host directory every box mounts (`host`, symlinks resolved, at `target`, the path commands
    * use). It is configured, never taken from a call: a call's workdir is the model's to choose, and a
@@ -55,6 +58,8 @@ export interface Box {
   readonly id: string
   readonly session: string
   readonly control: ControlDir
+  /** The owner of the box's supervisor shell. */
+  readonly supervisorUid: number
   /** Set once the box was found gone: the next call gets a new one. */
   gone: boolean
 }
@@ -68,26 +73,14 @@ const controlParentPrefix = (host: string): string => host.replace(/^effect-bash
 
 const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
 
-// Bound on the removal of dead hosts' control directories: housekeeping, never a reason to hang.
-const removalBoundMs = 10_000
-
-/**
- * Removes the control directories of this machine's hosts that are no longer running, with `rm -rf`:
- * its traversal opens each directory without following a link, so a box still running there cannot
- * lead it elsewhere.
- */
+/** Removes the control directories of this machine's hosts that are no longer running. */
 const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
   const parent = NodeOs.tmpdir()
   const dead = NodeFs.readdirSync(parent).filter((name) => {
     const owner = deadControlParent.exec(name)?.[1]
     return owner !== undefined && ownerPrefixIsDead(`effect-bash-${owner}`)
   })
-  if (dead.length === 0) return Effect.void
-  return Effect.async<void>((resume) => {
-    const rm = NodeChildProcess.execFile("rm", ["-rf", "--", ...dead.map((name) => NodePath.join(parent, name))], () =>
-      resume(Effect.void))
-    return Effect.sync(() => rm.kill("SIGKILL"))
-  }).pipe(Effect.timeout(removalBoundMs))
+  return removeTrees(dead.map((name) => NodePath.join(parent, name)), "the control directories of dead hosts")
 }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not remove the control directories of dead hosts", cause)))
 
 /**
@@ -112,13 +105,26 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
     Effect.zipRight(removeDeadControlParents)
   )
 
+/**
+ * Copies the image's bash to the box's supervisor directory, execute-only, as `uid` (see
+ * `supervisorShell`), unless it is there; true when it was made. Fails when the image lacks `cp` or
+ * `chmod`.
+ */
+const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number): Effect.Effect<boolean, ContainerEngineError> =>
+  engine.run(box, supervisorSetupArgv, `${uid}:${uid}`).pipe(
+    Effect.filterOrFail(
+      (output) => output === "ready" || output === "made",
+      () => new ContainerEngineError({ message: "the container's supervisor shell could not be made: the image needs bash, cp and chmod" })
+    ),
+    Effect.map((output) => output === "made")
+  )
+
 export class Boxes {
   private readonly boxes = new Map<string, Box>()
   private readonly busy = new Map<Box, number>()
   private readonly idle = new Map<Box, Fiber.RuntimeFiber<void>>()
   private readonly stopped = new Set<Box>()
   private readonly layer = NodeCrypto.randomUUID()
-  private counter = 0
 
   private constructor(
     private readonly engine: ContainerEngine,
@@ -152,6 +158,7 @@ export class Boxes {
         if (!this.stopped.has(box)) return this.use(box)
         // One that cannot start again (removed from outside while stopped, its mount gone) is replaced.
         return this.engine.startBox(box.id).pipe(
+          Effect.zipRight(makeSupervisorShell(this.engine, box.id, box.supervisorUid)),
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
           Effect.catchAll(() => this.replace(box, session))
@@ -177,6 +184,14 @@ export class Boxes {
       box.gone = true
       return this.engine.removeBox(box.id)
     })
+  }
+
+  /**
+   * Makes the box's supervisor shell again if it is missing (the box was restarted from outside);
+   * true when it was missing.
+   */
+  repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngineError> {
+    return makeSupervisorShell(this.engine, box.id, box.supervisorUid)
   }
 
   /** A call on `box` has settled. */
@@ -213,11 +228,16 @@ export class Boxes {
 
   private create(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
     return Effect.gen(this, function*() {
-      const { idleStopMs: _idle, mount, ...options } = this.settings
+      const { idleStopMs: _idle, mount, uid, ...options } = this.settings
       if (!NodeFs.existsSync(mount.host)) return yield* new WorkspaceMissing({ path: mount.target })
-      const control = new ControlDir(NodePath.join(this.controlParent, String(++this.counter)))
+      const control = yield* Effect.try({
+        try: () => new ControlDir(NodePath.join(this.controlParent, randomName())),
+        catch: (cause) => new ContainerEngineError({ message: `cannot make the container's control directory: ${String(cause)}`, cause })
+      })
+      const supervisor = supervisorUid(uid)
       const id = yield* this.engine.createBox({
         ...options,
+        supervisorDir: { path: supervisorDir, uid: supervisor },
         labels: {
           [labels.marker]: "1",
           [labels.session]: session,
@@ -226,9 +246,14 @@ export class Boxes {
           [labels.layer]: this.layer
         },
         mounts: [mount, { host: control.path, target: controlMount }]
-      // A box made for a create that failed or was interrupted has run nothing of a command.
-      }).pipe(Effect.onError(() => Effect.sync(() => control.close({ boxGone: true }))))
-      const box: Box = { id, session, control, gone: false }
+      }).pipe(
+        Effect.tap((id) =>
+          makeSupervisorShell(this.engine, id, supervisor).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
+        ),
+        // A box made for a create that failed or was interrupted has run nothing of a command.
+        Effect.onError(() => control.close({ boxGone: true }))
+      )
+      const box: Box = { id, session, control, supervisorUid: supervisor, gone: false }
       this.boxes.set(session, box)
       return box
     })
@@ -248,7 +273,7 @@ export class Boxes {
           Effect.tap(() => Effect.sync(() => (removed = true))),
           Effect.catchAll(() => Effect.void)
         )
-      ]).pipe(Effect.ensuring(Effect.sync(() => box.control.close({ boxGone: removed }))))
+      ]).pipe(Effect.ensuring(Effect.suspend(() => box.control.close({ boxGone: removed }))))
     })
   }
 

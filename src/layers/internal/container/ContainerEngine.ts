@@ -28,8 +28,18 @@ export interface BoxOptions {
   readonly memoryMb?: number | undefined
   readonly pidsLimit?: number | undefined
   readonly cpus?: number | undefined
-  readonly user?: string | undefined
+  /** The user the box's processes run as (`uid:gid`, a name). */
+  readonly user: string
   readonly readOnlyRootfs: boolean
+  /** The seccomp profile, in the engine's JSON form. */
+  readonly seccompProfile: string
+  /** Drop every capability (else the engine's default set, but the one to make device nodes). */
+  readonly dropCapabilities: boolean
+  /**
+   * A private file system at `path`, owned by `uid`, that only `uid` may write: where the box keeps
+   * its supervisor's shell.
+   */
+  readonly supervisorDir: { readonly path: string; readonly uid: number }
 }
 
 /** One chunk of an exec's output. */
@@ -77,6 +87,8 @@ export interface ContainerEngine {
     readonly user?: string | undefined
     readonly stdin: boolean
   }) => Effect.Effect<ExecSession, ContainerEngineError>
+  /** Runs `argv` in the box (as `user`, else the box's) to its end, bounded; returns its stdout. */
+  readonly run: (box: string, argv: ReadonlyArray<string>, user?: string) => Effect.Effect<string, ContainerEngineError>
   /**
    * Sends `signal` to every member of process group `pgid` in the box; a gone group or box is not an
    * error. False when no process could start in the box to send it (at its pids limit, or paused).

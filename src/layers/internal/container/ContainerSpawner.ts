@@ -50,7 +50,6 @@ export const lostText =
 export interface ContainerSpawnerOptions {
   readonly engine: ContainerEngine
   readonly boxes: Boxes
-  readonly user?: string | undefined
   readonly memoryMb?: number | undefined
 }
 
@@ -134,8 +133,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           engine.exec(box.id, {
             argv: wrapperArgv(spawnOptions.command, spawnOptions.cwd, `${controlMount}/${status.name}`),
             env: wrapperEnv(spawnOptions.env),
-            user: options.user,
-            stdin: long || input !== undefined
+            // Always: the call's key goes first on stdin.
+            stdin: true
           }).pipe(Effect.catchAll((error) => {
             // The engine answered with an error: it started nothing.
             if (error.status !== undefined) startedNothing = true
@@ -150,10 +149,8 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           })),
           (exec) => exec.close
         )
-        if (long || input !== undefined) {
-          const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
-          yield* exec.sendInput(Buffer.concat([script, input ?? new Uint8Array()]))
-        }
+        const script = long ? encoder.encode(`${spawnOptions.command}\0`) : new Uint8Array()
+        yield* exec.sendInput(Buffer.concat([encoder.encode(status.key.line), script, input ?? new Uint8Array()]))
 
         const { early, line } = yield* readPidLine(exec).pipe(
           Effect.interruptible,
@@ -171,6 +168,11 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         if (!Number.isSafeInteger(pid) || pid <= 0) {
           const said = early.map((frame) => Buffer.from(frame.bytes).toString("utf8")).join("").trim()
           if (!(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => false)))) box.gone = true
+          // A box restarted from outside lost its supervisor shell: made again, the call is tried again.
+          if (!box.gone && (yield* boxes.repairSupervisor(box).pipe(Effect.orElseSucceed(() => false)))) {
+            startedNothing = true
+            return yield* new BoxGone({ failure: spawnFailure(`the command's shell did not start in container ${box.id.slice(0, 12)}`) })
+          }
           return yield* spawnFailure(
             `the command's shell did not start in container ${box.id.slice(0, 12)}` +
               (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +

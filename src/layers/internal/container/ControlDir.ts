@@ -3,24 +3,30 @@
  * how its command's leader ended. The host watches it (inotify sees the box's writes, as the mount
  * is the same file system) and reads a status as soon as its line is complete.
  *
- * Any command in the box can write there too, and the names the host uses are predictable: an entry
- * may be a link to a host file, a FIFO, a device, a directory or a huge file, and may be swapped for
- * another meanwhile. So the host opens only regular files there, without following a link or blocking,
- * reads at most a few bytes of one, removes an exec's entries by unlinking them, and removes the
- * directory's tree only once the box is gone (a recursive removal while its processes run could be led
- * through a directory swapped for a link).
+ * Any command in the box can write there too. Each exec's names are random (a command cannot plant
+ * a status for a call to come) and a status counts only with the tags of its call's key, which the
+ * command cannot read (`wrapper.ts`). An entry may be a link to a host file, a FIFO, a device, a
+ * directory or a huge file, and may be swapped for another meanwhile. So the host opens only regular
+ * files there, without following a link or blocking, reads at most a few bytes of one, removes an
+ * exec's entries by unlinking them, and removes the directory's tree only once the box is gone, with
+ * `rm -rf` (`removeTrees.ts`).
  *
  * @internal
  */
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { LeaderStatus } from "./wrapper.js"
-import { parseStatus } from "./wrapper.js"
+import * as Effect from "effect/Effect"
+import { removeTrees } from "./removeTrees.js"
+import type { LeaderStatus, StatusKey } from "./wrapper.js"
+import { makeStatusKey, parseStatus } from "./wrapper.js"
 
 /** One exec's status file, as the host sees it. */
 export interface StatusWaiter {
   /** The file's name inside the control directory. */
   readonly name: string
+  /** The exec's key: its line goes first on the exec's stdin. */
+  readonly key: StatusKey
   /** The status once its line is complete; `undefined` before. */
   readonly read: () => LeaderStatus | undefined
   /**
@@ -37,11 +43,11 @@ export interface StatusWaiter {
 }
 
 /**
- * An exec's files: its status, its job table, its leader's pid and the host's cancel file. A link is
- * removed, not followed; a directory the box made under one of these names stays until the box is gone.
+ * An exec's files: its status, its leader's pid and the host's cancel file. A link is removed, not
+ * followed; a directory the box made under one of these names stays until the box is gone.
  */
 const removeFiles = (file: string) => {
-  for (const suffix of ["", ".j", ".pid", ".cancel"]) {
+  for (const suffix of ["", ".pid", ".cancel"]) {
     try {
       NodeFs.unlinkSync(`${file}${suffix}`)
     } catch {
@@ -87,18 +93,26 @@ const readEntry = (path: string): string | undefined => {
   }
 }
 
-/** The status in `file`, once its line is complete. */
-const readStatus = (file: string): LeaderStatus | undefined => {
+/** The status in `file`, once its line is complete and tagged under `key`. */
+const readStatus = (file: string, key: StatusKey): LeaderStatus | undefined => {
   const text = readEntry(file)
-  return text === undefined ? undefined : parseStatus(text)
+  return text === undefined ? undefined : parseStatus(text, key)
+}
+
+/** A name no command can guess: 128 random bits. */
+export const randomName = (): string => NodeCrypto.randomBytes(16).toString("hex")
+
+/** Six random numbers of 62 bits (each taken modulo the tag's prime). */
+const randomKey = (): StatusKey => {
+  const bytes = NodeCrypto.randomBytes(48)
+  return makeStatusKey(Array.from({ length: 6 }, (_, i) => bytes.readBigUInt64BE(i * 8) >> 2n))
 }
 
 export class ControlDir {
   private readonly watcher: NodeFs.FSWatcher
   private readonly pending = new Map<string, () => void>()
   /** Execs given up on, whose wrappers may still write: their files go once their status is final. */
-  private readonly abandoned = new Set<string>()
-  private counter = 0
+  private readonly abandoned = new Map<string, StatusKey>()
 
   /** Creates `path` (writable by any user of the box) and watches it. */
   constructor(readonly path: string) {
@@ -113,14 +127,15 @@ export class ControlDir {
 
   expect(): StatusWaiter {
     this.removeSettledAbandoned()
-    const name = String(++this.counter)
+    const name = randomName()
+    const key = randomKey()
     const file = NodePath.join(this.path, name)
     let status: LeaderStatus | undefined
     const listeners = new Set<(status: LeaderStatus) => void>()
     // Read again while the group has members: the wrapper adds `empty` once it has none.
     const read = () => {
       if (status !== undefined && !status.groupAlive) return status
-      const read = readStatus(file)
+      const read = readStatus(file, key)
       if (read === undefined) return status
       const first = status === undefined
       status = read
@@ -136,9 +151,10 @@ export class ControlDir {
     })
     return {
       name,
+      key,
       read,
       cancel: () => {
-        this.abandoned.add(name)
+        this.abandoned.set(name, key)
         try {
           // Made, never opened: an entry already there (whatever it is) is a cancel to the wrapper.
           NodeFs.closeSync(NodeFs.openSync(`${file}.cancel`, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644))
@@ -169,9 +185,9 @@ export class ControlDir {
   }
 
   private removeSettledAbandoned(): void {
-    for (const name of this.abandoned) {
+    for (const [name, key] of this.abandoned) {
       const file = NodePath.join(this.path, name)
-      const status = readStatus(file)
+      const status = readStatus(file, key)
       if (status === undefined || status.groupAlive) continue
       removeFiles(file)
       this.abandoned.delete(name)
@@ -179,12 +195,14 @@ export class ControlDir {
   }
 
   /**
-   * Stops watching; with `boxGone` (no process of the box runs any more), removes the directory. A
-   * box that may still run keeps it.
+   * Stops watching; with `boxGone` (no process of the box runs any more), removes the directory,
+   * whatever the box left in it. A box that may still run keeps it.
    */
-  close(options: { readonly boxGone: boolean }): void {
-    this.watcher.close()
-    this.pending.clear()
-    if (options.boxGone) NodeFs.rmSync(this.path, { recursive: true, force: true })
+  close(options: { readonly boxGone: boolean }): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.watcher.close()
+      this.pending.clear()
+      return options.boxGone ? removeTrees([this.path], `the control directory ${this.path}`) : Effect.void
+    })
   }
 }

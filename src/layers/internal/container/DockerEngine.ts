@@ -179,10 +179,9 @@ export const makeDockerEngine = (
         return execSession(yield* hijack(created.Id))
       })
 
-    /** Runs `argv` to its end and returns its stdout. */
-    const run = (box: string, argv: ReadonlyArray<string>) =>
+    const run: ContainerEngine["run"] = (box, argv, user) =>
       Effect.acquireUseRelease(
-        exec(box, { argv, env: {}, stdin: false }),
+        exec(box, { argv, env: {}, user, stdin: false }),
         (started) =>
           Effect.gen(function*() {
             let output = ""
@@ -245,16 +244,21 @@ export const makeDockerEngine = (
               Entrypoint: [],
               Env: [],
               Labels: options.labels,
-              ...(options.user === undefined ? {} : { User: options.user }),
+              User: options.user,
               HostConfig: {
                 Init: true,
-                // No device nodes: the box could make one in the control directory, which the host reads.
-                CapDrop: ["MKNOD"],
+                // No device nodes (the box could make one in the control directory, which the host
+                // reads), and with `dropCapabilities` no capability at all: no chown, no setuid.
+                CapDrop: options.dropCapabilities ? ["ALL"] : ["MKNOD"],
+                SecurityOpt: ["no-new-privileges", `seccomp=${options.seccompProfile}`],
                 NetworkMode: options.network,
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
                 Mounts: options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
                 ReadonlyRootfs: options.readOnlyRootfs,
-                ...(options.readOnlyRootfs ? { Tmpfs: { "/tmp": "rw,nosuid,nodev,mode=1777" } } : {}),
+                Tmpfs: {
+                  ...(options.readOnlyRootfs ? { "/tmp": "rw,nosuid,nodev,mode=1777" } : {}),
+                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`
+                },
                 ...(options.memoryMb === undefined
                   ? {}
                   : { Memory: options.memoryMb * 1024 * 1024, MemorySwap: options.memoryMb * 1024 * 1024 }),
@@ -272,6 +276,7 @@ export const makeDockerEngine = (
           return created.Id
         }),
       exec,
+      run,
       // A box that is gone has nothing left to signal; a paused one cannot be signalled, and its
       // frozen members still count as alive.
       signalGroup: (box, pgid, signal) =>

@@ -3,19 +3,27 @@
  * own, says the leader's pid before the command runs, and writes how the leader ended to a status
  * file the host watches.
  *
- * Protocol. The exec's stdout starts with one line of the wrapper's: `<pid>` (the group's id), or
- * `nowd` when the workdir does not exist. Before that line the leader writes its pid to the file
- * `<status>.pid`, and then runs nothing if `<status>.cancel` exists: a host that gave up on the exec
- * before reading the line (interrupted, timed out) stops or kills what it started
- * (`ControlDir.cancel`). The status file gets one line once the leader has ended:
- * `exit <code> <members>` or `signal <name> <members>`, where `<members>` is `alive` when another member
- * of the group is still running (zombies count as dead) and `empty` otherwise, followed by ` oom` when
- * the container's cgroup counted an OOM kill while the command ran (every process of the command is a
- * likelier OOM victim than the wrapper, so a memory limit does not cost the status). When members were
- * left, the wrapper stays and watches them: once none is left it adds the line `empty`. So the host
- * knows the group's state without asking the engine, and the engine never closes the exec's output
- * while its members still write (it waits only briefly for output once the exec's own process has
- * ended).
+ * Protocol. The exec's stdin starts with one line from the host: the call's key, six numbers below
+ * 2^31 - 1, read by the wrapper before anything else (what follows is the command's stdin). The exec's
+ * stdout starts with one line of the wrapper's: `<pid>` (the group's id), or `nowd` when the workdir
+ * does not exist. Before that line the leader writes its pid to the file `<status>.pid`, and then runs
+ * nothing if `<status>.cancel` exists: a host that gave up on the exec before reading the line
+ * (interrupted, timed out) stops or kills what it started (`ControlDir.cancel`). The status file gets
+ * one line once the leader has ended: `exit <code> <members>` or `signal <name> <members>`, where
+ * `<members>` is `alive` when another member of the group is still running (zombies count as dead)
+ * and `empty` otherwise, followed by ` oom` when the container's cgroup counted an OOM kill while the
+ * command ran (every process of the command is a likelier OOM victim than the wrapper, so a memory
+ * limit does not cost the status), then two tags of that text under the key ({@link statusTag}). When
+ * members were left, the wrapper stays and watches them: once none is left it adds the line
+ * `empty <k5> <k6>`. So the host knows the group's state without asking the engine, and the engine
+ * never closes the exec's output while its members still write (it waits only briefly for output once
+ * the exec's own process has ended).
+ *
+ * The key is what makes a status the wrapper's: the command runs as the same user and can write the
+ * status file, but cannot read the key. It is never in an environment, an argv or a file; the stdin
+ * line is consumed before the command starts; and the wrapper's shell is a copy of the image's bash
+ * that its user may execute but not read ({@link supervisorShell}), so the kernel makes the wrapper
+ * non-dumpable: its memory, environment and descriptors are closed to the command's processes.
  *
  * A job's status in the table (`jobs -l`) is what tells a death by signal from an exit with the same
  * number (`kill -9 $$` against `exit 137`); a CHLD trap records it before `wait` removes the job.
@@ -27,6 +35,46 @@ import { tooLongForArgv } from "../spawner/shellInvocation.js"
 
 /** Where each box's control directory is mounted inside its container. */
 export const controlMount = "/.effect-bash-control"
+
+/** A file system of the box's own that only {@link supervisorUid} writes. */
+export const supervisorDir = "/.effect-bash-supervisor"
+
+/** The wrapper's shell: the image's bash, copied there with mode 0111 when the box starts. */
+export const supervisorShell = `${supervisorDir}/bash`
+
+/**
+ * The owner of the supervisor's copy of bash: not the box's user, so that user can neither change
+ * the copy nor make it readable (no capability lets it act for another user). A uid no image's user
+ * has, so a user named rather than numbered is not it either.
+ */
+export const supervisorUid = (boxUid: number | undefined): number => boxUid === 2147483646 ? 2147483645 : 2147483646
+
+/**
+ * Makes {@link supervisorShell} (lost when the box restarts: its file system is a tmpfs), run as
+ * {@link supervisorUid}; prints `made`, or `ready` when it was there.
+ */
+export const supervisorSetupArgv: ReadonlyArray<string> = [
+  "bash",
+  "--norc",
+  "--noprofile",
+  "-c",
+  `if [ -x "$1" ]; then printf ready; else cp -- "$(type -P bash)" "$1" && chmod 0111 "$1" && printf made; fi`,
+  "effect-bash",
+  supervisorShell
+]
+
+/** The modulus of the status tags: a prime below 2^31, so the wrapper's arithmetic fits in 63 bits. */
+export const tagModulus = 2147483647n
+
+/**
+ * The tag of `text` under the pair `(a, b)`: a one-time polynomial MAC (`b + Σ text[i]·a^(n-i)` mod
+ * {@link tagModulus}); without the pair, a tag for another text is a guess of one in 2^31 / length.
+ */
+export const statusTag = (text: string, a: bigint, b: bigint): bigint => {
+  let h = 0n
+  for (const code of Buffer.from(text, "latin1")) h = (h + BigInt(code)) * a % tagModulus
+  return (h + b) % tagModulus
+}
 
 // $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode).
 const wrapperScript = String.raw`
@@ -50,7 +98,19 @@ members() {
 }
 # The command's processes are the OOM killer's first choice, so the wrapper lives to write the status.
 victim() { { echo 1000 >/proc/self/oom_score_adj; } 2>/dev/null; }
+# The tag of $1 under the key's pair ($2, $3), as statusTag computes it.
+tag() {
+  local t=$1 h=0 i c
+  for (( i = 0; i < ${"$"}{#t}; i++ )); do printf -v c %d "'${"$"}{t:i:1}"; h=$(( (h + c) * $2 % 2147483647 )); done
+  tagged=$(( (h + $3) % 2147483647 ))
+}
+# Without its key (the host gave up before sending it) the wrapper runs nothing.
+IFS=' ' read -r -a __effect_bash_key && [ "${"$"}{#__effect_bash_key[@]}" = 6 ] || exit 0
 ctl=$1 oomed=
+# An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
+[ "${"$"}{HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
+# No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
+type -P bash >/dev/null || exit 0
 cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
 oom; before=$ooms
 # A stopped leader has not ended: bash 5.1's "wait -f" waits for its end (an older bash's wait returns
@@ -60,7 +120,8 @@ untilEnd=
 set -m
 # The leader's last state in the job table (Stopped, Exit 3, Killed...), kept once the job has left it.
 word= code=
-trap 'jobs -l >"$ctl.j"; read -r _ _ next n _ <"$ctl.j" && { word=$next; code=$n; }' CHLD
+# Read through a command substitution (bash lists the parent's jobs there), never a file the command could write.
+trap 'set -f; __effect_bash_job=($(jobs -l)); set +f; [ -n "${"$"}{__effect_bash_job[2]-}" ] && { word=${"$"}{__effect_bash_job[2]}; code=${"$"}{__effect_bash_job[3]-}; }' CHLD
 # The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
 # given back to the command's shell: exported as given, its options set here just before its exec,
 # but for xtrace and verbose, which its bash turns on itself (no line of this shell is traced).
@@ -117,11 +178,14 @@ if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st"
 members
 oom
 [ "$ooms" -gt "$before" ] && oomed=" oom"
-printf '%s %s%s\n' "$how" "$group" "$oomed" >"$ctl"
+line="$how $group$oomed"
+tag "$line" "${"$"}{__effect_bash_key[0]}" "${"$"}{__effect_bash_key[1]}"; first=$tagged
+tag "$line" "${"$"}{__effect_bash_key[2]}" "${"$"}{__effect_bash_key[3]}"
+printf '%s %s %s\n' "$line" "$first" "$tagged" >"$ctl"
 [ "$group" = alive ] || exit 0
 while command -p sleep 0.05; do
   members
-  [ "$group" = empty ] && { printf 'empty\n' >>"$ctl"; exit 0; }
+  [ "$group" = empty ] && { printf 'empty %s %s\n' "${"$"}{__effect_bash_key[4]}" "${"$"}{__effect_bash_key[5]}" >>"$ctl"; exit 0; }
 done
 `
 
@@ -131,8 +195,8 @@ done
  */
 export const wrapperArgv = (command: string, cwd: string, statusFile: string): ReadonlyArray<string> =>
   tooLongForArgv(command)
-    ? ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
-    : ["bash", "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
+    ? [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
+    : [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
 
 /**
  * What bash reads from its environment as it starts (a file to source, options, a glob filter):
@@ -175,18 +239,40 @@ export interface LeaderStatus {
   readonly oomKilled: boolean
 }
 
-const alive = (group: string | undefined, text: string): boolean => group === "alive" && !text.endsWith("\nempty\n")
+/** A call's key: the wrapper's first stdin line, and the tags a status must carry under it. */
+export interface StatusKey {
+  readonly line: string
+  readonly first: readonly [bigint, bigint]
+  readonly second: readonly [bigint, bigint]
+  /** The line the wrapper adds once the group is empty. */
+  readonly emptyLine: string
+}
 
-/** The status file's first line, or `undefined` while it is not complete. */
-export const parseStatus = (text: string): LeaderStatus | undefined => {
+/** A key from six random numbers below {@link tagModulus}. */
+export const makeStatusKey = (numbers: ReadonlyArray<bigint>): StatusKey => {
+  const [a, b, c, d, e, f] = numbers.map((n) => n % tagModulus) as [bigint, bigint, bigint, bigint, bigint, bigint]
+  return { line: `${a} ${b} ${c} ${d} ${e} ${f}\n`, first: [a, b], second: [c, d], emptyLine: `empty ${e} ${f}` }
+}
+
+/**
+ * The status file's first line, or `undefined` while it is not complete or when its tags are not the
+ * key's (a line the command wrote). Later lines count only as the key's `empty` line.
+ */
+export const parseStatus = (text: string, key: StatusKey): LeaderStatus | undefined => {
   const end = text.indexOf("\n")
   if (end === -1) return undefined
-  const [how, value, group, oom] = text.slice(0, end).split(" ")
+  const fields = text.slice(0, end).split(" ")
+  if (fields.length < 4) return undefined
+  const [first, second] = fields.splice(-2, 2)
+  const line = fields.join(" ")
+  if (first !== String(statusTag(line, ...key.first)) || second !== String(statusTag(line, ...key.second))) return undefined
+  const [how, value, group, oom] = fields
+  const alive = group === "alive" && !text.slice(end).split("\n").includes(key.emptyLine)
   if (how === "exit" && value !== undefined && /^\d+$/.test(value)) {
-    return { exitCode: Number(value), signal: null, groupAlive: alive(group, text), oomKilled: oom === "oom" }
+    return { exitCode: Number(value), signal: null, groupAlive: alive, oomKilled: oom === "oom" }
   }
   if (how === "signal" && value !== undefined) {
-    return { exitCode: null, signal: value, groupAlive: alive(group, text), oomKilled: oom === "oom" }
+    return { exitCode: null, signal: value, groupAlive: alive, oomKilled: oom === "oom" }
   }
   return undefined
 }
@@ -199,4 +285,4 @@ export const signalArgv = (pgid: number, signal: "SIGTERM" | "SIGKILL"): Readonl
 export const groupAliveArgv = (pgid: number): ReadonlyArray<string> =>
   ["bash", "--norc", "--noprofile", "-c", `pg=${pgid}\n${membersFunction}\nmembers\nprintf '%s' "$group"`]
 
-const membersFunction = wrapperScript.slice(wrapperScript.indexOf("members() {"), wrapperScript.indexOf("ctl=$1"))
+const membersFunction = wrapperScript.slice(wrapperScript.indexOf("members() {"), wrapperScript.indexOf("# The command's processes are"))

@@ -1,0 +1,265 @@
+/**
+ * What a hostile command in a container must not reach: files the host would run with more privilege
+ * than the workspace's owner, capabilities, a forged result (its own, another call's, a later call's),
+ * a host unix socket under `network: "none"`, and a control directory the host cannot clean. Real
+ * engine, real boxes; a small static program (compiled here) tries what the shell cannot.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
+import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+import { withHostEnv } from "../support/hostEnv.js"
+import { tempDirs } from "../support/tempDirs.js"
+
+const dirs = tempDirs("effect-bash-box-security")
+const freshDir = dirs.fresh
+
+/** A uid:gid that is neither root nor the test's, owning the workspace of most tests here. */
+const owner = { uid: 1000, gid: 1000 }
+const isRoot = process.getuid?.() === 0
+
+const gccMissing = (() => {
+  try {
+    execFileSync("gcc", ["--version"], { stdio: "ignore" })
+    return false
+  } catch {
+    return true
+  }
+})()
+
+/** A workspace owned by `owner` (when the test runs as root), holding the probe. */
+const ownedWorkspace = (name: string): string => {
+  const dir = freshDir(name)
+  if (!gccMissing) {
+    execFileSync("gcc", ["-static", "-O", "-o", path.join(dir, "box-probe"), path.join(import.meta.dirname, "..", "support", "fixtures", "box-probe.c")])
+  }
+  if (isRoot) execFileSync("chown", ["-R", `${owner.uid}:${owner.gid}`, dir])
+  return dir
+}
+
+const skip = dockerUnavailable !== undefined
+const workspace = skip ? os.tmpdir() : ownedWorkspace("ws")
+/** Owned by the test's user (root here): the boxes run as root, without capabilities. */
+const rootWorkspace = skip ? os.tmpdir() : freshDir("root-ws")
+
+const layer = (settings: Partial<DockerBashExecutor.Settings.Input> = {}) =>
+  DockerBashExecutor.layer({ image: testImage, graceMs: 500, cwd: workspace, ...settings })
+
+const owned = ManagedRuntime.make(layer())
+const rootOwned = ManagedRuntime.make(layer({ cwd: rootWorkspace }))
+afterAll(async () => {
+  await owned.dispose()
+  await rootOwned.dispose()
+  dirs.removeAll()
+})
+
+let sessions = 0
+const freshSession = () => `box-security-${process.pid}-${++sessions}`
+
+const request = (session: string, command: string, extra: Partial<BashExecutor.Request> = {}): BashExecutor.Request => ({
+  command,
+  dshEnv: { DSH_SESSION_ID: session },
+  ...extra
+})
+
+const run = (req: BashExecutor.Request) =>
+  Effect.gen(function*() {
+    const bash = yield* BashExecutor
+    return yield* bash.run(yield* bash.resolve(req))
+  })
+
+/** Every file below `dir` a host user could run with another's identity: set-id bits, and whose. */
+const setIdFiles = (dir: string) =>
+  fs.readdirSync(dir).flatMap((name) => {
+    const stat = fs.lstatSync(path.join(dir, name))
+    return stat.isFile() && (stat.mode & 0o6000) !== 0 ? [{ name, uid: stat.uid, mode: (stat.mode & 0o7777).toString(8) }] : []
+  })
+
+/** The wrapper's status file path, as a command finds it in its parent's argv (the 7th argument). */
+const ownStatusFile = `mapfile -d '' -t a </proc/$PPID/cmdline; f=\${a[6]}; echo "$f" >&2`
+
+describe.skipIf(skip)("a hostile command in a container", () => {
+  it.live.skipIf(!isRoot)("runs as the workspace's owner: what it makes there is the owner's, and no file of it runs as root on the host", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const result = yield* run(request(session, "id -u; id -g; cp /bin/bash ./rootsh; chmod 4755 ./rootsh; chmod 2755 ./rootsh; touch made"))
+        .pipe(Effect.provide(owned))
+      expect(result.stdout.text).toBe(`${owner.uid}\n${owner.gid}\n`)
+      for (const name of ["rootsh", "made"]) {
+        const stat = fs.statSync(path.join(workspace, name))
+        expect({ name, uid: stat.uid, gid: stat.gid }).toEqual({ name, uid: owner.uid, gid: owner.gid })
+      }
+      expect(setIdFiles(workspace).filter((file) => file.uid === 0)).toEqual([])
+    }))
+
+  it.live.skipIf(!isRoot)("as the owner, not root, everything else works: HOME, /tmp, long commands, input, timeouts, leftovers, a read-only root", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const writable = yield* run(request(session, "echo $HOME; touch $HOME/h /tmp/t ./w && echo writable")).pipe(Effect.provide(owned))
+      expect(writable.stdout.text).toBe("/tmp\nwritable\n")
+      const long = yield* run(request(session, `: ${"x".repeat(70_000)}; cat`, { stdin: "input\n" })).pipe(Effect.provide(owned))
+      expect(long.stdout.text).toBe("input\n")
+      const timedOut = yield* run(request(session, "sleep 30 & sleep 30", { timeoutMs: 500 })).pipe(Effect.provide(owned))
+      expect(timedOut).toMatchObject({ timedOut: true, signal: "SIGTERM" })
+      const left = yield* run(request(session, "(sleep 30 &) ; sleep 30 & echo started")).pipe(Effect.provide(owned))
+      expect(left.stdout.text).toBe("started\n")
+      // A user the image does not know, in a directory it may enter.
+      const open = freshDir("open")
+      fs.chmodSync(open, 0o755)
+      const readOnly = ManagedRuntime.make(layer({ readOnlyRoot: true, user: "4242:4242", cwd: open }))
+      try {
+        const result = yield* run(request(freshSession(), "id -u; echo $HOME; touch /tmp/t && echo tmp; touch /etc/x 2>/dev/null || echo read-only"))
+          .pipe(Effect.provide(readOnly))
+        expect(result.stdout.text).toBe("4242\n/tmp\ntmp\nread-only\n")
+      } finally {
+        yield* Effect.promise(() => readOnly.dispose())
+      }
+    }))
+
+  it.live("as root in a root-owned workspace it still sets no set-id bit, by chmod, by open's mode or by fchmodat2", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const command = `cp /bin/bash ./rootsh-${session}; chmod 4755 ./rootsh-${session}; chmod u+s,g+s ./rootsh-${session}; ` +
+        (gccMissing ? "true" : `./box-probe-${session} setid ./opened-${session}; true`)
+      if (!gccMissing) {
+        fs.copyFileSync(path.join(workspace, "box-probe"), path.join(rootWorkspace, `box-probe-${session}`))
+        fs.chmodSync(path.join(rootWorkspace, `box-probe-${session}`), 0o755)
+      }
+      const result = yield* run(request(session, `id -u; ${command}`)).pipe(Effect.provide(rootOwned))
+      expect(result.stdout.text).toBe("0\n")
+      expect(fs.statSync(path.join(rootWorkspace, `rootsh-${session}`)).uid).toBe(0)
+      expect(setIdFiles(rootWorkspace)).toEqual([])
+    }))
+
+  it.live("has no capability and cannot gain one", () =>
+    Effect.gen(function*() {
+      for (const runtime of [owned, rootOwned]) {
+        const result = yield* run(request(freshSession(), "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status"))
+          .pipe(Effect.provide(runtime))
+        expect(result.stdout.text).toBe(
+          "CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\n"
+        )
+      }
+    }))
+
+  it.live("the root option, when asked, runs commands as root with the engine's capabilities", () =>
+    Effect.gen(function*() {
+      const asRoot = ManagedRuntime.make(layer({ user: "root" }))
+      try {
+        const result = yield* run(request(freshSession(), "id -u; grep '^CapEff' /proc/self/status")).pipe(Effect.provide(asRoot))
+        expect(result.stdout.text).toMatch(/^0\nCapEff:\t0*[1-9a-f][0-9a-f]*\n$/)
+        expect(result.stdout.text).not.toContain("0000000000000000")
+      } finally {
+        yield* Effect.promise(() => asRoot.dispose())
+      }
+    }))
+
+  it.live("statuses a command plants for the calls to come are not theirs", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      // Every name a counter would give, and each name as a directory of planted files.
+      const planted = yield* run(request(
+        session,
+        "cd /.effect-bash-control && for i in $(seq 1 200); do printf 'exit 0 empty\\n' >$i; done; ls | wc -l"
+      )).pipe(Effect.provide(owned))
+      expect(planted.exitCode).toBe(0)
+      const next = yield* run(request(session, "sleep 0.5; exit 7")).pipe(Effect.provide(owned))
+      expect(next.exitCode).toBe(7)
+    }))
+
+  it.live("a command cannot forge its own result: a status it writes is not the call's, and its supervisor's memory is closed to it", () =>
+    Effect.gen(function*() {
+      const command = `${ownStatusFile}; printf 'exit 0 empty\\n' >"$f"; printf 'exit 0 empty 1 2\\n' >>"$f"; ` +
+        `chmod 0755 /.effect-bash-supervisor/bash 2>/dev/null && echo "changed the supervisor"; ` +
+        `for what in mem environ fd/0; do cat /proc/$PPID/$what >/dev/null 2>&1 && echo "read $what"; done; sleep 1; exit 9`
+      // As the workspace's owner, and as root without capabilities (a root-owned workspace).
+      for (const runtime of [owned, rootOwned]) {
+        const result = yield* run(request(freshSession(), command)).pipe(Effect.provide(runtime))
+        expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 9, stdout: "" })
+        // It did find its status file.
+        expect(result.stderr.text).toMatch(/^\/\.effect-bash-control\/\w+\n$/)
+      }
+    }))
+
+  it.live("a command cannot forge another call's result in its session", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const victim = yield* Effect.fork(run(request(session, "echo started; sleep 2; exit 5")).pipe(Effect.provide(owned)))
+      // Every wrapper's status file, from every process's argv, gets a forged status.
+      const forger = `for c in /proc/[0-9]*/cmdline; do mapfile -d '' -t a <$c 2>/dev/null; f=\${a[6]-}; ` +
+        `case $f in /.effect-bash-control/*) [ $c = /proc/$PPID/cmdline ] || { printf 'exit 0 empty\\n' >"$f" && n=$((n+1)); };; esac; done; ` +
+        `echo forged \${n:-0}`
+      let forged = ""
+      while (!/forged [1-9]/.test(forged)) {
+        forged = (yield* run(request(session, forger)).pipe(Effect.provide(owned))).stdout.text
+      }
+      const result = yield* Fiber.join(victim)
+      expect(result.exitCode).toBe(5)
+      expect(result.stdout.text).toBe("started\n")
+    }))
+
+  it.live("a workspace that holds the host's temporary directory, where the control directories are, is refused", () =>
+    Effect.gen(function*() {
+      const build = (settings: DockerBashExecutor.Settings.Input) => Effect.exit(Effect.scoped(Layer.build(DockerBashExecutor.layer(settings))))
+      const exit = yield* build({ image: testImage, cwd: os.tmpdir() })
+      expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("holds the host's temporary directory")
+      const parent = freshDir("parent")
+      fs.mkdirSync(path.join(parent, "tmp"))
+      const nested = yield* withHostEnv({ TMPDIR: path.join(parent, "tmp") })(build({ image: testImage, workspaceRoot: parent }))
+      expect(Exit.isFailure(nested) && JSON.stringify(nested.cause)).toContain("bash-container: workspaceRoot is")
+    }))
+
+  it.live.skipIf(gccMissing)("under network none a host unix socket in the workspace is out of reach; socketpair works; bridge reaches it", () =>
+    Effect.acquireUseRelease(
+      Effect.async<net.Server>((resume) => {
+        const socketPath = path.join(workspace, `service-${process.pid}.sock`)
+        const server = net.createServer((socket) => socket.end("reached-host\n"))
+        server.listen(socketPath, () => {
+          fs.chmodSync(socketPath, 0o777)
+          resume(Effect.succeed(server))
+        })
+      }),
+      (server) =>
+        Effect.gen(function*() {
+          const command = `./box-probe unix ${server.address() as string}; ./box-probe pair`
+          const blocked = yield* run(request(freshSession(), command)).pipe(Effect.provide(owned))
+          expect(blocked.stdout.text).toBe("EPERM\npair\n")
+          const bridged = ManagedRuntime.make(layer({ network: "bridge" }))
+          try {
+            const allowed = yield* run(request(freshSession(), command)).pipe(Effect.provide(bridged))
+            expect(allowed.stdout.text).toBe("reached-host\npair\n")
+          } finally {
+            yield* Effect.promise(() => bridged.dispose())
+          }
+        }),
+      (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ))
+
+  it.live.skipIf(gccMissing || process.arch !== "x64")("a system call through the 32-bit ABI, which a filter could not read, ends the process", () =>
+    Effect.gen(function*() {
+      const result = yield* run(request(freshSession(), "./box-probe i386; echo $?")).pipe(Effect.provide(owned))
+      // 128 + SIGSYS.
+      expect(result.stdout.text).toBe("159\n")
+    }))
+
+  it.live("a tree deeper than PATH_MAX planted in the control directory: the next call runs, and the layer closes", () =>
+    Effect.gen(function*() {
+      const runtime = ManagedRuntime.make(layer())
+      const session = freshSession()
+      const deep = "d=/.effect-bash-control/deep; mkdir $d && cd $d && n=$(printf 'a%.0s' $(seq 1 250)) && " +
+        "for i in $(seq 1 24); do mkdir $n && cd $n || exit 1; done; echo planted"
+      const planted = yield* Effect.promise(() => runtime.runPromise(run(request(session, deep))))
+      expect(planted.stdout.text).toBe("planted\n")
+      const [box] = containersWith({ "effect-bash.session": session })
+      removeContainer(box!)
+      const next = yield* Effect.promise(() => runtime.runPromise(run(request(session, "echo next"))))
+      expect(next.stdout.text).toBe("next\n")
+      yield* Effect.promise(() => runtime.dispose())
+    }))
+})
