@@ -10,7 +10,7 @@
  *   server uses it, so the CLI bundle requires it (see {@link mcpSdk}) and `run` and `demo` never
  *   read it.
  * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs those bundles through V8 code
- *   caches kept beside them (see there).
+ *   caches kept beside them (see there), bound to each bundle's SHA-256 (computed here, embedded there).
  * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
  *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
  * - `package.json`: `{"type":"commonjs"}`, so Node runs the two `.js` files as the CommonJS they are.
@@ -22,6 +22,7 @@
  *   node scripts/build-bin.mjs
  */
 import { build } from "esbuild"
+import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { basename, dirname, join } from "node:path"
@@ -206,6 +207,8 @@ const cli = await build({
   plugins: [lazyNodeModule, completeInputMaps, mcpSdk(sdkBundle)]
 })
 const bundle = cjsOf(cli)
+/** Each bundle's SHA-256, which the executable's caches carry: V8 alone would take a cache of another bundle of the same length. */
+const sha256 = (name) => createHash("sha256").update(readFileSync(join(outdir, name))).digest("hex")
 const bin = await build({
   ...common,
   ...commonJs,
@@ -213,7 +216,8 @@ const bin = await build({
   define: {
     ...commonJs.define,
     EFFECT_BASH_CLI_BUNDLE: JSON.stringify(bundle),
-    EFFECT_BASH_MCP_SDK_BUNDLE: JSON.stringify(sdkBundle)
+    EFFECT_BASH_MCP_SDK_BUNDLE: JSON.stringify(sdkBundle),
+    EFFECT_BASH_BUNDLE_HASHES: JSON.stringify({ [bundle]: sha256(bundle), [sdkBundle]: sha256(sdkBundle) })
   }
 })
 // The spawner starts it by path; Node's own modules only, and no `import.meta`.
