@@ -11,12 +11,14 @@
  *   read it.
  * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs those bundles through V8 code
  *   caches kept beside them (see there), bound to each bundle's SHA-256 (computed here, embedded there).
+ * - `promise.mjs`: the entry `effect-bash/promise` (`src/promise.ts`): the stack behind a Promise API,
+ *   with its own Effect 3, for apps not on Effect 3. Beside the launcher, which it starts too.
  * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
  *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
  * - `package.json`: `{"type":"commonjs"}`, so Node runs the two `.js` files as the CommonJS they are.
  *
  * The library entries are not bundled (tsc writes them to `dist/src`, and they share the app's
- * `effect`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
+ * `effect`), except `effect-bash/promise`, whose types tsc writes (`dist/src/promise.d.ts`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
  * `dist/bin/THIRD-PARTY-LICENSES.txt` carries the bundled packages' licenses.
  *
  *   node scripts/build-bin.mjs
@@ -220,6 +222,18 @@ const bin = await build({
     EFFECT_BASH_BUNDLE_HASHES: JSON.stringify({ [bundle]: sha256(bundle), [sdkBundle]: sha256(sdkBundle) })
   }
 })
+// `effect-bash/promise`: an ES module like the library's entries, with its own Effect 3 inside. Its
+// bundled CommonJS packages require Node's modules, which an ES module bundle does through a
+// `require` of its own.
+const promise = await build({
+  ...common,
+  format: "esm",
+  entryPoints: { promise: "src/promise.ts" },
+  outExtension: { ".js": ".mjs" },
+  banner: { js: `import { createRequire as __effectBashRequire } from "node:module";const require = __effectBashRequire(import.meta.url);` },
+  external,
+  plugins: [completeInputMaps]
+})
 // The spawner starts it by path; Node's own modules only, and no `import.meta`.
 const launcher = await build({
   ...common,
@@ -227,7 +241,7 @@ const launcher = await build({
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
   plugins: [completeInputMaps]
 })
-const builds = [sdk, cli, bin, launcher]
+const builds = [sdk, cli, bin, promise, launcher]
 const metafile = {
   inputs: Object.assign({}, ...builds.map((result) => result.metafile.inputs)),
   outputs: Object.assign({}, ...builds.map((result) => result.metafile.outputs))
