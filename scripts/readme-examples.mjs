@@ -101,6 +101,16 @@ export const proseCalls = (markdown) =>
   )
 
 /**
+ * The names the entry point `name` (`effect-bash/docker`) exports, as its wrapper (written by
+ * `scripts/build-entries.mjs`) lists them: read, not imported, so this process loads no `effect`.
+ */
+const entryExports = (packageRoot, manifest, name) => {
+  const subpath = `.${name.slice(manifest.name.length)}`
+  const source = readFileSync(join(packageRoot, manifest.exports[subpath].default), "utf8")
+  return (/^export const \{([^}]*)\}/m.exec(source)?.[1] ?? "").split(",").map((export_) => export_.trim())
+}
+
+/**
  * A TypeScript file that type-checks the prose's call `code`: `before` (the code above it), then an
  * import of the call's module from the entry point that exports it, unless `before` imports it.
  */
@@ -299,9 +309,7 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
       examples.push({ ...block, name, isTest, label })
     }
   }
-  const exportsOf = Object.fromEntries(
-    await Promise.all(proseEntries.map(async (name) => [name, Object.keys(await import(name))]))
-  )
+  const exportsOf = Object.fromEntries(proseEntries.map((name) => [name, entryExports(packageRoot, manifest, name)]))
   for (const file of files) {
     const markdown = readFileSync(join(packageRoot, file), "utf8")
     const blocks = codeBlocks(markdown).filter((block) => /^(ts|typescript)$/.test(block.lang))

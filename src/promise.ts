@@ -68,6 +68,18 @@ export interface CallOptions {
 }
 
 /**
+ * Where and as what a command runs: `workdir` (default: the session's `cwd`) and the `description` the
+ * `bash` tool records (default: the command).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface CommandOptions {
+  readonly workdir?: string
+  readonly description?: string
+}
+
+/**
  * The tools over one running stack. Every method rejects once {@link EffectBash.close} has begun.
  *
  * @since 0.2.0
@@ -78,13 +90,10 @@ export interface EffectBash {
   readonly tools: ReadonlyArray<ToolDescriptor>
   /** Calls a tool by name with the model's arguments; a bad argument is a result with `isError`. */
   readonly callTool: (name: string, args: unknown, options?: CallOptions) => Promise<ToolResult>
-  /** Runs `command` in the foreground (`bash`); `timeoutMs` and `workdir` as the tool takes them. */
-  readonly run: (
-    command: string,
-    options?: CallOptions & { readonly timeoutMs?: number; readonly workdir?: string }
-  ) => Promise<ToolResult>
-  /** Starts `command` as a background task and returns its id; rejects with the tool's message if it does not start. */
-  readonly start: (command: string, options?: { readonly workdir?: string }) => Promise<{ readonly taskId: string; readonly text: string }>
+  /** Runs `command` in the foreground (`bash`); `timeoutMs`, `workdir` and `description` as the tool takes them. */
+  readonly run: (command: string, options?: CallOptions & CommandOptions & { readonly timeoutMs?: number }) => Promise<ToolResult>
+  /** Starts `command` as a background task and returns its id; rejects with the tool's text if it does not start. */
+  readonly start: (command: string, options?: CommandOptions) => Promise<{ readonly taskId: string; readonly text: string }>
   /** What a background task printed since the last read, and its status (`task_output`). */
   readonly output: (
     taskId: string,
@@ -95,6 +104,13 @@ export interface EffectBash {
   /** Kills every process the stack started, foreground and background, and awaits their exit. */
   readonly close: () => Promise<void>
 }
+
+/** The `bash` tool's arguments for `command`. */
+const bashArguments = (command: string, { description, workdir }: CommandOptions) => ({
+  command,
+  description: description ?? command,
+  ...(workdir === undefined ? {} : { workdir })
+})
 
 /** The bash tool's value when it started a background task. */
 const startedTask = (value: unknown): string | undefined =>
@@ -135,20 +151,13 @@ export const createEffectBash = async (options: EffectBashOptions = {}): Promise
   return {
     tools: agentTools.tools.map(({ description, name, parameters }) => ({ name, description, parameters })),
     callTool,
-    run: (command, { timeoutMs, workdir, ...call } = {}) =>
+    run: (command, options = {}) =>
       callTool("bash", {
-        command,
-        description: "effect-bash/promise run",
-        ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        ...(workdir === undefined ? {} : { workdir })
-      }, call),
-    start: async (command, { workdir } = {}) => {
-      const result = await callTool("bash", {
-        command,
-        description: "effect-bash/promise start",
-        run_in_background: true,
-        ...(workdir === undefined ? {} : { workdir })
-      })
+        ...bashArguments(command, options),
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs })
+      }, options),
+    start: async (command, options = {}) => {
+      const result = await callTool("bash", { ...bashArguments(command, options), run_in_background: true })
       const taskId = result.isError ? undefined : startedTask(result.value)
       if (taskId === undefined) throw new Error(`effect-bash: the task did not start: ${result.text}`)
       return { taskId, text: result.text }
