@@ -10,18 +10,21 @@
  *   server uses it, so the CLI bundle requires it (see {@link mcpSdk}) and `run` and `demo` never
  *   read it.
  * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs those bundles through V8 code
- *   caches kept beside them (see there).
+ *   caches kept beside them (see there), bound to each bundle's SHA-256 (computed here, embedded there).
+ * - `promise.mjs`: the entry `effect-bash/promise` (`src/promise.ts`): the stack behind a Promise API,
+ *   with its own Effect 3, for apps not on Effect 3. Beside the launcher, which it starts too.
  * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
  *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
  * - `package.json`: `{"type":"commonjs"}`, so Node runs the two `.js` files as the CommonJS they are.
  *
  * The library entries are not bundled (tsc writes them to `dist/src`, and they share the app's
- * `effect`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
+ * `effect`), except `effect-bash/promise`, whose types tsc writes (`dist/src/promise.d.ts`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
  * `dist/bin/THIRD-PARTY-LICENSES.txt` carries the bundled packages' licenses.
  *
  *   node scripts/build-bin.mjs
  */
 import { build } from "esbuild"
+import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { basename, dirname, join } from "node:path"
@@ -206,6 +209,8 @@ const cli = await build({
   plugins: [lazyNodeModule, completeInputMaps, mcpSdk(sdkBundle)]
 })
 const bundle = cjsOf(cli)
+/** Each bundle's SHA-256, which the executable's caches carry: V8 alone would take a cache of another bundle of the same length. */
+const sha256 = (name) => createHash("sha256").update(readFileSync(join(outdir, name))).digest("hex")
 const bin = await build({
   ...common,
   ...commonJs,
@@ -213,8 +218,21 @@ const bin = await build({
   define: {
     ...commonJs.define,
     EFFECT_BASH_CLI_BUNDLE: JSON.stringify(bundle),
-    EFFECT_BASH_MCP_SDK_BUNDLE: JSON.stringify(sdkBundle)
+    EFFECT_BASH_MCP_SDK_BUNDLE: JSON.stringify(sdkBundle),
+    EFFECT_BASH_BUNDLE_HASHES: JSON.stringify({ [bundle]: sha256(bundle), [sdkBundle]: sha256(sdkBundle) })
   }
+})
+// `effect-bash/promise`: an ES module like the library's entries, with its own Effect 3 inside. Its
+// bundled CommonJS packages require Node's modules, which an ES module bundle does through a
+// `require` of its own.
+const promise = await build({
+  ...common,
+  format: "esm",
+  entryPoints: { promise: "src/promise.ts" },
+  outExtension: { ".js": ".mjs" },
+  banner: { js: `import { createRequire as __effectBashRequire } from "node:module";const require = __effectBashRequire(import.meta.url);` },
+  external,
+  plugins: [completeInputMaps]
 })
 // The spawner starts it by path; Node's own modules only, and no `import.meta`.
 const launcher = await build({
@@ -223,7 +241,7 @@ const launcher = await build({
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
   plugins: [completeInputMaps]
 })
-const builds = [sdk, cli, bin, launcher]
+const builds = [sdk, cli, bin, promise, launcher]
 const metafile = {
   inputs: Object.assign({}, ...builds.map((result) => result.metafile.inputs)),
   outputs: Object.assign({}, ...builds.map((result) => result.metafile.outputs))

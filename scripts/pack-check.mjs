@@ -1,7 +1,15 @@
 /**
- * The package as a user gets it (issue 11's "done when"): `npm pack`, then a fresh app that pins
- * another 3.x patch of `effect` installs the tarball from the registry's point of view, and
- *   - the tarball has a LICENSE, no `dist/bench`, and every source map's sources;
+ * The package as a user gets it (issue 11's "done when"): `npm pack`, then
+ *   - the tarball has a LICENSE, no `dist/bench`, every source map's sources, and none of the
+ *     bundles' maps;
+ *   - alone in an empty folder (what `npx effect-bash` installs) it brings at most
+ *     {@link lightInstallLimit} packages, and there the command runs, `mcp --container-image` tells
+ *     its client that docker-modem is missing, `effect-bash/promise` runs a command and closes, and
+ *     `import("effect-bash")` says effect is missing;
+ *   - in an app on Effect 4 (`--legacy-peer-deps`), `import("effect-bash")` names the version found,
+ *     and `effect-bash/promise` runs under `Effect.tryPromise` with one `effect` in the tree;
+ * and a fresh app that pins another 3.x patch of `effect` installs the tarball from the registry's
+ * point of view, and
  *   - the app's node_modules holds exactly one `effect`, the app's own;
  *   - a strict NodeNext consumer (`skipLibCheck: false`) importing every entry point type-checks,
  *     and the README's examples type-check and run from the installed package;
@@ -38,6 +46,123 @@ const sh = (command, args, cwd, timeout = 180_000, input = undefined) => {
   return { ...result, ms: Date.now() - started, output: `${result.stdout ?? ""}${result.stderr ?? ""}` }
 }
 
+/** The packages `npm install` put in `app` (its lockfile's entries, the app itself excepted). */
+const installedPackages = (app) =>
+  Object.entries(JSON.parse(readFileSync(join(app, "package-lock.json"), "utf8")).packages)
+    .filter(([path, entry]) => path !== "" && entry.optional !== true).map(([path]) => path)
+
+/** Runs `node --input-type=module -e program` in `cwd`. */
+const nodeModule = (program, cwd) => sh(process.execPath, ["--input-type=module", "-e", program], cwd, 60_000)
+
+/** The answer to a JSON-RPC `initialize` from `effect-bash mcp …args` run in `cwd`. */
+const initializeAnswer = (effectBash, args, cwd) => {
+  // stdin ends after the request: the server answers it, sees its transport closed and exits.
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pack-check", version: "0" } } }
+  const mcp = sh(effectBash, ["mcp", ...args], cwd, 60_000, `${JSON.stringify(initialize)}\n`)
+  const answer = (mcp.stdout ?? "").split("\n").filter((line) => line !== "").flatMap((line) => {
+    try {
+      return [JSON.parse(line)]
+    } catch {
+      return []
+    }
+  }).find((message) => message.id === 1)
+  return { mcp, answer }
+}
+
+/** The most packages `npm install` of the tarball alone may bring: effect-bash and its one dependency. */
+const lightInstallLimit = 2
+
+/**
+ * What `npx effect-bash` installs: the tarball alone, in an empty folder. No peer comes along (they
+ * are all optional), no install script runs, and what the folder holds runs: the command (`run`,
+ * `mcp`, and `mcp --container-image` telling its client docker-modem is missing), and
+ * `effect-bash/promise` from a plain Node program; the library entry says effect is missing.
+ */
+const lightInstall = (tarball) => {
+  const app = join(work, "light")
+  sh("mkdir", ["-p", app], work)
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "effect-bash-light", private: true, type: "module" }))
+  const install = sh("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", tarball], app, 300_000)
+  if (!check(install.status === 0, `npm install of the tarball alone (${install.ms} ms)`, install.output)) return
+  const installed = installedPackages(app)
+  check(
+    installed.length <= lightInstallLimit && !/install-scripts|install script/i.test(install.output),
+    `it brings ${installed.length} packages (at most ${lightInstallLimit}) and runs no install script`,
+    `${installed.join("\n")}\n${install.output}`
+  )
+  const effectBash = join(app, "node_modules", ".bin", "effect-bash")
+  const run = sh(effectBash, ["run", "--", "echo", "light"], app, 60_000)
+  check(run.status === 0 && run.stdout === "light\n", `there, effect-bash run -- echo light (${run.ms} ms)`, run.output)
+  const served = initializeAnswer(effectBash, [], app)
+  check(served.mcp.status === 0 && served.answer?.result?.serverInfo?.name === "effect-bash", "there, effect-bash mcp answers initialize", served.mcp.output)
+  const refused = initializeAnswer(effectBash, ["--container-image", "effect-bash-pack-check:none"], app)
+  check(
+    refused.answer?.error?.message?.includes("the container executor needs the docker-modem package") === true &&
+      refused.answer.error.message.includes("npx -y -p effect-bash -p docker-modem@5 effect-bash"),
+    "there, mcp --container-image answers initialize with the missing docker-modem and the npx line that adds it",
+    refused.mcp.output
+  )
+  const promise = nodeModule(`
+    import { createEffectBash } from "effect-bash/promise"
+    const bash = await createEffectBash()
+    const ran = await bash.run("echo from-promise")
+    const { taskId } = await bash.start("sleep 300")
+    const killed = await bash.kill(taskId)
+    await bash.close()
+    console.log(JSON.stringify({ text: ran.text, killed: killed.isError }))
+  `, app)
+  check(
+    promise.status === 0 && promise.stdout.trim() === JSON.stringify({ text: "from-promise\n", killed: false }),
+    `there, a plain Node program runs a command and a task through effect-bash/promise and closes (${promise.ms} ms)`,
+    promise.output
+  )
+  const library = nodeModule(`import("effect-bash").then(() => console.log("imported"), (error) => console.log(error.message))`, app)
+  check(
+    library.stdout.includes("effect-bash needs its peer dependency effect (3.x, from 3.22.2), which is not installed"),
+    "there, import(\"effect-bash\") says effect is missing",
+    library.output
+  )
+}
+
+/**
+ * An app on Effect 4 (npm's `latest`), installed as its user would (`--legacy-peer-deps`, since the
+ * peer range refuses it): importing the library entry names the version it found, and the Promise
+ * entry runs under `Effect.tryPromise`, with one `effect` in the tree, the app's.
+ */
+const effect4App = (tarball) => {
+  const app = join(work, "effect4")
+  sh("mkdir", ["-p", app], work)
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "effect-bash-effect4", private: true, type: "module" }))
+  const install = sh("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--legacy-peer-deps", "effect@latest", tarball], app, 300_000)
+  if (!check(install.status === 0, `npm install effect@latest and the tarball --legacy-peer-deps (${install.ms} ms)`, install.output)) return
+  const version = JSON.parse(readFileSync(join(app, "node_modules", "effect", "package.json"), "utf8")).version
+  const library = nodeModule(`import("effect-bash").then(() => console.log("imported"), (error) => console.log(error.message))`, app)
+  check(
+    library.stdout.includes(`effect-bash is built on Effect 3 and needs effect 3.x from 3.22.2, but this app has effect@${version}`),
+    `in an app on effect@${version}, import("effect-bash") names that version`,
+    library.output
+  )
+  const promise = nodeModule(`
+    import { Effect } from "effect"
+    import { createEffectBash } from "effect-bash/promise"
+    const program = Effect.gen(function*() {
+      const bash = yield* Effect.tryPromise(() => createEffectBash())
+      const ran = yield* Effect.tryPromise(() => bash.run("echo from-effect-4"))
+      yield* Effect.tryPromise(() => bash.close())
+      return ran.text
+    })
+    console.log(JSON.stringify(await Effect.runPromise(program)))
+  `, app)
+  check(
+    promise.status === 0 && promise.stdout.trim() === JSON.stringify("from-effect-4\n"),
+    "there, effect-bash/promise runs a command under Effect.tryPromise",
+    promise.output
+  )
+  const ls = sh("npm", ["ls", "effect", "--all", "--parseable"], app)
+  const effects = ls.stdout.split("\n").filter((line) => /node_modules\/effect$/.test(line))
+  check(effects.length === 1, "there, npm ls shows one effect, the app's", ls.output)
+}
+
 const work = mkdtempSync(join(tmpdir(), "effect-bash-pack-"))
 try {
   // 1. The tarball (prepack builds dist/; --no-build when the caller just built it).
@@ -60,9 +185,16 @@ try {
   })
   check(unmapped.length === 0, "every source map's sources are in the tarball or in the map", unmapped.slice(0, 10).join("\n"))
   const bin = manifest.bin["effect-bash"].replace(/^\.\//, "")
-  check(files.has(bin) && files.has(`${bin}.map`), `the tarball has the bundled bin ${bin} and its map`)
+  // The bundles' maps (megabytes, for debugging the build) stay here: `npx` downloads what runs.
+  const binMaps = [...files].filter((file) => file.startsWith("dist/bin/") && file.endsWith(".map"))
+  check(files.has(bin) && binMaps.length === 0, `the tarball has the bundled bin ${bin} and none of the bundles' maps`, binMaps.join("\n"))
 
-  // 2. A fresh app on another patch of effect.
+  // 2a. The command and effect-bash/promise alone: the tarball installed into an empty folder.
+  lightInstall(tarball)
+  // 2b. An app on Effect 4.
+  effect4App(tarball)
+
+  // 2c. A fresh app on another patch of effect.
   const app = join(work, "app")
   const devPin = (name) => manifest.devDependencies[name]
   const peers = { ...manifest.peerDependencies, effect: effectPin }
@@ -112,7 +244,7 @@ try {
     `import * as entry${i} from "${posix.join("effect-bash", subpath)}"\nconsole.log(Object.keys(entry${i}).length > 0)\n`
   ).join("")
   check(
-    checkExamples({
+    await checkExamples({
       dir: app,
       bin: (name) => join(app, "node_modules", ".bin", name),
       // The Cordis example needs a Cordis host and the harness packages, which this app does not install.
@@ -130,16 +262,7 @@ try {
   check(version.status === 0 && version.stdout.includes(manifest.version), "effect-bash --version", version.output)
   const run = sh(effectBash, ["run", "--", "true"], app, 60_000)
   check(run.status === 0 && run.stdout === "(no output)\n", `effect-bash run -- true (${run.ms} ms)`, run.output)
-  // stdin ends after the request: the server answers it, sees its transport closed and exits.
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pack-check", version: "0" } } }
-  const mcp = sh(effectBash, ["mcp"], app, 60_000, `${JSON.stringify(initialize)}\n`)
-  const answer = (mcp.stdout ?? "").split("\n").filter((line) => line !== "").flatMap((line) => {
-    try {
-      return [JSON.parse(line)]
-    } catch {
-      return []
-    }
-  }).find((message) => message.id === 1)
+  const { mcp, answer } = initializeAnswer(effectBash, [], app)
   check(
     mcp.status === 0 && answer?.result?.serverInfo?.name === "effect-bash",
     "effect-bash mcp answers initialize",

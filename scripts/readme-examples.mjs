@@ -4,7 +4,8 @@
  * declarations checked as `skipLibCheck: false` checks them) against the package as a consumer
  * imports it (`effect-bash`, `effect-bash/ai`, `effect-bash/testing`, `effect-bash/cordis`), then
  * run: the blocks that use `@effect/vitest` under one vitest run, the others under node,
- * concurrently. A `console.log(...)` line ending in a comment holding a JSON string (`// "hi\n"`)
+ * concurrently. The calls with an object literal that the prose shows in inline code
+ * (`BashStack.layer({ … })`) are type-checked too, after the code of the block above them. A `console.log(...)` line ending in a comment holding a JSON string (`// "hi\n"`)
  * must print that string.
  *
  * Before that, the documents themselves are checked: every relative link or image resolves to a file
@@ -81,6 +82,45 @@ const anchors = (markdown) =>
     const heading = /^#{1,6}\s+(.*)$/.exec(text)
     return heading === null ? [] : [slug(heading[1])]
   }))
+
+/** The entry points whose exports the prose's calls may name (the Cordis one needs a Cordis host). */
+const proseEntries = ["effect-bash", "effect-bash/docker", "effect-bash/testing"]
+
+/**
+ * The calls with an object literal the prose shows in inline code (`BashStack.layer({ sandbox: { … } })`):
+ * examples too, which a reader copies. Each is type-checked (not run: a call alone does nothing) after
+ * the code of the document's last ```ts block above it, whose names it may use; an ellipsis stands for
+ * nothing, so a call that needs more to check is written out.
+ *
+ * @param {string} markdown
+ * @returns {Array<{ line: number, code: string }>}
+ */
+export const proseCalls = (markdown) =>
+  proseLines(markdown, true).flatMap(({ line, text }) =>
+    [...text.matchAll(/`([A-Z]\w*\.[a-z]\w*\(\{[^`]*\}\))`/g)].map((match) => ({ line, code: match[1] }))
+  )
+
+/**
+ * The names the entry point `name` (`effect-bash/docker`) exports, as its wrapper (written by
+ * `scripts/build-entries.mjs`) lists them: read, not imported, so this process loads no `effect`.
+ */
+const entryExports = (packageRoot, manifest, name) => {
+  const subpath = `.${name.slice(manifest.name.length)}`
+  const source = readFileSync(join(packageRoot, manifest.exports[subpath].default), "utf8")
+  return (/^export const \{([^}]*)\}/m.exec(source)?.[1] ?? "").split(",").map((export_) => export_.trim())
+}
+
+/**
+ * A TypeScript file that type-checks the prose's call `code`: `before` (the code above it), then an
+ * import of the call's module from the entry point that exports it, unless `before` imports it.
+ */
+const proseCallFile = (code, before, exportsOf) => {
+  const module = /^\w+/.exec(code)[0]
+  const imported = new RegExp(`import\\s*\\{[^}]*\\b${module}\\b[^}]*\\}`).test(before)
+  const entry = proseEntries.find((name) => exportsOf[name].includes(module))
+  const importLine = imported || entry === undefined ? "" : `import { ${module} } from "${entry}"\n`
+  return `${importLine}${before}\nexport const proseCall = ${code.replaceAll("…", "")}\n`
+}
 
 /**
  * What is wrong with the links of the shipped documents: a relative link or image must name a file the
@@ -269,6 +309,18 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
       examples.push({ ...block, name, isTest, label })
     }
   }
+  const exportsOf = Object.fromEntries(proseEntries.map((name) => [name, entryExports(packageRoot, manifest, name)]))
+  for (const file of files) {
+    const markdown = readFileSync(join(packageRoot, file), "utf8")
+    const blocks = codeBlocks(markdown).filter((block) => /^(ts|typescript)$/.test(block.lang))
+    for (const call of proseCalls(markdown)) {
+      const before = blocks.filter((block) => block.line < call.line).at(-1)?.code ?? ""
+      const name = `${file.replace(/\.md$/, "").replace(/\W+/g, "-").toLowerCase()}-line-${call.line}-prose`
+      const code = proseCallFile(call.code, before, exportsOf)
+      writeFileSync(join(dir, "src", `${name}.ts`), code)
+      examples.push({ lang: "ts", line: call.line, code, name, isTest: false, typeOnly: true, label: `${file}:${call.line} \`${call.code}\`` })
+    }
+  }
   for (const [file, code] of Object.entries(extraFiles)) {
     writeFileSync(join(dir, "src", file), code)
     examples.push({ lang: "ts", line: 0, code, name: file.replace(/\.ts$/, ""), isTest: false, label: file })
@@ -277,7 +329,7 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
 
   const started = Date.now()
   const errors = typeCheck(dir, manifest.name, checkDependencies)
-  const what = `type-check of ${examples.length} examples (strict, NodeNext, the declarations of ${checkDependencies ? "every package" : manifest.name} checked; ${Date.now() - started} ms)`
+  const what = `type-check of ${examples.length} examples (${examples.filter((example) => example.typeOnly).length} of them calls in the prose; strict, NodeNext, the declarations of ${checkDependencies ? "every package" : manifest.name} checked; ${Date.now() - started} ms)`
   if (errors.length > 0) {
     fail(`${what}:\n${errors.join("")}`)
     return ok
@@ -296,7 +348,7 @@ export const checkExamples = async ({ dir, packageRoot = root, bin, skip, shippe
   writeFileSync(vitestConfig, `export default ${JSON.stringify({ test: vitestTest })}\n`)
   const tests = examples.filter((example) => example.isTest)
   const outcomes = await Promise.all([
-    ...examples.filter((example) => !example.isTest).map(async (example) => ({
+    ...examples.filter((example) => !example.isTest && !example.typeOnly).map(async (example) => ({
       examples: [example],
       how: "node",
       result: await run(process.execPath, [join(dir, "out", `${example.name}.js`)], { cwd: dir })

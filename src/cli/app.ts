@@ -13,6 +13,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import { checkArgvBytes, checkWizard } from "./commandLine.js"
 import { demoCommand } from "./demoCommand.js"
+import { errorMessage } from "./errorMessage.js"
 import { ExitCode, usageExitCode } from "./exit.js"
 import { withTidyCliConsole } from "./helpText.js"
 import { stderrLogger } from "./logger.js"
@@ -32,11 +33,6 @@ const effectBash = Command.make("effect-bash").pipe(
 )
 
 const cli = Command.run(effectBash, { name: "effect-bash", version: packageVersion })
-
-const errorMessage = (error: unknown): string =>
-  error instanceof Error || (typeof error === "object" && error !== null && "message" in error)
-    ? String((error as { message: unknown }).message)
-    : String(error)
 
 const report = (message: string, code: number) =>
   writeStderr(`${message}\n`).pipe(Effect.andThen(Effect.fail(new ExitCode({ code }))))

@@ -7,10 +7,14 @@
  * compiled code itself).
  *
  * Invariants:
- * - A cache is only ever used with the bundle it was made from: its file name is the bundle's,
- *   which carries a hash of the bundle's content (the build names it), and V8 itself rejects a
- *   cache made by another V8 version or with other V8 flags. (V8 compares the source's length, not
- *   its text: a bundle edited in place needs its caches removed.)
+ * - A cache is only ever used with the bundle it was made from: its header carries the SHA-256 of
+ *   the bundle the build wrote (embedded here by the build, so a start hashes nothing), checked
+ *   before V8 sees the cache, and V8 itself rejects a cache made by another V8 version or with other
+ *   V8 flags. (V8 compares only the source's length: without the hash, a cache made from another
+ *   bundle of the same length would run that bundle's code.)
+ * - A cache file is opened without blocking and without following a link, and used only if it is a
+ *   regular file owned by this user (or root), writable by no one else, and of a size V8 could have
+ *   written: a FIFO, a device or another user's file at its path is never read.
  * - It is only ever used at the path it was made for: a script compiled from a cache keeps the name
  *   it was first compiled under (stack traces and coverage would name the old place), so a cache
  *   starts with that path, and one copied along with the bundle elsewhere is not used there.
@@ -29,6 +33,8 @@ import * as vm from "node:vm"
 /** The file names of the command's bundle and of the MCP SDK's, beside this file, set by the build. */
 declare const EFFECT_BASH_CLI_BUNDLE: string
 declare const EFFECT_BASH_MCP_SDK_BUNDLE: string
+/** The SHA-256 (hex) of each bundle's content, by file name, set by the build. */
+declare const EFFECT_BASH_BUNDLE_HASHES: Record<string, string>
 
 const directory = dirname(fileURLToPath(import.meta.url))
 
@@ -64,34 +70,42 @@ const readWhole = (file: OpenFile, buffer: Buffer): Buffer => {
 }
 
 /** The code cache of one bundle: where it is, and what its file starts with. */
-const cacheOf = (bundle: string) => {
-  const path = Buffer.from(bundle, "utf8")
+const cacheOf = (bundle: string, name: string) => {
+  const identity = Buffer.from(`${bundle}\0${EFFECT_BASH_BUNDLE_HASHES[name]}`, "utf8")
   const length = Buffer.alloc(4)
-  length.writeUInt32BE(path.length)
+  length.writeUInt32BE(identity.length)
   return {
     file: `${bundle}.${process.versions.v8}.${subcommand}.cache`,
-    /** The length of the bundle's path (4 bytes, big-endian), then the path. */
-    header: Buffer.concat([length, path])
+    /** The length of what follows (4 bytes, big-endian), then the bundle's path, a NUL, and its hash. */
+    header: Buffer.concat([length, identity])
   }
 }
 
+// Not on every platform (Windows has neither flag nor uids): there, 0 and no owner check.
+const cacheOpenFlags = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0)
+const uid = process.getuid?.()
+
 /**
- * The cache file, open, unless it is missing, unreadable, or far larger than any cache V8 makes of a
- * bundle of `bundleSize` bytes (a few times the source): such a file is not read, and a new cache
- * replaces it.
+ * The cache file, open, unless it is missing or unreadable, is no regular file (a FIFO there would
+ * block a plain open), is another user's (root's excepted) or writable by group or others (anyone
+ * could have written it), or is far larger than any cache V8 makes of a bundle of `bundleSize` bytes
+ * (a few times the source): such a file is not read, and a new cache replaces it.
  */
 const openCache = (path: string, bundleSize: number): OpenFile | undefined => {
   try {
-    const file = openFile(path)
-    if (file.size <= 16 * bundleSize) return file
-    closeSync(file.fd)
+    const fd = openSync(path, cacheOpenFlags)
+    const stat = fstatSync(fd)
+    const trusted = stat.isFile() && stat.size <= 16 * bundleSize && (stat.mode & 0o022) === 0 &&
+      (uid === undefined || stat.uid === uid || stat.uid === 0)
+    if (trusted) return { fd, size: stat.size }
+    closeSync(fd)
   } catch {
     // No cache to use.
   }
   return undefined
 }
 
-/** The cache's code, if the file is there, readable and made for this bundle's path. */
+/** The cache's code, if the file is there, readable and made for this bundle, at this path. */
 const readCache = (file: OpenFile | undefined, header: Buffer, buffer: Buffer): Buffer | undefined => {
   if (file === undefined) return undefined
   try {
@@ -106,7 +120,8 @@ const writeCache = (script: vm.Script, cache: ReturnType<typeof cacheOf>): void 
   const temporary = `${cache.file}.${process.pid}.tmp`
   try {
     accessSync(directory, constants.W_OK)
-    writeFileSync(temporary, Buffer.concat([cache.header, script.createCachedData()]))
+    // A new file (never one a link planted at its name points to), writable by this user alone.
+    writeFileSync(temporary, Buffer.concat([cache.header, script.createCachedData()]), { flag: "wx", mode: 0o644 })
     renameSync(temporary, cache.file)
   } catch {
     rmSync(temporary, { force: true })
@@ -116,7 +131,7 @@ const writeCache = (script: vm.Script, cache: ReturnType<typeof cacheOf>): void 
 /** Runs a bundle (a CommonJS module the build wrote as its wrapper function), and returns its exports. */
 const load = (name: string, require: NodeJS.Require): unknown => {
   const bundle = join(directory, name)
-  const cache = cacheOf(bundle)
+  const cache = cacheOf(bundle, name)
   const bundleFile = openFile(bundle)
   const cacheFile = openCache(cache.file, bundleFile.size)
   // One buffer holds the bundle, then the cache: the second read reuses the pages the first one

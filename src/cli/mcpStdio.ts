@@ -16,11 +16,13 @@ import * as Layer from "effect/Layer"
 import * as NodeProcessSpawner from "../layers/NodeProcessSpawner.js"
 import { Approval } from "../services/Approval.js"
 import type { ToolSession } from "../services/ToolExecution.js"
+import { errorMessage } from "./errorMessage.js"
 import { HeldTransport } from "./HeldTransport.js"
 import { LineTransport } from "./LineTransport.js"
 import * as McpApproval from "./mcpApproval.js"
 import { serveMcp } from "./mcpServer.js"
 import type { SettingsFlags } from "./settings.js"
+import { refuseClient } from "./refuseClient.js"
 import { resolveSettings } from "./settings.js"
 import type { Shutdown } from "./shutdown.js"
 import { makeShutdown, processSignals } from "./shutdown.js"
@@ -76,6 +78,9 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
  * `initialize` declaring elicitation, escalations are approved by the client's user (`mcpApproval.ts`)
  * and the tool offers them; otherwise no approval is composed and the tool offers none. So what
  * `tools/list` shows is what this client can be granted.
+ *
+ * When the tools cannot be composed, the client's first request is answered with the reason
+ * (`refuseClient.ts`) before the program fails with it.
  */
 export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackground: boolean }) =>
   Effect.gen(function*() {
@@ -98,7 +103,10 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
           background: !input.noBackground,
           escalation: shutdown.escalation,
           ...(approval === undefined ? {} : { approval })
-        }).pipe(NodeProcessSpawner.startHelpersAfter(Deferred.await(initialized)))
+        }).pipe(
+          NodeProcessSpawner.startHelpersAfter(Deferred.await(initialized)),
+          Layer.tapError((error) => refuseClient(transport, Deferred.await(inputEnded), errorMessage(error)))
+        )
       )
     )
   }).pipe(Effect.scoped)

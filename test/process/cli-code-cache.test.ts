@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
+import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -43,8 +45,23 @@ const copyWithRunCache = Effect.gen(function*() {
 const mcpIn = (directory: string) =>
   Effect.promise(() => runNode([join(directory, "effect-bash.js"), "mcp"], { env: cleanEnv() }))
 
-/** What a cache file starts with: the bundle's path, after its length (4 bytes). */
+/** What a cache file starts with: the bundle's path and its hash, after their length (4 bytes). */
 const headerOf = (cache: Buffer) => cache.subarray(0, 4 + cache.readUInt32BE(0))
+
+/** The bundle's path a cache file names (its header holds the path, a NUL, then the bundle's hash). */
+const pathOf = (cache: Buffer) => headerOf(cache).subarray(4).toString("utf8").split("\0")[0]
+
+/** The command's bundle in `directory`, and where `run`'s cache of it is. */
+const runBundleOf = (directory: string) => {
+  const bundle = readdirSync(directory).find((name) => /^cli-\w+\.cjs$/.test(name))!
+  return { bundle: join(directory, bundle), cache: join(directory, `${bundle}.${process.versions.v8}.run.cache`) }
+}
+
+/** `run -- true` with the executable in `directory`. */
+const runTrueIn = (directory: string) =>
+  Effect.promise(() => runNode([join(directory, "effect-bash.js"), "run", "--", "true"], { env: cleanEnv() }))
+
+const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex")
 
 describe("the bin's code cache", () => {
   it.scopedLive("the first run of a subcommand writes that subcommand's cache; the next one uses it as it is", () =>
@@ -99,7 +116,7 @@ describe("the bin's code cache", () => {
       truncateSync(file, 5 * 1024 ** 3)
       expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
       expect(statSync(file).size).toBeLessThan(64 * 1024 ** 2)
-      expect(headerOf(readFileSync(file)).subarray(4).toString("utf8")).toMatch(/\/cli-\w+\.cjs$/)
+      expect(pathOf(readFileSync(file))).toMatch(/\/cli-\w+\.cjs$/)
     }))
 
   it.scopedLive("a cache copied along with the bundle is not used elsewhere: the code runs under the copy's path", () =>
@@ -114,6 +131,46 @@ describe("the bin's code cache", () => {
       const bundleUrls = coveredScripts(coverage).map(({ url }) => url).filter((url) => /\/cli-\w+\.cjs$/.test(url))
       expect(bundleUrls.map((url) => dirname(fileURLToPath(url)))).toEqual([second])
       const bundle = readdirSync(second).find((name) => /^cli-\w+\.cjs$/.test(name))!
-      expect(headerOf(readFileSync(join(second, cache!))).subarray(4).toString("utf8")).toBe(join(second, bundle))
+      expect(pathOf(readFileSync(join(second, cache!)))).toBe(join(second, bundle))
+    }))
+
+  it.scopedLive("a FIFO at the cache's path does not block the start: the run does what it does and a cache file replaces it", () =>
+    Effect.gen(function*() {
+      const directory = yield* binCopy
+      const { cache } = runBundleOf(directory)
+      execFileSync("mkfifo", [cache])
+      // A plain open of a FIFO waits for a writer that never comes (the run would end by the test's kill).
+      expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
+      expect(statSync(cache).isFile()).toBe(true)
+    }))
+
+  it.scopedLive("a cache made from another bundle of the same length is not used: the bundle's own code runs", () =>
+    Effect.gen(function*() {
+      const directory = yield* binCopy
+      const { bundle, cache } = runBundleOf(directory)
+      const executable = join(directory, "effect-bash.js")
+      const original = { bundle: readFileSync(bundle), executable: readFileSync(executable, "utf8") }
+      // Another build of the same length: one text differs, and its executable carries its hash.
+      const other = Buffer.from(original.bundle.toString("latin1").replace("(no output)", "(NO OUTPUT)"), "latin1")
+      expect(other.length).toBe(original.bundle.length)
+      writeFileSync(bundle, other)
+      writeFileSync(executable, original.executable.replace(sha256(original.bundle), sha256(other)))
+      expect(yield* runTrueIn(directory)).toMatchObject({ code: 0, stdout: "(NO OUTPUT)\n" })
+      expect(statSync(cache).isFile()).toBe(true)
+      // Back to this build, with the other build's cache at its cache's path.
+      writeFileSync(bundle, original.bundle)
+      writeFileSync(executable, original.executable)
+      expect(yield* runTrueIn(directory)).toMatchObject({ code: 0, stdout: "(no output)\n" })
+    }))
+
+  it.scopedLive("a cache writable by others is not used, and is replaced by one writable by this user alone", () =>
+    Effect.gen(function*() {
+      const { directory, file } = yield* copyWithRunCache
+      const before = statSync(file)
+      chmodSync(file, 0o666)
+      expect(yield* runIn(directory)).toMatchObject({ code: 0, stdout: "hi\n" })
+      const after = statSync(file)
+      expect(after.ino).not.toBe(before.ino)
+      expect(after.mode & 0o022).toBe(0)
     }))
 })

@@ -1,8 +1,9 @@
 /**
- * The README's examples cannot rot: `scripts/readme-examples.mjs` type-checks every ```ts block
- * strictly (NodeNext, the package's own declarations checked too) against the built package through
- * its self-reference, and runs each one (vitest for `@effect/vitest` blocks), checking what their
- * `console.log` lines say they print. `npm test` builds `dist/` before vitest runs.
+ * The examples of the README and docs/*.md cannot rot: `scripts/readme-examples.mjs` type-checks every
+ * ```ts block strictly (NodeNext, the package's own declarations checked too) against the built package
+ * through its self-reference, and runs each one (vitest for `@effect/vitest` blocks), checking what
+ * their `console.log` lines say they print; a call with an object literal shown in the prose's inline
+ * code (`BashStack.layer({ … })`) is type-checked after the block above it. `npm test` builds `dist/` before vitest runs.
  */
 import { execFile } from "node:child_process"
 import { dirname, join } from "node:path"

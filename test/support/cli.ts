@@ -40,10 +40,13 @@ const startNode = (
     readonly limitMs?: number
     /** Descriptors from fd 3 on that the CLI inherits (as Node's `stdio` entries). */
     readonly extraFds?: ReadonlyArray<"ignore" | number>
+    /** The working directory (default: this process's). */
+    readonly cwd?: string
   } = {}
 ): { readonly child: ChildProcess; readonly done: Promise<CliOutcome> } => {
   const started = Date.now()
   const child = spawn(process.execPath, args, {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: options.env ?? cleanEnv(),
     stdio: ["ignore", "pipe", "pipe", ...(options.extraFds ?? [])]
   })

@@ -22,6 +22,10 @@ const specifiers = (source: string): Array<string> =>
 const packageName = (specifier: string): string =>
   specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
 
+/** The module an entry point's wrapper (`scripts/build-entries.mjs`) imports once it has checked `effect`. */
+const wrappedModule = (source: string): Array<string> =>
+  [...source.matchAll(/^const \w+ = await import\("(\.[^"]+)"\)/gm)].map((match) => match[1]!)
+
 /** Every package a module loads at run time, following its relative imports. */
 const loadedPackages = (entry: string): Set<string> => {
   const seen = new Set<string>()
@@ -29,7 +33,8 @@ const loadedPackages = (entry: string): Set<string> => {
   const visit = (file: string): void => {
     if (seen.has(file)) return
     seen.add(file)
-    for (const specifier of specifiers(readFileSync(file, "utf8"))) {
+    const source = readFileSync(file, "utf8")
+    for (const specifier of [...specifiers(source), ...wrappedModule(source)]) {
       if (specifier.startsWith(".")) visit(resolve(dirname(file), specifier))
       else if (!specifier.startsWith("node:")) packages.add(packageName(specifier))
     }
@@ -46,21 +51,48 @@ const entryFile = (subpath: string, condition: "types" | "default"): string => {
 
 describe("package entry points", () => {
   it("every export resolves to a built module and its declarations", () => {
-    for (const subpath of [".", "./ai", "./docker", "./testing", "./cordis"]) {
+    for (const subpath of [".", "./ai", "./docker", "./testing", "./promise", "./cordis"]) {
       expect(existsSync(join(root, entryFile(subpath, "default"))), subpath).toBe(true)
       expect(existsSync(join(root, entryFile(subpath, "types"))), subpath).toBe(true)
     }
   })
 
   it("only effect-bash/ai loads @effect/ai; no library entry loads the CLI's packages", () => {
-    const optional = Object.keys(packageJson.peerDependenciesMeta)
-    expect(optional).toContain("@effect/ai")
+    // Every peer is optional to npm (`npx effect-bash` installs none); these are optional to the library too.
+    const optional = ["@effect/ai", "@effect/rpc", "@effect/experimental", "docker-modem"]
+    for (const name of optional) expect(packageJson.peerDependenciesMeta[name]?.optional, name).toBe(true)
     const cliOnly = ["@effect/cli", "@effect/printer", "@effect/printer-ansi", "@modelcontextprotocol/sdk"]
     for (const subpath of [".", "./testing", "./cordis"]) {
       const loaded = [...loadedPackages(entryFile(subpath, "default"))]
       expect(loaded.filter((name) => optional.includes(name) || cliOnly.includes(name)), subpath).toEqual([])
     }
     expect(loadedPackages(entryFile("./ai", "default"))).toContain("@effect/ai")
+  })
+
+  it("every peer is optional to npm, so installing the package alone (npx) brings none", () => {
+    for (const name of Object.keys(packageJson.peerDependencies)) {
+      expect(packageJson.peerDependenciesMeta[name]?.optional, name).toBe(true)
+    }
+  })
+
+  it("each library entry checks effect before it loads a module of the package", () => {
+    for (const subpath of [".", "./ai", "./docker", "./testing", "./cordis"]) {
+      const source = readFileSync(join(root, entryFile(subpath, "default")), "utf8")
+      expect(specifiers(source), subpath).toEqual(["../effectGuard.js"])
+      expect(source.indexOf("checkEffectVersion()"), subpath).toBeLessThan(source.indexOf("await import("))
+      expect(wrappedModule(source), subpath).toHaveLength(1)
+    }
+  })
+
+  it("effect-bash/promise carries its own Effect: its bundle loads Node's modules and docker-modem only, its declarations nothing", () => {
+    const bundle = readFileSync(join(root, entryFile("./promise", "default")), "utf8")
+    const loaded = new Set(
+      [...bundle.matchAll(/(?:\bfrom|\bimport\(|\brequire\()\s*["']([^"']+)["']/g)].map((match) => match[1]!)
+    )
+    expect([...loaded].filter((specifier) => !specifier.startsWith("node:"))).toEqual(["docker-modem"])
+    const declarations = readFileSync(join(root, entryFile("./promise", "types")), "utf8")
+    expect(specifiers(declarations)).toEqual([])
+    expect(declarations).not.toMatch(/\bimport\(/)
   })
 
   it("every package the emitted code and declarations import is a declared dependency or peer", () => {

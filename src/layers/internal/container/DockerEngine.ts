@@ -89,7 +89,8 @@ const loadModem = Effect.tryPromise({
   try: () => import("docker-modem"),
   catch: (cause) =>
     new ContainerEngineError({
-      message: "the container executor needs the docker-modem package: npm install docker-modem@5",
+      message: "the container executor needs the docker-modem package: npm install docker-modem@5 " +
+        "(the command through npx: npx -y -p effect-bash -p docker-modem@5 effect-bash …)",
       cause
     })
 })
