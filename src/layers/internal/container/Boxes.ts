@@ -6,7 +6,6 @@
  *
  * @internal
  */
-import * as NodeChildProcess from "node:child_process"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -17,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import { ownDirectories, removeTrees } from "../executor/removeTrees.js"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
 import type { BoxOptions, ContainerEngine, ContainerEngineError } from "./ContainerEngine.js"
 import { ControlDir } from "./ControlDir.js"
@@ -72,9 +72,9 @@ const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
 const removalBoundMs = 10_000
 
 /**
- * Removes the control directories of this machine's hosts that are no longer running, with `rm -rf`:
- * its traversal opens each directory without following a link, so a box still running there cannot
- * lead it elsewhere.
+ * Removes the control directories of this machine's hosts that are no longer running, with
+ * {@link removeTrees}: its walk never follows a link, so a box still running there cannot lead it
+ * elsewhere.
  */
 const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
   const parent = NodeOs.tmpdir()
@@ -82,12 +82,9 @@ const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
     const owner = deadControlParent.exec(name)?.[1]
     return owner !== undefined && ownerPrefixIsDead(`effect-bash-${owner}`)
   })
-  if (dead.length === 0) return Effect.void
-  return Effect.async<void>((resume) => {
-    const rm = NodeChildProcess.execFile("rm", ["-rf", "--", ...dead.map((name) => NodePath.join(parent, name))], () =>
-      resume(Effect.void))
-    return Effect.sync(() => rm.kill("SIGKILL"))
-  }).pipe(Effect.timeout(removalBoundMs))
+  return removeTrees(ownDirectories(dead.map((name) => NodePath.join(parent, name)))).pipe(
+    Effect.timeout(removalBoundMs)
+  )
 }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not remove the control directories of dead hosts", cause)))
 
 /**
