@@ -28,9 +28,13 @@ process.on("SIGHUP", () => {
 })
 
 // Node restores a terminal's settings as it exits, and crashes (SIGSEGV, SIGABRT) when that terminal has
-// hung up. So after a SIGHUP, with a terminal among stdin, stdout and stderr, the program ends (its
-// finalizers run) by that SIGHUP, without Node's exit: a shell reports 129 all the same.
-const startedOnTerminal = [0, 1, 2].some((fd) => Tty.isatty(fd))
+// hung up. So once a terminal among stdin, stdout and stderr has hung up, the program ends (its
+// finalizers run) by SIGHUP, without Node's exit: a shell reports 129 all the same. The SIGHUP's own
+// listener may not have run yet when the program ends (a question on the terminal ends by itself when
+// its input does), so a hung-up terminal is also recognised by itself: it answers no terminal request
+// any more.
+const terminalFds = [0, 1, 2].filter((fd) => Tty.isatty(fd))
+const endsByHangup = () => interruptedBy === "SIGHUP" || terminalFds.some((fd) => !Tty.isatty(fd))
 
 const commandLine = (): Uint8Array | undefined => {
   try {
@@ -44,7 +48,7 @@ NodeRuntime.runMain(main(process.argv, { commandLine: commandLine(), stdinIsTerm
   disableErrorReporting: true,
   disablePrettyLogger: true,
   teardown: (exit) => {
-    if (interruptedBy === "SIGHUP" && startedOnTerminal) {
+    if (terminalFds.length > 0 && endsByHangup()) {
       process.removeAllListeners("SIGHUP")
       process.kill(process.pid, "SIGHUP")
     }

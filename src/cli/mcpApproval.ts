@@ -9,7 +9,7 @@ import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
-import { shownToUser } from "./approvalText.js"
+import { runFacts, shownCommand, shownJustification } from "./approvalText.js"
 
 /**
  * Whether `message` is an `initialize` request whose client can answer a form elicitation (an empty
@@ -21,14 +21,16 @@ export const declaresElicitation = (message: JSONRPCMessage | undefined): boolea
 }
 
 /**
- * The question for one escalation: the command, the mode it asks for and the model's justification.
+ * The question for one escalation: the command, where and how it would run, the mode it asks for and
+ * the model's justification.
  */
 export const elicitationMessage = (request: Approval.Request): string =>
   [
     `Allow the bash tool to run this command once with the sandbox widened to "${request.mode}"?`,
     "",
-    `Command: ${shownToUser(request.command)}`,
-    `Justification (from the model): ${shownToUser(request.reason)}`,
+    `Command: ${shownCommand(request)}`,
+    ...runFacts(request).map(([label, value]) => `${label}: ${value}`),
+    `Justification (from the model): ${shownJustification(request)}`,
     "",
     `Accept runs it once under "${request.mode}"; decline leaves the sandbox as it is and the command does not run.`
   ].join("\n")

@@ -16,6 +16,7 @@ import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/typ
 import type * as Duration from "effect/Duration"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
@@ -194,16 +195,19 @@ export const serveMcp = Effect.fn("McpServer.serve")(function*(transport: Transp
 
   // A release runs uninterruptibly; a bounded wait there must be interruptible to time out.
   const callsDone = FiberSet.awaitEmpty(calls).pipe(Effect.interruptible, Effect.timeout(options.drainTimeout), Effect.ignore)
+  const drainThenClose = callsDone.pipe(
+    Effect.andThen(Effect.sync(() => stopping.abort())),
+    Effect.andThen(callsDone),
+    // The SDK sends an answer a few promise callbacks after its handler settled: all of them run first.
+    Effect.andThen(afterPendingCallbacks),
+    Effect.andThen(Effect.promise(() => server.close()))
+  )
   yield* Effect.acquireRelease(
     Effect.promise(() => server.connect(transport)),
-    () =>
-      callsDone.pipe(
-        Effect.andThen(Effect.sync(() => stopping.abort())),
-        Effect.andThen(callsDone),
-        // The SDK sends an answer a few promise callbacks after its handler settled: all of them run first.
-        Effect.andThen(afterPendingCallbacks),
-        Effect.andThen(Effect.promise(() => server.close()))
-      )
+    // In a fiber of its own, joined to the end: an interruption of the fiber closing the scope (a
+    // SIGTERM during the drain) would end the drain's interruptible waits at once, and the calls left
+    // would then be interrupted with the scope, unanswered or answered with a defect, not aborted.
+    () => Effect.forkDaemon(drainThenClose).pipe(Effect.flatMap(Fiber.join))
   )
   const connection: McpConnection = { server, closed: Deferred.await(closed) }
   return connection

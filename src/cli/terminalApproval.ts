@@ -9,7 +9,7 @@ import * as readline from "node:readline"
 import * as tty from "node:tty"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
-import { shownToUser } from "./approvalText.js"
+import { runFacts, shownCommand, shownJustification } from "./approvalText.js"
 
 /**
  * A terminal to ask on: writes `question` and reads one line of answer (without its newline), or
@@ -21,12 +21,13 @@ export interface TerminalPort {
 }
 
 /**
- * The question for one escalation: the model's justification on one line, then
- * `allow escalation to <mode> for: <command>? [y/N] `.
+ * The question for one escalation: the model's justification on one line, where and how the command
+ * would run (one indented line each), then `allow escalation to <mode> for: <command>? [y/N] `.
  */
 const question = (request: Approval.Request): string =>
-  `effect-bash: a sandbox escalation is requested: ${shownToUser(request.reason)}\n` +
-  `allow escalation to ${request.mode} for: ${shownToUser(request.command)}? [y/N] `
+  `effect-bash: a sandbox escalation is requested: ${shownJustification(request)}\n` +
+  runFacts(request).map(([label, value]) => `  ${label.toLowerCase()}: ${value}\n`).join("") +
+  `allow escalation to ${request.mode} for: ${shownCommand(request)}? [y/N] `
 
 /**
  * The answer as an approval: `y` or `yes` (any case) allows this call once; any other line rejects

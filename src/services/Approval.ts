@@ -50,5 +50,25 @@ export declare namespace Approval {
     readonly command: string
     /** The mode the call asks for. */
     readonly mode: BashExecutor.SandboxMode
+    /**
+     * The directory the command would run in, resolved (the executor's default filled in). The `bash`
+     * tool always sets it; a request from elsewhere may not.
+     *
+     * @since 0.2.0
+     */
+    readonly workdir?: string
+    /**
+     * Whether the command would run as a background task (no time limit) rather than in the foreground.
+     *
+     * @since 0.2.0
+     */
+    readonly background?: boolean
+    /**
+     * The foreground run's time limit in milliseconds, resolved (the executor's default and cap
+     * applied); absent for a background task.
+     *
+     * @since 0.2.0
+     */
+    readonly timeoutMs?: number
   }
 }

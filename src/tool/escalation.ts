@@ -32,6 +32,11 @@ export interface EscalationCall {
   readonly command: string
   readonly callId: string
   readonly session: ToolSession | undefined
+  /** Where and how the command would run, resolved, for the question. */
+  readonly workdir: string
+  readonly background: boolean
+  /** The foreground time limit; absent for a background task. */
+  readonly timeoutMs?: number | undefined
 }
 
 const refusal = (mode: BashExecutor.SandboxMode, outcome: Exclude<Approval.Outcome, "allowed-once">): string => {
@@ -71,7 +76,10 @@ export const approveEscalation = Effect.fn("bash.approveEscalation")(function*(
     callId: call.callId,
     reason: justification,
     command: call.command,
-    mode
+    mode,
+    workdir: call.workdir,
+    background: call.background,
+    ...(call.background || call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs })
   })
   yield* Effect.annotateCurrentSpan({ "approval.outcome": outcome })
   return outcome === "allowed-once" ? mode : yield* new ToolError({ message: refusal(mode, outcome) })

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
@@ -53,8 +53,11 @@ const escalate = (command: string, ...flags: ReadonlyArray<string>) => [
   command
 ]
 
+// Where and how the command runs: run's workdir (its real path, as the sandbox places it) and default timeout.
 const question = (command: string) =>
   `effect-bash: a sandbox escalation is requested: ${justification}\n` +
+  `  working directory: ${realpathSync(workdir)}\n` +
+  `  runs: in the foreground, stopped after 120000 ms\n` +
   `allow escalation to workspace-write for: ${command}? [y/N] `
 
 describe.skipIf(!bwrapUsable || !scriptUsable)("effect-bash run: escalation approved on the terminal", () => {
@@ -103,7 +106,7 @@ describe.skipIf(!bwrapUsable || !scriptUsable)("effect-bash run: escalation appr
       )
       const sneaky = "echo hi > sneaky.txt\u001b[2K\r"
       const { screen } = yield* inTerminal(escalate(sneaky), "n\n")
-      expect(screen).toContain("allow escalation to workspace-write for: echo hi > sneaky.txt\\u001b[2K\\r? [y/N] ")
+      expect(screen).toContain("allow escalation to workspace-write for: echo hi > sneaky.txt\\u{1B}[2K\\r? [y/N] ")
     }))
 
   it.live("stdin not a terminal: no approval unless --approve-prompt, which asks on /dev/tty", () =>

@@ -10,7 +10,7 @@ import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/type
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
@@ -99,7 +99,7 @@ describe.skipIf(!bwrapUsable)("effect-bash mcp --sandbox: escalation approved th
       expect(await run(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)).toEqual({ code: 0, stdout: `{"result":{},"jsonrpc":"2.0","id":1}\n` })
     }))
 
-  it.scopedLive("a client with elicitation: escalation offered, asked with the command and justification, run once on accept", () =>
+  it.scopedLive("a client with elicitation: escalation offered, asked with the command, where and how it runs and the justification, run once on accept", () =>
     Effect.gen(function*() {
       const { asked, client } = yield* connect({ answer: accept })
       expect(yield* bashProperties(client)).toEqual(expect.arrayContaining(["sandbox_permissions", "justification"]))
@@ -115,6 +115,8 @@ describe.skipIf(!bwrapUsable)("effect-bash mcp --sandbox: escalation approved th
         mode: "form",
         message: "Allow the bash tool to run this command once with the sandbox widened to \"workspace-write\"?\n\n" +
           `Command: ${command}\n` +
+          `Working directory: ${realpathSync(workdir)}\n` +
+          "Runs: in the foreground, stopped after 120000 ms\n" +
           `Justification (from the model): ${justification}\n\n` +
           "Accept runs it once under \"workspace-write\"; decline leaves the sandbox as it is and the command does not run.",
         requestedSchema: { type: "object", properties: {} }

@@ -73,7 +73,7 @@ const groupHas = (pgid: number, count: number) =>
 
 /** The server as a raw process: lines in on stdin, the JSON answers collected from stdout. */
 const startRaw = (env: Record<string, string> = {}, flags: ReadonlyArray<string> = []) => {
-  const server = spawn(process.execPath, [cliPath, "mcp", "--workdir", workdir, ...flags], {
+  const server = spawn(process.execPath, [cliPath, "mcp", ...flags, "--workdir", workdir], {
     env: cleanEnv(env),
     stdio: ["pipe", "pipe", "pipe"]
   })
@@ -441,6 +441,34 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(answer(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { content: [{ type: "text", text: "drained\n" }] } })
       expect(answer(3)).toEqual({ jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "command aborted" }], isError: true } })
       expect(answer(4)).toEqual({ jsonrpc: "2.0", id: 4, result: {} })
+    }))
+
+  it.live("a SIGTERM during the drain after stdin ended: every call still in flight answers `command aborted`", () =>
+    Effect.promise(async () => {
+      // At debug level the server says when it starts shutting down: the SIGTERM comes during the drain.
+      // (`--log-level`, @effect/cli's own flag, goes before the subcommand's.)
+      const server = startRaw({}, ["--log-level", "debug"])
+      server.send(initialize(1))
+      server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      const pidFiles = ["drain-term-2.pid", "drain-term-3.pid"].map((name) => join(workdir, name))
+      const calls = [[2, "sleep 30"], [3, "trap '' TERM; sleep 31 & wait"]] as const
+      calls.forEach(([id, command], index) =>
+        server.send({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: { name: "bash", arguments: { command: `echo $$ > ${pidFiles[index]}; ${command}`, description } }
+        })
+      )
+      expect(await eventually(() => pidFiles.every((file) => existsSync(file) && readFileSync(file, "utf8").endsWith("\n")))).toBe(true)
+      const groups = pidFiles.map((file) => Number(readFileSync(file, "utf8")))
+      const exited = server.end(10_000)
+      expect(await eventually(() => server.stderr.includes("shutting down"))).toBe(true)
+      process.kill(server.pid, "SIGTERM")
+      expect(await exited).not.toBe("still running")
+      const aborted = (id: number) => ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "command aborted" }], isError: true } })
+      expect(server.lines.filter((line) => line.id === 2 || line.id === 3)).toEqual([aborted(2), aborted(3)])
+      expect(liveMembersOf(groups)).toEqual([])
     }))
 
   it.live("a log nobody reads any more (stderr closed) does not stop the server: it keeps answering", () =>

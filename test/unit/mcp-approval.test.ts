@@ -7,7 +7,6 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { ElicitRequestFormParams, ElicitResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Fiber, TestClock } from "effect"
-import { shownToUser } from "../../src/cli/approvalText.js"
 import { HeldTransport } from "../../src/cli/HeldTransport.js"
 import * as McpApproval from "../../src/cli/mcpApproval.js"
 import type { Approval } from "../../src/services/Approval.js"
@@ -89,14 +88,6 @@ describe("McpApproval", () => {
       yield* TestClock.adjust(1000)
       expect(yield* Fiber.join(fiber)).toBe("cancelled")
     }))
-
-  it("shows the model's text with controls, separators and bidi overrides escaped", () => {
-    expect(shownToUser("rm -rf x\u001b[2K\rok\nnext\tz\u202e\u2028")).toBe("rm -rf x\\u001b[2K\\rok\\nnext\\tz\\u202e\\u2028")
-    expect(shownToUser("echo \"hé\" | tr 'a' 'b'")).toBe("echo \"hé\" | tr 'a' 'b'")
-    const message = McpApproval.elicitationMessage({ ...request, command: "touch a\nrm -rf ~", reason: "ok\u001b[8m" })
-    expect(message).toContain("Command: touch a\\nrm -rf ~\n")
-    expect(message).toContain("Justification (from the model): ok\\u001b[8m\n")
-  })
 
   it("elicitation is declared by an initialize whose capabilities name it (an empty object means a form)", () => {
     const initialize = (capabilities: Record<string, unknown>): JSONRPCMessage => ({

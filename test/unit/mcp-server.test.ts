@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { CallToolResultSchema, EmptyResultSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schema, Scope, TestClock } from "effect"
 import { serveMcp } from "../../src/cli/mcpServer.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 
@@ -211,6 +211,26 @@ describe("serveMcp (fake AgentTools, in-memory transport)", () => {
       expect(events).toEqual(["forever started", "forever interrupted"])
       expect(closedAfterMs).toBeGreaterThanOrEqual(250)
       expect(closedAfterMs).toBeLessThan(2000)
+    }))
+
+  it.effect("an interruption of the closing fiber during the drain (a SIGTERM) still answers each call left `command aborted`", () =>
+    Effect.gen(function*() {
+      const events: Array<string> = []
+      const scope = yield* Scope.make()
+      const { client } = yield* connect(scope, events, 300)
+      const forever = client.callTool({ name: "forever", arguments: {} })
+      forever.catch(() => undefined)
+      yield* Effect.promise(() => waitUntil(() => events.includes("forever started")))
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      // The close is waiting for the call (its drain, on the TestClock) when the runtime interrupts it.
+      yield* Effect.yieldNow()
+      yield* Fiber.interruptFork(closing)
+      yield* TestClock.adjust(300)
+      // Bounded in real time (the TestClock drives the drain): a call left unanswered shows as such.
+      const answer = Promise.race([forever, new Promise((resolve) => setTimeout(() => resolve("no answer"), 5000))])
+      expect(yield* Effect.promise(() => answer)).toEqual({ content: [{ type: "text", text: "command aborted" }], isError: true })
+      yield* TestClock.adjust(300)
+      yield* Fiber.await(closing)
     }))
 })
 

@@ -150,7 +150,10 @@ describe("allowed-once", () => {
         callId: "esc-1",
         reason: "It must edit /etc.",
         command: "echo x > /etc/forbidden",
-        mode: "danger-full-access"
+        mode: "danger-full-access",
+        workdir: "/work/space",
+        background: false,
+        timeoutMs: 120_000
       }])
       expect(yield* textOf("bash", outside, { session })).toContain(
         "[sandbox: file access denied under workspace-write mode]"
@@ -179,8 +182,23 @@ describe("allowed-once", () => {
       ).toBe("started background task bash-1")
       const calls = yield* executorCalls
       expect(calls.map((call) => [call.op, call.spec.sandboxPolicy?.mode])).toEqual([["start", "danger-full-access"]])
-      expect((yield* approvalRequests).length).toBe(1)
+      // A task has no time limit: the question says background, and carries no timeout.
+      const [asked] = yield* approvalRequests
+      expect([asked?.workdir, asked?.background, asked?.timeoutMs]).toEqual(["/work/space", true, undefined])
     }).pipe(Effect.provide(asking(["allowed-once"]))))
+
+  it.effect("the question carries where and how the command would run: the resolved workdir and timeout", () =>
+    Effect.gen(function*() {
+      yield* textOf("bash", { ...escalated("danger-full-access"), workdir: "../elsewhere/x", timeoutMs: 999_999_999 }, {
+        session
+      })
+      yield* textOf("bash", { ...escalated("danger-full-access"), workdir: "/etc", timeoutMs: 5_000 }, { session })
+      const asked = (yield* approvalRequests).map((request) => [request.workdir, request.background, request.timeoutMs])
+      // Relative to the workspace root, made absolute; the timeout as capped by the executor.
+      expect(asked).toEqual([["/work/elsewhere/x", false, 600_000], ["/etc", false, 5_000]])
+      // What was shown is what ran.
+      expect((yield* executorCalls).map((call) => [call.spec.workdir, call.spec.timeoutMs])).toEqual(asked.map(([workdir, , timeoutMs]) => [workdir, timeoutMs]))
+    }).pipe(Effect.provide(asking(["allowed-once", "allowed-once"]))))
 
   it.effect("aborting the call while the user is asked withdraws the prompt and runs nothing", () =>
     Effect.gen(function*() {

@@ -71,37 +71,43 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
   const { env, executor } = deps
   const escalationOffered = policy.escalation
 
-  /** Everything before the process starts: approval, placement, the managed environment, defaults. */
+  /** Everything before the process starts: placement, approval, the managed environment, defaults. */
   const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Pick<BashExecutor.Request, "owner">) =>
     Effect.gen(function*() {
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
         ? yield* deps.sessions.value.standingMode(call.session?.id)
         : executor.sandboxMode
-      const mode = args.escalation === undefined || standing === undefined
-        ? standing
-        : yield* approveEscalation(deps.approval, {
-          escalation: args.escalation,
+      const escalation = standing === undefined ? undefined : args.escalation
+      // The session's directory resolves in the thread pool while the mode is settled.
+      const sessionDir = yield* startSessionDir(call.session)
+      const placement = yield* placeCall(executor, { workdir: args.workdir, sessionDir, mode: escalation?.mode ?? standing })
+      const request: BashExecutor.Request = {
+        command: args.command,
+        ...placement,
+        ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
+        ...extra
+      }
+      if (escalation !== undefined && standing !== undefined) {
+        // Asked before anything runs, showing where and how the command would run (defaults filled in).
+        const shown = yield* executor.resolve(request).pipe(Effect.mapError(failWith))
+        yield* approveEscalation(deps.approval, {
+          escalation,
           current: standing,
           command: args.command,
           callId: call.callId,
-          session: call.session
+          session: call.session,
+          workdir: shown.workdir,
+          background: args.run_in_background === true,
+          timeoutMs: shown.timeoutMs
         })
-      // The session's directory resolves in the thread pool while the managed environment is collected.
-      const sessionDir = yield* startSessionDir(call.session)
+      }
       const dshEnv = yield* env.collect({
         callId: call.callId,
         toolName: "bash",
         ...(call.session !== undefined ? { session: call.session } : {})
       }).pipe(Effect.mapError(failWith))
-      const placement = yield* placeCall(executor, { workdir: args.workdir, sessionDir, mode })
-      return yield* executor.resolve({
-        command: args.command,
-        ...placement,
-        ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
-        dshEnv,
-        ...extra
-      }).pipe(Effect.mapError(failWith))
+      return yield* executor.resolve({ ...request, dshEnv }).pipe(Effect.mapError(failWith))
     })
 
   // With a progress callback the run is watched. The reporter ends soon after the run has settled —

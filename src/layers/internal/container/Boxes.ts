@@ -16,11 +16,11 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import { ownDirectories, removeTrees } from "../executor/removeTrees.js"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
 import type { BoxOptions, ContainerEngine } from "./ContainerEngine.js"
 import { ContainerEngineError } from "./ContainerEngine.js"
 import { ControlDir, randomName } from "./ControlDir.js"
-import { removeTrees } from "./removeTrees.js"
 import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
 
 /** The labels every box carries; the host's identity is `hostname` plus {@link ownedPrefix}. */
@@ -73,14 +73,18 @@ const controlParentPrefix = (host: string): string => host.replace(/^effect-bash
 
 const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
 
-/** Removes the control directories of this machine's hosts that are no longer running. */
+/**
+ * Removes the control directories of this machine's hosts that are no longer running, with
+ * {@link removeTrees}: its walk never follows a link, so a box still running there cannot lead it
+ * elsewhere.
+ */
 const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
   const parent = NodeOs.tmpdir()
   const dead = NodeFs.readdirSync(parent).filter((name) => {
     const owner = deadControlParent.exec(name)?.[1]
     return owner !== undefined && ownerPrefixIsDead(`effect-bash-${owner}`)
   })
-  return removeTrees(dead.map((name) => NodePath.join(parent, name)), "the control directories of dead hosts")
+  return removeTrees(ownDirectories(dead.map((name) => NodePath.join(parent, name))), "the control directories of dead hosts")
 }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not remove the control directories of dead hosts", cause)))
 
 /**

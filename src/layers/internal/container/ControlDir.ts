@@ -9,7 +9,7 @@
  * directory or a huge file, and may be swapped for another meanwhile. So the host opens only regular
  * files there, without following a link or blocking, reads at most a few bytes of one, removes an
  * exec's entries by unlinking them, and removes the directory's tree only once the box is gone, with
- * `rm -rf` (`removeTrees.ts`).
+ * `rm -rf` (`../executor/removeTrees.ts`).
  *
  * @internal
  */
@@ -17,7 +17,7 @@ import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Effect from "effect/Effect"
-import { removeTrees } from "./removeTrees.js"
+import { removeTrees } from "../executor/removeTrees.js"
 import type { LeaderStatus, StatusKey } from "./wrapper.js"
 import { makeStatusKey, parseStatus } from "./wrapper.js"
 

@@ -21,7 +21,8 @@ import { randomUUID } from "node:crypto"
 import * as NodeOs from "node:os"
 import { HostReaper } from "../../../services/HostReaper.js"
 import { SpillBudget, SpillBudgetExceeded } from "./SpillBudget.js"
-import { ownedPrefix, ownerIsDead } from "./spillOwner.js"
+import { ownedPrefix } from "./spillOwner.js"
+import { sweepDeadHosts } from "./spillSweep.js"
 import { makeSpillWriter } from "./SpillWriter.js"
 
 /**
@@ -51,19 +52,6 @@ export interface SpillStore {
   readonly open: (stream: "stdout" | "stderr") => Effect.Effect<SpillFile, PlatformError>
 }
 
-// Directories of hosts that died without cleaning up; failures only cost disk space, so they are ignored.
-const sweepDeadHosts = (fs: FileSystem.FileSystem, path: Path.Path, parent: string) =>
-  fs.readDirectory(parent).pipe(
-    Effect.flatMap((names) =>
-      Effect.forEach(names.filter(ownerIsDead), (name) =>
-        fs.remove(path.join(parent, name), { recursive: true }).pipe(
-          Effect.zipRight(Effect.logDebug("removed the spill directory of a dead host", name)),
-          Effect.ignore
-        ), { discard: true })
-    ),
-    Effect.ignore
-  )
-
 /**
  * Builds a spill store whose directory lives as long as the current scope (unless `keep`).
  */
@@ -85,7 +73,7 @@ export const makeSpillStore = (
       )
 
     // Housekeeping that no call needs to wait for: it runs beside the layer, in its scope.
-    yield* Effect.forkScoped(sweepDeadHosts(fs, path, parent))
+    yield* Effect.forkScoped(sweepDeadHosts(fs, parent))
     const directoryLock = yield* Effect.makeSemaphore(1)
     // Made on first use. Uninterruptible: a directory made but not yet recorded would outlive the
     // layer. (Not `Effect.cached`: it would keep an interruption, or a transient failure, forever.)
