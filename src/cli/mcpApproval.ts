@@ -9,7 +9,7 @@ import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
-import { runFacts, shownCommand, shownJustification } from "./approvalText.js"
+import { runFacts, shownCommand, shownJustification } from "../tool/internal/approvalText.js"
 
 /**
  * Whether `message` is an `initialize` request whose client can answer a form elicitation (an empty

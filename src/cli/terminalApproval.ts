@@ -9,7 +9,7 @@ import * as readline from "node:readline"
 import * as tty from "node:tty"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
-import { runFacts, shownCommand, shownJustification } from "./approvalText.js"
+import { runFacts, shownCommand, shownJustification } from "../tool/internal/approvalText.js"
 
 /**
  * A terminal to ask on: writes `question` and reads one line of answer (without its newline), or

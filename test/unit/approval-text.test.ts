@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { shownBounded, shownLimits } from "../../src/cli/approvalText.js"
+import { shownBounded, shownLimits } from "../../src/tool/internal/approvalText.js"
 import * as McpApproval from "../../src/cli/mcpApproval.js"
 import * as TerminalApproval from "../../src/cli/terminalApproval.js"
 import type { Approval } from "../../src/services/Approval.js"

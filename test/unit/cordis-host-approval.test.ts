@@ -47,7 +47,7 @@ const provideApproval = (answer: string) =>
     }
   })
 
-const escalate = async () => {
+const escalate = async (justification = "The file lives outside the workspace.") => {
   const result = await root.tools.execute({
     callId: "call-1" as never,
     name: "bash",
@@ -55,7 +55,7 @@ const escalate = async () => {
       command,
       description: "write the message of the day",
       sandbox_permissions: "danger-full-access",
-      justification: "The file lives outside the workspace."
+      justification
     },
     signal: new AbortController().signal,
     agent: agent as never
@@ -93,10 +93,16 @@ describe("escalation through the host's approval service", () => {
       agent,
       toolName: "bash",
       callId: "call-1",
-      reason: `Run this command with danger-full-access access: ${command}\nReason: The file lives outside the workspace.`,
+      reason: `Run this command with danger-full-access access: ${command}\nWorking directory: ${agent.session.header.cwd}\nRuns: in the foreground, stopped after 120000 ms\nReason: The file lives outside the workspace.`,
       signal: expect.any(AbortSignal)
     }])
     expect(await executedCommands()).toEqual([command])
+  })
+
+  it("shows the justification as the CLI and MCP questions do: invisible and bidi characters escaped", async () => {
+    await provideApproval("rejected")
+    await escalate("Harmless\u202E\u200B fix")
+    expect(asked.map((request) => request.reason.split("\n").at(-1))).toEqual(["Reason: Harmless\\u{202E}\\u{200B} fix"])
   })
 
   it("runs nothing when the user rejects", async () => {

@@ -11,6 +11,7 @@ import type { Approval } from "../../services/Approval.js"
 import { SessionPersistence } from "../../services/SessionPersistence.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import type { HostApproval, HostSessionPersistence } from "./harness.js"
+import { runFacts, shownCommand, shownJustification } from "../../tool/internal/approvalText.js"
 
 /**
  * Reads an optional host service, or `undefined` while there is none.
@@ -28,8 +29,13 @@ export const hostLookup = <S>(get: (name: string) => unknown, name: string, meth
   return hasMethod<S>(service, method) ? service : undefined
 }
 
+// The same facts, escaped and bounded, as the CLI's and the MCP server's questions show.
 const approvalReason = (request: Approval.Request): string =>
-  `Run this command with ${request.mode} access: ${request.command}\nReason: ${request.reason}`
+  [
+    `Run this command with ${request.mode} access: ${shownCommand(request)}`,
+    ...runFacts(request).map(([label, value]) => `${label}: ${value}`),
+    `Reason: ${shownJustification(request)}`
+  ].join("\n")
 
 /**
  * Approval answered by the host's `approval` service for the agent of the call in flight;

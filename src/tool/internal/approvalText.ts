@@ -4,7 +4,7 @@
  * escaped, so none can rewrite or hide part of the question on a terminal or in a client; and the
  * model's texts are bounded, so neither can push the rest of the question out of sight.
  */
-import type { Approval } from "../services/Approval.js"
+import type { Approval } from "../../services/Approval.js"
 
 /**
  * Characters shown as escapes: controls (Cc), format characters (Cf: bidirectional marks, overrides
