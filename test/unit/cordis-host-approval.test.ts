@@ -102,7 +102,7 @@ describe("escalation through the host's approval service", () => {
   it("shows the justification as the CLI and MCP questions do: invisible and bidi characters escaped", async () => {
     await provideApproval("rejected")
     await escalate("Harmless\u202E\u200B fix")
-    expect(asked.map((request) => request.reason.split("\n").at(-1))).toEqual(["Reason: Harmless\\u{202E}\\u{200B} fix"])
+    expect(asked.map((request) => request.reason?.split("\n").at(-1))).toEqual(["Reason: Harmless\\u{202E}\\u{200B} fix"])
   })
 
   it("runs nothing when the user rejects", async () => {
