@@ -4,7 +4,7 @@
  * npm's `latest`, lacks modules this package imports (`effect/Either`), and a missing module fails the
  * link of the whole graph before any of its code runs: without this check an app on Effect 4 sees
  * only `ERR_MODULE_NOT_FOUND … effect/dist/Either.js`. So each entry point (`dist/src/entries/*.js`,
- * written by `scripts/build-entries.mjs`) calls it, then imports its modules.
+ * written by the build) calls it, then imports its modules.
  *
  * It resolves `effect` as this package's own imports do (`import.meta.resolve`, Node 20.6 and later;
  * on an older Node it checks nothing) and reads its version from its package.json: well under a

@@ -1,7 +1,7 @@
 /**
  * effect-bash/promise: the same tools and stack (`BashStack`) behind a Promise API, for apps that are
  * not on Effect 3 (an Effect 4 app wraps its calls in `Effect.tryPromise`; a plain Node app awaits
- * them). The published file is a bundle (`dist/bin/promise.mjs`, scripts/build-bin.mjs) that carries
+ * them). The published file is a bundle (`dist/bin/promise.mjs`, made by the build) that carries
  * its own Effect 3, as the command does: it needs nothing from the app's `node_modules` but the
  * optional `docker-modem` for `containerImage`. Its types are plain TypeScript: they name no Effect
  * type, so they check against any Effect, or none.
