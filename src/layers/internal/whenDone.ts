@@ -1,0 +1,22 @@
+/**
+ * A callback after an effect of the Clock (a sleep, a wait): for code that waits in Node callbacks
+ * rather than in a fiber, yet keeps time by the runtime's Clock, so a TestClock drives it in tests.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
+
+/**
+ * Runs `effect` on a fiber of `runtime`, calling `done` when it succeeds; returns what interrupts it
+ * (after which `done` is never called).
+ */
+export const whenDone = (runtime: Runtime.Runtime<never>, effect: Effect.Effect<unknown>, done: () => void): () => void => {
+  const cancel = Runtime.runCallback(runtime)(effect, { onExit: (exit) => Exit.isSuccess(exit) && done() })
+  return () => cancel()
+}
+
+/** `done` after `ms` of `runtime`'s Clock; returns what cancels it. */
+export const afterMillis = (runtime: Runtime.Runtime<never>, ms: number, done: () => void): () => void =>
+  whenDone(runtime, Effect.sleep(ms), done)
