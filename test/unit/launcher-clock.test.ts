@@ -44,9 +44,10 @@ class LauncherStandIn extends EventEmitter {
   unref(): void {}
 }
 
+// As the layer starts it: the runtime is captured where interruption is off.
 const started = Effect.gen(function*() {
   const helper = new LauncherStandIn()
-  const runtime = yield* Effect.runtime<never>()
+  const runtime = yield* Effect.uninterruptible(Effect.runtime<never>())
   const launcher = startLauncher(helper as unknown as ChildProcess.ChildProcess, runtime, () => {}, () => {})
   return { helper, launcher }
 })
@@ -92,5 +93,34 @@ describe("the launcher's host side on the Clock", () => {
       helper.emit("exit", null, "SIGKILL")
       helper.stdout.emit("close")
       yield* Effect.promise(() => closed)
+    }))
+
+  it.effect("on close, a launcher that exits in time is not killed, and nothing of the close waits on", () =>
+    Effect.gen(function*() {
+      const { helper, launcher } = yield* started
+      const closed = launcher.close()
+      yield* TestClock.adjust(500)
+      helper.emit("exit", 0, null)
+      helper.stdout.emit("close")
+      yield* Effect.promise(() => closed)
+      yield* TestClock.adjust(60_000)
+      yield* settle
+      expect(helper.signals).toEqual([])
+    }))
+
+  it.effect("a launch answered in time leaves no look at the launcher behind", () =>
+    Effect.gen(function*() {
+      const { helper, launcher } = yield* started
+      helper.emit("message", { _tag: "Ready" })
+      const results: Array<string> = []
+      launcher.launch(
+        { file: "bash", args: [], cwd: "/", env: {}, stdio: ["ignore", "pipe", "pipe"] },
+        (result) => results.push(result._tag)
+      )
+      helper.emit("message", { _tag: "SpawnFailed", id: 0, code: "ENOENT", message: "no bash" })
+      expect(results).toEqual(["SpawnFailed"])
+      // A look still armed would read the stand-in's pid in /proc and sleep 5 s again, for ever.
+      yield* TestClock.adjust(60_000)
+      expect(Array.from(yield* TestClock.sleeps())).toEqual([])
     }))
 })

@@ -10,10 +10,13 @@ import * as Runtime from "effect/Runtime"
 
 /**
  * Runs `effect` on a fiber of `runtime`, calling `done` when it succeeds; returns what interrupts it
- * (after which `done` is never called).
+ * (after which `done` is never called). The fiber is interruptible whatever the flags `runtime` was
+ * captured with (a layer's start may run uninterruptibly): else a cancelled sleep would still fire.
  */
 export const whenDone = (runtime: Runtime.Runtime<never>, effect: Effect.Effect<unknown>, done: () => void): () => void => {
-  const cancel = Runtime.runCallback(runtime)(effect, { onExit: (exit) => Exit.isSuccess(exit) && done() })
+  const cancel = Runtime.runCallback(runtime)(Effect.interruptible(effect), {
+    onExit: (exit) => Exit.isSuccess(exit) && done()
+  })
   return () => cancel()
 }
 
