@@ -1,10 +1,21 @@
 import { defineConfig } from "vitest/config"
 import { SlowFirstSequencer } from "./test/support/slowFirstSequencer.js"
 import { SummaryReporter } from "./test/support/summaryReporter.js"
+import { UnitCoverageOnly } from "./test/support/unitCoverageOnly.js"
+
+// The supervision's rules are proven under TestClock: the unit project alone must reach every branch
+// of these (`vitest run --coverage`, as `npm test` runs it, fails below).
+const supervision = ["src/layers/internal/executor/supervise.ts", "src/layers/internal/executor/killGroup.ts"]
 
 export default defineConfig({
   test: {
-    reporters: ["default", new SummaryReporter()],
+    reporters: ["default", new SummaryReporter(), new UnitCoverageOnly()],
+    coverage: {
+      provider: "v8",
+      include: supervision,
+      reporter: ["text"],
+      thresholds: { perFile: true, branches: 100 }
+    },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     sequence: { sequencer: SlowFirstSequencer },

@@ -10,7 +10,6 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import type { SpawnError } from "../services/ProcessSpawner.js"
@@ -91,10 +90,124 @@ export class FakeSpawnerControl extends Context.Tag("effect-bash/FakeSpawnerCont
 const encoder = new TextEncoder()
 const bytes = (data: string | Uint8Array) => (typeof data === "string" ? encoder.encode(data) : data)
 
+/**
+ * One fake pipe: what was written before the pipes were opened waits here, as a real pipe's bytes
+ * wait in the kernel (and in the spawner's hold) until a reader takes them.
+ */
+interface FakePipe {
+  written: Array<Uint8Array>
+  closed: boolean
+  /** The reader's hooks, once the pipes are open. */
+  reader: { readonly data: (chunk: Uint8Array) => void; readonly end: () => void } | undefined
+}
+
+const fakePipe = (): FakePipe => ({ written: [], closed: false, reader: undefined })
+
+const write = (pipe: FakePipe, chunk: Uint8Array) =>
+  Effect.sync(() => {
+    if (pipe.closed) return
+    if (pipe.reader === undefined) pipe.written.push(chunk)
+    else pipe.reader.data(chunk)
+  })
+
+const close = (pipe: FakePipe) =>
+  Effect.sync(() => {
+    if (pipe.closed) return
+    pipe.closed = true
+    pipe.reader?.end()
+  })
+
+/**
+ * Delivers both pipes into `sinks` as the real spawner's reader does: a chunk goes to its sink from
+ * the write itself; only a sink's work (and the chunks that queue behind it) needs `drain`, and
+ * `hasWork` says so. So a supervisor waits on the fake in the same callback as on a real process.
+ */
+const openFakePipes = (pipes: ReadonlyArray<readonly [FakePipe, ProcessSpawner.OutputSink]>): ProcessSpawner.OpenPipes => {
+  // `busy`: the drain owns delivery (work is pending or chunks are queued); writes only queue.
+  let busy = false
+  let work: Effect.Effect<void> | undefined
+  let queued: Array<readonly [Uint8Array, ProcessSpawner.OutputSink]> = []
+  let open = 0
+  let stopped = false
+  let listener: (() => void) | undefined
+  const signal = () => {
+    const waiting = listener
+    listener = undefined
+    waiting?.()
+  }
+  for (const [pipe, sink] of pipes) {
+    const data = (chunk: Uint8Array) => {
+      if (stopped) return
+      if (busy) return void queued.push([chunk, sink])
+      work = sink(chunk)
+      if (work === undefined) return
+      busy = true
+      signal()
+    }
+    const earlier = pipe.written
+    pipe.written = []
+    for (const chunk of earlier) data(chunk)
+    if (pipe.closed) continue
+    open++
+    pipe.reader = {
+      data,
+      end: () => {
+        open--
+        signal()
+      }
+    }
+  }
+  const arrival = Effect.async<void>((resume) => {
+    if (work !== undefined || open === 0) return resume(Effect.void)
+    listener = () => resume(Effect.void)
+    return Effect.sync(() => {
+      listener = undefined
+    })
+  })
+  const stop = () => {
+    stopped = true
+  }
+  return {
+    get ended() {
+      return open === 0 && !busy
+    },
+    get hasWork() {
+      return busy
+    },
+    onChange: (next) => {
+      listener = next
+      return () => {
+        if (listener === next) listener = undefined
+      }
+    },
+    drain: Effect.gen(function*() {
+      while (!stopped) {
+        if (work !== undefined) {
+          const pending = work
+          work = undefined
+          yield* pending
+        }
+        while (queued.length > 0 && !stopped) {
+          const batch = queued
+          queued = []
+          for (const [chunk, sink] of batch) {
+            const next = sink(chunk)
+            if (next !== undefined) yield* next
+          }
+        }
+        busy = false
+        if (open === 0) return
+        yield* arrival
+      }
+    }).pipe(Effect.ensuring(Effect.sync(stop))),
+    close: stop
+  }
+}
+
 const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: FakeScript) =>
   Effect.gen(function*() {
-    const stdout = yield* Queue.unbounded<Option.Option<Uint8Array>>()
-    const stderr = yield* Queue.unbounded<Option.Option<Uint8Array>>()
+    const stdout = fakePipe()
+    const stderr = fakePipe()
     const exited = yield* Deferred.make<ProcessSpawner.Exit>()
     const groupAlive = yield* Ref.make(true)
     const signals = yield* Ref.make<ReadonlyArray<SentSignal>>([])
@@ -111,7 +224,7 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
           })
           : Effect.void)
 
-    const closePipes = Effect.all([stdout.offer(Option.none()), stderr.offer(Option.none())], { discard: true })
+    const closePipes = Effect.zipRight(close(stdout), close(stderr))
     const exit = (result: ProcessSpawner.Exit, exitOptions?: { readonly alsoGroup?: boolean }) =>
       Effect.gen(function*() {
         yield* settleExit(result)
@@ -139,48 +252,10 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
         if (script.onTerm === "obey") yield* groupDies
       })
 
-    // Each pipe delivers in order until its close marker (or until the reader is closed); the two
-    // pipes are read concurrently. Chunks wait in queues, so delivering them is always a fiber's work.
-    const openPipes = (sinks: ProcessSpawner.OutputSinks): ProcessSpawner.OpenPipes => {
-      let ended = false
-      let closed = false
-      let listeners: Array<() => void> = []
-      const pipe = (queue: Queue.Queue<Option.Option<Uint8Array>>, sink: ProcessSpawner.OutputSink) =>
-        Effect.gen(function*() {
-          while (!closed) {
-            const next = yield* Queue.take(queue)
-            if (Option.isNone(next) || closed) return
-            const work = sink(next.value)
-            if (work !== undefined) yield* work
-          }
-        })
-      return {
-        get ended() {
-          return ended
-        },
-        get hasWork() {
-          return !ended
-        },
-        onChange: (listener) => {
-          listeners.push(listener)
-          return () => {
-            listeners = listeners.filter((each) => each !== listener)
-          }
-        },
-        drain: Effect.all([pipe(stdout, sinks.stdout), pipe(stderr, sinks.stderr)], { concurrency: 2, discard: true })
-          .pipe(Effect.tap(() => {
-            ended = true
-            const waiting = listeners
-            listeners = []
-            for (const listener of waiting) listener()
-          })),
-        close: () => {
-          closed = true
-        }
-      }
-    }
+    const openPipes = (sinks: ProcessSpawner.OutputSinks): ProcessSpawner.OpenPipes =>
+      openFakePipes([[stdout, sinks.stdout], [stderr, sinks.stderr]])
 
-    const spawned: ProcessSpawner.Process = {
+const spawned: ProcessSpawner.Process = {
       pid,
       openPipes,
       exit: Deferred.await(exited),
@@ -201,8 +276,8 @@ const makeFakeProcess = (pid: number, options: ProcessSpawner.Options, script: F
       pid,
       options,
       signals: Ref.get(signals),
-      writeStdout: (data) => stdout.offer(Option.some(bytes(data))),
-      writeStderr: (data) => stderr.offer(Option.some(bytes(data))),
+      writeStdout: (data) => write(stdout, bytes(data)),
+      writeStderr: (data) => write(stderr, bytes(data)),
       closePipes,
       exit,
       alive: Ref.get(groupAlive)

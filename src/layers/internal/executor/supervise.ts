@@ -6,15 +6,20 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import { afterMillis, whenDone } from "../whenDone.js"
 import { killGroup, withinGrace } from "./killGroup.js"
 import type { StreamCollector } from "./StreamCollector.js"
+
+/**
+ * Where one pipe's chunks go: a call's `StreamCollector`, or what a probe keeps of its output.
+ */
+export type Collector = Pick<StreamCollector, "offer" | "finish">
 
 /**
  * Why supervision stopped waiting.
@@ -36,8 +41,8 @@ export interface Supervised {
  */
 export interface SuperviseOptions {
   readonly process: ProcessSpawner.Process
-  readonly stdout: StreamCollector
-  readonly stderr: StreamCollector
+  readonly stdout: Collector
+  readonly stderr: Collector
   readonly graceMs: number
   /** Absent for background processes. */
   readonly timeoutMs?: number
@@ -47,11 +52,11 @@ export interface SuperviseOptions {
   /** Completes when the host escalates: kills SIGKILL at once and pipes are not waited for. */
   readonly escalation?: Effect.Effect<void>
   /**
-   * Gives the wait back the caller's interruptibility. A caller that spawned in an
-   * `uninterruptibleMask` passes its `restore`, so no interruption can land between the spawn and
-   * the kill finalizer (the launcher hands a running command over asynchronously).
+   * Gives the wait back the caller's interruptibility. The caller spawns in an
+   * `uninterruptibleMask` and passes its `restore`, so no interruption can land between the spawn
+   * and the kill finalizer (the launcher hands a running command over asynchronously).
    */
-  readonly restore?: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
@@ -62,15 +67,6 @@ const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
  * which a loaded machine schedules late). An escalation ends the wait.
  */
 const exitReportMs = 2_000
-
-/**
- * Runs `effect` (a Clock sleep, a kill request) on a fiber of `runtime`, calling `done` when it
- * succeeds; returns what interrupts it. The Clock is the runtime's: a TestClock drives it in tests.
- */
-const whenDone = (runtime: Runtime.Runtime<never>, effect: Effect.Effect<unknown>, done: () => void): () => void => {
-  const cancel = Runtime.runCallback(runtime)(effect, { onExit: (exit) => Exit.isSuccess(exit) && done() })
-  return () => cancel()
-}
 
 /**
  * The first value `register` settles with, awaited in one callback: `register` subscribes to its
@@ -126,7 +122,7 @@ function firstTrigger(
     onPipes()
     const stopTimer = timeoutMs === undefined
       ? undefined
-      : whenDone(runtime, Effect.sleep(timeoutMs), () => settle("timeout"))
+      : afterMillis(runtime, timeoutMs, () => settle("timeout"))
     const stopKillRequest = killRequest === undefined ? undefined : whenDone(runtime, killRequest, () => settle("kill"))
     signal?.addEventListener("abort", onAbort, { once: true })
     if (signal?.aborted) settle("abort")
@@ -157,7 +153,7 @@ const pipesEnd = (
       removeListener = pipes.onChange(onPipes)
     }
     onPipes()
-    const stopTimer = whenDone(runtime, Effect.sleep(graceMs), () => settle("grace"))
+    const stopTimer = afterMillis(runtime, graceMs, () => settle("grace"))
     return () => {
       stopTimer()
       removeListener?.()
@@ -237,5 +233,5 @@ export const supervise = (options: SuperviseOptions): Effect.Effect<Supervised, 
       finished = true
       return { cause, exit, stdout, stderr }
     })
-    return yield* (options.restore === undefined ? untilSettled : options.restore(untilSettled))
+    return yield* options.restore(untilSettled)
   })

@@ -1,15 +1,15 @@
 /**
- * The runner's usability probe: `<runner> -- bash -c true` through the `ProcessSpawner`, bounded in
- * time on the Clock, started again after each pause of {@link mountRacePausesMs} (on the Clock) while
- * it fails with its dialect's mount race.
+ * The runner's usability probe: `<runner> -- bash -c true` through the `ProcessSpawner`, supervised
+ * as a call is (bounded in time on the Clock, killed through the kill path), started again after
+ * each pause of {@link mountRacePausesMs} (on the Clock) while it fails with its dialect's mount race.
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
-import { killGroup } from "../executor/killGroup.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"
+import type { Collector } from "../executor/supervise.js"
+import { supervise } from "../executor/supervise.js"
 
 /**
  * The pauses before each new start of a probe that met a mount race. A host's mount table can change
@@ -21,32 +21,24 @@ export const mountRacePausesMs: ReadonlyArray<number> = [100, 200, 400, 800]
 export const metMountRace = (dialect: RunnerDialect, failure: string | undefined): boolean =>
   failure !== undefined && dialect.mountRacePrefix !== undefined && failure.startsWith(dialect.mountRacePrefix)
 
-const decoder = new TextDecoder()
+/** Keeps what a probe's stream says, as text: it is a few lines at most. */
+const textCollector = (): Collector & { readonly text: () => string } => {
+  const decoder = new TextDecoder()
+  let text = ""
+  return {
+    offer: (chunk) => {
+      text += decoder.decode(chunk, { stream: true })
+      return undefined
+    },
+    finish: Effect.sync(() => ({ text, truncated: false })),
+    text: () => text
+  }
+}
 
-/** What the probe's process says: `undefined` when it worked. */
-const outcomeOf = (process: ProcessSpawner.Process, timeoutMs: number, graceMs: number) =>
-  Effect.gen(function*() {
-    let text = ""
-    const output = process.openPipes({
-      stdout: () => undefined,
-      stderr: (chunk) => {
-        text += decoder.decode(chunk)
-        return undefined
-      }
-    }).drain
-    const outcome = yield* Effect.all([process.exit, output], { concurrency: "unbounded" }).pipe(
-      Effect.timeoutOption(timeoutMs)
-    )
-    if (Option.isNone(outcome)) {
-      yield* killGroup(process, graceMs)
-      return `it did not finish within ${timeoutMs}ms`
-    }
-    const [exit] = outcome.value
-    if (exit.exitCode === 0) return undefined
-    const line = text.split("\n").find((candidate) => candidate.trim() !== "")
-    return line ?? `it exited with ${exit.exitCode ?? exit.signal}`
-  })
-
+/**
+ * One start of the probe, supervised as a call is (`supervise`): bounded by `timeoutMs`, its group
+ * killed through the kill path on timeout or interruption (the layer closing).
+ */
 const probeOnce = (
   wrapper: ProcessSpawner.Wrapper,
   timeoutMs: number,
@@ -61,11 +53,14 @@ const probeOnce = (
         env: { PATH: globalThis.process.env.PATH ?? "/usr/bin:/bin" },
         wrapper
       })
-      // Interrupted (the layer closing): the probe's process goes through the kill path too.
-      yield* Effect.addFinalizer(() =>
-        Effect.flatMap(process.groupAlive, (alive) => (alive ? killGroup(process, graceMs) : Effect.void))
-      )
-      return yield* restore(outcomeOf(process, timeoutMs, graceMs))
+      const stderr = textCollector()
+      const stdout: Collector = { offer: () => undefined, finish: Effect.succeed({ text: "", truncated: false }) }
+      const supervised = yield* supervise({ process, stdout, stderr, graceMs, timeoutMs, restore })
+      if (supervised.cause === "timeout") return `it did not finish within ${timeoutMs}ms`
+      const { exitCode, signal } = supervised.exit
+      if (exitCode === 0) return undefined
+      const line = stderr.text().split("\n").find((candidate) => candidate.trim() !== "")
+      return line ?? `it exited with ${exitCode ?? signal}`
     })
   ).pipe(
     Effect.scoped,

@@ -15,12 +15,15 @@
  * @internal
  */
 import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Runtime from "effect/Runtime"
 import * as ChildProcess from "node:child_process"
 import { EventEmitter } from "node:events"
 import type { Socket } from "node:net"
 import * as NodeOs from "node:os"
 import { Readable } from "node:stream"
 import type { HostMessage, LaunchMessage, LauncherMessage } from "./launcherMain.js"
+import { afterMillis, whenDone } from "../whenDone.js"
 import { isGone, isStopped } from "./procStat.js"
 
 /** What the host decided about one spawn. */
@@ -130,15 +133,40 @@ const orphanPollMs = 20
 const forgetBatchMs = 20
 
 /**
- * Starts the launcher's program `entry` (see `launcherEntry.ts`); `extraStdio` are its stdio entries from fd 3 on (the host's inherited
- * descriptors masked), but fd 3 is its channel; `gate`, the text of its gate file. `onGone` is told
- * once if it dies while in use, once the launches in flight are settled; `onReaperExit`, with its
- * pid, as soon as it has exited (unless closed).
+ * Spawns the launcher's program `entry` (see `launcherEntry.ts`); `extraStdio` are its stdio entries
+ * from fd 3 on (the host's inherited descriptors masked), but fd 3 is its channel; `gate`, the text
+ * of its gate file. Hand it to {@link startLauncher} in the same tick, before its events fire.
  */
-export const startLauncher = (
+export const spawnLauncher = (
   entry: string,
   extraStdio: ReadonlyArray<"ignore" | number>,
-  gate: string,
+  gate: string
+): ChildProcess.ChildProcess => {
+  // A small heap is the point: no compiler threads or large young generation are needed here.
+  const args = [
+    "--single-threaded",
+    "--max-semi-space-size=1",
+    entry,
+    gate,
+    NodeOs.tmpdir()
+  ]
+  return ChildProcess.spawn(process.execPath, args, {
+    cwd: "/",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    detached: true,
+    stdio: ["pipe", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
+    serialization: "json"
+  })
+}
+
+/**
+ * The host's side of the launcher process `helper` (from {@link spawnLauncher}). Its bounds and polls
+ * are sleeps of `runtime`'s Clock. `onGone` is told once if it dies while in use, once the launches
+ * in flight are settled; `onReaperExit`, with its pid, as soon as it has exited (unless closed).
+ */
+export const startLauncher = (
+  helper: ChildProcess.ChildProcess,
+  runtime: Runtime.Runtime<never>,
   onGone: (reason: string) => void,
   onReaperExit: (pid: number) => void
 ): Launcher => {
@@ -146,9 +174,9 @@ export const startLauncher = (
   let alive = true
   let nextId = 0
   let sentEnv: Readonly<Record<string, string>> | undefined
-  // Groups gone since the last message, and the timer that sends them if no launch comes first.
+  // Groups gone since the last message, and what cancels their send if a launch comes first.
   let forgotten: Array<number> = []
-  let forgetBatch: ReturnType<typeof setTimeout> | undefined
+  let forgetBatch: (() => void) | undefined
   const takeForgotten = () => {
     const taken = forgotten
     forgotten = []
@@ -158,26 +186,11 @@ export const startLauncher = (
   let reportStarted: (ready: boolean) => void = () => {}
   const started = new Promise<boolean>((resolve) => {
     // One that is not ready in time is not waited for (the host spawns until it is).
-    const bound = setTimeout(() => resolve(false), readyBoundMs)
+    const stopBound = afterMillis(runtime, readyBoundMs, () => resolve(false))
     reportStarted = (ready) => {
-      clearTimeout(bound)
+      stopBound()
       resolve(ready)
     }
-  })
-  // A small heap is the point: no compiler threads or large young generation are needed here.
-  const args = [
-    "--single-threaded",
-    "--max-semi-space-size=1",
-    entry,
-    gate,
-    NodeOs.tmpdir()
-  ]
-  const helper = ChildProcess.spawn(process.execPath, args, {
-    cwd: "/",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-    detached: true,
-    stdio: ["pipe", "pipe", "ignore", "ipc", ...extraStdio.slice(1)],
-    serialization: "json"
   })
   // Its stdin (a socket pair), never written or closed by the host: the end it sees if the host dies.
   const hostEnd = helper.stdin!
@@ -226,11 +239,8 @@ export const startLauncher = (
         child.stderr = Readable.from([])
         entry.started(LaunchResult.Launched({ child }))
       }
-      const poll = setInterval(() => {
-        if (!isGone(child.pid)) return
-        clearInterval(poll)
-        child.settle(null, null)
-      }, orphanPollMs)
+      const poll = Effect.repeat(Effect.sleep(orphanPollMs), { until: () => isGone(child.pid) })
+      whenDone(runtime, poll, () => child.settle(null, null))
     }
   }
   const gone = (reason: string) => {
@@ -274,7 +284,7 @@ export const startLauncher = (
     // Another process holding the launcher's stdout (a command of the same user can take it with
     // pidfd_getfd) keeps it from ending: what the launcher wrote is in the pipe already, so it is
     // read (the I/O turn comes before the immediate) and the end is not waited for any longer.
-    setTimeout(() => setImmediate(() => helper.stdout!.destroy()), linesBoundMs)
+    afterMillis(runtime, linesBoundMs, () => setImmediate(() => helper.stdout!.destroy()))
   })
 
   helper.on("message", (message: LauncherMessage, handle?: Readable) => {
@@ -323,15 +333,14 @@ export const startLauncher = (
     started,
     launch: (request, started) => {
       const id = nextId++
-      let bound: ReturnType<typeof setTimeout>
       const look = () => {
         if (helper.pid !== undefined && isStopped(helper.pid)) helper.kill("SIGKILL")
-        else bound = setTimeout(look, startBoundMs)
+        else stopLooking = afterMillis(runtime, startBoundMs, look)
       }
-      bound = setTimeout(look, startBoundMs)
+      let stopLooking = afterMillis(runtime, startBoundMs, look)
       pending.set(id, {
         started: (result) => {
-          clearTimeout(bound)
+          stopLooking()
           started(result)
         }
       })
@@ -353,12 +362,12 @@ export const startLauncher = (
     forget: (pgid) => {
       if (!reaping()) return
       forgotten.push(pgid)
-      forgetBatch ??= setTimeout(() => {
+      forgetBatch ??= afterMillis(runtime, forgetBatchMs, () => {
         forgetBatch = undefined
         if (forgotten.length > 0 && alive && helper.connected) {
           helper.send({ _tag: "Forget", forget: takeForgotten() } satisfies HostMessage)
         }
-      }, forgetBatchMs).unref()
+      })
     },
     close: () => {
       if (!alive) return Promise.resolve()
@@ -368,7 +377,7 @@ export const startLauncher = (
       isReady = false
       helper.ref()
       ;(helper.stdout as Socket).ref()
-      clearTimeout(forgetBatch)
+      forgetBatch?.()
       // The groups it is still the reaper of are the host's to end (or to leave running): none is killed.
       if (helper.connected) helper.send({ _tag: "Goodbye" } satisfies HostMessage)
       // Not killed at once: it still writes the pid lines of what it started, so the host knows
@@ -376,8 +385,8 @@ export const startLauncher = (
       // killed after the bound.)
       if (helper.connected) helper.disconnect()
       // A launcher that does not exit in time (stopped) is killed.
-      const force = setTimeout(() => helper.kill("SIGKILL"), exitBoundMs)
-      return ended.finally(() => clearTimeout(force))
+      const stopForcing = afterMillis(runtime, exitBoundMs, () => helper.kill("SIGKILL"))
+      return ended.finally(stopForcing)
     }
   }
 }

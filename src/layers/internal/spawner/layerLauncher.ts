@@ -19,7 +19,7 @@ import { gateBashEnv, gateScript, gateServes } from "./gate.js"
 import { signalGroupSync } from "./groupSignals.js"
 import type { HostDeath } from "./hostDeath.js"
 import type { Launcher, LaunchResult } from "./Launcher.js"
-import { startLauncher } from "./Launcher.js"
+import { spawnLauncher, startLauncher } from "./Launcher.js"
 import { findLauncherEntry } from "./launcherEntry.js"
 import { holdPipe } from "./readPipes.js"
 import type { ShellInvocation } from "./shellInvocation.js"
@@ -87,15 +87,14 @@ export const startLayerLauncher = (stdio: Stdio, hostDeath: HostDeath) =>
     const launcher = yield* Effect.acquireRelease(
       Effect.sync(() =>
         startLauncher(
-          entry.value,
-          stdio.masked,
-          gateScript(stdio.inherited),
+          spawnLauncher(entry.value, stdio.masked, gateScript(stdio.inherited)),
+          runtime,
           (reason) =>
             Runtime.runFork(runtime)(Effect.logWarning(`${reason}; commands are spawned by the host from now on`)),
           hostDeath.launcherExited
         )
       ),
-      // Bounded by the launcher itself (killed when it does not exit in time), on any clock.
+      // Bounded by the launcher itself (killed when it does not exit in time, by the layer's Clock).
       (launcher) => Effect.promise(() => launcher.close())
     )
     if (launcher.pid !== undefined) yield* hostDeath.launcherStarted(launcher.pid)
