@@ -156,13 +156,17 @@ gate() {
   victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
   unhide
 }
+# The wrapper's own stderr goes before the leader starts: with job control on, bash reports a job that
+# ends before the wait ("[1]+ Done …") on it, which would reach the command's stderr. The leader
+# gets the exec's stderr back as fd 2.
+exec 3>&2 2>/dev/null
 if [ "$3" = stdin ]; then
-  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
+  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
 else
-  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "$4"; } &
+  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "$4" 2>&3 3>&-; } &
 fi
 pg=$!
-exec 2>/dev/null
+exec 3>&-
 wait $untilEnd "$pg"
 st=$?
 # For a leader stopped before the wait began, bash gives the stop's status: the job table says how
