@@ -8,10 +8,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
-import { cpSync, mkdtempSync, rmSync } from "node:fs"
+import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { cleanEnv, cliPath } from "../support/cli.js"
+import { pollUntil } from "../support/poll.js"
 
 /** A copy of the built `dist/bin/` where no `node_modules` can be found, removed with the scope. */
 const isolatedBin = Effect.acquireRelease(
@@ -36,7 +37,11 @@ describe("the command without docker-modem", () => {
       })
       const client = new Client({ name: "missing-peer-test", version: "0.0.0" })
       const failure = yield* Effect.flip(Effect.tryPromise(() => client.connect(transport)))
+      const pid = transport.pid
       yield* Effect.promise(() => client.close())
+      // The command writes its code cache into the copy as it exits: the copy goes once it has.
+      const gone = yield* Effect.promise(() => pollUntil(() => pid === null || !existsSync(`/proc/${pid}`), Boolean, 10_000))
+      expect(gone).toBe(true)
       expect(String(failure.cause)).toContain(
         "MCP error -32603: effect-bash: the container executor needs the docker-modem package: npm install docker-modem@5 " +
           "(the command through npx: npx -y -p effect-bash -p docker-modem@5 effect-bash …)"
