@@ -195,5 +195,7 @@ describe(`reliability fuzz through AgentTools.call (seed ${seed})`, () => {
       expect(outcomes.ran).toBeGreaterThan(50)
       expect(outcomes.background).toBeGreaterThan(20)
       expect(outcomes.rejected + outcomes.ran + outcomes.background + outcomes.other).toBe(calls)
-    }).pipe(Effect.provide(compose({ executor: ScriptedBashExecutor.layer({ cwd }), enableRunInBackground: true }))))
+    }).pipe(Effect.provide(compose({ executor: ScriptedBashExecutor.layer({ cwd }), enableRunInBackground: true }))),
+  // 5000 calls take about 20 s on a quiet 2-core machine: the bound is for a loaded one.
+  { timeout: 180_000 })
 })
