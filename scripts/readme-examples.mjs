@@ -243,7 +243,7 @@ const typeCheck = (dir, name, dependencies) => {
 }
 
 /** Runs a command to its end, bounded: `{ status, signal, stdout, stderr, ms }`. */
-const run = (command, args, { timeout = 60_000, ...options }) =>
+const run = (command, args, { timeout = 120_000, ...options }) =>
   new Promise((resolve) => {
     const started = Date.now()
     const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] })
