@@ -203,6 +203,11 @@ export declare namespace BashExecutor {
     readonly denied: boolean
     readonly enforcement?: string
     readonly runnerFailed?: boolean
+    /**
+     * Connections the sandbox's network proxies refused, one line each as the model reads it:
+     * `[network: refused example.com:443 — not in the allow-list]`.
+     */
+    readonly networkRefusals?: ReadonlyArray<string>
   }
 
   /**

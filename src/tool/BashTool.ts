@@ -251,7 +251,8 @@ const SandboxFacts = Schema.Struct({
   mode: SandboxMode,
   denied: Schema.Boolean,
   enforcement: Schema.optionalWith(Schema.String, { exact: true }),
-  runnerFailed: Schema.optionalWith(Schema.Boolean, { exact: true })
+  runnerFailed: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  networkRefusals: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
 })
 
 /**

@@ -1,0 +1,255 @@
+/**
+ * The proxies of one sandboxed call: an HTTP proxy (CONNECT tunnels, and plain requests by absolute
+ * URI) and a SOCKS5 server (CONNECT, no authentication), both on Node's `net`/`http` and listening on
+ * unix sockets that the sandbox's bridge reaches. Each connection is admitted by {@link admit}; each
+ * refusal is recorded for the call's result. Open connections are bounded across every call of a
+ * layer; a handshake that stalls is cut; closing the call's scope closes the servers and every
+ * connection they opened.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as NodeHttp from "node:http"
+import * as NodeNet from "node:net"
+import type { Policy } from "./allowList.js"
+import { deniedAddresses } from "./allowList.js"
+import type { Resolver } from "./admission.js"
+import { admit, reasons, refusalLine } from "./admission.js"
+
+/** What a layer's proxies share. */
+export interface ProxyOptions {
+  readonly policy: Policy
+  readonly resolve: Resolver
+  /** Open upstream connections, across every call of the layer. */
+  readonly maxConnections: number
+  /** Bound on a client's handshake and on an upstream connect. */
+  readonly handshakeTimeoutMs: number
+}
+
+/** The most refusal lines one call reports; more are counted in one last line. */
+const maxRefusalLines = 20
+
+/** A layer's proxy state: the bound on connections shared by its calls. */
+export interface NetworkProxy {
+  readonly options: ProxyOptions
+  /** Starts a call's proxies on `httpPath` and `socksPath`, closed with the scope. */
+  readonly open: (httpPath: string, socksPath: string) => Effect.Effect<CallProxy, Error, Scope.Scope>
+}
+
+/** One call's proxies. */
+export interface CallProxy {
+  /** The refusals so far, as the model reads them, each once. */
+  readonly refusals: () => ReadonlyArray<string>
+}
+
+/** A layer's proxies under `options`. */
+export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
+  const denied = deniedAddresses()
+  let upstreams = 0
+  return {
+    options,
+    open: (httpPath, socksPath) => {
+      const refused = new Set<string>()
+      let overflow = 0
+      const sockets = new Set<NodeNet.Socket>()
+      const track = (socket: NodeNet.Socket) => {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+        socket.on("error", () => socket.destroy())
+      }
+      const refuse = (refusal: string) => {
+        if (refused.has(refusal)) return
+        if (refused.size < maxRefusalLines) refused.add(refusal)
+        else overflow++
+      }
+      /** The upstream socket for `host:port`, or the refusal. */
+      const connect = async (host: string, port: number): Promise<NodeNet.Socket | string> => {
+        const admission = await admit(options.policy, denied, options.resolve, host, port)
+        if (admission._tag === "Refused") {
+          refuse(admission.refusal)
+          return admission.refusal
+        }
+        if (upstreams >= options.maxConnections) {
+          const refusal = `${admission.address === host ? host : host.toLowerCase()}:${port} — ${reasons.busy}`
+          refuse(refusal)
+          return refusal
+        }
+        upstreams++
+        const upstream = NodeNet.connect({ host: admission.address, port })
+        upstream.once("close", () => upstreams--)
+        track(upstream)
+        upstream.setTimeout(options.handshakeTimeoutMs, () => upstream.destroy())
+        return new Promise((resolve) => {
+          upstream.once("connect", () => {
+            upstream.setTimeout(0)
+            resolve(upstream)
+          })
+          upstream.once("close", () => resolve(`${host}:${port} — unreachable`))
+        })
+      }
+      const splice = (client: NodeNet.Socket, upstream: NodeNet.Socket, head?: Uint8Array) => {
+        client.setTimeout(0)
+        if (head !== undefined && head.length > 0) upstream.write(head)
+        client.pipe(upstream)
+        upstream.pipe(client)
+        client.once("close", () => upstream.destroy())
+        upstream.once("close", () => client.destroy())
+      }
+
+      const http = NodeHttp.createServer({ headersTimeout: options.handshakeTimeoutMs, requestTimeout: 0 })
+      http.on("connection", (socket: NodeNet.Socket) => {
+        track(socket)
+        socket.setTimeout(options.handshakeTimeoutMs, () => socket.destroy())
+      })
+      http.on("connect", (request: NodeHttp.IncomingMessage, client: NodeNet.Socket, head: Buffer) => {
+        const target = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(request.url ?? "")
+        if (target === null) return void client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+        void connect(target[1]!, Number(target[2])).then((upstream) => {
+          if (typeof upstream === "string") return forbidden(client, upstream)
+          client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
+          splice(client, upstream, head)
+        })
+      })
+      http.on("request", (request: NodeHttp.IncomingMessage, response: NodeHttp.ServerResponse) => {
+        let url: URL
+        try {
+          url = new URL(request.url ?? "")
+        } catch {
+          return void response.writeHead(400, { connection: "close" }).end()
+        }
+        if (url.protocol !== "http:") return void response.writeHead(400, { connection: "close" }).end()
+        const port = url.port === "" ? 80 : Number(url.port)
+        void connect(url.hostname, port).then((upstream) => {
+          if (typeof upstream === "string") {
+            return void response.writeHead(403, { "content-type": "text/plain", connection: "close" })
+              .end(`${refusalLine(upstream)}\n`)
+          }
+          const headers = Object.fromEntries(
+            Object.entries(request.headers).filter(([name]) => !/^proxy-|^connection$|^keep-alive$/i.test(name))
+          )
+          const forwarded = NodeHttp.request({
+            createConnection: () => upstream,
+            method: request.method,
+            path: `${url.pathname}${url.search}`,
+            headers: { ...headers, connection: "close" },
+            setHost: false
+          })
+          forwarded.on("response", (answer) => {
+            response.writeHead(answer.statusCode ?? 502, answer.headers)
+            answer.pipe(response)
+          })
+          forwarded.on("error", () => response.headersSent ? response.destroy() : response.writeHead(502).end())
+          request.pipe(forwarded)
+        })
+      })
+
+      const socks = NodeNet.createServer((client) => {
+        track(client)
+        client.setTimeout(options.handshakeTimeoutMs, () => client.destroy())
+        socksHandshake(client, (host, port) =>
+          connect(host, port).then((upstream) => {
+            if (typeof upstream === "string") {
+              // 0x02: connection not allowed by ruleset.
+              client.end(Uint8Array.of(5, 2, 0, 1, 0, 0, 0, 0, 0, 0))
+              return
+            }
+            client.write(Uint8Array.of(5, 0, 0, 1, 0, 0, 0, 0, 0, 0))
+            splice(client, upstream)
+          }))
+      })
+      http.maxConnections = options.maxConnections
+      socks.maxConnections = options.maxConnections
+
+      const listen = (server: NodeNet.Server, path: string) =>
+        Effect.async<void, Error>((resume) => {
+          server.once("error", (error) => resume(Effect.fail(error)))
+          server.listen(path, () => resume(Effect.void))
+        })
+      const close = (server: NodeNet.Server) =>
+        Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+        })
+      const release = Effect.suspend(() => {
+        for (const socket of sockets) socket.destroy()
+        return Effect.all([close(http), close(socks)], { concurrency: 2, discard: true })
+      })
+      return Effect.acquireRelease(
+        Effect.zipRight(listen(http, httpPath), listen(socks, socksPath)).pipe(
+          Effect.onError(() => release)
+        ),
+        () => release
+      ).pipe(
+        Effect.as({
+          refusals: () => [
+            ...[...refused].map(refusalLine),
+            ...(overflow > 0 ? [`[network: refused ${overflow} more connections]`] : [])
+          ]
+        })
+      )
+    }
+  }
+}
+
+const forbidden = (client: NodeNet.Socket, refusal: string) => {
+  const body = `${refusalLine(refusal)}\n`
+  client.end(
+    `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`
+  )
+}
+
+/**
+ * Reads a SOCKS5 greeting and CONNECT request from `client` (RFC 1928, no authentication), then
+ * hands the requested host and port to `onConnect`; anything else is answered with its error and
+ * closed.
+ */
+const socksHandshake = (client: NodeNet.Socket, onConnect: (host: string, port: number) => Promise<void>) => {
+  let buffered = Buffer.alloc(0)
+  let greeted = false
+  const onData = (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk])
+    if (buffered.length > 512) return void client.destroy()
+    if (!greeted) {
+      if (buffered.length < 2) return
+      if (buffered[0] !== 5) return void client.destroy()
+      const methods = buffered.subarray(2, 2 + buffered[1]!)
+      if (methods.length < buffered[1]!) return
+      buffered = buffered.subarray(2 + buffered[1]!)
+      greeted = true
+      if (!methods.includes(0)) return void client.end(Uint8Array.of(5, 0xff))
+      client.write(Uint8Array.of(5, 0))
+    }
+    if (buffered.length < 5) return
+    const [version, command, , type] = buffered
+    let host: string
+    let end: number
+    if (type === 1) {
+      end = 4 + 4
+      if (buffered.length < end + 2) return
+      host = [...buffered.subarray(4, end)].join(".")
+    } else if (type === 3) {
+      end = 5 + buffered[4]!
+      if (buffered.length < end + 2) return
+      host = buffered.subarray(5, end).toString("latin1")
+    } else if (type === 4) {
+      end = 4 + 16
+      if (buffered.length < end + 2) return
+      const words = [...Array(8).keys()].map((index) => buffered.readUInt16BE(4 + index * 2).toString(16))
+      host = words.join(":")
+    } else {
+      // 0x08: address type not supported.
+      return void client.end(Uint8Array.of(5, 8, 0, 1, 0, 0, 0, 0, 0, 0))
+    }
+    if (version !== 5 || command !== 1) {
+      // 0x07: command not supported (BIND and UDP ASSOCIATE are not offered).
+      return void client.end(Uint8Array.of(5, 7, 0, 1, 0, 0, 0, 0, 0, 0))
+    }
+    client.off("data", onData)
+    client.pause()
+    const rest = buffered.subarray(end + 2)
+    if (rest.length > 0) client.unshift(rest)
+    void onConnect(host, buffered.readUInt16BE(end))
+  }
+  client.on("data", onData)
+}
