@@ -186,10 +186,10 @@ export const resolveSandboxConfig = (input: Settings.Input): Effect.Effect<Setti
       (settings) =>
         (settings.network === "host" && settings.networkAllow.length === 0) || settings.allowUnixSockets ||
         unixSocketFilterSupported(),
-      () =>
+      (settings) =>
         new LocalBashExecutorConfigError({
           field: "allowUnixSockets",
-          message: `bash-sandbox: allowUnixSockets: network "none" (or an allow-list) refuses unix sockets with a seccomp filter for ` +
+          message: `bash-sandbox: allowUnixSockets: network ${settings.network === "none" ? `"none"` : "with an allow-list"} refuses unix sockets with a seccomp filter for ` +
             `x86_64 and aarch64 only, not for this host (${process.arch}); set allowUnixSockets: true to keep them, ` +
             `or use network "host"`
         })
