@@ -100,6 +100,10 @@ const run = (command: string) =>
     return yield* bash.run(yield* bash.resolve({ command, timeoutMs: 30_000 }))
   })
 
+const node = JSON.stringify(process.execPath)
+/** Connects to the host's own unix socket: fails at `socket()` under the filter. */
+const unixSocket = `const s = require("net").connect("/var/run/nothing-here.sock"); ` +
+  `s.on("error", (e) => process.exit(e.code === "EPERM" ? 1 : 0))`
 const curl = (url: string) => `curl -sS --max-time 10 ${url}`
 
 describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network: { allow }", () => {
@@ -169,7 +173,7 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
         `(echo x > /dev/udp/8.8.8.8/53) 2>/dev/null && echo udp-sent || echo udp-refused`,
         `getent hosts example.com >/dev/null && echo dns-answered || echo dns-refused`,
         `curl -s --noproxy '*' --max-time 5 http://example.test:${httpPort}/ || echo direct-refused`,
-        `python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>/dev/null && echo unix-open || echo unix-refused`
+        `${node} -e ${JSON.stringify(unixSocket)} 2>/dev/null && echo unix-open || echo unix-refused`
       ].join("; "))
       expect(result.stdout.text).toBe("tcp-refused\nudp-refused\ndns-refused\ndirect-refused\nunix-refused\n")
     }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
@@ -217,7 +221,7 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
     Effect.gen(function*() {
       const result = yield* run(
         `${curl(`http://example.test:${httpPort}/`)}; ` +
-          `python3 -c 'import socket; socket.socket(socket.AF_UNIX); print("unix-open")'`
+          `${node} -e ${JSON.stringify(unixSocket)} && echo unix-open`
       )
       expect(result.stdout.text).toBe(`page of example.test:${httpPort}\nunix-open\n`)
     }).pipe(Effect.provide(SandboxBashExecutor.layer({ ...settings(), allowUnixSockets: true }))))
