@@ -27,6 +27,9 @@ export interface ProxyOptions {
   readonly handshakeTimeoutMs: number
 }
 
+/** Client connections a call's server accepts beyond the bound on tunnels, each to be refused by name. */
+const handshakeRoom = 16
+
 /** The most refusal lines one call reports; more are counted in one last line. */
 const maxRefusalLines = 20
 
@@ -158,8 +161,10 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
             splice(client, upstream)
           }))
       })
-      http.maxConnections = options.maxConnections
-      socks.maxConnections = options.maxConnections
+      // Client connections: the tunnels the bound allows, plus room for handshakes, which the bound
+      // then refuses by name; past that the server drops them unread.
+      http.maxConnections = options.maxConnections + handshakeRoom
+      socks.maxConnections = options.maxConnections + handshakeRoom
 
       const listen = (server: NodeNet.Server, path: string) =>
         Effect.async<void, Error>((resume) => {
