@@ -45,20 +45,18 @@ const splitPort = (text: string): { readonly host: string; readonly port: string
 /** The parsed entry, or why it is not one. */
 export const parseEntry = (text: string): Entry | string => {
   const { host, port } = splitPort(text.trim())
-  let portNumber: number | undefined
-  if (port !== undefined) {
-    portNumber = /^\d{1,5}$/.test(port) ? Number(port) : NaN
-    if (!(portNumber >= 1 && portNumber <= 65535)) return `has a bad port ${JSON.stringify(port)} (1–65535)`
-  }
-  if (NodeNet.isIP(host) !== 0) {
-    return { text, host: canonicalIp(host), wildcard: false, ip: true, port: portNumber }
-  }
-  const wildcard = host.startsWith("*.")
-  const name = normalName(wildcard ? host.slice(2) : host)
-  if (!isName(name) || (wildcard && !name.includes("."))) {
+  const ip = NodeNet.isIP(host) !== 0
+  const wildcard = !ip && host.startsWith("*.")
+  const name = ip ? canonicalIp(host) : normalName(wildcard ? host.slice(2) : host)
+  // A URL (`https://…`) splits into a name and a "port"; it is no entry at all.
+  if (text.includes("/") || (!ip && (!isName(name) || (wildcard && !name.includes("."))))) {
     return `is not a host name, a *.domain wildcard or an IP literal, each with an optional :port`
   }
-  return { text, host: name, wildcard, ip: false, port: portNumber }
+  const portNumber = port === undefined ? undefined : /^\d{1,5}$/.test(port) ? Number(port) : NaN
+  if (portNumber !== undefined && !(portNumber >= 1 && portNumber <= 65535)) {
+    return `has a bad port ${JSON.stringify(port)} (1–65535)`
+  }
+  return { text, host: name, wildcard, ip, port: portNumber }
 }
 
 /** An IP literal in one spelling: IPv4-mapped IPv6 as IPv4, IPv6 expanded by the URL parser. */
