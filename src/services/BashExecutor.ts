@@ -119,6 +119,11 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
      */
     readonly container?: BashExecutor.ContainerFacts | undefined
     /**
+     * A sandbox's allow-listed network: the names its confined commands may reach, so the tools can
+     * tell the model. Absent when the network is the host's or none.
+     */
+    readonly network?: BashExecutor.NetworkFacts | undefined
+    /**
      * The workdir a request without one runs in (the configured `cwd`, else the process's working
      * directory at the time): what `resolve` fills in, without resolving a request.
      */
@@ -189,6 +194,19 @@ export declare namespace BashExecutor {
     readonly network: "none" | "bridge"
     /** The host directory every container mounts read-write, at the same path. */
     readonly workspace: string
+  }
+
+  /**
+   * The allow-list of a sandbox whose commands reach the network only through its proxies.
+   *
+   * @since 0.3.0
+   * @category models
+   */
+  export interface NetworkFacts {
+    /** The allowed entries, as configured (`example.com`, `*.example.com`, `10.0.0.5:443`). */
+    readonly allow: ReadonlyArray<string>
+    /** The entries refused even when allowed. */
+    readonly deny: ReadonlyArray<string>
   }
 
   /**

@@ -3,7 +3,11 @@
  * and the lines a refusal adds to the model's text. No socket, no process.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { AgentTools } from "../../src/services/AgentTools.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
+import { compose } from "../support/tools.js"
 import { deniedAddresses, parseEntry } from "../../src/layers/internal/network/allowList.js"
 import type { Policy } from "../../src/layers/internal/network/allowList.js"
 import { admit } from "../../src/layers/internal/network/admission.js"
@@ -120,4 +124,29 @@ describe("what the model reads", () => {
       "[sandbox: file access denied under read-only mode]"
     ])
   })
+})
+
+/** The scripted executor, reporting a sandbox with an allow-listed network. */
+const allowListed = Layer.effect(
+  BashExecutor,
+  Effect.map(BashExecutor, (executor) => ({
+    ...executor,
+    network: { allow: ["registry.npmjs.org", "*.github.com:443"], deny: ["gist.github.com"] }
+  }))
+).pipe(Layer.provideMerge(ScriptedBashExecutor.layer()))
+
+describe("the allow-list, as the model is told", () => {
+  it.effect("a prompt section lists what is allowed and what a refusal line means", () =>
+    Effect.gen(function*() {
+      const tools = yield* AgentTools
+      expect(tools.promptSections.map(({ name, order }) => [name, order])).toEqual([["tool:bash", 105], ["tool:bash:network", 107]])
+      expect(tools.promptSections[1]!.text).toBe(
+        "Sandboxed commands reach the network only through a proxy that admits these names: registry.npmjs.org, " +
+          "*.github.com:443 (never gist.github.com). Clients that honour HTTP_PROXY, HTTPS_PROXY and ALL_PROXY " +
+          "(curl, git over http(s), npm, pip) work unchanged; DNS lookups, UDP and direct connections fail. " +
+          "`[network: refused <name>:<port> — <reason>]` at the end of a result means the proxy refused that " +
+          "connection: a policy decision, not a fault of the command, so do not look for another way around it; " +
+          "tell the user which name the command needed."
+      )
+    }).pipe(Effect.provide(compose({ executor: allowListed }))))
 })

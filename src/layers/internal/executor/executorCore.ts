@@ -71,6 +71,8 @@ export interface Confinement {
   readonly workspaceRoot?: string | undefined
   /** Reported as the executor's `container`. */
   readonly container?: BashExecutor.ContainerFacts | undefined
+  /** Reported as the executor's `network`. */
+  readonly network?: BashExecutor.NetworkFacts | undefined
   /** Fails closed when the call's mode cannot be enforced here, or its writable root cannot be granted. */
   readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError | BashRequestError>
   /** Set-up work started with the layer (the executor's `ready`). */
@@ -308,6 +310,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       sandboxMode: confinement.sandboxMode,
       workspaceRoot: confinement.workspaceRoot,
       ...(confinement.container === undefined ? {} : { container: confinement.container }),
+      ...(confinement.network === undefined ? {} : { network: confinement.network }),
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve,

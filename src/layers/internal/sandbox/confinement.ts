@@ -155,6 +155,7 @@ export const sandboxConfinement = (
     return {
       sandboxMode: config.sandboxMode,
       workspaceRoot: config.workspaceRoot === undefined ? undefined : configuredRoot,
+      ...(proxies === undefined ? {} : { network: proxies.facts }),
       launch,
       ready
     } satisfies Confinement
@@ -187,6 +188,7 @@ const networkProxies = (config: SandboxBashExecutorConfig) =>
     )
     let calls = 0
     return {
+      facts: { allow: policy.allow.map((entry) => entry.text), deny: policy.deny.map((entry) => entry.text) },
       call: () => {
         const socketDir = NodePath.join(base, String(++calls))
         const network: ProxiedNetwork = {
