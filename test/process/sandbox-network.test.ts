@@ -59,6 +59,15 @@ beforeAll(async () => {
     if (request.url?.startsWith("/repo.git/") && fs.existsSync(file) && fs.statSync(file).isFile()) {
       return void response.end(fs.readFileSync(file))
     }
+    // An npm registry's packument, as much of it as `npm view` reads.
+    if (request.url === "/npm/stub-package") {
+      response.setHeader("content-type", "application/json")
+      return void response.end(JSON.stringify({
+        name: "stub-package",
+        "dist-tags": { latest: "1.2.3" },
+        versions: { "1.2.3": { name: "stub-package", version: "1.2.3", dist: { tarball: "http://example.test/x.tgz" } } }
+      }))
+    }
     response.end(`page of ${request.headers.host}\n`)
   })
   httpsServer = https.createServer({
@@ -235,5 +244,32 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
         sandboxPolicy: { mode: "workspace-write", workspaceRoot: root }
       }))
       expect(result.stdout.text).toBe(`page of example.test:${httpPort}\n`)
+    }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
+
+  it.live("a background task reaches allowed names and reports its refusals when it settles", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const task = yield* bash.start(yield* bash.resolve({
+        command: `${curl(`http://example.test:${httpPort}/`)}; ${curl(`http://other.test:${httpPort}/`)} >/dev/null; true`
+      }))
+      const state = yield* task.done
+      expect(state.sandbox?.networkRefusals).toEqual([`[network: refused other.test:${httpPort} — not in the allow-list]`])
+      expect((yield* task.readOutput).delta).toContain(`page of example.test:${httpPort}\n`)
+    }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
+
+  it.live("npm reads a package's metadata from a registry stub through the proxy", () =>
+    Effect.gen(function*() {
+      const root = dirs.fresh("npm")
+      const bash = yield* BashExecutor
+      const result = yield* bash.run(yield* bash.resolve({
+        command: `npm view stub-package version --registry http://example.test:${httpPort}/npm/ --cache ${root}/cache ` +
+          `--userconfig ${root}/npmrc --no-update-notifier --fetch-retries 0`,
+        workdir: root,
+        env: { HOME: root },
+        timeoutMs: 60_000,
+        sandboxPolicy: { mode: "workspace-write", workspaceRoot: root }
+      }))
+      expect(result.stdout.text).toBe("1.2.3\n")
+      expect(result.sandbox?.networkRefusals).toBeUndefined()
     }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
 })
