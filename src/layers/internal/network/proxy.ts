@@ -8,12 +8,13 @@
  *
  * @internal
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
 import type { Policy } from "./allowList.js"
-import { deniedAddresses } from "./allowList.js"
+import { deniedAddresses, normalHost } from "./allowList.js"
 import type { Resolver } from "./admission.js"
 import { admit, reasons, refusalLine } from "./admission.js"
 
@@ -33,11 +34,22 @@ const handshakeRoom = 16
 /** The most refusal lines one call reports; more are counted in one last line. */
 const maxRefusalLines = 20
 
+/** A call's proxies could not listen on their sockets. */
+export class NetworkProxyError extends Data.TaggedError("NetworkProxyError")<{
+  readonly message: string
+}> {}
+
+/** An upstream connection, or why there is none: a policy refusal (reported) or a failed connect. */
+type Upstream =
+  | { readonly _tag: "Open"; readonly socket: NodeNet.Socket }
+  | { readonly _tag: "Refused"; readonly refusal: string }
+  | { readonly _tag: "Failed" }
+
 /** A layer's proxy state: the bound on connections shared by its calls. */
 export interface NetworkProxy {
   readonly options: ProxyOptions
   /** Starts a call's proxies on `httpPath` and `socksPath`, closed with the scope. */
-  readonly open: (httpPath: string, socksPath: string) => Effect.Effect<CallProxy, Error, Scope.Scope>
+  readonly open: (httpPath: string, socksPath: string) => Effect.Effect<CallProxy, NetworkProxyError, Scope.Scope>
 }
 
 /** One call's proxies. */
@@ -67,16 +79,16 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         else overflow++
       }
       /** The upstream socket for `host:port`, or the refusal. */
-      const connect = async (host: string, port: number): Promise<NodeNet.Socket | string> => {
+      const connect = async (host: string, port: number): Promise<Upstream> => {
         const admission = await admit(options.policy, denied, options.resolve, host, port)
         if (admission._tag === "Refused") {
           refuse(admission.refusal)
-          return admission.refusal
+          return admission
         }
         if (upstreams >= options.maxConnections) {
-          const refusal = `${admission.address === host ? host : host.toLowerCase()}:${port} — ${reasons.busy}`
+          const refusal = `${normalHost(host)}:${port} — ${reasons.busy}`
           refuse(refusal)
-          return refusal
+          return { _tag: "Refused", refusal }
         }
         upstreams++
         const upstream = NodeNet.connect({ host: admission.address, port })
@@ -86,9 +98,9 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         return new Promise((resolve) => {
           upstream.once("connect", () => {
             upstream.setTimeout(0)
-            resolve(upstream)
+            resolve({ _tag: "Open", socket: upstream })
           })
-          upstream.once("close", () => resolve(`${host}:${port} — unreachable`))
+          upstream.once("close", () => resolve({ _tag: "Failed" }))
         })
       }
       const splice = (client: NodeNet.Socket, upstream: NodeNet.Socket, head?: Uint8Array) => {
@@ -109,9 +121,10 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         const target = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(request.url ?? "")
         if (target === null) return void client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
         void connect(target[1]!, Number(target[2])).then((upstream) => {
-          if (typeof upstream === "string") return forbidden(client, upstream)
+          if (upstream._tag === "Refused") return forbidden(client, upstream.refusal)
+          if (upstream._tag === "Failed") return void client.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n")
           client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
-          splice(client, upstream, head)
+          splice(client, upstream.socket, head)
         })
       })
       http.on("request", (request: NodeHttp.IncomingMessage, response: NodeHttp.ServerResponse) => {
@@ -124,15 +137,16 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         if (url.protocol !== "http:") return void response.writeHead(400, { connection: "close" }).end()
         const port = url.port === "" ? 80 : Number(url.port)
         void connect(url.hostname, port).then((upstream) => {
-          if (typeof upstream === "string") {
+          if (upstream._tag === "Refused") {
             return void response.writeHead(403, { "content-type": "text/plain", connection: "close" })
-              .end(`${refusalLine(upstream)}\n`)
+              .end(`${refusalLine(upstream.refusal)}\n`)
           }
+          if (upstream._tag === "Failed") return void response.writeHead(502, { connection: "close" }).end()
           const headers = Object.fromEntries(
             Object.entries(request.headers).filter(([name]) => !/^proxy-|^connection$|^keep-alive$/i.test(name))
           )
           const forwarded = NodeHttp.request({
-            createConnection: () => upstream,
+            createConnection: () => upstream.socket,
             method: request.method,
             path: `${url.pathname}${url.search}`,
             headers: { ...headers, connection: "close" },
@@ -152,13 +166,10 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         client.setTimeout(options.handshakeTimeoutMs, () => client.destroy())
         socksHandshake(client, (host, port) =>
           connect(host, port).then((upstream) => {
-            if (typeof upstream === "string") {
-              // 0x02: connection not allowed by ruleset.
-              client.end(Uint8Array.of(5, 2, 0, 1, 0, 0, 0, 0, 0, 0))
-              return
-            }
+            // 0x02: connection not allowed by ruleset; 0x05: connection refused.
+            if (upstream._tag !== "Open") return void client.end(Uint8Array.of(5, upstream._tag === "Refused" ? 2 : 5, 0, 1, 0, 0, 0, 0, 0, 0))
             client.write(Uint8Array.of(5, 0, 0, 1, 0, 0, 0, 0, 0, 0))
-            splice(client, upstream)
+            splice(client, upstream.socket)
           }))
       })
       // Client connections: the tunnels the bound allows, plus room for handshakes, which the bound
@@ -167,17 +178,23 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
       socks.maxConnections = options.maxConnections + handshakeRoom
 
       const listen = (server: NodeNet.Server, path: string) =>
-        Effect.async<void, Error>((resume) => {
-          server.once("error", (error) => resume(Effect.fail(error)))
+        Effect.async<void, NetworkProxyError>((resume) => {
+          server.once("error", (error) =>
+            resume(Effect.fail(new NetworkProxyError({ message: `the network proxy cannot listen on ${path}: ${error.message}` }))))
           server.listen(path, () => resume(Effect.void))
         })
       const close = (server: NodeNet.Server) =>
         Effect.async<void>((resume) => {
           server.close(() => resume(Effect.void))
         })
+      // Every connection is destroyed first, so the servers close at once; the bound is for safety.
       const release = Effect.suspend(() => {
         for (const socket of sockets) socket.destroy()
-        return Effect.all([close(http), close(socks)], { concurrency: 2, discard: true })
+        return Effect.all([close(http), close(socks)], { concurrency: 2, discard: true }).pipe(
+          Effect.interruptible,
+          Effect.timeoutOption(options.handshakeTimeoutMs),
+          Effect.asVoid
+        )
       })
       return Effect.acquireRelease(
         Effect.zipRight(listen(http, httpPath), listen(socks, socksPath)).pipe(
@@ -185,6 +202,7 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         ),
         () => release
       ).pipe(
+        Effect.withSpan("SandboxNetwork.open"),
         Effect.as({
           refusals: () => [
             ...[...refused].map(refusalLine),

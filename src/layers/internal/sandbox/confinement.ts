@@ -27,7 +27,7 @@ import { metMountRace, probeRunner } from "./probe.js"
 import { runnerPath } from "./runnerPath.js"
 import { writableRoots } from "./writableRoots.js"
 import type { NetworkProxy } from "../network/proxy.js"
-import { makeNetworkProxy } from "../network/proxy.js"
+import { makeNetworkProxy, NetworkProxyError } from "../network/proxy.js"
 import { policyEither, bridgeTools } from "../network/settings.js"
 import { systemResolver } from "../network/admission.js"
 import type { ProxiedNetwork } from "./bwrap.js"
@@ -200,7 +200,7 @@ const networkProxies = (config: SandboxBashExecutorConfig) =>
         const open = Effect.acquireRelease(
           Effect.try({
             try: () => NodeFs.mkdirSync(socketDir, { mode: 0o700 }),
-            catch: (error) => new Error(`the network proxies cannot start: ${String(error)}`)
+            catch: (error) => new NetworkProxyError({ message: `the network proxies cannot start: ${String(error)}` })
           }),
           () => Effect.sync(() => NodeFs.rmSync(socketDir, { recursive: true, force: true }))
         ).pipe(Effect.zipRight(proxy.open(network.httpSocket, network.socksSocket)))
