@@ -149,7 +149,8 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
             createConnection: () => upstream.socket,
             method: request.method,
             path: `${url.pathname}${url.search}`,
-            headers: { ...headers, connection: "close" },
+            // The admitted name, not one the client wrote in `Host`: no fronting another site at that address.
+            headers: { ...headers, host: url.host, connection: "close" },
             setHost: false
           })
           forwarded.on("response", (answer) => {
