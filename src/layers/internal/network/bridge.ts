@@ -52,8 +52,8 @@ const installFilter = (arch: string) =>
 /** Local address `127.0.0.1:port` listening, as a line of `/proc/net/tcp` spells it. */
 const listening = (port: number) => `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A`
 
-/** Polls of the relays' listening sockets, 10ms apart: about five seconds. */
-const maxPolls = 500
+/** Polls of the relays' listening sockets, 5ms apart: about five seconds. */
+const maxPolls = 1000
 
 /** What the bridge needs. */
 export interface Bridge {
@@ -77,12 +77,16 @@ export const bridgeArgv = (bridge: Bridge): ReadonlyArray<string> => {
   const script = [
     relay(bridgePorts.http, bridge.httpSocket),
     relay(bridgePorts.socks, bridge.socksSocket),
+    // Read with builtins only: a poll forks nothing but its pause.
     "i=0",
     "while :; do",
-    "  t=$(cat /proc/net/tcp 2>/dev/null)",
-    `  case $t in *'${listening(bridgePorts.http)}'*) case $t in *'${listening(bridgePorts.socks)}'*) break ;; esac ;; esac`,
+    "  n=0",
+    "  while read -r _ local remote state _; do",
+    `    case "$local $remote $state" in '${listening(bridgePorts.http)}'|'${listening(bridgePorts.socks)}') n=$((n + 1)) ;; esac`,
+    "  done </proc/net/tcp",
+    `  [ "$n" -ge 2 ] && break`,
     `  i=$((i + 1)); if [ "$i" -gt ${maxPolls} ]; then printf 'bwrap: the network bridge did not start\\n' >&2; exit 1; fi`,
-    "  sleep 0.01",
+    "  sleep 0.005",
     "done",
     ...exports,
     bridge.filter === undefined
