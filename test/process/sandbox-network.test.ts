@@ -272,4 +272,25 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
       expect(result.stdout.text).toBe("1.2.3\n")
       expect(result.sandbox?.networkRefusals).toBeUndefined()
     }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
+
+  it.live("relays that never listen fail the call as the runner's failure, within the bridge's bound", () =>
+    Effect.gen(function*() {
+      // A `socat` that exits at once: the bridge waits its bound, then reports and the command never runs.
+      const bin = dirs.fresh("fake-socat")
+      fs.writeFileSync(path.join(bin, "socat"), "#!/bin/sh\nexit 1\n", { mode: 0o755 })
+      const saved = process.env.PATH
+      const scope = yield* Scope.make()
+      const context = yield* Effect.acquireUseRelease(
+        Effect.sync(() => {
+          process.env.PATH = `${bin}:${saved}`
+        }),
+        () => Layer.buildWithScope(SandboxBashExecutor.layer(settings()), scope),
+        () => Effect.sync(() => {
+          process.env.PATH = saved
+        })
+      )
+      const failure = yield* Effect.flip(run("echo ran").pipe(Effect.provide(context)))
+      expect(failure).toMatchObject({ _tag: "SandboxUnavailableError", runnerFailure: "bwrap: the network bridge did not start" })
+      yield* Scope.close(scope, Exit.void)
+    }))
 })

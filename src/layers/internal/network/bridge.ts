@@ -52,8 +52,11 @@ const installFilter = (arch: string) =>
 /** Local address `127.0.0.1:port` listening, as a line of `/proc/net/tcp` spells it. */
 const listening = (port: number) => `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A`
 
-/** Polls of the relays' listening sockets, 5ms apart: about five seconds. */
-const maxPolls = 1000
+/**
+ * How long the bridge waits for its relays, in whole seconds of `/proc/uptime` (so between this and one
+ * more); the call's own timeout bounds it too.
+ */
+const bridgeStartSeconds = 5
 
 /** What the bridge needs. */
 export interface Bridge {
@@ -78,14 +81,17 @@ export const bridgeArgv = (bridge: Bridge): ReadonlyArray<string> => {
     relay(bridgePorts.http, bridge.httpSocket),
     relay(bridgePorts.socks, bridge.socksSocket),
     // Read with builtins only: a poll forks nothing but its pause.
-    "i=0",
+    "read -r start _ </proc/uptime; start=${start%.*}",
     "while :; do",
     "  n=0",
     "  while read -r _ local remote state _; do",
     `    case "$local $remote $state" in '${listening(bridgePorts.http)}'|'${listening(bridgePorts.socks)}') n=$((n + 1)) ;; esac`,
     "  done </proc/net/tcp",
     `  [ "$n" -ge 2 ] && break`,
-    `  i=$((i + 1)); if [ "$i" -gt ${maxPolls} ]; then printf 'bwrap: the network bridge did not start\\n' >&2; exit 1; fi`,
+    "  read -r now _ </proc/uptime",
+    `  if [ "\${now%.*}" -gt $((start + ${bridgeStartSeconds})) ]; then`,
+    "    printf 'bwrap: the network bridge did not start\\n' >&2; exit 1",
+    "  fi",
     "  sleep 0.005",
     "done",
     ...exports,
