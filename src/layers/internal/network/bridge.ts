@@ -14,10 +14,10 @@
  */
 
 /** The loopback ports the relays listen on inside the sandbox (its own network namespace). */
-export const bridgePorts = { http: 3128, socks: 1080 } as const
+const bridgePorts = { http: 3128, socks: 1080 } as const
 
 /** The variables that send curl, git, npm, pip and most HTTP clients through the relays. */
-export const proxyEnv = (): Readonly<Record<string, string>> => {
+const proxyEnv = (): Readonly<Record<string, string>> => {
   const http = `http://127.0.0.1:${bridgePorts.http}`
   const socks = `socks5h://127.0.0.1:${bridgePorts.socks}`
   const local = "localhost,127.0.0.1,::1"

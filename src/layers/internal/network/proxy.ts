@@ -47,7 +47,6 @@ type Upstream =
 
 /** A layer's proxy state: the bound on connections shared by its calls. */
 export interface NetworkProxy {
-  readonly options: ProxyOptions
   /** Starts a call's proxies on `httpPath` and `socksPath`, closed with the scope. */
   readonly open: (httpPath: string, socksPath: string) => Effect.Effect<CallProxy, NetworkProxyError, Scope.Scope>
 }
@@ -63,12 +62,14 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
   const denied = deniedAddresses()
   let upstreams = 0
   return {
-    options,
     open: (httpPath, socksPath) => {
       const refused = new Set<string>()
       let overflow = 0
       const sockets = new Set<NodeNet.Socket>()
+      // Set as the call's scope closes: an admission still resolving then opens nothing.
+      let closed = false
       const track = (socket: NodeNet.Socket) => {
+        if (closed) return void socket.destroy()
         sockets.add(socket)
         socket.on("close", () => sockets.delete(socket))
         socket.on("error", () => socket.destroy())
@@ -81,6 +82,7 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
       /** The upstream socket for `host:port`, or the refusal. */
       const connect = async (host: string, port: number): Promise<Upstream> => {
         const admission = await admit(options.policy, denied, options.resolve, host, port)
+        if (closed) return { _tag: "Failed" }
         if (admission._tag === "Refused") {
           refuse(admission.refusal)
           return admission
@@ -142,6 +144,8 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
               .end(`${refusalLine(upstream.refusal)}\n`)
           }
           if (upstream._tag === "Failed") return void response.writeHead(502, { connection: "close" }).end()
+          // Admitted: the upstream may take its time to answer, as through a tunnel.
+          request.socket.setTimeout(0)
           const headers = Object.fromEntries(
             Object.entries(request.headers).filter(([name]) => !/^proxy-|^connection$|^keep-alive$/i.test(name))
           )
@@ -190,6 +194,7 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         })
       // Every connection is destroyed first, so the servers close at once; the bound is for safety.
       const release = Effect.suspend(() => {
+        closed = true
         for (const socket of sockets) socket.destroy()
         return Effect.all([close(http), close(socks)], { concurrency: 2, discard: true }).pipe(
           Effect.interruptible,
