@@ -18,7 +18,7 @@ import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsS
  * an IP literal, each with an optional `:port`), those refused first, the reason given for each
  * deny entry, and names pinned to an address.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category schemas
  */
 export const NetworkLists = Schema.Struct({

@@ -199,7 +199,7 @@ export declare namespace BashExecutor {
   /**
    * The allow-list of a sandbox whose commands reach the network only through its proxies.
    *
-   * @since 0.3.0
+   * @since 0.2.0
    * @category models
    */
   export interface NetworkFacts {

@@ -414,7 +414,7 @@ export const containerSection = (container: BashExecutor.ContainerFacts): AgentT
 /**
  * What a sandbox's allow-listed network lets its commands reach, and what a refusal line means.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category utils
  */
 export const allowListText = (network: BashExecutor.NetworkFacts): string =>
@@ -428,7 +428,7 @@ export const allowListText = (network: BashExecutor.NetworkFacts): string =>
 /**
  * The `tool:bash:network` prompt section (order 107) of a sandbox with an allow-listed network.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category utils
  */
 export const networkSection = (network: BashExecutor.NetworkFacts): AgentTools.PromptSection => ({
