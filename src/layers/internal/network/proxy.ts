@@ -172,7 +172,9 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         socksHandshake(client, (host, port) =>
           connect(host, port).then((upstream) => {
             // 0x02: connection not allowed by ruleset; 0x05: connection refused.
-            if (upstream._tag !== "Open") return void client.end(Uint8Array.of(5, upstream._tag === "Refused" ? 2 : 5, 0, 1, 0, 0, 0, 0, 0, 0))
+            if (upstream._tag !== "Open") {
+              return void client.end(Uint8Array.of(5, upstream._tag === "Refused" ? 2 : 5, 0, 1, 0, 0, 0, 0, 0, 0))
+            }
             client.write(Uint8Array.of(5, 0, 0, 1, 0, 0, 0, 0, 0, 0))
             splice(client, upstream.socket)
           }))
@@ -185,7 +187,9 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
       const listen = (server: NodeNet.Server, path: string) =>
         Effect.async<void, NetworkProxyError>((resume) => {
           server.once("error", (error) =>
-            resume(Effect.fail(new NetworkProxyError({ message: `the network proxy cannot listen on ${path}: ${error.message}` }))))
+            resume(Effect.fail(
+              new NetworkProxyError({ message: `the network proxy cannot listen on ${path}: ${error.message}` })
+            )))
           server.listen(path, () => resume(Effect.void))
         })
       const close = (server: NodeNet.Server) =>

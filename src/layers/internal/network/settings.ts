@@ -27,6 +27,12 @@ const entries = (field: string, texts: ReadonlyArray<string>) => {
   return Either.right(parsed)
 }
 
+/** `NAME=ADDRESS` as its two sides; without `=`, the whole text as the name and no address. */
+const splitPin = (pair: string): readonly [string, string] => {
+  const at = pair.indexOf("=")
+  return at < 0 ? [pair, ""] : [pair.slice(0, at), pair.slice(at + 1)]
+}
+
 /**
  * The settings' policy: `undefined` without an allow-list (`network` "host" or "none"), else the
  * checked lists. Fails naming the field and the first bad entry.
@@ -46,20 +52,20 @@ export const policyEither = (
   const field = lists === undefined ? "networkAllow" : "network.allow"
   const allowTexts = lists?.allow ?? settings.networkAllow
   if (allowTexts.length === 0) return fail(field, "is empty; use network \"none\" to reach no name")
-  const hostPairs = lists?.hosts === undefined
-    ? settings.networkHosts.map((pair) => [pair.slice(0, Math.max(pair.indexOf("="), 0)), pair.slice(pair.indexOf("=") + 1)])
-    : Object.entries(lists.hosts)
   const hostsField = lists === undefined ? "networkHosts" : "network.hosts"
+  const hostPairs: ReadonlyArray<readonly [string, string]> = lists?.hosts === undefined
+    ? settings.networkHosts.map(splitPin)
+    : Object.entries(lists.hosts)
   const hosts = new Map<string, string>()
   for (const [name, address] of hostPairs) {
-    const entry = parseEntry(name ?? "")
+    const entry = parseEntry(name)
     if (typeof entry === "string" || entry.wildcard || entry.ip || entry.port !== undefined) {
       return fail(hostsField, `entry ${JSON.stringify(name)} must be NAME=ADDRESS with a host name`)
     }
-    if (NodeNet.isIP(address ?? "") === 0) {
+    if (NodeNet.isIP(address) === 0) {
       return fail(hostsField, `entry ${JSON.stringify(name)}: ${JSON.stringify(address)} is not an IP address`)
     }
-    hosts.set(normalHost(entry.host), canonicalIp(address!))
+    hosts.set(normalHost(entry.host), canonicalIp(address))
   }
   const denyField = lists === undefined ? "networkDeny" : "network.deny"
   return Either.all([entries(field, allowTexts), entries(denyField, lists?.deny ?? settings.networkDeny)]).pipe(

@@ -98,7 +98,12 @@ export const sandboxConfinement = (
     let round: ProbeRound = { verdict: yield* Deferred.make<boolean>(), started: false }
     const probe = (current: ProbeRound) =>
       // A proxied network's bridge needs its call's proxies: the probe checks bubblewrap without them.
-      probeRunner(profileOf("read-only", "/", proxies === undefined ? staticNetwork(config) : "none"), bwrapDialect, config.probeTimeoutMs, config.graceMs).pipe(
+      probeRunner(
+        profileOf("read-only", "/", proxies === undefined ? staticNetwork(config) : "none"),
+        bwrapDialect,
+        config.probeTimeoutMs,
+        config.graceMs
+      ).pipe(
         Effect.tap((failure) =>
           failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
         ),
@@ -148,7 +153,10 @@ export const sandboxConfinement = (
         return {
           wrapper: profileOf(mode, root, call.network),
           sandbox: { mode, enforcement: "full", dialect: bwrapDialect },
-          network: Effect.mapError(call.open, (error) => new SandboxUnavailableError({ mode, runnerFailure: error.message }))
+          network: Effect.mapError(
+            call.open,
+            (error) => new SandboxUnavailableError({ mode, runnerFailure: error.message })
+          )
         } satisfies Launch
       })
     const ready = Effect.suspend(() => (round.started ? Effect.asVoid(Deferred.await(round.verdict)) : Effect.void))
