@@ -160,7 +160,7 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
         curl(`http://worse.wild.test:${httpPort}/`),
         curl(`http://ported.test:${httpsPort}/`),
         curl(`--noproxy "" http://localhost:${httpPort}/`),
-        curl(`--proxy "$ALL_PROXY" http://other.test:${httpPort}/`),
+        curl(`--proxy "$ALL_PROXY" http://socks.other.test:${httpPort}/`),
         "true"
       ].join("; "))
       expect(result.sandbox?.networkRefusals).toEqual([
@@ -170,7 +170,8 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
         `[network: refused bad.wild.test:${httpPort} — on the deny-list]`,
         `[network: refused worse.wild.test:${httpPort} — known exfiltration host]`,
         `[network: refused ported.test:${httpsPort} — not in the allow-list]`,
-        `[network: refused localhost:${httpPort} — resolves to a denied address]`
+        `[network: refused localhost:${httpPort} — resolves to a denied address]`,
+        `[network: refused socks.other.test:${httpPort} — not in the allow-list]`
       ])
       expect(result.stdout.text).not.toContain("page of")
     }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
