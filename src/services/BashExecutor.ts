@@ -179,6 +179,13 @@ export declare namespace BashExecutor {
      * it granted another call, or that is reached through a link inside one.
      */
     readonly workspaceRoot: string
+    /**
+     * Entries this call may reach besides the sandbox's allow-list (`example.com`, `*.example.com`,
+     * an IP literal, each with an optional `:port`); its deny-list still comes first. Only for a
+     * sandbox with an allow-listed network: otherwise, or with a bad entry, the call fails (a
+     * `BashRequestError` on `sandboxPolicy.networkAllow`, naming the entry). A confined call only.
+     */
+    readonly networkAllow?: ReadonlyArray<string>
   }
 
   /**

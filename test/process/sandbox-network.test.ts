@@ -294,4 +294,35 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
       expect(failure).toMatchObject({ _tag: "SandboxUnavailableError", runnerFailure: "bwrap: the network bridge did not start" })
       yield* Scope.close(scope, Exit.void)
     }))
+
+  it.live("a call's own networkAllow reaches a name for that call only; the deny-list still wins; a bad entry is named", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const policy = (networkAllow: ReadonlyArray<string>) => ({ mode: "read-only" as const, workspaceRoot: "/", networkAllow })
+      const command = `${curl(`http://other.test:${httpPort}/`)}; ${curl(`http://bad.wild.test:${httpPort}/`)} >/dev/null; true`
+      const widened = yield* bash.run(yield* bash.resolve({ command, sandboxPolicy: policy(["other.test", "*.wild.test"]) }))
+      expect(widened.stdout.text).toBe(`page of other.test:${httpPort}\n`)
+      expect(widened.sandbox?.networkRefusals).toEqual([`[network: refused bad.wild.test:${httpPort} — on the deny-list]`])
+      const next = yield* run(command)
+      expect(next.sandbox?.networkRefusals).toEqual([
+        `[network: refused other.test:${httpPort} — not in the allow-list]`,
+        `[network: refused bad.wild.test:${httpPort} — on the deny-list]`
+      ])
+      const bad = yield* Effect.flip(Effect.flatMap(bash.resolve({ command, sandboxPolicy: policy(["a b"]) }), bash.run))
+      expect(bad).toMatchObject({
+        _tag: "BashRequestError",
+        field: "sandboxPolicy.networkAllow",
+        message: `sandboxPolicy.networkAllow entry 0 "a b" is not a host name, a *.domain wildcard or an IP literal, each with an optional :port`
+      })
+    }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))
+
+  it.live("a call's networkAllow needs a sandbox with an allow-list", () =>
+    Effect.gen(function*() {
+      const bash = yield* BashExecutor
+      const spec = yield* bash.resolve({ command: "true", sandboxPolicy: { mode: "read-only", workspaceRoot: "/", networkAllow: ["a.test"] } })
+      expect(yield* Effect.flip(bash.run(spec))).toMatchObject({
+        _tag: "BashRequestError",
+        message: "sandboxPolicy.networkAllow needs a sandbox with network: { allow }"
+      })
+    }).pipe(Effect.provide(SandboxBashExecutor.layer({ graceMs: 1_000 }))))
 })

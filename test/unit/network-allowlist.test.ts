@@ -7,7 +7,11 @@ import { Effect, Layer } from "effect"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
-import { compose } from "../support/tools.js"
+import * as ApprovalScripted from "../../src/testing/ApprovalScripted.js"
+import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
+import * as SandboxSessionsLive from "../../src/layers/SandboxSessionsLive.js"
+import { SandboxSessions } from "../../src/services/SandboxSessions.js"
+import { compose, composeWith, textOf, withTasks } from "../support/tools.js"
 import { deniedAddresses, parseEntry } from "../../src/layers/internal/network/allowList.js"
 import type { Policy } from "../../src/layers/internal/network/allowList.js"
 import { admit } from "../../src/layers/internal/network/admission.js"
@@ -153,4 +157,48 @@ describe("the allow-list, as the model is told", () => {
           "tell the user which name the command needed."
       )
     }).pipe(Effect.provide(compose({ executor: allowListed }))))
+})
+
+/** The fake confining executor, reporting an allow-listed network, under the live session store. */
+const sessionsOver = (network: BashExecutor.NetworkFacts | undefined) => {
+  const executor = FakeConfiningExecutor.layer({ sandboxMode: "read-only", workspaceRoot: "/work/space", cwd: "/work/space" })
+  const reporting = network === undefined
+    ? executor
+    : Layer.effect(BashExecutor, Effect.map(BashExecutor, (fake) => ({ ...fake, network }))).pipe(Layer.provideMerge(executor))
+  return composeWith({ executor: Layer.provideMerge(SandboxSessionsLive.layer, reporting), services: withTasks(ApprovalScripted.layer([])) })
+}
+
+const networkAllowRun = Effect.flatMap(FakeConfiningExecutor.FakeConfiningExecutor, (executor) => executor.calls).pipe(
+  Effect.map((calls) => calls.map((call) => call.spec.sandboxPolicy?.networkAllow))
+)
+
+describe("a session's own network allowances", () => {
+  const session = { id: "s-net", cwd: "/work/space" }
+  const other = { id: "s-other", cwd: "/work/space" }
+  const call = { command: "curl -s https://api.example.com/", description: "Fetch" }
+
+  it.effect("reach the session's next calls only, until cleared; a bad entry is named", () =>
+    Effect.gen(function*() {
+      const sessions = yield* SandboxSessions
+      yield* textOf("bash", call, { session })
+      yield* sessions.allowNetwork(session.id, ["api.example.com:443"])
+      expect(yield* sessions.networkOf(session.id)).toEqual(["api.example.com:443"])
+      yield* textOf("bash", call, { session })
+      yield* textOf("bash", call, { session: other })
+      yield* sessions.allowNetwork(session.id, undefined)
+      yield* textOf("bash", call, { session })
+      expect(yield* networkAllowRun).toEqual([undefined, ["api.example.com:443"], undefined, undefined])
+      expect(yield* Effect.flip(sessions.allowNetwork(session.id, ["ok.test", "not a name"]))).toMatchObject({
+        field: "networkAllow",
+        message: `networkAllow entry 1 "not a name" is not a host name, a *.domain wildcard or an IP literal, each with an optional :port`
+      })
+    }).pipe(Effect.provide(sessionsOver({ allow: ["registry.npmjs.org"], deny: [] }))))
+
+  it.effect("need a sandbox with an allow-listed network", () =>
+    Effect.gen(function*() {
+      expect(yield* Effect.flip((yield* SandboxSessions).allowNetwork(session.id, ["api.example.com"]))).toMatchObject({
+        field: "networkAllow",
+        message: "networkAllow needs a sandbox with network: { allow }"
+      })
+    }).pipe(Effect.provide(sessionsOver(undefined))))
 })

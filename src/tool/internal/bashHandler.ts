@@ -94,7 +94,8 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
         toolName: "bash",
         ...(call.session !== undefined ? { session: call.session } : {})
       }).pipe(Effect.mapError(failWith))
-      const placement = yield* placeCall(executor, { workdir: args.workdir, sessionDir, mode })
+      const networkAllow = Option.isSome(deps.sessions) ? yield* deps.sessions.value.networkOf(call.session?.id) : []
+      const placement = yield* placeCall(executor, { workdir: args.workdir, sessionDir, mode, networkAllow })
       return yield* executor.resolve({
         command: args.command,
         ...placement,

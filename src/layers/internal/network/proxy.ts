@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as NodeHttp from "node:http"
 import * as NodeNet from "node:net"
-import type { Policy } from "./allowList.js"
+import type { Entry, Policy } from "./allowList.js"
 import { deniedAddresses, normalHost } from "./allowList.js"
 import type { Resolver } from "./admission.js"
 import { admit, reasons, refusalLine } from "./admission.js"
@@ -47,8 +47,15 @@ type Upstream =
 
 /** A layer's proxy state: the bound on connections shared by its calls. */
 export interface NetworkProxy {
-  /** Starts a call's proxies on `httpPath` and `socksPath`, closed with the scope. */
-  readonly open: (httpPath: string, socksPath: string) => Effect.Effect<CallProxy, NetworkProxyError, Scope.Scope>
+  /**
+   * Starts a call's proxies on `httpPath` and `socksPath`, closed with the scope; `extraAllow` is
+   * what this call may reach besides the policy's allow-list.
+   */
+  readonly open: (
+    httpPath: string,
+    socksPath: string,
+    extraAllow?: ReadonlyArray<Entry>
+  ) => Effect.Effect<CallProxy, NetworkProxyError, Scope.Scope>
 }
 
 /** One call's proxies. */
@@ -62,7 +69,10 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
   const denied = deniedAddresses()
   let upstreams = 0
   return {
-    open: (httpPath, socksPath) => {
+    open: (httpPath, socksPath, extraAllow = []) => {
+      const policy: Policy = extraAllow.length === 0
+        ? options.policy
+        : { ...options.policy, allow: [...options.policy.allow, ...extraAllow] }
       const refused = new Set<string>()
       let overflow = 0
       const sockets = new Set<NodeNet.Socket>()
@@ -81,7 +91,7 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
       }
       /** The upstream socket for `host:port`, or the refusal. */
       const connect = async (host: string, port: number): Promise<Upstream> => {
-        const admission = await admit(options.policy, denied, options.resolve, host, port)
+        const admission = await admit(policy, denied, options.resolve, host, port)
         if (closed) return { _tag: "Failed" }
         if (admission._tag === "Refused") {
           refuse(admission.refusal)
