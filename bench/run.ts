@@ -59,6 +59,7 @@ import { measureModelText } from "./sections/modelText.js"
 import { measureContainer } from "./sections/container.js"
 import { measureHeap } from "./sections/heap.js"
 import { measureModes } from "./sections/modes.js"
+import { measureNetwork } from "./sections/network.js"
 import type { Phases } from "./sections/phases.js"
 import { measurePhases } from "./sections/phases.js"
 import { outputToFile } from "./sections/throughput.js"
@@ -69,6 +70,7 @@ const onlyPerCall = process.argv.includes("--only=per-call")
 const onlyThroughput = process.argv.includes("--only=throughput")
 const onlyContainer = process.argv.includes("--only=container")
 const onlyHeap = process.argv.includes("--only=heap")
+const onlyNetwork = process.argv.includes("--only=network")
 const onlyColdStart = process.argv.includes("--only=cold-start")
 const settings = {
   sequentialCount: quick ? 30 : 300,
@@ -562,7 +564,22 @@ const mainHeap = async () => {
   await writeItem("l", { heap }, targets)
 }
 
+/** `--only=network`: item (m) alone, printed, nothing written. */
+const mainNetwork = async () => {
+  const [count, rounds] = quick ? [5, 1] : [20, 5]
+  log(`(m) a proxied curl of 1 KiB: ${rounds} × ${count} sequential calls per contender, interleaved`)
+  const start = round(loadavg()[0]!)
+  const rows = await measureNetwork(count, rounds)
+  process.stdout.write([
+    `load average ${start} → ${round(loadavg()[0]!)}`,
+    "| contender | ms per call | added to the host network |",
+    "|---|---:|---:|",
+    ...rows.map((row) => `| ${row.label} | ${row.msPerCall} | ${row.addedMs} |`)
+  ].join("\n") + "\n")
+}
+
 const main = async () => {
+  if (onlyNetwork) return mainNetwork()
   if (onlyColdStart) return mainColdStart()
   if (onlyContainer) return mainContainer()
   if (onlyHeap) return mainHeap()

@@ -6,9 +6,10 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { BashExecutor } from "../services/BashExecutor.js"
+import { BashExecutor, BashRequestError } from "../services/BashExecutor.js"
 import { sandboxPolicyText, SandboxSessions } from "../services/SandboxSessions.js"
 import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
+import { parseEntry } from "./internal/network/allowList.js"
 
 /**
  * The live session modes, built on the executor in the context (its default mode and workdir).
@@ -19,6 +20,7 @@ import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
 export const make: Effect.Effect<SandboxSessions["Type"], never, BashExecutor> = Effect.gen(function*() {
   const executor = yield* BashExecutor
   const overrides = new Map<string, BashExecutor.SandboxMode>()
+  const allowances = new Map<string, ReadonlyArray<string>>()
   // The workspace root as placement computes it: the session's canonical cwd, else the executor's
   // configured root, else its default workdir.
   const defaultRoot = executor.workspaceRoot ?? (yield* executor.resolve({ command: ":" }).pipe(
@@ -33,6 +35,25 @@ export const make: Effect.Effect<SandboxSessions["Type"], never, BashExecutor> =
       if (mode === undefined) overrides.delete(session)
       else overrides.set(session, mode)
     }),
+    allowNetwork: Effect.fn("SandboxSessions.allowNetwork")(function*(
+      session: string,
+      entries: ReadonlyArray<string> | undefined
+    ) {
+      yield* Effect.annotateCurrentSpan({ "sandbox.session": session, "sandbox.networkAllow": entries?.length ?? 0 })
+      const field = "networkAllow"
+      if (entries === undefined || entries.length === 0) return void allowances.delete(session)
+      if (executor.network === undefined) {
+        return yield* new BashRequestError({ field, message: `${field} needs a sandbox with network: { allow }` })
+      }
+      for (const [index, text] of entries.entries()) {
+        const problem = parseEntry(text)
+        if (typeof problem === "string") {
+          return yield* new BashRequestError({ field, message: `${field} entry ${index} ${JSON.stringify(text)} ${problem}` })
+        }
+      }
+      allowances.set(session, [...entries])
+    }),
+    networkOf: (session) => Effect.sync(() => (session === undefined ? undefined : allowances.get(session)) ?? []),
     modeOf: (session) => Effect.sync(() => Option.fromNullable(overrides.get(session))),
     standingMode: (session) => Effect.sync(() => standing(session)),
     policyText: (session) => {

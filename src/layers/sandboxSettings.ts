@@ -10,7 +10,23 @@ import { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
 import { defaultHidden } from "./internal/sandbox/bwrap.js"
 import { unixSocketFilterSupported } from "./internal/sandbox/seccomp.js"
-import { environmentOf, PositiveFinite, setting } from "./settingsSchema.js"
+import { policyOf } from "./internal/network/settings.js"
+import { environmentOf, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
+
+/**
+ * The allow-list form of `network`: the names a command may reach (`example.com`, `*.example.com`,
+ * an IP literal, each with an optional `:port`), those refused first, the reason given for each
+ * deny entry, and names pinned to an address.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const NetworkLists = Schema.Struct({
+  allow: Schema.Array(Schema.String),
+  deny: Schema.optional(Schema.Array(Schema.String)),
+  denyReasons: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
+  hosts: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+})
 
 /**
  * The sandboxing executor's settings: the local executor's, plus the sandbox's own.
@@ -43,16 +59,69 @@ export const Settings = Schema.Struct({
       description: (name) => `Writable root under --sandbox workspace-write (env ${name}; default: the working directory)`
     }
   }))),
-  /** `none` gives every confined command its own empty network namespace. */
+  /**
+   * `none` gives every confined command its own empty network namespace; `{ allow, deny?, denyReasons?,
+   * hosts? }` one whose only way out is a proxy that admits the names on `allow` (see docs/sandbox.md).
+   */
   network: Schema.optionalWith(
-    Schema.Literal("host", "none").annotations({
+    Schema.Union(Schema.Literal("host", "none"), NetworkLists).annotations({
       ...setting({
         env: "NETWORK",
         flag: { name: "network", description: (name) => `"none" cuts sandboxed commands off the network (env ${name})` }
       }),
-      message: (issue) => ({ message: `must be "host" or "none", got ${JSON.stringify(issue.actual)}`, override: true })
+      message: (issue) => ({
+        message: `must be "host", "none" or { allow: [...] }, got ${JSON.stringify(issue.actual)}`,
+        override: true
+      })
     }),
     { default: () => "host" as const }
+  ),
+  /** The allow-list as a flat list (flags and variables): the same as `network: { allow }`. */
+  networkAllow: Schema.optionalWith(
+    Schema.Array(Schema.String).annotations(setting({
+      env: "NETWORK_ALLOW",
+      flag: {
+        name: "network-allow",
+        pseudo: "NAME",
+        description: (name) =>
+          `Sandboxed commands reach only these names, through a proxy: host, *.domain or IP, optional :port; repeatable (env ${name}, comma-separated)`
+      }
+    })),
+    { default: () => [] }
+  ),
+  /** With {@link networkAllow}: names refused even when allowed. */
+  networkDeny: Schema.optionalWith(
+    Schema.Array(Schema.String).annotations(setting({
+      env: "NETWORK_DENY",
+      flag: {
+        name: "network-deny",
+        pseudo: "NAME",
+        description: (name) => `With --network-allow, refuse these names first; repeatable (env ${name}, comma-separated)`
+      }
+    })),
+    { default: () => [] }
+  ),
+  /** With {@link networkAllow}: `name=address` pins, the same as `network: { hosts }`. */
+  networkHosts: Schema.optionalWith(
+    Schema.Array(Schema.String).annotations(setting({
+      env: "NETWORK_HOSTS",
+      flag: {
+        name: "network-host",
+        pseudo: "NAME=ADDRESS",
+        description: (name) =>
+          `With --network-allow, the proxy connects NAME to ADDRESS without resolving it; repeatable (env ${name}, comma-separated)`
+      }
+    })),
+    { default: () => [] }
+  ),
+  /** Under an allow-list, the most upstream connections open at once across all calls. */
+  networkMaxConnections: Schema.optionalWith(PositiveInt.annotations(setting({ env: "NETWORK_MAX_CONNECTIONS" })), {
+    default: () => 64
+  }),
+  /** Under an allow-list, the bound on a client's proxy handshake and on each upstream connect. */
+  networkHandshakeTimeoutMs: Schema.optionalWith(
+    PositiveFinite.annotations(setting({ env: "NETWORK_HANDSHAKE_TIMEOUT_MS" })),
+    { default: () => 10_000 }
   ),
   /**
    * Under `network: "none"`, let commands open unix sockets (and so connect to any listener on a path
@@ -114,15 +183,18 @@ const decode = decodeWith(Settings, (field) => field in LocalSettings.fields ? "
 export const resolveSandboxConfig = (input: Settings.Input): Effect.Effect<Settings, LocalBashExecutorConfigError> =>
   decode({ ...input, cwd: input.cwd ?? input.workspaceRoot }).pipe(
     Effect.filterOrFail(
-      (settings) => settings.network !== "none" || settings.allowUnixSockets || unixSocketFilterSupported(),
-      () =>
+      (settings) =>
+        (settings.network === "host" && settings.networkAllow.length === 0) || settings.allowUnixSockets ||
+        unixSocketFilterSupported(),
+      (settings) =>
         new LocalBashExecutorConfigError({
           field: "allowUnixSockets",
-          message: `bash-sandbox: allowUnixSockets: network "none" refuses unix sockets with a seccomp filter for ` +
+          message: `bash-sandbox: allowUnixSockets: network ${settings.network === "none" ? `"none"` : "with an allow-list"} refuses unix sockets with a seccomp filter for ` +
             `x86_64 and aarch64 only, not for this host (${process.arch}); set allowUnixSockets: true to keep them, ` +
             `or use network "host"`
         })
-    )
+    ),
+    Effect.tap((settings) => policyOf(settings))
   )
 
 /**
@@ -135,7 +207,8 @@ export const defaults: Settings = Schema.decodeSync(Settings)({})
 
 /**
  * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_SANDBOX`
- * (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_ALLOW_UNIX_SOCKETS`, `_HIDE` (comma-separated) and
+ * (the mode), `_WORKSPACE_ROOT`, `_NETWORK`, `_NETWORK_ALLOW`, `_NETWORK_DENY`, `_NETWORK_HOSTS`
+ * (comma-separated), `_ALLOW_UNIX_SOCKETS`, `_HIDE` (comma-separated) and
  * `_PROBE_TIMEOUT_MS`.
  *
  * @since 0.1.0

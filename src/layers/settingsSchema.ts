@@ -106,12 +106,12 @@ const kindOfAst = (ast: SchemaAST.AST): SettingKind => {
   if (SchemaAST.isBooleanKeyword(ast)) return { _tag: "boolean" }
   if (SchemaAST.isStringKeyword(ast)) return { _tag: "string" }
   if (SchemaAST.isTupleType(ast)) return { _tag: "list" }
-  const literals = SchemaAST.isUnion(ast) ? ast.types : [ast]
-  return {
-    _tag: "choice",
-    choices: literals.flatMap((member) => SchemaAST.isLiteral(member) ? [String(member.literal)] : [])
-  }
+  return { _tag: "choice", choices: literalsOf(ast) }
 }
+
+/** The literals of a union, nested unions included; other members (a struct form) have no text. */
+const literalsOf = (ast: SchemaAST.AST): ReadonlyArray<string> =>
+  SchemaAST.isUnion(ast) ? ast.types.flatMap(literalsOf) : SchemaAST.isLiteral(ast) ? [String(ast.literal)] : []
 
 /** What a field holds. */
 export const kindOf = (field: Schema.Struct.Field): SettingKind => kindOfAst(fieldSchema(field).ast)

@@ -119,6 +119,11 @@ export class BashExecutor extends Context.Tag("effect-bash/BashExecutor")<
      */
     readonly container?: BashExecutor.ContainerFacts | undefined
     /**
+     * A sandbox's allow-listed network: the names its confined commands may reach, so the tools can
+     * tell the model. Absent when the network is the host's or none.
+     */
+    readonly network?: BashExecutor.NetworkFacts | undefined
+    /**
      * The workdir a request without one runs in (the configured `cwd`, else the process's working
      * directory at the time): what `resolve` fills in, without resolving a request.
      */
@@ -174,6 +179,13 @@ export declare namespace BashExecutor {
      * it granted another call, or that is reached through a link inside one.
      */
     readonly workspaceRoot: string
+    /**
+     * Entries this call may reach besides the sandbox's allow-list (`example.com`, `*.example.com`,
+     * an IP literal, each with an optional `:port`); its deny-list still comes first. Only for a
+     * sandbox with an allow-listed network: otherwise, or with a bad entry, the call fails (a
+     * `BashRequestError` on `sandboxPolicy.networkAllow`, naming the entry). A confined call only.
+     */
+    readonly networkAllow?: ReadonlyArray<string>
   }
 
   /**
@@ -192,6 +204,19 @@ export declare namespace BashExecutor {
   }
 
   /**
+   * The allow-list of a sandbox whose commands reach the network only through its proxies.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface NetworkFacts {
+    /** The allowed entries, as configured (`example.com`, `*.example.com`, `10.0.0.5:443`). */
+    readonly allow: ReadonlyArray<string>
+    /** The entries refused even when allowed. */
+    readonly deny: ReadonlyArray<string>
+  }
+
+  /**
    * What a confining executor reports about one call.
    *
    * @since 0.1.0
@@ -203,6 +228,11 @@ export declare namespace BashExecutor {
     readonly denied: boolean
     readonly enforcement?: string
     readonly runnerFailed?: boolean
+    /**
+     * Connections the sandbox's network proxies refused, one line each as the model reads it:
+     * `[network: refused example.com:443 — not in the allow-list]`.
+     */
+    readonly networkRefusals?: ReadonlyArray<string>
   }
 
   /**

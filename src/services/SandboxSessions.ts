@@ -5,7 +5,7 @@
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Context from "effect/Context"
-import type { BashExecutor } from "./BashExecutor.js"
+import type { BashExecutor, BashRequestError } from "./BashExecutor.js"
 import type { ToolSession } from "./ToolExecution.js"
 
 /**
@@ -45,6 +45,17 @@ export class SandboxSessions extends Context.Tag("effect-bash/SandboxSessions")<
   {
     /** Sets a session's standing mode (`undefined` clears it); it applies from the session's next call. */
     readonly setMode: (session: string, mode: BashExecutor.SandboxMode | undefined) => Effect.Effect<void>
+    /**
+     * Sets what a session's confined calls may reach besides the sandbox's allow-list (`undefined` or
+     * none clears it), from its next call; the deny-list still comes first. Fails naming a bad entry,
+     * or when the executor has no allow-listed network.
+     */
+    readonly allowNetwork: (
+      session: string,
+      entries: ReadonlyArray<string> | undefined
+    ) => Effect.Effect<void, BashRequestError>
+    /** The session's own allow entries (none when unset). */
+    readonly networkOf: (session: string | undefined) => Effect.Effect<ReadonlyArray<string>>
     /** The session's override, when one is set. */
     readonly modeOf: (session: string) => Effect.Effect<Option.Option<BashExecutor.SandboxMode>>
     /**

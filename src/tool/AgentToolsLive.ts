@@ -201,9 +201,11 @@ export const make = (
 
     const agentTools: AgentTools["Type"] = {
       tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),
-      promptSections: executor.container === undefined
-        ? [BashTool.promptSection]
-        : [BashTool.promptSection, BashTool.containerSection(executor.container)],
+      promptSections: [
+        BashTool.promptSection,
+        ...(executor.container === undefined ? [] : [BashTool.containerSection(executor.container)]),
+        ...(executor.network === undefined ? [] : [BashTool.networkSection(executor.network)])
+      ],
       call: (name, args, context) => respond(name, registered[name], args, context),
       callUnknown: (name, args, context) => respond(name, byName(name), args, context),
       takeNotices: (session) => Effect.sync(() => notices.take(session).map((notice) => notice.text))

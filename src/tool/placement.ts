@@ -60,6 +60,8 @@ const placeBody = function*(
     /** From {@link startSessionDir}. */
     readonly sessionDir: SessionDir | undefined
     readonly mode: BashExecutor.SandboxMode | undefined
+    /** The session's own network allow entries, for a confined call. */
+    readonly networkAllow?: ReadonlyArray<string>
   }
 ) {
   const sessionDir = call.sessionDir === undefined ? undefined : yield* call.sessionDir.canonical
@@ -71,7 +73,8 @@ const placeBody = function*(
       : yield* canonicalDir(path.resolve(canonicalRoot, call.workdir))
     // The session's directory as given: the sandbox resolves it again, watching the links on the way.
     const workspaceRoot = call.sessionDir?.given ?? canonicalRoot
-    return { workdir, sandboxPolicy: { mode: call.mode, workspaceRoot } } satisfies Placement
+    const networkAllow = call.networkAllow === undefined || call.networkAllow.length === 0 ? {} : { networkAllow: call.networkAllow }
+    return { workdir, sandboxPolicy: { mode: call.mode, workspaceRoot, ...networkAllow } } satisfies Placement
   }
   if (call.workdir === undefined) return (sessionDir === undefined ? {} : { workdir: sessionDir }) satisfies Placement
   if (path.isAbsolute(call.workdir)) return { workdir: call.workdir } satisfies Placement

@@ -1,5 +1,5 @@
 /**
- * The sandbox lines of a result: a denial, the escalation hint, a runner failure.
+ * The sandbox lines of a result: network refusals, a denial, the escalation hint, a runner failure.
  */
 import type { BashExecutor } from "../services/BashExecutor.js"
 
@@ -18,7 +18,8 @@ export const sandboxNotices = (facts: BashExecutor.SandboxFacts | undefined, esc
   if (facts.runnerFailed === true) {
     return [`[sandbox: the sandbox runner itself failed under ${facts.mode} mode — the command did not run; this is a sandbox problem, not a command failure]`]
   }
-  if (!facts.denied) return []
+  const network = facts.networkRefusals ?? []
+  if (!facts.denied) return network
   const denial = `[sandbox: file access denied under ${facts.mode} mode]`
-  return escalationOffered && facts.mode !== "danger-full-access" ? [denial, escalationHint] : [denial]
+  return [...network, ...(escalationOffered && facts.mode !== "danger-full-access" ? [denial, escalationHint] : [denial])]
 }

@@ -94,6 +94,18 @@ describe("Config", () => {
     expect(validate({ container: {} })).toMatchObject({ issues: [{ path: ["container", "image"] }] })
   })
 
+  it("takes the sandbox's network allow-list, naming a bad one", () => {
+    const sandbox = {
+      mode: "workspace-write",
+      network: { allow: ["registry.npmjs.org", "*.github.com:443"], deny: ["gist.github.com"], denyReasons: { "gist.github.com": "pastes" } },
+      networkMaxConnections: 8
+    }
+    expect(validate({ sandbox })).toEqual({ value: { sandbox } })
+    expect(validate({ sandbox: { mode: "read-only", network: { deny: ["a.test"] } } })).toMatchObject({
+      issues: [{ path: ["sandbox", "network"] }]
+    })
+  })
+
   it("names the field of a bad completionDelivery", () => {
     expect(validate({ completionDelivery: "loud" })).toEqual({
       issues: [{ path: ["completionDelivery"], message: `completionDelivery must be "wakeup" or "quiet", got "loud"` }]

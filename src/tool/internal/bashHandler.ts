@@ -81,7 +81,13 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
       const escalation = standing === undefined ? undefined : args.escalation
       // The session's directory resolves in the thread pool while the mode is settled.
       const sessionDir = yield* startSessionDir(call.session)
-      const placement = yield* placeCall(executor, { workdir: args.workdir, sessionDir, mode: escalation?.mode ?? standing })
+      const networkAllow = Option.isSome(deps.sessions) ? yield* deps.sessions.value.networkOf(call.session?.id) : []
+      const placement = yield* placeCall(executor, {
+        workdir: args.workdir,
+        sessionDir,
+        mode: escalation?.mode ?? standing,
+        networkAllow
+      })
       const request: BashExecutor.Request = {
         command: args.command,
         ...placement,

@@ -36,6 +36,11 @@ const encoder = new TextEncoder()
  */
 export interface Launch {
   readonly wrapper?: ProcessSpawner.Wrapper
+  /**
+   * The call's own network proxies, started in the call's scope before the spawn; what they
+   * refused goes into the sandbox facts.
+   */
+  readonly network?: Effect.Effect<NetworkCall, SandboxUnavailableError, Scope.Scope>
   /** Present for a confining executor, even when this call runs unconfined. */
   readonly sandbox?: {
     readonly mode: BashExecutor.SandboxMode
@@ -43,6 +48,17 @@ export interface Launch {
     /** How the runner reports denials and its own failures; absent when no runner is used. */
     readonly dialect?: RunnerDialect
   }
+}
+
+/** A call's network proxies: the refusal lines so far. */
+export interface NetworkCall {
+  readonly refusals: () => ReadonlyArray<string>
+}
+
+/** `facts` with the call's network refusals, when there are any. */
+const withRefusals = (facts: BashExecutor.SandboxFacts, network: NetworkCall | undefined): BashExecutor.SandboxFacts => {
+  const refusals = network?.refusals() ?? []
+  return refusals.length === 0 ? facts : { ...facts, networkRefusals: refusals }
 }
 
 /**
@@ -55,6 +71,8 @@ export interface Confinement {
   readonly workspaceRoot?: string | undefined
   /** Reported as the executor's `container`. */
   readonly container?: BashExecutor.ContainerFacts | undefined
+  /** Reported as the executor's `network`. */
+  readonly network?: BashExecutor.NetworkFacts | undefined
   /** Fails closed when the call's mode cannot be enforced here, or its writable root cannot be granted. */
   readonly launch: (spec: BashExecutor.Spec) => Effect.Effect<Launch, SandboxUnavailableError | BashRequestError>
   /** Set-up work started with the layer (the executor's `ready`). */
@@ -169,16 +187,17 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
       // From the spawn to the kill finalizer nothing may interrupt: the command may be running already.
-      const supervised = yield* Effect.scoped(
+      const [supervised, network] = yield* Effect.scoped(
         Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
+            const network = launch.network === undefined ? undefined : yield* launch.network
             // A spawner that gave up because the abort fired meanwhile started nothing: the abort is the answer.
             const process = yield* spawner.spawn(spawnOptions(spec, launch)).pipe(
               Effect.catchTag("SpawnError", (error) => Effect.zipRight(refuseIfAborted(spec), Effect.fail(error)))
             )
             foreground.add(process)
             yield* Scope.addFinalizer(yield* Effect.scope, Effect.sync(() => foreground.delete(process)))
-            return yield* supervise({
+            const supervised = yield* supervise({
               process,
               ...collectors(spec, watch, live),
               graceMs: config.graceMs,
@@ -187,6 +206,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
               ...(spec.signal === undefined ? {} : { signal: spec.signal }),
               restore
             })
+            return [supervised, network] as const
           })
         )
       )
@@ -202,7 +222,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         timeoutMs: spec.timeoutMs,
         stdout: supervised.stdout,
         stderr: supervised.stderr,
-        ...(sandbox === undefined ? {} : { sandbox: sandbox.facts })
+        ...(sandbox === undefined ? {} : { sandbox: withRefusals(sandbox.facts, network) })
       }
       return result
     }
@@ -251,6 +271,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         })
       const lifecycle = Effect.scoped(
         Effect.gen(function*() {
+          const network = launch.network === undefined ? undefined : yield* launch.network
           const supervised = yield* Effect.uninterruptibleMask((restore) =>
             Effect.flatMap(spawner.spawn(spawnOptions(spec, launch)), (process) =>
               supervise({
@@ -265,7 +286,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
           )
           const state = settledState(supervised)
           if (launch.sandbox === undefined) return state
-          return { ...state, sandbox: judge(launch.sandbox, watch, supervised.exit).facts }
+          return { ...state, sandbox: withRefusals(judge(launch.sandbox, watch, supervised.exit).facts, network) }
         })
       ).pipe(
         // As for `run`: a spawner that gave up because the abort fired meanwhile started nothing, and
@@ -289,6 +310,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
       sandboxMode: confinement.sandboxMode,
       workspaceRoot: confinement.workspaceRoot,
       ...(confinement.container === undefined ? {} : { container: confinement.container }),
+      ...(confinement.network === undefined ? {} : { network: confinement.network }),
       ...(confinement.ready === undefined ? {} : { ready: confinement.ready }),
       defaultWorkdir: Effect.sync(() => config.cwd ?? process.cwd()),
       resolve,

@@ -10,6 +10,7 @@ import type { BashExecutor } from "../../../services/BashExecutor.js"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { RunnerDialect } from "../executor/RunnerWatch.js"
 import { within } from "./canonicalDir.js"
+import { bridgeArgv } from "../network/bridge.js"
 import { unixSocketFilter } from "./seccomp.js"
 
 /**
@@ -45,8 +46,12 @@ export const defaultHidden: ReadonlyArray<string> = [
 // unmount a mask. bubblewrap sets no_new_privs, so no exec (a setuid one included) regains any.
 const namespace = ["--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL"]
 
-const wrapper = (argv: ReadonlyArray<string>, input?: ProcessSpawner.Wrapper["input"]): ProcessSpawner.Wrapper => ({
-  argv: [...argv, "--"],
+const wrapper = (
+  argv: ReadonlyArray<string>,
+  input?: ProcessSpawner.Wrapper["input"],
+  inside: ReadonlyArray<string> = []
+): ProcessSpawner.Wrapper => ({
+  argv: [...argv, "--", ...inside],
   pidNamespace: true,
   ...(input === undefined ? {} : { input })
 })
@@ -151,6 +156,18 @@ export const pinOpener = (pinned: ReadonlyArray<string>): ReadonlyArray<string> 
   pinned.length === 0 ? [] : ["/bin/sh", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
 
 /**
+ * A network whose only way out is the call's proxies, reached through their unix sockets in
+ * `socketDir` (bound into the sandbox) by the bridge's relays.
+ */
+export interface ProxiedNetwork {
+  readonly socketDir: string
+  readonly httpSocket: string
+  readonly socksSocket: string
+  readonly socatPath: string
+  readonly perlPath: string
+}
+
+/**
  * Settings of a confined profile.
  */
 export interface ConfinedProfile {
@@ -158,8 +175,8 @@ export interface ConfinedProfile {
   readonly mode: Exclude<BashExecutor.SandboxMode, "danger-full-access">
   /** The writable root under `workspace-write`. */
   readonly workspaceRoot: string
-  readonly network: "host" | "none"
-  /** Under `network: "none"`, whether `socket(AF_UNIX, …)` still works (no seccomp filter). */
+  readonly network: "host" | "none" | ProxiedNetwork
+  /** Under `network: "none"` or proxied, whether `socket(AF_UNIX, …)` still works (no seccomp filter). */
   readonly allowUnixSockets: boolean
   /** From {@link hiddenPaths}; their masks come last so they cover the workspace root too. */
   readonly hidden: ReadonlyArray<HiddenPath>
@@ -172,7 +189,8 @@ export interface ConfinedProfile {
  * and, under `workspace-write`, the directories leading to them pinned in place.
  */
 export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrapper => {
-  const filtered = profile.network === "none" && !profile.allowUnixSockets
+  const proxied = typeof profile.network === "object" ? profile.network : undefined
+  const filtered = profile.network !== "host" && !profile.allowUnixSockets
   const pinned = profile.mode === "workspace-write" ? pinnedDirs(profile.hidden, profile.workspaceRoot) : []
   return wrapper([
     ...pinOpener(pinned),
@@ -190,10 +208,18 @@ export const confinedWrapper = (profile: ConfinedProfile): ProcessSpawner.Wrappe
         ...pinned.flatMap((dir, index) => ["--bind-fd", String(firstPinFd + index), dir])
       ]
       : []),
+    // After the private /tmp, which would otherwise hide a directory under it.
+    ...(proxied === undefined ? [] : ["--ro-bind", proxied.socketDir, proxied.socketDir]),
     // After the root: a root of `/` would otherwise bind the host's /proc and /dev back over them.
     ...namespace,
-    ...(profile.network === "none" ? ["--unshare-net"] : []),
-    ...(filtered ? ["--seccomp", String(seccompFd)] : []),
+    ...(profile.network === "host" ? [] : ["--unshare-net"]),
+    // A proxied network's bridge installs the filter itself, after its relays started.
+    ...(filtered && proxied === undefined ? ["--seccomp", String(seccompFd)] : []),
     ...maskArgs(profile.hidden)
-  ], filtered ? { fd: seccompFd, bytes: unixSocketFilter } : undefined)
+  ], filtered ? { fd: seccompFd, bytes: unixSocketFilter } : undefined, proxied === undefined ? [] : bridgeArgv({
+    socatPath: proxied.socatPath,
+    httpSocket: proxied.httpSocket,
+    socksSocket: proxied.socksSocket,
+    ...(filtered ? { filter: { perlPath: proxied.perlPath, fd: seccompFd, arch: process.arch } } : {})
+  }))
 }

@@ -5,12 +5,15 @@
  *
  * @internal
  */
+import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
-import { SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import { BashRequestError, SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { Confinement, Launch } from "../executor/executorCore.js"
 import { unconfined } from "../executor/executorCore.js"
@@ -23,6 +26,13 @@ import { defaults as sandboxDefaults } from "../../sandboxSettings.js"
 import { metMountRace, probeRunner } from "./probe.js"
 import { runnerPath } from "./runnerPath.js"
 import { writableRoots } from "./writableRoots.js"
+import type { NetworkProxy } from "../network/proxy.js"
+import { makeNetworkProxy, NetworkProxyError } from "../network/proxy.js"
+import { policyEither, bridgeTools } from "../network/settings.js"
+import { systemResolver } from "../network/admission.js"
+import type { ProxiedNetwork } from "./bwrap.js"
+import type { Entry } from "../network/allowList.js"
+import { parseEntry } from "../network/allowList.js"
 
 /** A probe's verdict, and whether its probe has started. */
 interface ProbeRound {
@@ -71,12 +81,17 @@ export const sandboxConfinement = (
     const layerScope = yield* Effect.scope
     const home = config.home ?? NodeOs.homedir()
     const bwrapPath = runnerPath(config.bwrapPath)
-    const profileOf = (mode: "read-only" | "workspace-write", workspaceRoot: string) =>
+    const proxies = yield* networkProxies(config)
+    const profileOf = (
+      mode: "read-only" | "workspace-write",
+      workspaceRoot: string,
+      network: "host" | "none" | ProxiedNetwork
+    ) =>
       confinedWrapper({
         bwrapPath,
         mode,
         workspaceRoot,
-        network: config.network,
+        network,
         allowUnixSockets: config.allowUnixSockets,
         hidden: hiddenPaths(config.hide, home)
       })
@@ -84,7 +99,13 @@ export const sandboxConfinement = (
     // waiting for it, and the next confined call starts a new round.
     let round: ProbeRound = { verdict: yield* Deferred.make<boolean>(), started: false }
     const probe = (current: ProbeRound) =>
-      probeRunner(profileOf("read-only", "/"), bwrapDialect, config.probeTimeoutMs, config.graceMs).pipe(
+      // A proxied network's bridge needs its call's proxies: the probe checks bubblewrap without them.
+      probeRunner(
+        profileOf("read-only", "/", proxies === undefined ? staticNetwork(config) : "none"),
+        bwrapDialect,
+        config.probeTimeoutMs,
+        config.graceMs
+      ).pipe(
         Effect.tap((failure) =>
           failure === undefined ? Effect.void : Effect.logWarning(`sandbox runner unusable: ${failure}`)
         ),
@@ -124,16 +145,99 @@ export const sandboxConfinement = (
         if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
         const given = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
         const root = mode === "workspace-write" ? yield* roots.grant(given) : given
+        const extraAllow = yield* callAllowances(spec.sandboxPolicy?.networkAllow, proxies !== undefined)
+        if (proxies === undefined) {
+          return {
+            wrapper: profileOf(mode, root, staticNetwork(config)),
+            sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
+          } satisfies Launch
+        }
+        const call = proxies.call(extraAllow)
         return {
-          wrapper: profileOf(mode, root),
-          sandbox: { mode, enforcement: "full", dialect: bwrapDialect }
+          wrapper: profileOf(mode, root, call.network),
+          sandbox: { mode, enforcement: "full", dialect: bwrapDialect },
+          network: Effect.mapError(
+            call.open,
+            (error) => new SandboxUnavailableError({ mode, runnerFailure: error.message })
+          )
         } satisfies Launch
       })
     const ready = Effect.suspend(() => (round.started ? Effect.asVoid(Deferred.await(round.verdict)) : Effect.void))
     return {
       sandboxMode: config.sandboxMode,
       workspaceRoot: config.workspaceRoot === undefined ? undefined : configuredRoot,
+      ...(proxies === undefined ? {} : { network: proxies.facts }),
       launch,
       ready
     } satisfies Confinement
+  })
+
+/**
+ * A call's own allow entries (`sandboxPolicy.networkAllow`), checked: only a sandbox with an
+ * allow-list takes them, and a bad one fails the call naming it.
+ */
+const callAllowances = (texts: ReadonlyArray<string> | undefined, proxied: boolean) =>
+  Effect.suspend((): Effect.Effect<ReadonlyArray<Entry>, BashRequestError> => {
+    if (texts === undefined || texts.length === 0) return Effect.succeed([])
+    const field = "sandboxPolicy.networkAllow"
+    if (!proxied) {
+      return Effect.fail(new BashRequestError({ field, message: `${field} needs a sandbox with network: { allow }` }))
+    }
+    const entries: Array<Entry> = []
+    for (const [index, text] of texts.entries()) {
+      const entry = parseEntry(text)
+      if (typeof entry === "string") {
+        return Effect.fail(new BashRequestError({ field, message: `${field} entry ${index} ${JSON.stringify(text)} ${entry}` }))
+      }
+      entries.push(entry)
+    }
+    return Effect.succeed(entries)
+  })
+
+/** The settings' network when it is no allow-list. */
+const staticNetwork = (config: SandboxBashExecutorConfig): "host" | "none" =>
+  config.network === "none" ? "none" : "host"
+
+/**
+ * The layer's proxies under an allow-list (none without one): a private directory for the calls'
+ * sockets, removed with the layer, and the proxy state the calls share. Each call gets its own pair
+ * of sockets, so its result reports only its own refusals.
+ */
+const networkProxies = (config: SandboxBashExecutorConfig) =>
+  Effect.gen(function*() {
+    // Checked as the settings were decoded: the layer never gets here with a bad list.
+    const policy = Either.getOrThrow(policyEither(config))
+    if (policy === undefined) return undefined
+    const tools = Either.getOrThrow(bridgeTools(config))
+    const proxy: NetworkProxy = makeNetworkProxy({
+      policy,
+      resolve: systemResolver,
+      maxConnections: config.networkMaxConnections,
+      handshakeTimeoutMs: config.networkHandshakeTimeoutMs
+    })
+    const base = yield* Effect.acquireRelease(
+      Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "effect-bash-net-"))),
+      (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+    )
+    let calls = 0
+    return {
+      facts: { allow: policy.allow.map((entry) => entry.text), deny: policy.deny.map((entry) => entry.text) },
+      call: (extraAllow: ReadonlyArray<Entry>) => {
+        const socketDir = NodePath.join(base, String(++calls))
+        const network: ProxiedNetwork = {
+          socketDir,
+          httpSocket: NodePath.join(socketDir, "http.sock"),
+          socksSocket: NodePath.join(socketDir, "socks.sock"),
+          ...tools
+        }
+        const open = Effect.acquireRelease(
+          Effect.try({
+            try: () => NodeFs.mkdirSync(socketDir, { mode: 0o700 }),
+            catch: (error) => new NetworkProxyError({ message: `the network proxies cannot start: ${String(error)}` })
+          }),
+          () => Effect.sync(() => NodeFs.rmSync(socketDir, { recursive: true, force: true }))
+        ).pipe(Effect.zipRight(proxy.open(network.httpSocket, network.socksSocket, extraAllow)))
+        return { network, open }
+      }
+    }
   })

@@ -1,0 +1,113 @@
+/**
+ * The sandbox settings' network policy: the `network: { allow, … }` form or the flat
+ * `networkAllow`/`networkDeny`/`networkHosts` lists (flags and variables), checked once as the layer
+ * is built, each bad entry named.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as NodeNet from "node:net"
+import { LocalBashExecutorConfigError } from "../../executorSettings.js"
+import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
+import { runnerPath } from "../sandbox/runnerPath.js"
+import type { Entry, Policy } from "./allowList.js"
+import { canonicalIp, normalHost, parseEntry } from "./allowList.js"
+
+const fail = (field: string, message: string) =>
+  Either.left(new LocalBashExecutorConfigError({ field, message: `bash-sandbox: ${field} ${message}` }))
+
+const entries = (field: string, texts: ReadonlyArray<string>) => {
+  const parsed: Array<Entry> = []
+  for (const [index, text] of texts.entries()) {
+    const entry = parseEntry(text)
+    if (typeof entry === "string") return fail(field, `entry ${index} ${JSON.stringify(text)} ${entry}`)
+    parsed.push(entry)
+  }
+  return Either.right(parsed)
+}
+
+/** `NAME=ADDRESS` as its two sides; without `=`, the whole text as the name and no address. */
+const splitPin = (pair: string): readonly [string, string] => {
+  const at = pair.indexOf("=")
+  return at < 0 ? [pair, ""] : [pair.slice(0, at), pair.slice(at + 1)]
+}
+
+/**
+ * The settings' policy: `undefined` without an allow-list (`network` "host" or "none"), else the
+ * checked lists. Fails naming the field and the first bad entry.
+ */
+export const policyEither = (
+  settings: Pick<SandboxBashExecutorConfig, "network" | "networkAllow" | "networkDeny" | "networkHosts">
+): Either.Either<Policy | undefined, LocalBashExecutorConfigError> => {
+  const lists = typeof settings.network === "object" ? settings.network : undefined
+  const flat = settings.networkAllow.length > 0 || settings.networkDeny.length > 0 || settings.networkHosts.length > 0
+  if (lists === undefined && !flat) return Either.right(undefined)
+  if (lists !== undefined && flat) {
+    return fail("networkAllow", `and network: { allow } both give an allow-list; give it once`)
+  }
+  if (lists === undefined && settings.network === "none") {
+    return fail("networkAllow", `needs network "host" (the default) or an allow-list, not "none"`)
+  }
+  const field = lists === undefined ? "networkAllow" : "network.allow"
+  const allowTexts = lists?.allow ?? settings.networkAllow
+  if (allowTexts.length === 0) return fail(field, "is empty; use network \"none\" to reach no name")
+  const hostsField = lists === undefined ? "networkHosts" : "network.hosts"
+  const hostPairs: ReadonlyArray<readonly [string, string]> = lists?.hosts === undefined
+    ? settings.networkHosts.map(splitPin)
+    : Object.entries(lists.hosts)
+  const hosts = new Map<string, string>()
+  for (const [name, address] of hostPairs) {
+    const entry = parseEntry(name)
+    if (typeof entry === "string" || entry.wildcard || entry.ip || entry.port !== undefined) {
+      return fail(hostsField, `entry ${JSON.stringify(name)} must be NAME=ADDRESS with a host name`)
+    }
+    if (NodeNet.isIP(address) === 0) {
+      return fail(hostsField, `entry ${JSON.stringify(name)}: ${JSON.stringify(address)} is not an IP address`)
+    }
+    hosts.set(normalHost(entry.host), canonicalIp(address))
+  }
+  const denyField = lists === undefined ? "networkDeny" : "network.deny"
+  return Either.all([entries(field, allowTexts), entries(denyField, lists?.deny ?? settings.networkDeny)]).pipe(
+    Either.flatMap(([allow, deny]) => {
+      const reasons = lists?.denyReasons ?? {}
+      const stray = Object.keys(reasons).find((key) => !deny.some((entry) => entry.text === key))
+      if (stray !== undefined) return fail("network.denyReasons", `names ${JSON.stringify(stray)}, which is not a deny entry`)
+      const bad = Object.entries(reasons).find(([, reason]) => reason.trim() === "" || /[\r\n\]]/.test(reason))
+      if (bad !== undefined) {
+        return fail("network.denyReasons", `reason of ${JSON.stringify(bad[0])} must be one non-empty line without "]"`)
+      }
+      return Either.right<Policy>({ allow, deny, denyReasons: reasons, hosts })
+    })
+  )
+}
+
+/** {@link policyEither} as an effect, for the layer's build. */
+export const policyOf = (
+  settings: Parameters<typeof policyEither>[0] & Pick<SandboxBashExecutorConfig, "allowUnixSockets">
+): Effect.Effect<Policy | undefined, LocalBashExecutorConfigError> =>
+  Effect.suspend(() =>
+    Either.flatMap(
+      policyEither(settings),
+      (policy) => policy === undefined ? Either.right(policy) : Either.map(bridgeTools(settings), () => policy)
+    )
+  )
+
+/**
+ * The programs the bridge runs inside the sandbox, found on `PATH` as the layer starts: `socat`, and
+ * `perl` (which installs the unix-socket filter) unless unix sockets are allowed.
+ */
+export const bridgeTools = (
+  settings: Pick<SandboxBashExecutorConfig, "allowUnixSockets">,
+  path: string | undefined = process.env.PATH
+): Either.Either<{ readonly socatPath: string; readonly perlPath: string }, LocalBashExecutorConfigError> => {
+  const socatPath = runnerPath("socat", path)
+  const perlPath = runnerPath("perl", path)
+  if (!socatPath.includes("/")) {
+    return fail("network", "allow-list needs socat on PATH for its bridge (Debian/Ubuntu: apt-get install socat)")
+  }
+  if (!settings.allowUnixSockets && !perlPath.includes("/")) {
+    return fail("network", "allow-list needs perl on PATH to filter unix sockets (or set allowUnixSockets: true)")
+  }
+  return Either.right({ socatPath, perlPath })
+}
