@@ -9,10 +9,26 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as NodeNet from "node:net"
 import { LocalBashExecutorConfigError } from "../../executorSettings.js"
-import type { SandboxBashExecutorConfig } from "../../sandboxSettings.js"
 import { runnerPath } from "../sandbox/runnerPath.js"
 import type { Entry, Policy } from "./allowList.js"
 import { canonicalIp, normalHost, parseEntry } from "./allowList.js"
+
+/**
+ * The network fields of the sandboxing executor's settings as they decode (`Settings` in
+ * `sandboxSettings.ts`, which checks them here: written out so the two modules do not import each other).
+ */
+export interface NetworkSettings {
+  readonly network: "host" | "none" | {
+    readonly allow: ReadonlyArray<string>
+    readonly deny?: ReadonlyArray<string> | undefined
+    readonly denyReasons?: { readonly [name: string]: string } | undefined
+    readonly hosts?: { readonly [name: string]: string } | undefined
+  }
+  readonly networkAllow: ReadonlyArray<string>
+  readonly networkDeny: ReadonlyArray<string>
+  readonly networkHosts: ReadonlyArray<string>
+  readonly allowUnixSockets: boolean
+}
 
 const fail = (field: string, message: string) =>
   Either.left(new LocalBashExecutorConfigError({ field, message: `bash-sandbox: ${field} ${message}` }))
@@ -38,7 +54,7 @@ const splitPin = (pair: string): readonly [string, string] => {
  * checked lists. Fails naming the field and the first bad entry.
  */
 export const policyEither = (
-  settings: Pick<SandboxBashExecutorConfig, "network" | "networkAllow" | "networkDeny" | "networkHosts">
+  settings: Pick<NetworkSettings, "network" | "networkAllow" | "networkDeny" | "networkHosts">
 ): Either.Either<Policy | undefined, LocalBashExecutorConfigError> => {
   const lists = typeof settings.network === "object" ? settings.network : undefined
   const flat = settings.networkAllow.length > 0 || settings.networkDeny.length > 0 || settings.networkHosts.length > 0
@@ -84,7 +100,7 @@ export const policyEither = (
 
 /** {@link policyEither} as an effect, for the layer's build. */
 export const policyOf = (
-  settings: Parameters<typeof policyEither>[0] & Pick<SandboxBashExecutorConfig, "allowUnixSockets">
+  settings: Parameters<typeof policyEither>[0] & Pick<NetworkSettings, "allowUnixSockets">
 ): Effect.Effect<Policy | undefined, LocalBashExecutorConfigError> =>
   Effect.suspend(() =>
     Either.flatMap(
@@ -98,7 +114,7 @@ export const policyOf = (
  * `perl` (which installs the unix-socket filter) unless unix sockets are allowed.
  */
 export const bridgeTools = (
-  settings: Pick<SandboxBashExecutorConfig, "allowUnixSockets">,
+  settings: Pick<NetworkSettings, "allowUnixSockets">,
   path: string | undefined = process.env.PATH
 ): Either.Either<{ readonly socatPath: string; readonly perlPath: string }, LocalBashExecutorConfigError> => {
   const socatPath = runnerPath("socat", path)
