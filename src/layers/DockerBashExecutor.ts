@@ -22,6 +22,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePathModule from "node:path"
 import { BashExecutor } from "../services/BashExecutor.js"
+import { ContainerEngine } from "../services/ContainerEngine.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 import { LocalBashExecutorConfigError } from "./executorSettings.js"
 import type { Settings } from "./containerSettings.js"
@@ -99,15 +100,11 @@ const identityOf = (config: Settings, mount: { readonly host: string }) =>
     return { user: `${owner.uid}:${owner.gid}`, uid: owner.uid, root: false }
   })
 
-const build = (settings: Settings.Input) =>
+const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.Effect<ContainerEngine.Service, ContainerUnavailableError, Scope.Scope>) =>
   Effect.gen(function*() {
     const config = yield* resolveContainerConfig(settings)
     const mount = yield* mountOf(config)
-    const engine = yield* makeDockerEngine(config.dockerHost).pipe(
-      Effect.mapError((error) =>
-        new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
-      )
-    )
+    const engine = yield* engineOf(config)
     const unavailable = (message: string) => new ContainerUnavailableError({ engine: engine.address, message })
     yield* engine.ping.pipe(Effect.mapError((error) => unavailable(error.message)))
     const found = yield* engine.hasImage(config.image).pipe(Effect.mapError((error) => unavailable(error.message)))
@@ -168,7 +165,28 @@ export const make = (
   BashExecutor["Type"],
   LocalBashExecutorConfigError | ContainerUnavailableError,
   FileSystem.FileSystem | Path.Path | Scope.Scope
-> => build(settings)
+> =>
+  build(settings, (config) =>
+    makeDockerEngine(config.dockerHost).pipe(
+      Effect.mapError((error) =>
+        new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
+      )
+    ))
+
+/**
+ * The container executor on the {@link ContainerEngine} in context (`dockerHost` is then not read),
+ * as {@link make} does it on the Docker Engine.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeWithEngine = (
+  settings: Settings.Input
+): Effect.Effect<
+  BashExecutor["Type"],
+  LocalBashExecutorConfigError | ContainerUnavailableError,
+  ContainerEngine | FileSystem.FileSystem | Path.Path | Scope.Scope
+> => Effect.flatMap(ContainerEngine, (engine) => build(settings, () => Effect.succeed(engine)))
 
 /**
  * The container executor on Node.
@@ -180,6 +198,18 @@ export const layer = (
   settings: Settings.Input
 ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError> =>
   Layer.scoped(BashExecutor, make(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+
+/**
+ * The container executor on Node, on the {@link ContainerEngine} in context: another engine, or a
+ * fake one (`FakeContainerEngine` in `effect-bash/testing`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerWithEngine = (
+  settings: Settings.Input
+): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError, ContainerEngine> =>
+  Layer.scoped(BashExecutor, makeWithEngine(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /**
  * The container executor with its settings read through `Config`; without an argument it reads the

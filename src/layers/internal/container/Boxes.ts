@@ -17,8 +17,8 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
-import type { BoxOptions, ContainerEngine } from "./ContainerEngine.js"
-import { ContainerEngineError } from "./ContainerEngine.js"
+import type { ContainerEngine } from "../../../services/ContainerEngine.js"
+import { ContainerEngineError } from "../../../services/ContainerEngine.js"
 import { ControlDir, randomName } from "./ControlDir.js"
 import { removeTrees } from "./removeTrees.js"
 import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
@@ -40,7 +40,7 @@ export const labels = {
 export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ readonly path: string }> {}
 
 /** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
-export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels" | "supervisorDir"> {
+export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "labels" | "supervisorDir"> {
   /** The uid the box's user has, when known (the supervisor's copy of bash belongs to another). */
   readonly uid: number | undefined
   /**
@@ -88,7 +88,7 @@ const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
  * directories. Failures only cost the engine's resources and some disk, so they are logged, never
  * raised.
  */
-export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
+export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> =>
   engine.listBoxes({ [labels.marker]: "1", [labels.hostname]: NodeOs.hostname() }).pipe(
     Effect.flatMap((boxes) =>
       Effect.forEach(
@@ -110,7 +110,7 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
  * `supervisorShell`), unless it is there; true when it was made. Fails when the image lacks `cp` or
  * `chmod`.
  */
-const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number): Effect.Effect<boolean, ContainerEngineError> =>
+const makeSupervisorShell = (engine: ContainerEngine.Service, box: string, uid: number): Effect.Effect<boolean, ContainerEngine.Error> =>
   engine.run(box, supervisorSetupArgv, `${uid}:${uid}`).pipe(
     Effect.filterOrFail(
       (output) => output === "ready" || output === "made",
@@ -127,7 +127,7 @@ export class Boxes {
   private readonly layer = NodeCrypto.randomUUID()
 
   private constructor(
-    private readonly engine: ContainerEngine,
+    private readonly engine: ContainerEngine.Service,
     private readonly settings: BoxSettings,
     /** The host's {@link ownedPrefix}. */
     private readonly host: string,
@@ -137,7 +137,7 @@ export class Boxes {
   ) {}
 
   /** The layer's boxes, all removed when `Scope` closes. */
-  static make(engine: ContainerEngine, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
+  static make(engine: ContainerEngine.Service, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
     return Effect.gen(function*() {
       const host = ownedPrefix()
       // Named after the host, so a later host's container layer removes it if this one dies.
@@ -149,7 +149,7 @@ export class Boxes {
   }
 
   /** The session's box, created (or started again) when needed. */
-  acquire(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  acquire(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     const existing = this.boxes.get(session)
     if (existing !== undefined && !existing.gone && !this.stopped.has(existing)) return this.use(existing)
     return this.lock.withPermits(1)(Effect.suspend(() => {
@@ -168,7 +168,7 @@ export class Boxes {
     }))
   }
 
-  private replace(box: Box | undefined, session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  private replace(box: Box | undefined, session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return (box === undefined ? Effect.void : this.discard(box)).pipe(
       Effect.zipRight(this.create(session)),
       Effect.flatMap((created) => this.use(created))
@@ -179,7 +179,7 @@ export class Boxes {
    * Removes `box` at once, unusable (nothing can start in it any more): the session's next call gets
    * a new one.
    */
-  removeNow(box: Box): Effect.Effect<void, ContainerEngineError> {
+  removeNow(box: Box): Effect.Effect<void, ContainerEngine.Error> {
     return Effect.suspend(() => {
       box.gone = true
       return this.engine.removeBox(box.id)
@@ -190,7 +190,7 @@ export class Boxes {
    * Makes the box's supervisor shell again if it is missing (the box was restarted from outside);
    * true when it was missing.
    */
-  repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngineError> {
+  repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngine.Error> {
     return makeSupervisorShell(this.engine, box.id, box.supervisorUid)
   }
 
@@ -226,7 +226,7 @@ export class Boxes {
     })
   }
 
-  private create(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  private create(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return Effect.gen(this, function*() {
       const { idleStopMs: _idle, mount, uid, ...options } = this.settings
       if (!NodeFs.existsSync(mount.host)) return yield* new WorkspaceMissing({ path: mount.target })

@@ -202,7 +202,18 @@ export class ControlDir {
     return Effect.suspend(() => {
       this.watcher.close()
       this.pending.clear()
-      return options.boxGone ? removeTrees([this.path], `the control directory ${this.path}`) : Effect.void
+      if (!options.boxGone) return Effect.void
+      // No wrapper runs any more: the files of abandoned execs go too. Then the directory is empty,
+      // as after a box's usual life, and goes without a traversal; anything else the box left there
+      // goes with `rm -rf`.
+      for (const name of this.abandoned.keys()) removeFiles(NodePath.join(this.path, name))
+      this.abandoned.clear()
+      try {
+        NodeFs.rmdirSync(this.path)
+        return Effect.void
+      } catch {
+        return removeTrees([this.path], `the control directory ${this.path}`)
+      }
     })
   }
 }
