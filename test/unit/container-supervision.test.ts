@@ -10,6 +10,8 @@ import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { ContainerEngine } from "../../src/services/ContainerEngine.js"
 import * as FakeContainerEngine from "../../src/testing/FakeContainerEngine.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import { tempDirs } from "../support/tempDirs.js"
 
 const timeoutMs = 1_000
@@ -127,5 +129,42 @@ describe("container supervision on a fake engine (TestClock)", () => {
       expect((yield* control.boxes).map((box) => box.removed)).toEqual([false])
       yield* Scope.close(scope, Exit.void)
       expect((yield* control.boxes).map((box) => box.removed)).toEqual([true])
+    }))
+})
+
+describe("the sweep of dead hosts' boxes, by their labels (fake engine)", () => {
+  const boot = fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
+  const namespace = /\d+/.exec(fs.readlinkSync("/proc/self/ns/pid"))![0]
+  const startTime = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!
+  /** This process, as a host names itself; with `dead`, a host that had its pid and another start time. */
+  const host = (dead: boolean) => `effect-bash-${namespace}-${process.pid}-${dead ? "1" : startTime(process.pid)}-`
+  const box = (engine: ContainerEngine.Service, name: string, owner: Record<string, string>) =>
+    engine.createBox({
+      image: "fake",
+      labels: { "effect-bash": "1", "effect-bash.session": name, "effect-bash.hostname": os.hostname(), ...owner },
+      mounts: [],
+      network: "none",
+      user: "1000:1000",
+      readOnlyRootfs: false,
+      seccompProfile: "{}",
+      dropCapabilities: true,
+      supervisorDir: { path: "/s", uid: 1 }
+    })
+
+  it.scoped("a dead host of this boot loses its boxes; a live one, one of another boot and a forged control path keep theirs", () =>
+    Effect.gen(function*() {
+      // What a label could point a sweep at: never removed.
+      const kept = dirs.fresh("forged-control")
+      const { control } = yield* build(() => ({ onTerm: "obey" }), (engine) =>
+        Effect.all([
+          box(engine, "dead", { "effect-bash.boot": boot, "effect-bash.host": host(true) }),
+          box(engine, "dead-forged", { "effect-bash.boot": boot, "effect-bash.host": host(true), "effect-bash.control": kept }),
+          box(engine, "live", { "effect-bash.boot": boot, "effect-bash.host": host(false) }),
+          // Another machine with the same hostname, in its initial pid namespace as this one is.
+          box(engine, "other-machine", { "effect-bash.boot": "another-boot", "effect-bash.host": host(true) })
+        ], { discard: true }))
+      const left = (yield* control.boxes).filter((each) => !each.removed).map((each) => each.options.labels["effect-bash.session"])
+      expect(left).toEqual(["live", "other-machine"])
+      expect(fs.existsSync(kept)).toBe(true)
     }))
 })

@@ -1,8 +1,9 @@
 /**
  * The boxes of one executor layer: one container per session (and one for calls without a session),
  * created on first use, replaced when it was removed from outside, stopped after an idle time when
- * configured, and removed with the layer. Each carries labels naming the session and the host, so a
- * later host sweeps the boxes of hosts that died without removing theirs.
+ * configured, and removed with the layer. Each carries labels naming the session and its host (the
+ * machine's boot, the host's pid namespace, pid and start time), so a later host sweeps the boxes of
+ * hosts that died without removing theirs, by what the engine tells of them and no file of the host.
  *
  * @internal
  */
@@ -23,15 +24,32 @@ import { ControlDir, randomName } from "./ControlDir.js"
 import { removeTrees } from "./removeTrees.js"
 import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
 
-/** The labels every box carries; the host's identity is `hostname` plus {@link ownedPrefix}. */
+/** The labels every box carries; the host's identity is `boot` plus `host`. */
 export const labels = {
   marker: "effect-bash",
   session: "effect-bash.session",
   hostname: "effect-bash.hostname",
+  /** The machine's boot: pids and start times are this boot's. */
+  boot: "effect-bash.boot",
+  /** The host's {@link ownedPrefix}: its pid namespace, pid and start time. */
   host: "effect-bash.host",
   /** The layer that made the box: a host may run several. */
-  layer: "effect-bash.layer"
+  layer: "effect-bash.layer",
+  /** The host path of the box's control directory. */
+  control: "effect-bash.control"
 } as const
+
+/**
+ * This boot of the machine (`/proc/sys/kernel/random/boot_id`): two machines, even with one hostname
+ * and both in their initial pid namespace, never share it. `undefined` off Linux.
+ */
+const bootId: string | undefined = (() => {
+  try {
+    return NodeFs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined
+  } catch {
+    return undefined
+  }
+})()
 
 /**
  * The directory a new box would mount is not on this host: the engine is never asked to bind it (it
@@ -71,38 +89,55 @@ export interface Box {
  */
 const controlParentPrefix = (host: string): string => host.replace(/^effect-bash-/, "effect-bash-control-")
 
-const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
+/**
+ * The control directory a dead host's box names in its labels, when it is one that host could have
+ * made (a label is anyone's to write): `<tmpdir>/<the host's control parent>XXXXXX/<32 hex>`.
+ */
+const controlDirOf = (box: ContainerEngine.BoxListing): string | undefined => {
+  const path = box.labels[labels.control]
+  const host = box.labels[labels.host]
+  if (path === undefined || host === undefined) return undefined
+  const parent = NodePath.dirname(path)
+  const parentName = NodePath.basename(parent)
+  const made = NodePath.dirname(parent) === NodeOs.tmpdir() && /^[0-9a-f]{32}$/.test(NodePath.basename(path)) &&
+    parentName.startsWith(controlParentPrefix(host)) && /^[A-Za-z0-9]{6}$/.test(parentName.slice(controlParentPrefix(host).length))
+  return made ? path : undefined
+}
 
-/** Removes the control directories of this machine's hosts that are no longer running. */
-const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
-  const parent = NodeOs.tmpdir()
-  const dead = NodeFs.readdirSync(parent).filter((name) => {
-    const owner = deadControlParent.exec(name)?.[1]
-    return owner !== undefined && ownerPrefixIsDead(`effect-bash-${owner}`)
-  })
-  return removeTrees(dead.map((name) => NodePath.join(parent, name)), "the control directories of dead hosts")
-}).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not remove the control directories of dead hosts", cause)))
+/** Removes a dead host's box, then its control directory and that directory's parent once empty. */
+const removeDeadBox = (engine: ContainerEngine.Service, box: ContainerEngine.BoxListing) =>
+  engine.removeBox(box.id).pipe(
+    Effect.zipRight(Effect.suspend(() => {
+      const control = controlDirOf(box)
+      if (control === undefined) return Effect.void
+      return removeTrees([control], `the control directory ${control}`).pipe(Effect.zipRight(Effect.sync(() => {
+        try {
+          NodeFs.rmdirSync(NodePath.dirname(control))
+        } catch {
+          // Another box's directory is still there.
+        }
+      })))
+    })),
+    Effect.zipRight(Effect.logDebug("removed the container of a dead host", box.id)),
+    Effect.catchAll((error) => Effect.logWarning("could not remove the container of a dead host", error.message))
+  )
 
 /**
- * Removes the boxes of this machine's hosts that are no longer running, then their control
+ * Removes the boxes of this machine's hosts that are no longer running, found on the engine by their
+ * labels (this boot, a host whose pid is gone or now another process's), and their control
  * directories. Failures only cost the engine's resources and some disk, so they are logged, never
  * raised.
  */
 export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> =>
-  engine.listBoxes({ [labels.marker]: "1", [labels.hostname]: NodeOs.hostname() }).pipe(
+  bootId === undefined ? Effect.void : engine.listBoxes({ [labels.marker]: "1", [labels.boot]: bootId }).pipe(
     Effect.flatMap((boxes) =>
       Effect.forEach(
         boxes.filter((box) => ownerPrefixIsDead(box.labels[labels.host] ?? "")),
-        (box) =>
-          engine.removeBox(box.id).pipe(
-            Effect.zipRight(Effect.logDebug("removed the container of a dead host", box.id)),
-            Effect.catchAll((error) => Effect.logWarning("could not remove the container of a dead host", error.message))
-          ),
+        (box) => removeDeadBox(engine, box),
         { concurrency: "unbounded", discard: true }
       )
     ),
-    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message)),
-    Effect.zipRight(removeDeadControlParents)
+    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
   )
 
 /**
@@ -242,8 +277,10 @@ export class Boxes {
           [labels.marker]: "1",
           [labels.session]: session,
           [labels.hostname]: NodeOs.hostname(),
+          ...(bootId === undefined ? {} : { [labels.boot]: bootId }),
           [labels.host]: this.host,
-          [labels.layer]: this.layer
+          [labels.layer]: this.layer,
+          [labels.control]: control.path
         },
         mounts: [mount, { host: control.path, target: controlMount }]
       }).pipe(
