@@ -101,6 +101,10 @@ export declare namespace ContainerEngine {
     readonly labels: Readonly<Record<string, string>>
     /** The workspace: host directories mounted at the given paths inside (an engine on this machine only). */
     readonly mounts: ReadonlyArray<{ readonly host: string; readonly target: string }>
+    /** The workspace: volumes of the engine's, made with the box and removed with it, at these paths. */
+    readonly volumes?: ReadonlyArray<{ readonly target: string }> | undefined
+    /** Private file systems of the box (memory, at most 16 MiB each) at `path`, with `mode`, e.g. `0777`. */
+    readonly scratch?: ReadonlyArray<{ readonly path: string; readonly mode: string }> | undefined
     /** `none`: no interface but loopback. */
     readonly network: "none" | "bridge"
     readonly memoryMb?: number | undefined

@@ -20,7 +20,9 @@ import * as Scope from "effect/Scope"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import { ContainerEngineError } from "../../../services/ContainerEngine.js"
+import { BoxControl } from "./BoxControl.js"
 import { ControlDir, randomName } from "./ControlDir.js"
+import type { StatusChannel } from "./statusChannel.js"
 import { removeTrees } from "./removeTrees.js"
 import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
 
@@ -57,16 +59,26 @@ const bootId: string | undefined = (() => {
  */
 export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ readonly path: string }> {}
 
+/**
+ * Where a box's files are: `bind`, a host directory mounted at the same path (an engine on this
+ * machine); `volume`, an engine volume of the box's own at `target`, removed with it, with nothing of
+ * the host mounted (any engine).
+ */
+export type Workspace =
+  | { readonly kind: "bind"; readonly host: string; readonly target: string }
+  | { readonly kind: "volume"; readonly target: string }
+
 /** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
-export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "labels" | "supervisorDir"> {
+export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "volumes" | "scratch" | "labels" | "supervisorDir"> {
   /** The uid the box's user has, when known (the supervisor's copy of bash belongs to another). */
   readonly uid: number | undefined
   /**
-   * The one host directory every box mounts (`host`, symlinks resolved, at `target`, the path commands
-   * use). It is configured, never taken from a call: a call's workdir is the model's to choose, and a
-   * path below the mount can be swapped for a link by another box between a check and the bind.
+   * The workspace every box has: with `bind`, the one host directory every box mounts (`host`,
+   * symlinks resolved, at `target`, the path commands use). It is configured, never taken from a
+   * call: a call's workdir is the model's to choose, and a path below the mount can be swapped for a
+   * link by another box between a check and the bind.
    */
-  readonly mount: { readonly host: string; readonly target: string }
+  readonly workspace: Workspace
   /** Stop a box that ran nothing for this long; never when absent. */
   readonly idleStopMs?: number | undefined
 }
@@ -75,7 +87,8 @@ export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" |
 export interface Box {
   readonly id: string
   readonly session: string
-  readonly control: ControlDir
+  /** Replaced when the box starts again (a `volume` box's watcher ends with its processes). */
+  control: StatusChannel
   /** The owner of the box's supervisor shell. */
   readonly supervisorUid: number
   /** Set once the box was found gone: the next call gets a new one. */
@@ -166,7 +179,8 @@ export class Boxes {
     private readonly settings: BoxSettings,
     /** The host's {@link ownedPrefix}. */
     private readonly host: string,
-    private readonly controlParent: string,
+    /** Where the `bind` boxes' control directories are; none for `volume` boxes. */
+    private readonly controlParent: string | undefined,
     private readonly lock: Effect.Semaphore,
     private readonly scope: Scope.Scope
   ) {}
@@ -176,7 +190,9 @@ export class Boxes {
     return Effect.gen(function*() {
       const host = ownedPrefix()
       // Named after the host, so a later host's container layer removes it if this one dies.
-      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
+      const controlParent = settings.workspace.kind === "bind"
+        ? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
+        : undefined
       const boxes = new Boxes(engine, settings, host, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
       yield* Effect.addFinalizer(() => boxes.removeAll)
       return boxes
@@ -194,6 +210,7 @@ export class Boxes {
         // One that cannot start again (removed from outside while stopped, its mount gone) is replaced.
         return this.engine.startBox(box.id).pipe(
           Effect.zipRight(makeSupervisorShell(this.engine, box.id, box.supervisorUid)),
+          Effect.zipRight(this.restartControl(box)),
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
           Effect.catchAll(() => this.replace(box, session))
@@ -226,7 +243,31 @@ export class Boxes {
    * true when it was missing.
    */
   repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngine.Error> {
-    return makeSupervisorShell(this.engine, box.id, box.supervisorUid)
+    return makeSupervisorShell(this.engine, box.id, box.supervisorUid).pipe(
+      Effect.tap((made) => made ? this.restartControl(box) : Effect.void)
+    )
+  }
+
+  /**
+   * A `volume` box started again has lost its control directory's watcher, and the engine made the
+   * directory again with its default mode: it is opened again, and a new watcher takes over.
+   */
+  private restartControl(box: Box): Effect.Effect<void, ContainerEngine.Error> {
+    const workspace = this.settings.workspace
+    if (workspace.kind === "bind") return Effect.void
+    return Effect.gen(this, function*() {
+      yield* box.control.close({ boxGone: false })
+      yield* this.openToBoxUsers(box.id, workspace.target)
+      box.control = yield* BoxControl.start(this.engine, box.id, controlMount, box.supervisorUid, this.scope)
+    })
+  }
+
+  /**
+   * The volume's root and the control directory belong to the box's root: without a capability, it
+   * can still open them to every user of the box.
+   */
+  private openToBoxUsers(box: string, target: string): Effect.Effect<void, ContainerEngine.Error> {
+    return Effect.asVoid(this.engine.run(box, ["chmod", "0777", "--", target, controlMount], "0:0"))
   }
 
   /** A call on `box` has settled. */
@@ -263,10 +304,12 @@ export class Boxes {
 
   private create(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return Effect.gen(this, function*() {
-      const { idleStopMs: _idle, mount, uid, ...options } = this.settings
-      if (!NodeFs.existsSync(mount.host)) return yield* new WorkspaceMissing({ path: mount.target })
+      const { idleStopMs: _idle, uid, workspace, ...options } = this.settings
+      if (workspace.kind === "volume") return yield* this.createInVolume(session, workspace.target)
+      if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.target })
+      const controlParent = this.controlParent!
       const control = yield* Effect.try({
-        try: () => new ControlDir(NodePath.join(this.controlParent, randomName())),
+        try: () => new ControlDir(NodePath.join(controlParent, randomName())),
         catch: (cause) => new ContainerEngineError({ message: `cannot make the container's control directory: ${String(cause)}`, cause })
       })
       const supervisor = supervisorUid(uid)
@@ -282,7 +325,7 @@ export class Boxes {
           [labels.layer]: this.layer,
           [labels.control]: control.path
         },
-        mounts: [mount, { host: control.path, target: controlMount }]
+        mounts: [{ host: workspace.host, target: workspace.target }, { host: control.path, target: controlMount }]
       }).pipe(
         Effect.tap((id) =>
           makeSupervisorShell(this.engine, id, supervisor).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
@@ -291,6 +334,41 @@ export class Boxes {
         Effect.onError(() => control.close({ boxGone: true }))
       )
       const box: Box = { id, session, control, supervisorUid: supervisor, gone: false }
+      this.boxes.set(session, box)
+      return box
+    })
+  }
+
+  /**
+   * A box whose files are its own: an engine volume at `target`, writable by the box's user (its
+   * root directory is the engine's: the box's root, without a capability, opens it to every user of
+   * the box), and a control directory in the box, read by a watcher.
+   */
+  private createInVolume(session: string, target: string): Effect.Effect<Box, ContainerEngine.Error> {
+    return Effect.gen(this, function*() {
+      const { idleStopMs: _idle, uid, workspace: _workspace, ...options } = this.settings
+      const supervisor = supervisorUid(uid)
+      const id = yield* this.engine.createBox({
+        ...options,
+        supervisorDir: { path: supervisorDir, uid: supervisor },
+        labels: {
+          [labels.marker]: "1",
+          [labels.session]: session,
+          [labels.hostname]: NodeOs.hostname(),
+          ...(bootId === undefined ? {} : { [labels.boot]: bootId }),
+          [labels.host]: this.host,
+          [labels.layer]: this.layer
+        },
+        mounts: [],
+        volumes: [{ target }],
+        scratch: [{ path: controlMount, mode: "0777" }]
+      })
+      const box = yield* Effect.gen(this, function*() {
+        yield* makeSupervisorShell(this.engine, id, supervisor)
+        yield* this.openToBoxUsers(id, target)
+        const control = yield* BoxControl.start(this.engine, id, controlMount, supervisor, this.scope)
+        return { id, session, control, supervisorUid: supervisor, gone: false } satisfies Box
+      }).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
       this.boxes.set(session, box)
       return box
     })
@@ -328,13 +406,14 @@ export class Boxes {
       ),
       Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message))
     )
+    const controlParent = this.controlParent
     // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
     return this.lock.withPermits(1)(known).pipe(
       Effect.zipRight(strays),
       // Empty unless a box could not be removed: its directory stays, and so does this one.
       Effect.ensuring(Effect.sync(() => {
         try {
-          NodeFs.rmdirSync(this.controlParent)
+          if (controlParent !== undefined) NodeFs.rmdirSync(controlParent)
         } catch {
           // Not empty.
         }

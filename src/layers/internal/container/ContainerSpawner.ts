@@ -119,12 +119,10 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
 
       // Until its pid line is read, a started exec may be running the command already: a start that
       // ends any other way (interrupted, timed out, refused) cancels it, or kills what it started.
-      const abandon = Effect.suspend(() => {
-        const leader = status.cancel()
-        return leader === undefined || box.gone ? Effect.void : killGroupOrBox(box, leader).pipe(
+      const abandon = Effect.flatMap(status.cancel, (leader) =>
+        leader === undefined || box.gone ? Effect.void : killGroupOrBox(box, leader).pipe(
           Effect.catchAll((error) => Effect.logWarning(`could not kill abandoned group ${leader} in ${box.id.slice(0, 12)}`, error.message))
-        )
-      })
+        ))
       let startedNothing = false
       const { early, exec, pid } = yield* Effect.gen(function*() {
         const long = tooLongForArgv(spawnOptions.command)
@@ -221,6 +219,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           }
           // Every writer has closed the pipes: the wrapper has exited, after writing its status if it could.
           outputEnded = true
+          yield* status.settled
           const leader = status.read()
           if (leader === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) {
             box.gone = true

@@ -18,29 +18,9 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { removeTrees } from "./removeTrees.js"
+import type { StatusChannel, StatusWaiter } from "./statusChannel.js"
 import type { LeaderStatus, StatusKey } from "./wrapper.js"
 import { makeStatusKey, parseStatus } from "./wrapper.js"
-
-/** One exec's status file, as the host sees it. */
-export interface StatusWaiter {
-  /** The file's name inside the control directory. */
-  readonly name: string
-  /** The exec's key: its line goes first on the exec's stdin. */
-  readonly key: StatusKey
-  /** The status once its line is complete; `undefined` before. */
-  readonly read: () => LeaderStatus | undefined
-  /**
-   * Abandons an exec whose pid line was never read: a leader that has not run its command yet never
-   * will (the wrapper exits on the cancel file), and the pid of one that may have is returned, to be
-   * killed. The wrapper records its pid before it looks for the file; this writes the file before it
-   * looks for the pid: one of the two sees the other's.
-   */
-  readonly cancel: () => number | undefined
-  /** Calls `listener` (once) when the status is complete; returns a remover. */
-  readonly onStatus: (listener: (status: LeaderStatus) => void) => () => void
-  /** Removes the files and stops watching. */
-  readonly release: () => void
-}
 
 /**
  * An exec's files: its status, its leader's pid and the host's cancel file. A link is removed, not
@@ -103,12 +83,12 @@ const readStatus = (file: string, key: StatusKey): LeaderStatus | undefined => {
 export const randomName = (): string => NodeCrypto.randomBytes(16).toString("hex")
 
 /** Six random numbers of 62 bits (each taken modulo the tag's prime). */
-const randomKey = (): StatusKey => {
+export const randomKey = (): StatusKey => {
   const bytes = NodeCrypto.randomBytes(48)
   return makeStatusKey(Array.from({ length: 6 }, (_, i) => bytes.readBigUInt64BE(i * 8) >> 2n))
 }
 
-export class ControlDir {
+export class ControlDir implements StatusChannel {
   private readonly watcher: NodeFs.FSWatcher
   private readonly pending = new Map<string, () => void>()
   /** Execs given up on, whose wrappers may still write: their files go once their status is final. */
@@ -153,7 +133,9 @@ export class ControlDir {
       name,
       key,
       read,
-      cancel: () => {
+      // The host reads the file itself: what the wrapper wrote is there once it has exited.
+      settled: Effect.void,
+      cancel: Effect.sync(() => {
         this.abandoned.set(name, key)
         try {
           // Made, never opened: an entry already there (whatever it is) is a cancel to the wrapper.
@@ -164,7 +146,7 @@ export class ControlDir {
         }
         const pid = Number(readEntry(`${file}.pid`)?.trim() ?? "")
         return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-      },
+      }),
       onStatus: (listener) => {
         const known = read()
         if (known !== undefined) {

@@ -292,11 +292,16 @@ export const makeDockerEngine = (
                 SecurityOpt: ["no-new-privileges", `seccomp=${options.seccompProfile}`],
                 NetworkMode: options.network,
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
-                Mounts: options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
+                Mounts: [
+                  ...options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
+                  // Anonymous: removed with the box (`v` on its removal).
+                  ...(options.volumes ?? []).map(({ target }) => ({ Type: "volume", Target: target }))
+                ],
                 ReadonlyRootfs: options.readOnlyRootfs,
                 Tmpfs: {
                   ...(options.readOnlyRootfs ? { "/tmp": "rw,nosuid,nodev,mode=1777" } : {}),
-                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`
+                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`,
+                  ...Object.fromEntries((options.scratch ?? []).map(({ mode, path }) => [path, `rw,noexec,nosuid,nodev,size=16m,mode=${mode}`]))
                 },
                 ...(options.memoryMb === undefined
                   ? {}
