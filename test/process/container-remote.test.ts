@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -18,7 +18,7 @@ import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import type { ContainerEngine } from "../../src/services/ContainerEngine.js"
 import { cleanEnv, cliPath } from "../support/cli.js"
-import { testImage } from "../support/docker.js"
+import { containerHost, testImage } from "../support/docker.js"
 import { tempDirs } from "../support/tempDirs.js"
 
 const remote = process.env.EFFECT_BASH_TEST_REMOTE_ENGINE
@@ -216,24 +216,8 @@ describe.skipIf(remote === undefined)("the engine port on an engine that shares 
     it.live("the boxes of a host killed by SIGKILL are removed by the next layer on its machine, by their labels", () =>
       Effect.gen(function*() {
         const session = freshSession()
-        const dist = path.join(import.meta.dirname, "..", "..", "dist", "src")
-        const script = [
-          `import { Effect, Layer, Scope } from "effect"`,
-          `const { BashExecutor } = await import(${JSON.stringify(path.join(dist, "index.js"))})`,
-          `const { DockerBashExecutor } = await import(${JSON.stringify(path.join(dist, "docker.js"))})`,
-          `const scope = Effect.runSync(Scope.make())`,
-          `const context = await Effect.runPromise(Layer.buildWithScope(DockerBashExecutor.layer(${JSON.stringify(volumeSettings)}), scope))`,
-          `const bash = context.unsafeMap.get(BashExecutor.key)`,
-          `const spec = await Effect.runPromise(bash.resolve({ command: "sleep 1010 & true", dshEnv: { DSH_SESSION_ID: ${JSON.stringify(session)} } }))`,
-          `await Effect.runPromise(bash.run(spec))`,
-          `process.stdout.write("ready\\n")`,
-          `setInterval(() => {}, 1000)`
-        ].join("\n")
-        const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
-          cwd: path.join(import.meta.dirname, "..", ".."),
-          stdio: ["ignore", "pipe", "inherit"]
-        })
-        yield* Effect.promise(() => once(host.stdout!, "data")).pipe(Effect.timeout(30_000))
+        const { host, ready } = containerHost(volumeSettings, session)
+        yield* Effect.promise(() => ready).pipe(Effect.timeout(30_000))
         host.kill("SIGKILL")
         yield* Effect.promise(() => once(host, "exit"))
         expect(remoteContainers({ "effect-bash.session": session })).toHaveLength(1)

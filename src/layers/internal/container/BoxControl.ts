@@ -21,7 +21,7 @@ import * as Scope from "effect/Scope"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import { randomKey, randomName } from "./ControlDir.js"
 import type { StatusChannel, StatusWaiter } from "./statusChannel.js"
-import type { LeaderStatus } from "./wrapper.js"
+import { statusCell } from "./statusChannel.js"
 import { parseStatus } from "./wrapper.js"
 
 /** How long a status the wrapper wrote before its exit may take to come through the watcher. */
@@ -125,23 +125,12 @@ export class BoxControl implements StatusChannel {
   expect(): StatusWaiter {
     const name = randomName()
     const key = randomKey()
-    let status: LeaderStatus | undefined
-    const listeners = new Set<(status: LeaderStatus) => void>()
     const arrived = Effect.runSync(Deferred.make<void>())
-    const read = () => {
-      if (status !== undefined && !status.groupAlive) return status
+    const cell = statusCell(() => {
       const text = this.texts.get(name)
-      const parsed = text === undefined ? undefined : parseStatus(text, key)
-      if (parsed === undefined) return status
-      const first = status === undefined
-      status = parsed
-      if (first) {
-        Deferred.unsafeDone(arrived, Exit.void)
-        for (const listener of listeners) listener(parsed)
-        listeners.clear()
-      }
-      return status
-    }
+      return text === undefined ? undefined : parseStatus(text, key)
+    }, () => Deferred.unsafeDone(arrived, Exit.void))
+    const read = cell.read
     this.waiting.set(name, () => {
       read()
       if (this.ended) Deferred.unsafeDone(arrived, Exit.void)
@@ -159,19 +148,11 @@ export class BoxControl implements StatusChannel {
         }),
         Effect.orElseSucceed(() => undefined)
       ),
-      onStatus: (listener) => {
-        const known = read()
-        if (known !== undefined) {
-          listener(known)
-          return () => {}
-        }
-        listeners.add(listener)
-        return () => listeners.delete(listener)
-      },
+      onStatus: cell.onStatus,
       release: () => {
         this.waiting.delete(name)
         this.texts.delete(name)
-        listeners.clear()
+        cell.clear()
       }
     }
   }

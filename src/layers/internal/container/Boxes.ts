@@ -302,6 +302,18 @@ export class Boxes {
     })
   }
 
+  /** The labels of a box of `session`: whose it is, for the sweeps. */
+  private labelsOf(session: string): Record<string, string> {
+    return {
+      [labels.marker]: "1",
+      [labels.session]: session,
+      [labels.hostname]: NodeOs.hostname(),
+      ...(bootId === undefined ? {} : { [labels.boot]: bootId }),
+      [labels.host]: this.host,
+      [labels.layer]: this.layer
+    }
+  }
+
   private create(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return Effect.gen(this, function*() {
       const { idleStopMs: _idle, uid, workspace, ...options } = this.settings
@@ -316,15 +328,7 @@ export class Boxes {
       const id = yield* this.engine.createBox({
         ...options,
         supervisorDir: { path: supervisorDir, uid: supervisor },
-        labels: {
-          [labels.marker]: "1",
-          [labels.session]: session,
-          [labels.hostname]: NodeOs.hostname(),
-          ...(bootId === undefined ? {} : { [labels.boot]: bootId }),
-          [labels.host]: this.host,
-          [labels.layer]: this.layer,
-          [labels.control]: control.path
-        },
+        labels: { ...this.labelsOf(session), [labels.control]: control.path },
         mounts: [{ host: workspace.host, target: workspace.target }, { host: control.path, target: controlMount }]
       }).pipe(
         Effect.tap((id) =>
@@ -351,14 +355,7 @@ export class Boxes {
       const id = yield* this.engine.createBox({
         ...options,
         supervisorDir: { path: supervisorDir, uid: supervisor },
-        labels: {
-          [labels.marker]: "1",
-          [labels.session]: session,
-          [labels.hostname]: NodeOs.hostname(),
-          ...(bootId === undefined ? {} : { [labels.boot]: bootId }),
-          [labels.host]: this.host,
-          [labels.layer]: this.layer
-        },
+        labels: this.labelsOf(session),
         mounts: [],
         volumes: [{ target }],
         scratch: [{ path: controlMount, mode: "0777" }]

@@ -19,6 +19,7 @@ import * as NodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { removeTrees } from "./removeTrees.js"
 import type { StatusChannel, StatusWaiter } from "./statusChannel.js"
+import { statusCell } from "./statusChannel.js"
 import type { LeaderStatus, StatusKey } from "./wrapper.js"
 import { makeStatusKey, parseStatus } from "./wrapper.js"
 
@@ -110,20 +111,11 @@ export class ControlDir implements StatusChannel {
     const name = randomName()
     const key = randomKey()
     const file = NodePath.join(this.path, name)
-    let status: LeaderStatus | undefined
-    const listeners = new Set<(status: LeaderStatus) => void>()
-    // Read again while the group has members: the wrapper adds `empty` once it has none.
+    const cell = statusCell(() => readStatus(file, key))
     const read = () => {
-      if (status !== undefined && !status.groupAlive) return status
-      const read = readStatus(file, key)
-      if (read === undefined) return status
-      const first = status === undefined
-      status = read
-      if (first) {
-        for (const listener of listeners) listener(read)
-        listeners.clear()
-      }
-      if (!read.groupAlive) this.pending.delete(name)
+      const status = cell.read()
+      // The group is empty: no later write counts.
+      if (status !== undefined && !status.groupAlive) this.pending.delete(name)
       return status
     }
     this.pending.set(name, () => {
@@ -147,18 +139,10 @@ export class ControlDir implements StatusChannel {
         const pid = Number(readEntry(`${file}.pid`)?.trim() ?? "")
         return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
       }),
-      onStatus: (listener) => {
-        const known = read()
-        if (known !== undefined) {
-          listener(known)
-          return () => {}
-        }
-        listeners.add(listener)
-        return () => listeners.delete(listener)
-      },
+      onStatus: cell.onStatus,
       release: () => {
         this.pending.delete(name)
-        listeners.clear()
+        cell.clear()
         // An abandoned exec's files stay until its wrapper is done: a leader that has not looked for
         // the cancel file yet must find it.
         if (!this.abandoned.has(name)) removeFiles(file)

@@ -9,6 +9,38 @@
 import type * as Effect from "effect/Effect"
 import type { LeaderStatus, StatusKey } from "./wrapper.js"
 
+/**
+ * One exec's status as last read with `parse`, read again while its group has members (the wrapper
+ * adds `empty` once it has none), and the listeners of its first; `onFirst` runs when it is first read.
+ */
+export const statusCell = (parse: () => LeaderStatus | undefined, onFirst: () => void = () => {}) => {
+  let status: LeaderStatus | undefined
+  const listeners = new Set<(status: LeaderStatus) => void>()
+  const read = (): LeaderStatus | undefined => {
+    if (status !== undefined && !status.groupAlive) return status
+    const parsed = parse()
+    if (parsed === undefined) return status
+    const first = status === undefined
+    status = parsed
+    if (first) {
+      onFirst()
+      for (const listener of listeners) listener(parsed)
+      listeners.clear()
+    }
+    return status
+  }
+  const onStatus = (listener: (status: LeaderStatus) => void): () => void => {
+    const known = read()
+    if (known !== undefined) {
+      listener(known)
+      return () => {}
+    }
+    listeners.add(listener)
+    return () => listeners.delete(listener)
+  }
+  return { read, onStatus, clear: () => listeners.clear() }
+}
+
 /** One exec's status file, as the host sees it. */
 export interface StatusWaiter {
   /** The file's name inside the control directory. */

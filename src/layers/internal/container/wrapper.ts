@@ -156,13 +156,16 @@ gate() {
   victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
   unhide
 }
+# The wrapper's stderr is /dev/null before the job starts (a job that ends at once would have its
+# "Done" notice printed there); the command gets the exec's stderr back on fd 3, closed for it.
+exec 3>&2 2>/dev/null
 if [ "$3" = stdin ]; then
-  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\""; } &
+  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
 else
-  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "$4"; } &
+  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "$4" 2>&3 3>&-; } &
 fi
 pg=$!
-exec 2>/dev/null
+exec 3>&-
 wait $untilEnd "$pg"
 st=$?
 # For a leader stopped before the wait began, bash gives the stop's status: the job table says how
