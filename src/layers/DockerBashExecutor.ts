@@ -22,10 +22,12 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePathModule from "node:path"
 import { BashExecutor } from "../services/BashExecutor.js"
+import { ContainerEngine } from "../services/ContainerEngine.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 import { LocalBashExecutorConfigError } from "./executorSettings.js"
 import type { Settings } from "./containerSettings.js"
 import { environment, resolveContainerConfig } from "./containerSettings.js"
+import type { Workspace } from "./internal/container/Boxes.js"
 import { Boxes, sweepDeadHosts } from "./internal/container/Boxes.js"
 import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
 import { makeDockerEngine } from "./internal/container/DockerEngine.js"
@@ -48,13 +50,24 @@ export class ContainerUnavailableError extends Data.TaggedError("ContainerUnavai
 }> {}
 
 /**
- * The directory every container mounts: `workspaceRoot`, else `cwd` (symlinks resolved for the bind,
- * its own spelling inside). Never the whole host file system.
+ * The workspace every container has, at `workspaceRoot`, else `cwd`: with `bind`, that host directory
+ * (symlinks resolved for the bind, its own spelling inside); with `volume`, an engine volume at that
+ * path. Never the whole file system.
  */
-const mountOf = (config: Settings) =>
+const workspaceOf = (config: Settings) =>
   Effect.gen(function*() {
     const field = config.workspaceRoot === undefined ? "cwd" : "workspaceRoot"
     const target = NodePathModule.resolve(config.workspaceRoot ?? config.cwd ?? process.cwd())
+    if (config.workspace === "volume") {
+      if (target === NodePathModule.parse(target).root) {
+        return yield* new LocalBashExecutorConfigError({
+          field,
+          message: `bash-container: ${field} is ${JSON.stringify(target)}, where the container's volume would hide its whole file system; ` +
+            "set workspaceRoot (or cwd) to the project's path"
+        })
+      }
+      return { kind: "volume" as const, target }
+    }
     const host = yield* Effect.try(() => NodeFs.realpathSync(target)).pipe(Effect.orElseSucceed(() => target))
     if (host === NodePathModule.parse(host).root) {
       return yield* new LocalBashExecutorConfigError({
@@ -72,42 +85,43 @@ const mountOf = (config: Settings) =>
           `${JSON.stringify(temporary)} (where the containers' control directories are); set workspaceRoot (or cwd) to the project's directory`
       })
     }
-    return { host, target }
+    return { kind: "bind" as const, host, target }
   })
 
 /** The user a setting names as root: the explicit request for root with the engine's capabilities. */
 const namesRoot = (user: string): boolean => /^(root|0)(:.*)?$/.test(user)
 
+/** The user of a `volume` workspace when none is configured: the usual first user of an image. */
+const volumeUser = "1000:1000"
+
 /**
  * Who the boxes run as: the configured user, else the owner of the mounted directory (so a command
- * makes nothing there its owner could not); as root only when the setting asks for it.
+ * makes nothing there its owner could not), else (a `volume`) uid 1000; as root only when the setting
+ * asks for it.
  */
-const identityOf = (config: Settings, mount: { readonly host: string }) =>
+const identityOf = (config: Settings, workspace: Workspace) =>
   Effect.gen(function*() {
     if (config.user !== undefined) {
       const uid = /^\d+/.exec(config.user)?.[0]
       return { user: config.user, uid: uid === undefined ? undefined : Number(uid), root: namesRoot(config.user) }
     }
-    const owner = yield* Effect.try(() => NodeFs.statSync(mount.host)).pipe(
+    if (workspace.kind === "volume") return { user: volumeUser, uid: 1000, root: false }
+    const owner = yield* Effect.try(() => NodeFs.statSync(workspace.host)).pipe(
       Effect.mapError(() =>
         new LocalBashExecutorConfigError({
           field: config.workspaceRoot === undefined ? "cwd" : "workspaceRoot",
-          message: `bash-container: cannot read the owner of ${JSON.stringify(mount.host)}, whom the containers run as`
+          message: `bash-container: cannot read the owner of ${JSON.stringify(workspace.host)}, whom the containers run as`
         })
       )
     )
     return { user: `${owner.uid}:${owner.gid}`, uid: owner.uid, root: false }
   })
 
-const build = (settings: Settings.Input) =>
+const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.Effect<ContainerEngine.Service, ContainerUnavailableError, Scope.Scope>) =>
   Effect.gen(function*() {
     const config = yield* resolveContainerConfig(settings)
-    const mount = yield* mountOf(config)
-    const engine = yield* makeDockerEngine(config.dockerHost).pipe(
-      Effect.mapError((error) =>
-        new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
-      )
-    )
+    const workspace = yield* workspaceOf(config)
+    const engine = yield* engineOf(config)
     const unavailable = (message: string) => new ContainerUnavailableError({ engine: engine.address, message })
     yield* engine.ping.pipe(Effect.mapError((error) => unavailable(error.message)))
     const found = yield* engine.hasImage(config.image).pipe(Effect.mapError((error) => unavailable(error.message)))
@@ -127,7 +141,7 @@ const build = (settings: Settings.Input) =>
         })
       }
     }
-    const identity = yield* identityOf(config, mount)
+    const identity = yield* identityOf(config, workspace)
     yield* sweepDeadHosts(engine)
     const boxes = yield* Boxes.make(engine, {
       image: config.image,
@@ -140,7 +154,7 @@ const build = (settings: Settings.Input) =>
       dropCapabilities: !identity.root,
       seccompProfile: seccompProfile({ blockUnixSockets: config.network === "none", blockSetId: !identity.root }),
       readOnlyRootfs: config.readOnlyRoot,
-      mount,
+      workspace,
       idleStopMs: config.idleStopMs
     })
     const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb })
@@ -148,7 +162,7 @@ const build = (settings: Settings.Input) =>
     return yield* makeExecutorCore(config, {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
-      container: { image: config.image, network: config.network, workspace: mount.target },
+      container: { image: config.image, network: config.network, workspace: workspace.target },
       launch: () => Effect.succeed({}),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))
@@ -168,7 +182,28 @@ export const make = (
   BashExecutor["Type"],
   LocalBashExecutorConfigError | ContainerUnavailableError,
   FileSystem.FileSystem | Path.Path | Scope.Scope
-> => build(settings)
+> =>
+  build(settings, (config) =>
+    makeDockerEngine(config.dockerHost).pipe(
+      Effect.mapError((error) =>
+        new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
+      )
+    ))
+
+/**
+ * The container executor on the {@link ContainerEngine} in context (`dockerHost` is then not read),
+ * as {@link make} does it on the Docker Engine.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeWithEngine = (
+  settings: Settings.Input
+): Effect.Effect<
+  BashExecutor["Type"],
+  LocalBashExecutorConfigError | ContainerUnavailableError,
+  ContainerEngine | FileSystem.FileSystem | Path.Path | Scope.Scope
+> => Effect.flatMap(ContainerEngine, (engine) => build(settings, () => Effect.succeed(engine)))
 
 /**
  * The container executor on Node.
@@ -180,6 +215,18 @@ export const layer = (
   settings: Settings.Input
 ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError> =>
   Layer.scoped(BashExecutor, make(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+
+/**
+ * The container executor on Node, on the {@link ContainerEngine} in context: another engine, or a
+ * fake one (`FakeContainerEngine` in `effect-bash/testing`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerWithEngine = (
+  settings: Settings.Input
+): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError, ContainerEngine> =>
+  Layer.scoped(BashExecutor, makeWithEngine(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /**
  * The container executor with its settings read through `Config`; without an argument it reads the

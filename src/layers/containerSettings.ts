@@ -74,8 +74,21 @@ export const ContainerSettings = Schema.Struct({
   /** The engine: `unix:///path`, `tcp://host:port`, `ssh://user@host`; `DOCKER_HOST`, else the default socket, when absent. */
   dockerHost: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_DOCKER_HOST" }))),
   /**
-   * The host directory every container mounts, read-write, at the same path; `cwd` when absent. It
-   * may not be `/`.
+   * Where a session's files are. `bind` (the default): the host directory `workspaceRoot` (else
+   * `cwd`), mounted at the same path; the engine must see this machine's files. `volume`: an engine
+   * volume of the session's container's own, at that path, removed with it; nothing of the host is
+   * mounted, so any engine serves.
+   */
+  workspace: Schema.optionalWith(
+    Schema.Literal("bind", "volume").annotations({
+      ...setting({ env: "CONTAINER_WORKSPACE" }),
+      message: (issue) => ({ message: `must be "bind" or "volume", got ${JSON.stringify(issue.actual)}`, override: true })
+    }),
+    { default: () => "bind" as const }
+  ),
+  /**
+   * The host directory every container mounts, read-write, at the same path (with a `volume`
+   * workspace: the path of the volume); `cwd` when absent. It may not be `/`.
    */
   workspaceRoot: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_WORKSPACE_ROOT" }))),
   /** Stop a container that ran nothing for this long (it starts again on the next command); never when absent. */
@@ -125,7 +138,7 @@ export const resolveContainerConfig = (input: Settings.Input): Effect.Effect<Set
  * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_CONTAINER_IMAGE`,
  * `_CONTAINER_NETWORK`, `_CONTAINER_MEMORY_MB`, `_CONTAINER_PIDS_LIMIT`, `_CONTAINER_CPUS`,
  * `_CONTAINER_USER`, `_CONTAINER_READ_ONLY_ROOT`, `_CONTAINER_DOCKER_HOST`,
- * `_CONTAINER_WORKSPACE_ROOT` and `_CONTAINER_IDLE_STOP_MS`.
+ * `_CONTAINER_WORKSPACE`, `_CONTAINER_WORKSPACE_ROOT` and `_CONTAINER_IDLE_STOP_MS`.
  *
  * @since 0.1.0
  * @category constructors

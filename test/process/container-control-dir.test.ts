@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Effect } from "effect"
-import type { StatusWaiter } from "../../src/layers/internal/container/ControlDir.js"
+import type { StatusWaiter } from "../../src/layers/internal/container/statusChannel.js"
 import { ControlDir } from "../../src/layers/internal/container/ControlDir.js"
 import { statusTag } from "../../src/layers/internal/container/wrapper.js"
 import { tempDirs } from "../support/tempDirs.js"
@@ -41,7 +41,7 @@ describe("a box's control directory, which the box writes too", () => {
       const waiter = control.expect()
       fs.symlinkSync(victim, entry(`${waiter.name}.cancel`))
       fs.symlinkSync(pidFile, entry(`${waiter.name}.pid`))
-      expect(waiter.cancel()).toBeUndefined()
+      expect(Effect.runSync(waiter.cancel)).toBeUndefined()
       expect(fs.readFileSync(victim, "utf8")).toBe("host data\n")
       expect(fs.lstatSync(entry(`${waiter.name}.cancel`)).isSymbolicLink()).toBe(true)
     } finally {
@@ -83,7 +83,7 @@ describe("a box's control directory, which the box writes too", () => {
     try {
       const waiter = control.expect()
       fs.writeFileSync(entry(`${waiter.name}.pid`), "77\n")
-      expect(waiter.cancel()).toBe(77)
+      expect(Effect.runSync(waiter.cancel)).toBe(77)
       expect(fs.statSync(entry(`${waiter.name}.cancel`)).isFile()).toBe(true)
     } finally {
       await close(control, true)
@@ -103,7 +103,7 @@ describe("a box's control directory, which the box writes too", () => {
       const directory = control.expect()
       fs.mkdirSync(path.join(entry(directory.name), "inside"), { recursive: true })
       for (const waiter of [linked, fifo, directory]) expect(waiter.read()).toBeUndefined()
-      expect(fifo.cancel()).toBeUndefined()
+      expect(Effect.runSync(fifo.cancel)).toBeUndefined()
       for (const waiter of [linked, fifo, directory]) waiter.release()
       // The abandoned exec's files stay until its status is final, the directory until the box is gone.
       expect(fs.readdirSync(control.path).sort()).toEqual([fifo.name, `${fifo.name}.cancel`, `${fifo.name}.pid`, directory.name].sort())

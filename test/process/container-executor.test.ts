@@ -3,7 +3,6 @@
  * docker CLI (`docker top`, `docker ps`), never with the code under test.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import { once } from "node:events"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -17,7 +16,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
+import { commandsIn, containerHost, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
@@ -658,24 +657,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
   it.live("the containers of a host killed by SIGKILL, then their control directories, are removed when the next layer starts", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      const dist = path.join(import.meta.dirname, "..", "..", "dist", "src")
-      const script = [
-        `import { Effect, Layer, Scope } from "effect"`,
-        `const { BashExecutor } = await import(${JSON.stringify(path.join(dist, "index.js"))})`,
-        `const { DockerBashExecutor } = await import(${JSON.stringify(path.join(dist, "docker.js"))})`,
-        `const scope = Effect.runSync(Scope.make())`,
-        `const context = await Effect.runPromise(Layer.buildWithScope(DockerBashExecutor.layer(${JSON.stringify({ image: testImage, cwd: workspace })}), scope))`,
-        `const bash = context.unsafeMap.get(BashExecutor.key)`,
-        `const spec = await Effect.runPromise(bash.resolve({ command: "sleep 1010 & true", dshEnv: { DSH_SESSION_ID: ${JSON.stringify(session)} } }))`,
-        `await Effect.runPromise(bash.run(spec))`,
-        `process.stdout.write("ready\\n")`,
-        `setInterval(() => {}, 1000)`
-      ].join("\n")
-      const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
-        cwd: path.join(import.meta.dirname, "..", ".."),
-        stdio: ["ignore", "pipe", "inherit"]
-      })
-      yield* Effect.promise(() => once(host.stdout!, "data")).pipe(Effect.timeout(30_000))
+      const { host, ready } = containerHost({ image: testImage, cwd: workspace }, session)
+      yield* Effect.promise(() => ready).pipe(Effect.timeout(30_000))
       host.kill("SIGKILL")
       yield* Effect.promise(() => once(host, "exit"))
       expect(containersWith({ "effect-bash.session": session })).toHaveLength(1)

@@ -6,6 +6,8 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
 
 /** The image `scripts/docker-test-image.sh` builds. */
 export const testImage = "effect-bash-test:latest"
@@ -161,4 +163,29 @@ export const holdingProxy = async (
     },
     close: () => server.close()
   }
+}
+
+/**
+ * A host process (`node -e`) that starts the container executor with `settings` and runs a
+ * background `sleep` in `session`'s box, then idles; `ready` settles once its call has run.
+ */
+export const containerHost = (settings: Readonly<Record<string, unknown>>, session: string) => {
+  const dist = path.join(import.meta.dirname, "..", "..", "dist", "src")
+  const script = [
+    `import { Effect, Layer, Scope } from "effect"`,
+    `const { BashExecutor } = await import(${JSON.stringify(path.join(dist, "index.js"))})`,
+    `const { DockerBashExecutor } = await import(${JSON.stringify(path.join(dist, "docker.js"))})`,
+    `const scope = Effect.runSync(Scope.make())`,
+    `const context = await Effect.runPromise(Layer.buildWithScope(DockerBashExecutor.layer(${JSON.stringify(settings)}), scope))`,
+    `const bash = context.unsafeMap.get(BashExecutor.key)`,
+    `const spec = await Effect.runPromise(bash.resolve({ command: "sleep 1010 & true", dshEnv: { DSH_SESSION_ID: ${JSON.stringify(session)} } }))`,
+    `await Effect.runPromise(bash.run(spec))`,
+    `process.stdout.write("ready\\n")`,
+    `setInterval(() => {}, 1000)`
+  ].join("\n")
+  const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: path.join(import.meta.dirname, "..", ".."),
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  return { host, ready: once(host.stdout!, "data") }
 }

@@ -6,7 +6,9 @@
 import { Effect } from "effect"
 import { Duplex } from "node:stream"
 import { describe, expect, it } from "vitest"
-import type { Frame } from "../../src/layers/internal/container/ContainerEngine.js"
+import type { ContainerEngine } from "../../src/services/ContainerEngine.js"
+
+type Frame = ContainerEngine.Frame
 import { Demuxer, execSession } from "../../src/layers/internal/container/demux.js"
 
 const frame = (stream: 1 | 2, text: string): Buffer => {

@@ -127,7 +127,7 @@ describe("package entry points", () => {
   it("the test doubles are exported from effect-bash/testing only", async () => {
     const main = await import("../../src/index.js")
     const testing = await import("../../src/testing/index.js")
-    const doubles = ["ApprovalScripted", "FakeConfiningExecutor", "FakeProcessSpawner", "ScriptedBashExecutor"]
+    const doubles = ["ApprovalScripted", "FakeConfiningExecutor", "FakeContainerEngine", "FakeProcessSpawner", "ScriptedBashExecutor"]
     for (const name of doubles) {
       expect(main, name).not.toHaveProperty(name)
       expect(testing, name).toHaveProperty(name)
@@ -135,7 +135,8 @@ describe("package entry points", () => {
   })
 
   it("effect-bash/testing is built on the public API and the executors' shared resolve only", () => {
-    const index = readFileSync(join(root, "src", "index.ts"), "utf8")
+    // The container-engine port is public on effect-bash/docker.
+    const index = readFileSync(join(root, "src", "index.ts"), "utf8") + readFileSync(join(root, "src", "docker.ts"), "utf8")
     const dir = join(root, "src", "testing")
     for (const file of readdirSync(dir)) {
       for (const specifier of specifiers(readFileSync(join(dir, file), "utf8"))) {
@@ -202,10 +203,19 @@ describe("package entry points", () => {
     ])
     expect(main.length).toBeLessThanOrEqual(45)
     expect(await names("../../src/ai.js")).toEqual(["BashToolkit", "CurrentToolSession"])
-    expect(await names("../../src/docker.js")).toEqual(["DockerBashExecutor"])
+    expect(await names("../../src/docker.js")).toEqual([
+      "ContainerConflictError",
+      "ContainerEngine",
+      "ContainerEngineError",
+      "ContainerNotFoundError",
+      "DockerBashExecutor",
+      "DockerContainerEngine",
+      "EngineUnavailableError"
+    ])
     expect(await names("../../src/testing/index.js")).toEqual([
       "ApprovalScripted",
       "FakeConfiningExecutor",
+      "FakeContainerEngine",
       "FakeProcessSpawner",
       "ScriptedBashExecutor"
     ])

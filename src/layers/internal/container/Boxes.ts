@@ -1,8 +1,9 @@
 /**
  * The boxes of one executor layer: one container per session (and one for calls without a session),
  * created on first use, replaced when it was removed from outside, stopped after an idle time when
- * configured, and removed with the layer. Each carries labels naming the session and the host, so a
- * later host sweeps the boxes of hosts that died without removing theirs.
+ * configured, and removed with the layer. Each carries labels naming the session and its host (the
+ * machine's boot, the host's pid namespace, pid and start time), so a later host sweeps the boxes of
+ * hosts that died without removing theirs, by what the engine tells of them and no file of the host.
  *
  * @internal
  */
@@ -18,20 +19,39 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { ownDirectories, removeTrees } from "../executor/removeTrees.js"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
-import type { BoxOptions, ContainerEngine } from "./ContainerEngine.js"
-import { ContainerEngineError } from "./ContainerEngine.js"
+import type { ContainerEngine } from "../../../services/ContainerEngine.js"
+import { ContainerEngineError } from "../../../services/ContainerEngine.js"
+import { BoxControl } from "./BoxControl.js"
 import { ControlDir, randomName } from "./ControlDir.js"
+import type { StatusChannel } from "./statusChannel.js"
 import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
 
-/** The labels every box carries; the host's identity is `hostname` plus {@link ownedPrefix}. */
+/** The labels every box carries; the host's identity is `boot` plus `host`. */
 export const labels = {
   marker: "effect-bash",
   session: "effect-bash.session",
   hostname: "effect-bash.hostname",
+  /** The machine's boot: pids and start times are this boot's. */
+  boot: "effect-bash.boot",
+  /** The host's {@link ownedPrefix}: its pid namespace, pid and start time. */
   host: "effect-bash.host",
   /** The layer that made the box: a host may run several. */
-  layer: "effect-bash.layer"
+  layer: "effect-bash.layer",
+  /** The host path of the box's control directory. */
+  control: "effect-bash.control"
 } as const
+
+/**
+ * This boot of the machine (`/proc/sys/kernel/random/boot_id`): two machines, even with one hostname
+ * and both in their initial pid namespace, never share it. `undefined` off Linux.
+ */
+const bootId: string | undefined = (() => {
+  try {
+    return NodeFs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined
+  } catch {
+    return undefined
+  }
+})()
 
 /**
  * The directory a new box would mount is not on this host: the engine is never asked to bind it (it
@@ -39,16 +59,26 @@ export const labels = {
  */
 export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ readonly path: string }> {}
 
+/**
+ * Where a box's files are: `bind`, a host directory mounted at the same path (an engine on this
+ * machine); `volume`, an engine volume of the box's own at `target`, removed with it, with nothing of
+ * the host mounted (any engine).
+ */
+export type Workspace =
+  | { readonly kind: "bind"; readonly host: string; readonly target: string }
+  | { readonly kind: "volume"; readonly target: string }
+
 /** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
-export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels" | "supervisorDir"> {
+export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "volumes" | "scratch" | "labels" | "supervisorDir"> {
   /** The uid the box's user has, when known (the supervisor's copy of bash belongs to another). */
   readonly uid: number | undefined
   /**
-   * The one host directory every box mounts (`host`, symlinks resolved, at `target`, the path commands
-   * use). It is configured, never taken from a call: a call's workdir is the model's to choose, and a
-   * path below the mount can be swapped for a link by another box between a check and the bind.
+   * The workspace every box has: with `bind`, the one host directory every box mounts (`host`,
+   * symlinks resolved, at `target`, the path commands use). It is configured, never taken from a
+   * call: a call's workdir is the model's to choose, and a path below the mount can be swapped for a
+   * link by another box between a check and the bind.
    */
-  readonly mount: { readonly host: string; readonly target: string }
+  readonly workspace: Workspace
   /** Stop a box that ran nothing for this long; never when absent. */
   readonly idleStopMs?: number | undefined
 }
@@ -57,7 +87,8 @@ export interface BoxSettings extends Omit<BoxOptions, "mounts" | "labels" | "sup
 export interface Box {
   readonly id: string
   readonly session: string
-  readonly control: ControlDir
+  /** Replaced when the box starts again (a `volume` box's watcher ends with its processes). */
+  control: StatusChannel
   /** The owner of the box's supervisor shell. */
   readonly supervisorUid: number
   /** Set once the box was found gone: the next call gets a new one. */
@@ -71,42 +102,57 @@ export interface Box {
  */
 const controlParentPrefix = (host: string): string => host.replace(/^effect-bash-/, "effect-bash-control-")
 
-const deadControlParent = /^effect-bash-control-(\d+-\d+-\d+-)[A-Za-z0-9]{6}$/
-
 /**
- * Removes the control directories of this machine's hosts that are no longer running, with
- * {@link removeTrees}: its walk never follows a link, so a box still running there cannot lead it
- * elsewhere.
+ * The control directory a dead host's box names in its labels, when it is one that host could have
+ * made (a label is anyone's to write): `<tmpdir>/<the host's control parent>XXXXXX/<32 hex>`.
  */
-const removeDeadControlParents: Effect.Effect<void> = Effect.suspend(() => {
-  const parent = NodeOs.tmpdir()
-  const dead = NodeFs.readdirSync(parent).filter((name) => {
-    const owner = deadControlParent.exec(name)?.[1]
-    return owner !== undefined && ownerPrefixIsDead(`effect-bash-${owner}`)
-  })
-  return removeTrees(ownDirectories(dead.map((name) => NodePath.join(parent, name))), "the control directories of dead hosts")
-}).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not remove the control directories of dead hosts", cause)))
+const controlDirOf = (box: ContainerEngine.BoxListing): string | undefined => {
+  const path = box.labels[labels.control]
+  const host = box.labels[labels.host]
+  if (path === undefined || host === undefined) return undefined
+  const parent = NodePath.dirname(path)
+  const parentName = NodePath.basename(parent)
+  const made = NodePath.dirname(parent) === NodeOs.tmpdir() && /^[0-9a-f]{32}$/.test(NodePath.basename(path)) &&
+    parentName.startsWith(controlParentPrefix(host)) && /^[A-Za-z0-9]{6}$/.test(parentName.slice(controlParentPrefix(host).length))
+  return made ? path : undefined
+}
+
+/** Removes a dead host's box, then its control directory and that directory's parent once empty. */
+const removeDeadBox = (engine: ContainerEngine.Service, box: ContainerEngine.BoxListing) =>
+  engine.removeBox(box.id).pipe(
+    Effect.zipRight(Effect.suspend(() => {
+      const control = controlDirOf(box)
+      // Only a real directory of ours in a parent of ours: /tmp's sticky bit then keeps anyone else from
+      // swapping either for a link before the walk, which itself never follows one.
+      if (control === undefined || ownDirectories([NodePath.dirname(control), control]).length !== 2) return Effect.void
+      return removeTrees([control], `the control directory ${control}`).pipe(Effect.zipRight(Effect.sync(() => {
+        try {
+          NodeFs.rmdirSync(NodePath.dirname(control))
+        } catch {
+          // Another box's directory is still there.
+        }
+      })))
+    })),
+    Effect.zipRight(Effect.logDebug("removed the container of a dead host", box.id)),
+    Effect.catchAll((error) => Effect.logWarning("could not remove the container of a dead host", error.message))
+  )
 
 /**
- * Removes the boxes of this machine's hosts that are no longer running, then their control
+ * Removes the boxes of this machine's hosts that are no longer running, found on the engine by their
+ * labels (this boot, a host whose pid is gone or now another process's), and their control
  * directories. Failures only cost the engine's resources and some disk, so they are logged, never
  * raised.
  */
-export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
-  engine.listBoxes({ [labels.marker]: "1", [labels.hostname]: NodeOs.hostname() }).pipe(
+export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> =>
+  bootId === undefined ? Effect.void : engine.listBoxes({ [labels.marker]: "1", [labels.boot]: bootId }).pipe(
     Effect.flatMap((boxes) =>
       Effect.forEach(
         boxes.filter((box) => ownerPrefixIsDead(box.labels[labels.host] ?? "")),
-        (box) =>
-          engine.removeBox(box.id).pipe(
-            Effect.zipRight(Effect.logDebug("removed the container of a dead host", box.id)),
-            Effect.catchAll((error) => Effect.logWarning("could not remove the container of a dead host", error.message))
-          ),
+        (box) => removeDeadBox(engine, box),
         { concurrency: "unbounded", discard: true }
       )
     ),
-    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message)),
-    Effect.zipRight(removeDeadControlParents)
+    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
   )
 
 /**
@@ -114,7 +160,7 @@ export const sweepDeadHosts = (engine: ContainerEngine): Effect.Effect<void> =>
  * `supervisorShell`), unless it is there; true when it was made. Fails when the image lacks `cp` or
  * `chmod`.
  */
-const makeSupervisorShell = (engine: ContainerEngine, box: string, uid: number): Effect.Effect<boolean, ContainerEngineError> =>
+const makeSupervisorShell = (engine: ContainerEngine.Service, box: string, uid: number): Effect.Effect<boolean, ContainerEngine.Error> =>
   engine.run(box, supervisorSetupArgv, `${uid}:${uid}`).pipe(
     Effect.filterOrFail(
       (output) => output === "ready" || output === "made",
@@ -131,21 +177,24 @@ export class Boxes {
   private readonly layer = NodeCrypto.randomUUID()
 
   private constructor(
-    private readonly engine: ContainerEngine,
+    private readonly engine: ContainerEngine.Service,
     private readonly settings: BoxSettings,
     /** The host's {@link ownedPrefix}. */
     private readonly host: string,
-    private readonly controlParent: string,
+    /** Where the `bind` boxes' control directories are; none for `volume` boxes. */
+    private readonly controlParent: string | undefined,
     private readonly lock: Effect.Semaphore,
     private readonly scope: Scope.Scope
   ) {}
 
   /** The layer's boxes, all removed when `Scope` closes. */
-  static make(engine: ContainerEngine, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
+  static make(engine: ContainerEngine.Service, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
     return Effect.gen(function*() {
       const host = ownedPrefix()
       // Named after the host, so a later host's container layer removes it if this one dies.
-      const controlParent = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
+      const controlParent = settings.workspace.kind === "bind"
+        ? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
+        : undefined
       const boxes = new Boxes(engine, settings, host, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
       yield* Effect.addFinalizer(() => boxes.removeAll)
       return boxes
@@ -153,7 +202,7 @@ export class Boxes {
   }
 
   /** The session's box, created (or started again) when needed. */
-  acquire(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  acquire(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     const existing = this.boxes.get(session)
     if (existing !== undefined && !existing.gone && !this.stopped.has(existing)) return this.use(existing)
     return this.lock.withPermits(1)(Effect.suspend(() => {
@@ -163,6 +212,7 @@ export class Boxes {
         // One that cannot start again (removed from outside while stopped, its mount gone) is replaced.
         return this.engine.startBox(box.id).pipe(
           Effect.zipRight(makeSupervisorShell(this.engine, box.id, box.supervisorUid)),
+          Effect.zipRight(this.restartControl(box)),
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
           Effect.catchAll(() => this.replace(box, session))
@@ -172,7 +222,7 @@ export class Boxes {
     }))
   }
 
-  private replace(box: Box | undefined, session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  private replace(box: Box | undefined, session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return (box === undefined ? Effect.void : this.discard(box)).pipe(
       Effect.zipRight(this.create(session)),
       Effect.flatMap((created) => this.use(created))
@@ -183,7 +233,7 @@ export class Boxes {
    * Removes `box` at once, unusable (nothing can start in it any more): the session's next call gets
    * a new one.
    */
-  removeNow(box: Box): Effect.Effect<void, ContainerEngineError> {
+  removeNow(box: Box): Effect.Effect<void, ContainerEngine.Error> {
     return Effect.suspend(() => {
       box.gone = true
       return this.engine.removeBox(box.id)
@@ -194,8 +244,32 @@ export class Boxes {
    * Makes the box's supervisor shell again if it is missing (the box was restarted from outside);
    * true when it was missing.
    */
-  repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngineError> {
-    return makeSupervisorShell(this.engine, box.id, box.supervisorUid)
+  repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngine.Error> {
+    return makeSupervisorShell(this.engine, box.id, box.supervisorUid).pipe(
+      Effect.tap((made) => made ? this.restartControl(box) : Effect.void)
+    )
+  }
+
+  /**
+   * A `volume` box started again has lost its control directory's watcher, and the engine made the
+   * directory again with its default mode: it is opened again, and a new watcher takes over.
+   */
+  private restartControl(box: Box): Effect.Effect<void, ContainerEngine.Error> {
+    const workspace = this.settings.workspace
+    if (workspace.kind === "bind") return Effect.void
+    return Effect.gen(this, function*() {
+      yield* box.control.close({ boxGone: false })
+      yield* this.openToBoxUsers(box.id, workspace.target)
+      box.control = yield* BoxControl.start(this.engine, box.id, controlMount, box.supervisorUid, this.scope)
+    })
+  }
+
+  /**
+   * The volume's root and the control directory belong to the box's root: without a capability, it
+   * can still open them to every user of the box.
+   */
+  private openToBoxUsers(box: string, target: string): Effect.Effect<void, ContainerEngine.Error> {
+    return Effect.asVoid(this.engine.run(box, ["chmod", "0777", "--", target, controlMount], "0:0"))
   }
 
   /** A call on `box` has settled. */
@@ -230,26 +304,34 @@ export class Boxes {
     })
   }
 
-  private create(session: string): Effect.Effect<Box, ContainerEngineError | WorkspaceMissing> {
+  /** The labels of a box of `session`: whose it is, for the sweeps. */
+  private labelsOf(session: string): Record<string, string> {
+    return {
+      [labels.marker]: "1",
+      [labels.session]: session,
+      [labels.hostname]: NodeOs.hostname(),
+      ...(bootId === undefined ? {} : { [labels.boot]: bootId }),
+      [labels.host]: this.host,
+      [labels.layer]: this.layer
+    }
+  }
+
+  private create(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return Effect.gen(this, function*() {
-      const { idleStopMs: _idle, mount, uid, ...options } = this.settings
-      if (!NodeFs.existsSync(mount.host)) return yield* new WorkspaceMissing({ path: mount.target })
+      const { idleStopMs: _idle, uid, workspace, ...options } = this.settings
+      if (workspace.kind === "volume") return yield* this.createInVolume(session, workspace.target)
+      if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.target })
+      const controlParent = this.controlParent!
       const control = yield* Effect.try({
-        try: () => new ControlDir(NodePath.join(this.controlParent, randomName())),
+        try: () => new ControlDir(NodePath.join(controlParent, randomName())),
         catch: (cause) => new ContainerEngineError({ message: `cannot make the container's control directory: ${String(cause)}`, cause })
       })
       const supervisor = supervisorUid(uid)
       const id = yield* this.engine.createBox({
         ...options,
         supervisorDir: { path: supervisorDir, uid: supervisor },
-        labels: {
-          [labels.marker]: "1",
-          [labels.session]: session,
-          [labels.hostname]: NodeOs.hostname(),
-          [labels.host]: this.host,
-          [labels.layer]: this.layer
-        },
-        mounts: [mount, { host: control.path, target: controlMount }]
+        labels: { ...this.labelsOf(session), [labels.control]: control.path },
+        mounts: [{ host: workspace.host, target: workspace.target }, { host: control.path, target: controlMount }]
       }).pipe(
         Effect.tap((id) =>
           makeSupervisorShell(this.engine, id, supervisor).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
@@ -258,6 +340,34 @@ export class Boxes {
         Effect.onError(() => control.close({ boxGone: true }))
       )
       const box: Box = { id, session, control, supervisorUid: supervisor, gone: false }
+      this.boxes.set(session, box)
+      return box
+    })
+  }
+
+  /**
+   * A box whose files are its own: an engine volume at `target`, writable by the box's user (its
+   * root directory is the engine's: the box's root, without a capability, opens it to every user of
+   * the box), and a control directory in the box, read by a watcher.
+   */
+  private createInVolume(session: string, target: string): Effect.Effect<Box, ContainerEngine.Error> {
+    return Effect.gen(this, function*() {
+      const { idleStopMs: _idle, uid, workspace: _workspace, ...options } = this.settings
+      const supervisor = supervisorUid(uid)
+      const id = yield* this.engine.createBox({
+        ...options,
+        supervisorDir: { path: supervisorDir, uid: supervisor },
+        labels: this.labelsOf(session),
+        mounts: [],
+        volumes: [{ target }],
+        scratch: [{ path: controlMount, mode: "0777" }]
+      })
+      const box = yield* Effect.gen(this, function*() {
+        yield* makeSupervisorShell(this.engine, id, supervisor)
+        yield* this.openToBoxUsers(id, target)
+        const control = yield* BoxControl.start(this.engine, id, controlMount, supervisor, this.scope)
+        return { id, session, control, supervisorUid: supervisor, gone: false } satisfies Box
+      }).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
       this.boxes.set(session, box)
       return box
     })
@@ -295,13 +405,14 @@ export class Boxes {
       ),
       Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message))
     )
+    const controlParent = this.controlParent
     // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
     return this.lock.withPermits(1)(known).pipe(
       Effect.zipRight(strays),
       // Empty unless a box could not be removed: its directory stays, and so does this one.
       Effect.ensuring(Effect.sync(() => {
         try {
-          NodeFs.rmdirSync(this.controlParent)
+          if (controlParent !== undefined) NodeFs.rmdirSync(controlParent)
         } catch {
           // Not empty.
         }

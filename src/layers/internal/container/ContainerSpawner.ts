@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
-import type { ContainerEngine, ExecSession, Frame } from "./ContainerEngine.js"
+import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { makeExitLatch } from "../spawner/exitLatch.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
@@ -48,15 +48,15 @@ export const lostText =
   "ended; what was left of the command is killed\n"
 
 export interface ContainerSpawnerOptions {
-  readonly engine: ContainerEngine
+  readonly engine: ContainerEngine.Service
   readonly boxes: Boxes
   readonly memoryMb?: number | undefined
 }
 
 /** Reads frames until the wrapper's first stdout line; the frames read past it are kept for the pipes. */
-const readPidLine = (exec: ExecSession) =>
+const readPidLine = (exec: ContainerEngine.ExecSession) =>
   Effect.gen(function*() {
-    const early: Array<Frame> = []
+    const early: Array<ContainerEngine.Frame> = []
     let line = ""
     for (;;) {
       const frame = yield* exec.next
@@ -119,12 +119,10 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
 
       // Until its pid line is read, a started exec may be running the command already: a start that
       // ends any other way (interrupted, timed out, refused) cancels it, or kills what it started.
-      const abandon = Effect.suspend(() => {
-        const leader = status.cancel()
-        return leader === undefined || box.gone ? Effect.void : killGroupOrBox(box, leader).pipe(
+      const abandon = Effect.flatMap(status.cancel, (leader) =>
+        leader === undefined || box.gone ? Effect.void : killGroupOrBox(box, leader).pipe(
           Effect.catchAll((error) => Effect.logWarning(`could not kill abandoned group ${leader} in ${box.id.slice(0, 12)}`, error.message))
-        )
-      })
+        ))
       let startedNothing = false
       const { early, exec, pid } = yield* Effect.gen(function*() {
         const long = tooLongForArgv(spawnOptions.command)
@@ -137,9 +135,9 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             stdin: true
           }).pipe(Effect.catchAll((error) => {
             // The engine answered with an error: it started nothing.
-            if (error.status !== undefined) startedNothing = true
+            if (error._tag !== "EngineUnavailable") startedNothing = true
             const failure = spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: ${error.message}`)
-            if (error.status !== 404 && error.status !== 409) return Effect.fail(failure)
+            if (error._tag !== "ContainerNotFound" && error._tag !== "ContainerConflict") return Effect.fail(failure)
             // A paused box is not gone: its commands go on once it is unpaused.
             return Effect.flatMap(engine.boxPaused(box.id), (paused): Effect.Effect<never, SpawnError | BoxGone> => {
               if (paused) return Effect.fail(failure)
@@ -210,7 +208,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       let outputEnded = false
       const readPipes = (sinks: ProcessSpawner.OutputSinks, closed: () => boolean) =>
         Effect.gen(function*() {
-          const deliver = (frame: Frame) => closed() ? undefined : sinks[frame.stream](frame.bytes)
+          const deliver = (frame: ContainerEngine.Frame) => closed() ? undefined : sinks[frame.stream](frame.bytes)
           for (const frame of early) {
             const work = deliver(frame)
             if (work !== undefined) yield* work
@@ -221,6 +219,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           }
           // Every writer has closed the pipes: the wrapper has exited, after writing its status if it could.
           outputEnded = true
+          yield* status.settled
           const leader = status.read()
           if (leader === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) {
             box.gone = true

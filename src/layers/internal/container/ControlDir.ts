@@ -18,29 +18,10 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Effect from "effect/Effect"
 import { removeTrees } from "../executor/removeTrees.js"
+import type { StatusChannel, StatusWaiter } from "./statusChannel.js"
+import { statusCell } from "./statusChannel.js"
 import type { LeaderStatus, StatusKey } from "./wrapper.js"
 import { makeStatusKey, parseStatus } from "./wrapper.js"
-
-/** One exec's status file, as the host sees it. */
-export interface StatusWaiter {
-  /** The file's name inside the control directory. */
-  readonly name: string
-  /** The exec's key: its line goes first on the exec's stdin. */
-  readonly key: StatusKey
-  /** The status once its line is complete; `undefined` before. */
-  readonly read: () => LeaderStatus | undefined
-  /**
-   * Abandons an exec whose pid line was never read: a leader that has not run its command yet never
-   * will (the wrapper exits on the cancel file), and the pid of one that may have is returned, to be
-   * killed. The wrapper records its pid before it looks for the file; this writes the file before it
-   * looks for the pid: one of the two sees the other's.
-   */
-  readonly cancel: () => number | undefined
-  /** Calls `listener` (once) when the status is complete; returns a remover. */
-  readonly onStatus: (listener: (status: LeaderStatus) => void) => () => void
-  /** Removes the files and stops watching. */
-  readonly release: () => void
-}
 
 /**
  * An exec's files: its status, its leader's pid and the host's cancel file. A link is removed, not
@@ -103,12 +84,12 @@ const readStatus = (file: string, key: StatusKey): LeaderStatus | undefined => {
 export const randomName = (): string => NodeCrypto.randomBytes(16).toString("hex")
 
 /** Six random numbers of 62 bits (each taken modulo the tag's prime). */
-const randomKey = (): StatusKey => {
+export const randomKey = (): StatusKey => {
   const bytes = NodeCrypto.randomBytes(48)
   return makeStatusKey(Array.from({ length: 6 }, (_, i) => bytes.readBigUInt64BE(i * 8) >> 2n))
 }
 
-export class ControlDir {
+export class ControlDir implements StatusChannel {
   private readonly watcher: NodeFs.FSWatcher
   private readonly pending = new Map<string, () => void>()
   /** Execs given up on, whose wrappers may still write: their files go once their status is final. */
@@ -130,20 +111,11 @@ export class ControlDir {
     const name = randomName()
     const key = randomKey()
     const file = NodePath.join(this.path, name)
-    let status: LeaderStatus | undefined
-    const listeners = new Set<(status: LeaderStatus) => void>()
-    // Read again while the group has members: the wrapper adds `empty` once it has none.
+    const cell = statusCell(() => readStatus(file, key))
     const read = () => {
-      if (status !== undefined && !status.groupAlive) return status
-      const read = readStatus(file, key)
-      if (read === undefined) return status
-      const first = status === undefined
-      status = read
-      if (first) {
-        for (const listener of listeners) listener(read)
-        listeners.clear()
-      }
-      if (!read.groupAlive) this.pending.delete(name)
+      const status = cell.read()
+      // The group is empty: no later write counts.
+      if (status !== undefined && !status.groupAlive) this.pending.delete(name)
       return status
     }
     this.pending.set(name, () => {
@@ -153,7 +125,9 @@ export class ControlDir {
       name,
       key,
       read,
-      cancel: () => {
+      // The host reads the file itself: what the wrapper wrote is there once it has exited.
+      settled: Effect.void,
+      cancel: Effect.sync(() => {
         this.abandoned.set(name, key)
         try {
           // Made, never opened: an entry already there (whatever it is) is a cancel to the wrapper.
@@ -164,19 +138,11 @@ export class ControlDir {
         }
         const pid = Number(readEntry(`${file}.pid`)?.trim() ?? "")
         return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-      },
-      onStatus: (listener) => {
-        const known = read()
-        if (known !== undefined) {
-          listener(known)
-          return () => {}
-        }
-        listeners.add(listener)
-        return () => listeners.delete(listener)
-      },
+      }),
+      onStatus: cell.onStatus,
       release: () => {
         this.pending.delete(name)
-        listeners.clear()
+        cell.clear()
         // An abandoned exec's files stay until its wrapper is done: a leader that has not looked for
         // the cancel file yet must find it.
         if (!this.abandoned.has(name)) removeFiles(file)
@@ -202,7 +168,18 @@ export class ControlDir {
     return Effect.suspend(() => {
       this.watcher.close()
       this.pending.clear()
-      return options.boxGone ? removeTrees([this.path], `the control directory ${this.path}`) : Effect.void
+      if (!options.boxGone) return Effect.void
+      // No wrapper runs any more: the files of abandoned execs go too. Then the directory is empty,
+      // as after a box's usual life, and goes without a traversal; anything else the box left there
+      // goes with `rm -rf`.
+      for (const name of this.abandoned.keys()) removeFiles(NodePath.join(this.path, name))
+      this.abandoned.clear()
+      try {
+        NodeFs.rmdirSync(this.path)
+        return Effect.void
+      } catch {
+        return removeTrees([this.path], `the control directory ${this.path}`)
+      }
     })
   }
 }

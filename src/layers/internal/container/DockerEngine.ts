@@ -1,5 +1,5 @@
 /**
- * The {@link ContainerEngine} on the Docker Engine API (Docker, or Podman's API socket), through
+ * The container-engine port on the Docker Engine API (Docker, or Podman's API socket), through
  * docker-modem: it reads `DOCKER_HOST` (unix, tcp, TLS with `DOCKER_CERT_PATH`, ssh) the way the
  * docker CLI does and hijacks the exec connection; the JSON calls and the stream framing are ours.
  *
@@ -10,11 +10,16 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { homedir } from "node:os"
 import { join } from "node:path"
-import type { Duplex } from "node:stream"
 import type * as Scope from "effect/Scope"
 import * as Effect from "effect/Effect"
-import type { BoxOptions, ContainerEngine } from "./ContainerEngine.js"
-import { ContainerEngineError } from "./ContainerEngine.js"
+import type { Duplex, Readable } from "node:stream"
+import type { ContainerEngine } from "../../../services/ContainerEngine.js"
+import {
+  ContainerConflictError,
+  ContainerEngineError,
+  ContainerNotFoundError,
+  EngineUnavailableError
+} from "../../../services/ContainerEngine.js"
 import { execSession } from "./demux.js"
 import { groupAliveArgv, signalArgv } from "./wrapper.js"
 
@@ -88,7 +93,7 @@ const engineMessage = (error: unknown): string => {
 const loadModem = Effect.tryPromise({
   try: () => import("docker-modem"),
   catch: (cause) =>
-    new ContainerEngineError({
+    new EngineUnavailableError({
       message: "the container executor needs the docker-modem package: npm install docker-modem@5 " +
         "(the command through npx: npx -y -p effect-bash -p docker-modem@5 effect-bash …)",
       cause
@@ -101,7 +106,7 @@ const loadModem = Effect.tryPromise({
  */
 export const makeDockerEngine = (
   address: string | undefined
-): Effect.Effect<ContainerEngine, ContainerEngineError, Scope.Scope> =>
+): Effect.Effect<ContainerEngine.Service, ContainerEngine.Error, Scope.Scope> =>
   Effect.gen(function*() {
     const { default: Modem } = yield* loadModem
     const dockerHost = process.env.DOCKER_HOST
@@ -109,7 +114,7 @@ export const makeDockerEngine = (
     const shown = fromDockerHost ? dockerHost : address ?? defaultAddress()
     const modem: Modem = yield* Effect.try({
       try: () => new Modem(modemOptions(fromDockerHost ? undefined : shown) as ConstructorParameters<typeof Modem>[0]),
-      catch: (cause) => new ContainerEngineError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
+      catch: (cause) => new EngineUnavailableError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
     })
     // Connections are kept alive between calls (an idle one for 5 s, as by Node's global agent) in an
     // agent of the engine's own, destroyed with its scope: the global agent would keep them open after
@@ -124,17 +129,24 @@ export const makeDockerEngine = (
       Object.assign(modem, { agent }) // read by docker-modem on each request
     }
 
-    const failure = (what: string, error: unknown): ContainerEngineError => {
+    // The engine's status codes stop here: 404 is a box (or exec) not found, 409 a box that cannot do it now.
+    const failure = (what: string, error: unknown): ContainerEngine.Error => {
       const code = errnoOf(error)
       const status = statusOf(error)
-      const message = status === undefined && code !== undefined
-        ? `cannot reach the Docker Engine at ${shown} (${code}): is dockerd running? Set DOCKER_HOST or dockerHost to its address`
-        : `${what} failed on the Docker Engine at ${shown}: ${engineMessage(error)}`
-      return new ContainerEngineError({ message, status, cause: error })
+      if (status === undefined && code !== undefined) {
+        return new EngineUnavailableError({
+          message: `cannot reach the Docker Engine at ${shown} (${code}): is dockerd running? Set DOCKER_HOST or dockerHost to its address`,
+          cause: error
+        })
+      }
+      const message = `${what} failed on the Docker Engine at ${shown}: ${engineMessage(error)}`
+      return status === 404 ? new ContainerNotFoundError({ message, cause: error })
+        : status === 409 ? new ContainerConflictError({ message, cause: error })
+        : new ContainerEngineError({ message, cause: error })
     }
 
-    const dial = (what: string, options: DialOptions, timeoutMs = requestTimeoutMs): Effect.Effect<unknown, ContainerEngineError> =>
-      Effect.async<unknown, ContainerEngineError>((resume, signal) => {
+    const dial = (what: string, options: DialOptions, timeoutMs = requestTimeoutMs): Effect.Effect<unknown, ContainerEngine.Error> =>
+      Effect.async<unknown, ContainerEngine.Error>((resume, signal) => {
         modem.dial({ ...options, abortSignal: signal }, (error, result) => {
           // A connection (a hijacked exec) that arrives after the wait gave up has no owner: it is closed.
           if (signal.aborted) return void (result as { destroy?: () => void } | null | undefined)?.destroy?.()
@@ -145,11 +157,11 @@ export const makeDockerEngine = (
         Effect.interruptible,
         Effect.timeoutFail({
           duration: timeoutMs,
-          onTimeout: () => new ContainerEngineError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${timeoutMs} ms` })
+          onTimeout: () => new EngineUnavailableError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${timeoutMs} ms` })
         })
       )
 
-    const hijack = (execId: string): Effect.Effect<Duplex, ContainerEngineError> =>
+    const hijack = (execId: string): Effect.Effect<Duplex, ContainerEngine.Error> =>
       Effect.map(
         dial("exec start", {
           path: `/exec/${execId}/start`,
@@ -161,7 +173,33 @@ export const makeDockerEngine = (
         (socket) => socket as Duplex
       )
 
-    const exec: ContainerEngine["exec"] = (box, options) =>
+    /** The exec's exit code once its process has ended, as the engine recorded it. */
+    const execExitCode = (execId: string) =>
+      dial("exec inspect", { path: `/exec/${execId}/json`, method: "GET", statusCodes: { 200: true, 404: "no such exec" } }).pipe(
+        Effect.map((info) => {
+          const { ExitCode, Running } = info as { readonly Running?: boolean; readonly ExitCode?: number | null }
+          return Running === true || typeof ExitCode !== "number" ? undefined : ExitCode
+        })
+      )
+
+    /** The whole body of a streamed answer, bounded as a request is. */
+    const readBody = (what: string, body: Readable) =>
+      Effect.tryPromise({
+        try: async () => {
+          const chunks: Array<Buffer> = []
+          for await (const chunk of body) chunks.push(chunk as Buffer)
+          return new Uint8Array(Buffer.concat(chunks))
+        },
+        catch: (cause) => failure(what, cause)
+      }).pipe(
+        Effect.onInterrupt(() => Effect.sync(() => body.destroy())),
+        Effect.timeoutFail({
+          duration: requestTimeoutMs,
+          onTimeout: () => new EngineUnavailableError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${requestTimeoutMs} ms` })
+        })
+      )
+
+    const exec: ContainerEngine.Service["exec"] = (box, options) =>
       Effect.gen(function*() {
         const created = (yield* dial("exec create", {
           path: `/containers/${box}/exec`,
@@ -177,10 +215,11 @@ export const makeDockerEngine = (
           },
           statusCodes: { 201: true, 404: "no such container", 409: "container is not running" }
         })) as { readonly Id: string }
-        return execSession(yield* hijack(created.Id))
+        const session = execSession(yield* hijack(created.Id))
+        return { ...session, exitCode: execExitCode(created.Id) }
       })
 
-    const run: ContainerEngine["run"] = (box, argv, user) =>
+    const run: ContainerEngine.Service["run"] = (box, argv, user) =>
       Effect.acquireUseRelease(
         exec(box, { argv, env: {}, user, stdin: false }),
         (started) =>
@@ -195,13 +234,13 @@ export const makeDockerEngine = (
             Effect.interruptible,
             Effect.timeoutFail({
               duration: requestTimeoutMs,
-              onTimeout: () => new ContainerEngineError({ message: `exec in ${box.slice(0, 12)} did not end within ${requestTimeoutMs} ms` })
+              onTimeout: () => new EngineUnavailableError({ message: `exec in ${box.slice(0, 12)} did not end within ${requestTimeoutMs} ms` })
             })
           ),
         (started) => started.close
       )
 
-    const gone = (error: ContainerEngineError) => error.status === 404 || error.status === 409
+    const gone = (error: ContainerEngine.Error) => error._tag === "ContainerNotFound" || error._tag === "ContainerConflict"
 
     /** The box's state as the engine reports it; `undefined` when there is no such box. */
     const stateOf = (box: string) =>
@@ -211,14 +250,14 @@ export const makeDockerEngine = (
         statusCodes: { 200: true, 404: "no such container" }
       }).pipe(
         Effect.map((info) => (info as { readonly State?: { readonly Running?: boolean; readonly Paused?: boolean } }).State ?? {}),
-        Effect.catchIf((error) => error.status === 404, () => Effect.succeed(undefined))
+        Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined))
       )
 
     /** Whether `box` is paused: the engine refuses it every exec (409), as it does a box that is gone. */
     const paused = (box: string) =>
       stateOf(box).pipe(Effect.map((state) => state?.Paused === true), Effect.orElseSucceed(() => false))
 
-    const engine: ContainerEngine = {
+    const engine: ContainerEngine.Service = {
       address: shown,
       ping: Effect.asVoid(dial("ping", { path: "/_ping", method: "GET", statusCodes: { 200: true } }, pingTimeoutMs)),
       cpuCount: Effect.map(
@@ -232,9 +271,9 @@ export const makeDockerEngine = (
           statusCodes: { 200: true, 404: "no such image" }
         }).pipe(
           Effect.as(true),
-          Effect.catchIf((error) => error.status === 404, () => Effect.succeed(false))
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed(false))
         ),
-      createBox: (options: BoxOptions) =>
+      createBox: (options) =>
         Effect.gen(function*() {
           const created = (yield* dial("container create", {
             path: "/containers/create",
@@ -254,11 +293,16 @@ export const makeDockerEngine = (
                 SecurityOpt: ["no-new-privileges", `seccomp=${options.seccompProfile}`],
                 NetworkMode: options.network,
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
-                Mounts: options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
+                Mounts: [
+                  ...options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
+                  // Anonymous: removed with the box (`v` on its removal).
+                  ...(options.volumes ?? []).map(({ target }) => ({ Type: "volume", Target: target }))
+                ],
                 ReadonlyRootfs: options.readOnlyRootfs,
                 Tmpfs: {
                   ...(options.readOnlyRootfs ? { "/tmp": "rw,nosuid,nodev,mode=1777" } : {}),
-                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`
+                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`,
+                  ...Object.fromEntries((options.scratch ?? []).map(({ mode, path }) => [path, `rw,noexec,nosuid,nodev,size=16m,mode=${mode}`]))
                 },
                 ...(options.memoryMb === undefined
                   ? {}
@@ -283,12 +327,12 @@ export const makeDockerEngine = (
       signalGroup: (box, pgid, signal) =>
         run(box, signalArgv(pgid, signal)).pipe(
           Effect.map((output) => output === "sent"),
-          Effect.catchIf(gone, (error) => error.status === 409 ? Effect.map(paused(box), (frozen) => !frozen) : Effect.succeed(true))
+          Effect.catchIf(gone, (error) => error._tag === "ContainerConflict" ? Effect.map(paused(box), (frozen) => !frozen) : Effect.succeed(true))
         ),
       groupAlive: (box, pgid) =>
         run(box, groupAliveArgv(pgid)).pipe(
           Effect.map((output) => output.trim() !== "empty"),
-          Effect.catchIf(gone, (error) => error.status === 409 ? paused(box) : Effect.succeed(false))
+          Effect.catchIf(gone, (error) => error._tag === "ContainerConflict" ? paused(box) : Effect.succeed(false))
         ),
       boxPaused: paused,
       boxRunning: (box) => Effect.map(stateOf(box), (state) => state?.Running === true),
@@ -320,12 +364,31 @@ export const makeDockerEngine = (
           statusCodes: { 200: true }
         }).pipe(
           Effect.map((list) =>
-            (list as ReadonlyArray<{ readonly Id: string; readonly Labels?: Record<string, string> }>).map((entry) => ({
+            (list as ReadonlyArray<{ readonly Id: string; readonly Labels?: Record<string, string>; readonly Created?: number }>).map((
+              entry
+            ) => ({
               id: entry.Id,
-              labels: entry.Labels ?? {}
+              labels: entry.Labels ?? {},
+              createdMillis: (entry.Created ?? 0) * 1000
             }))
           )
-        )
+        ),
+      putArchive: (box, path, tar) =>
+        Effect.asVoid(dial("archive upload", {
+          path: `/containers/${box}/archive?`,
+          method: "PUT",
+          file: Buffer.from(tar.buffer, tar.byteOffset, tar.byteLength),
+          options: { path },
+          statusCodes: { 200: true, 400: "bad parameter", 403: "read-only", 404: "no such container or path" }
+        })),
+      getArchive: (box, path) =>
+        dial("archive download", {
+          path: `/containers/${box}/archive?`,
+          method: "GET",
+          isStream: true,
+          options: { path },
+          statusCodes: { 200: true, 400: "bad parameter", 404: "no such container or path" }
+        }).pipe(Effect.flatMap((body) => readBody("archive download", body as Readable)))
     }
     return engine
   })

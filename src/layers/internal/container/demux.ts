@@ -10,7 +10,9 @@
  */
 import * as Effect from "effect/Effect"
 import type { Duplex } from "node:stream"
-import type { ExecSession, Frame } from "./ContainerEngine.js"
+import type { ContainerEngine } from "../../../services/ContainerEngine.js"
+
+type Frame = ContainerEngine.Frame
 
 const headerBytes = 8
 
@@ -48,7 +50,7 @@ export class Demuxer {
 }
 
 /** The exec on its hijacked connection: input written to it, output read from it frame by frame. */
-export const execSession = (socket: Duplex): ExecSession => {
+export const execSession = (socket: Duplex): Omit<ContainerEngine.ExecSession, "exitCode"> => {
   const demuxer = new Demuxer()
   const queued: Array<Frame> = []
   const chunks = socket[Symbol.asyncIterator]() as AsyncIterator<Buffer>

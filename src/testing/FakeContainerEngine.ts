@@ -1,0 +1,328 @@
+/**
+ * A scriptable `ContainerEngine` for deterministic tests of the container executor: no engine, no
+ * processes, no real time. It plays an engine running the executor's wrapper: each command's exec
+ * reads its key, says its group's pid (having written it where the wrapper does), and once the test
+ * ends the command, writes the status line, tagged under the key, to the box's status directory
+ * (a host directory the box mounts, as a local engine's bind) and ends the exec's output. A test
+ * decides how each command reacts to signals, feeds its output, ends it, and reads back the signals
+ * sent and when (by the Effect `Clock`, so `TestClock` drives the executor's timeouts and grace).
+ *
+ * @since 0.2.0
+ */
+import * as NodeFs from "node:fs"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import { ContainerEngine, ContainerNotFoundError } from "../services/ContainerEngine.js"
+
+/**
+ * The script for one command.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FakeContainerScript {
+  /** `obey`: the command dies of SIGTERM. `ignore`: nothing happens. SIGKILL always kills. */
+  readonly onTerm: "obey" | "ignore"
+  /** No process can start in the box to send a signal (a box at its pids limit). */
+  readonly unsignalable?: boolean
+  /** The pid line waits for {@link FakeContainerCommand.start}: the exec has started, the call has not. */
+  readonly holdStart?: boolean
+}
+
+/**
+ * A signal sent to a command's group, stamped with the Clock's time.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FakeSentSignal {
+  readonly signal: ContainerEngine.Signal
+  readonly atMillis: number
+  /** Whether a process in the box could send it. */
+  readonly delivered: boolean
+}
+
+/**
+ * The test's handle on one command running in a fake box.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FakeContainerCommand {
+  /** The group's id (the leader's pid). */
+  readonly pgid: number
+  readonly box: string
+  /** The command the executor asked to run. */
+  readonly command: string
+  readonly signals: Effect.Effect<ReadonlyArray<FakeSentSignal>>
+  readonly writeStdout: (data: string) => Effect.Effect<void>
+  readonly writeStderr: (data: string) => Effect.Effect<void>
+  /** Says the pid line of a command scripted with `holdStart`. */
+  readonly start: Effect.Effect<void>
+  /** The leader exits with `code`, and its group with it. */
+  readonly exit: (code: number) => Effect.Effect<void>
+  /** Whether the group has a member left. */
+  readonly alive: Effect.Effect<boolean>
+}
+
+/**
+ * A box the fake engine made.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FakeBox {
+  readonly id: string
+  readonly options: ContainerEngine.BoxOptions
+  readonly removed: boolean
+}
+
+/**
+ * Control surface of the fake engine.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeContainerEngineControl")<
+  FakeContainerEngineControl,
+  {
+    /** Waits for the next command (in order) and returns its handle. */
+    readonly next: Effect.Effect<FakeContainerCommand>
+    /** Every box made so far, removed ones included. */
+    readonly boxes: Effect.Effect<ReadonlyArray<FakeBox>>
+  }
+>() {}
+
+const tagModulus = 2147483647n
+
+/** The wrapper's tag of `text` under `(a, b)` (docs/container.md, "Results that cannot be forged"). */
+const tag = (text: string, a: bigint, b: bigint): bigint => {
+  let h = 0n
+  for (const code of Buffer.from(text, "latin1")) h = (h + BigInt(code)) * a % tagModulus
+  return (h + b) % tagModulus
+}
+
+interface BoxState {
+  readonly id: string
+  readonly options: ContainerEngine.BoxOptions
+  removed: boolean
+  stopped: boolean
+  readonly commands: Set<CommandState>
+  readonly files: Map<string, Uint8Array>
+}
+
+interface CommandState {
+  readonly handle: FakeContainerCommand
+  /** Ends the exec's output without a status: the box went. */
+  readonly lose: Effect.Effect<void>
+}
+
+/**
+ * The wrapper's argv: `[shell, --norc, --noprofile, -c, script, "effect-bash", status, cwd, mode, command?]`.
+ */
+const isWrapper = (argv: ReadonlyArray<string>) => argv.length >= 9 && argv[5] === "effect-bash"
+
+const encoder = new TextEncoder()
+
+/**
+ * The fake engine and its control; `script` decides how each command behaves.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (
+  script: (command: string) => FakeContainerScript
+): Layer.Layer<ContainerEngine | FakeContainerEngineControl> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const started = yield* Queue.unbounded<FakeContainerCommand>()
+    const boxes = new Map<string, BoxState>()
+    let lastId = 0
+    let lastPid = 100
+
+    const boxOf = (id: string) => {
+      const box = boxes.get(id)
+      return box === undefined || box.removed
+        ? Effect.fail(new ContainerNotFoundError({ message: `no such container: ${id}` }))
+        : Effect.succeed(box)
+    }
+
+    /** The host path of `path` in the box, through its mounts. */
+    const hostPath = (box: BoxState, path: string): string | undefined => {
+      for (const mount of box.options.mounts) {
+        if (path === mount.target || path.startsWith(`${mount.target}/`)) return mount.host + path.slice(mount.target.length)
+      }
+      return undefined
+    }
+
+    const wrapperExec = (box: BoxState, argv: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
+        const startGate = yield* Deferred.make<void>()
+        const status = hostPath(box, argv[6]!)
+        const pgid = ++lastPid
+        let ended = false
+        let alive = true
+        let exitCode: number | undefined
+        let key: ReadonlyArray<bigint> = []
+        let command = argv[9] ?? ""
+        let behaviour: FakeContainerScript = { onTerm: "obey" }
+        const signals: Array<FakeSentSignal> = []
+
+        const end = (how: string, code: number) =>
+          Effect.suspend(() => {
+            if (!alive) return Effect.void
+            alive = false
+            exitCode = code
+            box.commands.delete(state)
+            const [a, b, c, d] = key
+            if (status !== undefined && a !== undefined && b !== undefined && c !== undefined && d !== undefined) {
+              const line = `${how} empty`
+              NodeFs.writeFileSync(status, `${line} ${tag(line, a, b)} ${tag(line, c, d)}\n`)
+            }
+            return frames.offer(undefined)
+          })
+        const handle: FakeContainerCommand = {
+          pgid,
+          box: box.id,
+          get command() {
+            return command
+          },
+          signals: Effect.sync(() => [...signals]),
+          writeStdout: (data) => Effect.asVoid(frames.offer({ stream: "stdout", bytes: encoder.encode(data) })),
+          writeStderr: (data) => Effect.asVoid(frames.offer({ stream: "stderr", bytes: encoder.encode(data) })),
+          start: Deferred.succeed(startGate, undefined),
+          exit: (code) => end(`exit ${code}`, code),
+          alive: Effect.sync(() => alive)
+        }
+        const state: CommandState = {
+          handle,
+          lose: Effect.suspend(() => {
+            alive = false
+            return Effect.asVoid(frames.offer(undefined))
+          })
+        }
+        signalsOf.set(pgid, { box, signals, state, behaviour: () => behaviour, end })
+
+        const session: ContainerEngine.ExecSession = {
+          sendInput: (bytes) =>
+            Effect.gen(function*() {
+              const text = Buffer.from(bytes).toString("latin1")
+              const newline = text.indexOf("\n")
+              key = text.slice(0, newline).split(" ").map((n) => BigInt(n))
+              if (argv[8] === "stdin") command = text.slice(newline + 1, text.indexOf("\0", newline))
+              behaviour = script(command)
+              box.commands.add(state)
+              // The leader records its pid, then runs nothing once the host gave up on the exec.
+              if (status !== undefined) {
+                NodeFs.writeFileSync(`${status}.pid`, `${pgid}\n`)
+                if (NodeFs.existsSync(`${status}.cancel`)) return yield* end("exit 125", 125)
+              }
+              yield* started.offer(handle)
+              const sayPid = Effect.suspend(() => alive ? frames.offer({ stream: "stdout", bytes: encoder.encode(`${pgid}\n`) }) : Effect.void)
+              if (behaviour.holdStart === true) yield* Effect.forkDaemon(Effect.zipRight(Deferred.await(startGate), sayPid))
+              else yield* sayPid
+            }),
+          next: Effect.suspend(() =>
+            ended ? Effect.succeed(undefined) : Effect.tap(Queue.take(frames), (frame) => {
+              if (frame === undefined) ended = true
+            })
+          ),
+          exitCode: Effect.sync(() => exitCode),
+          close: Effect.void
+        }
+        return session
+      })
+
+    const signalsOf = new Map<number, {
+      readonly box: BoxState
+      readonly signals: Array<FakeSentSignal>
+      readonly state: CommandState
+      readonly behaviour: () => FakeContainerScript
+      readonly end: (how: string, code: number) => Effect.Effect<void>
+    }>()
+
+    const remove = (box: BoxState) =>
+      Effect.suspend(() => {
+        box.removed = true
+        const lost = [...box.commands]
+        box.commands.clear()
+        return Effect.forEach(lost, (command) => command.lose, { discard: true })
+      })
+
+    const engine: ContainerEngine.Service = {
+      address: "fake://engine",
+      ping: Effect.void,
+      cpuCount: Effect.succeed(4),
+      hasImage: () => Effect.succeed(true),
+      createBox: (options) =>
+        Effect.sync(() => {
+          const id = `fake${String(++lastId).padStart(12, "0")}`
+          boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map() })
+          return id
+        }),
+      exec: (id, options) =>
+        Effect.flatMap(boxOf(id), (box) =>
+          isWrapper(options.argv) ? wrapperExec(box, options.argv) : Effect.succeed<ContainerEngine.ExecSession>({
+            sendInput: () => Effect.void,
+            next: Effect.succeed(undefined),
+            exitCode: Effect.succeed(0),
+            close: Effect.void
+          })),
+      // The executor's own short commands (the supervisor's shell): done.
+      run: (id) => Effect.as(boxOf(id), "made"),
+      signalGroup: (id, pgid, signal) =>
+        Effect.gen(function*() {
+          const group = signalsOf.get(pgid)
+          if (group === undefined || group.box.id !== id || group.box.removed) return true
+          const delivered = group.behaviour().unsignalable !== true
+          group.signals.push({ signal, atMillis: yield* Clock.currentTimeMillis, delivered })
+          if (!delivered) return false
+          if (signal === "SIGKILL") yield* group.end("signal SIGKILL", 137)
+          else if (group.behaviour().onTerm === "obey") yield* group.end("signal SIGTERM", 143)
+          return true
+        }),
+      groupAlive: (id, pgid) =>
+        Effect.sync(() => {
+          const group = signalsOf.get(pgid)
+          return group !== undefined && group.box.id === id && !group.box.removed && group.box.commands.has(group.state)
+        }),
+      boxRunning: (id) => Effect.sync(() => boxes.get(id)?.removed === false && boxes.get(id)?.stopped === false),
+      boxPaused: () => Effect.succeed(false),
+      stopBox: (id) =>
+        Effect.flatMap(boxOf(id), (box) =>
+          Effect.suspend(() => {
+            box.stopped = true
+            const lost = [...box.commands]
+            box.commands.clear()
+            return Effect.forEach(lost, (command) => command.lose, { discard: true })
+          })),
+      startBox: (id) => Effect.flatMap(boxOf(id), (box) => Effect.sync(() => (box.stopped = false))),
+      removeBox: (id) => {
+        const box = boxes.get(id)
+        return box === undefined || box.removed ? Effect.void : remove(box)
+      },
+      listBoxes: (labels) =>
+        Effect.sync(() =>
+          [...boxes.values()]
+            .filter((box) => !box.removed && Object.entries(labels).every(([name, value]) => box.options.labels[name] === value))
+            .map((box) => ({ id: box.id, labels: box.options.labels, createdMillis: 0 }))
+        ),
+      putArchive: (id, path, tar) => Effect.flatMap(boxOf(id), (box) => Effect.sync(() => void box.files.set(path, tar))),
+      getArchive: (id, path) =>
+        Effect.flatMap(boxOf(id), (box) => {
+          const tar = box.files.get(path)
+          return tar === undefined ? Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })) : Effect.succeed(tar)
+        })
+    }
+
+    return Context.make(ContainerEngine, engine).pipe(
+      Context.add(FakeContainerEngineControl, {
+        next: Queue.take(started),
+        boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed })))
+      })
+    )
+  }))

@@ -1,0 +1,170 @@
+/**
+ * The container executor's supervision on a fake engine, driven by TestClock: a command's timeout,
+ * its grace, the escalation to SIGKILL and, when nothing in the box can send it, to the box's
+ * removal; a call interrupted before its command's pid line kills what the exec started. No engine,
+ * no processes, no real time.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
+import { BashExecutor } from "../../src/services/BashExecutor.js"
+import { ContainerEngine } from "../../src/services/ContainerEngine.js"
+import * as FakeContainerEngine from "../../src/testing/FakeContainerEngine.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import { tempDirs } from "../support/tempDirs.js"
+
+const timeoutMs = 1_000
+const graceMs = 3_000
+const dirs = tempDirs("effect-bash-fake-engine")
+afterAll(dirs.removeAll)
+
+/**
+ * The executor on a fake engine, in a scope of its own, so a test can close it; `before` runs on the
+ * engine before the executor starts.
+ */
+const build = (
+  script: (command: string) => FakeContainerEngine.FakeContainerScript,
+  before: (engine: ContainerEngine.Service) => Effect.Effect<void, ContainerEngine.Error> = () => Effect.void
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+    const fake = yield* Layer.buildWithScope(FakeContainerEngine.layer(script), scope)
+    yield* before(Context.get(fake, ContainerEngine))
+    const layer = DockerBashExecutor.layerWithEngine({ image: "fake", cwd: dirs.fresh("work"), timeoutMs, graceMs })
+    const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeedContext(fake)), scope)
+    return {
+      executor: Context.get(context, BashExecutor),
+      control: Context.get(fake, FakeContainerEngine.FakeContainerEngineControl),
+      scope
+    }
+  })
+
+describe("container supervision on a fake engine (TestClock)", () => {
+  it.scoped("a command that ends is reported with its exit code and output", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "echo hi; exit 3" })))
+      const command = yield* control.next
+      expect(command.command).toBe("echo hi; exit 3")
+      yield* command.writeStdout("hi\n")
+      yield* command.exit(3)
+      const result = yield* Fiber.join(fiber)
+      expect(result).toMatchObject({ exitCode: 3, signal: null, timedOut: false })
+      expect(result.stdout.text).toBe("hi\n")
+      expect(yield* command.signals).toEqual([])
+    }))
+
+  it.scoped("a timeout sends SIGTERM to the group, and the grace's end SIGKILL", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "ignore" }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "stubborn" })))
+      const command = yield* control.next
+      yield* TestClock.adjust(timeoutMs)
+      expect((yield* command.signals).map((sent) => sent.signal)).toEqual(["SIGTERM"])
+      expect(yield* command.alive).toBe(true)
+      yield* TestClock.adjust(graceMs)
+      const result = yield* Fiber.join(fiber)
+      expect(yield* command.signals).toEqual([
+        { signal: "SIGTERM", atMillis: timeoutMs, delivered: true },
+        { signal: "SIGKILL", atMillis: timeoutMs + graceMs, delivered: true }
+      ])
+      expect(result).toMatchObject({ timedOut: true, exitCode: null, signal: "SIGKILL" })
+      expect(yield* command.alive).toBe(false)
+    }))
+
+  it.scoped("a command that obeys SIGTERM ends at the timeout, without a SIGKILL", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "sleep 100" })))
+      const command = yield* control.next
+      yield* TestClock.adjust(timeoutMs)
+      const result = yield* Fiber.join(fiber)
+      expect(result).toMatchObject({ timedOut: true, signal: "SIGTERM" })
+      expect((yield* command.signals).map((sent) => sent.signal)).toEqual(["SIGTERM"])
+    }))
+
+  it.scoped("a SIGKILL that nothing in the box can send removes the box, and the next call gets a new one", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build((command) => ({ onTerm: "ignore", unsignalable: command === "bomb" }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "bomb" })))
+      const command = yield* control.next
+      yield* TestClock.adjust(timeoutMs + graceMs)
+      const result = yield* Fiber.join(fiber)
+      expect((yield* command.signals).map((sent) => [sent.signal, sent.delivered])).toEqual([
+        ["SIGTERM", false],
+        ["SIGKILL", false],
+        ["SIGKILL", false]
+      ])
+      expect(result.timedOut).toBe(true)
+      expect(result.stderr.text).toContain(`the container ${command.box.slice(0, 12)} was removed while the command ran`)
+      expect((yield* control.boxes).map((box) => box.removed)).toEqual([true])
+
+      const next = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      const second = yield* control.next
+      expect(second.box).not.toBe(command.box)
+      yield* second.exit(0)
+      expect((yield* Fiber.join(next)).exitCode).toBe(0)
+    }))
+
+  it.scoped("a call interrupted before its pid line kills the group its exec started", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "ignore", holdStart: true }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "held" })))
+      const command = yield* control.next
+      expect(yield* command.alive).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      expect((yield* command.signals).map((sent) => sent.signal)).toEqual(["SIGKILL"])
+      expect(yield* command.alive).toBe(false)
+    }))
+
+  it.scoped("the layer's close removes its boxes", () =>
+    Effect.gen(function*() {
+      const { control, executor, scope } = yield* build(() => ({ onTerm: "obey" }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      const command = yield* control.next
+      yield* command.exit(0)
+      yield* Fiber.join(fiber)
+      expect((yield* control.boxes).map((box) => box.removed)).toEqual([false])
+      yield* Scope.close(scope, Exit.void)
+      expect((yield* control.boxes).map((box) => box.removed)).toEqual([true])
+    }))
+})
+
+describe("the sweep of dead hosts' boxes, by their labels (fake engine)", () => {
+  const boot = fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()
+  const namespace = /\d+/.exec(fs.readlinkSync("/proc/self/ns/pid"))![0]
+  const startTime = (pid: number) => fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!
+  /** This process, as a host names itself; with `dead`, a host that had its pid and another start time. */
+  const host = (dead: boolean) => `effect-bash-${namespace}-${process.pid}-${dead ? "1" : startTime(process.pid)}-`
+  const box = (engine: ContainerEngine.Service, name: string, owner: Record<string, string>) =>
+    engine.createBox({
+      image: "fake",
+      labels: { "effect-bash": "1", "effect-bash.session": name, "effect-bash.hostname": os.hostname(), ...owner },
+      mounts: [],
+      network: "none",
+      user: "1000:1000",
+      readOnlyRootfs: false,
+      seccompProfile: "{}",
+      dropCapabilities: true,
+      supervisorDir: { path: "/s", uid: 1 }
+    })
+
+  it.scoped("a dead host of this boot loses its boxes; a live one, one of another boot and a forged control path keep theirs", () =>
+    Effect.gen(function*() {
+      // What a label could point a sweep at: never removed.
+      const kept = dirs.fresh("forged-control")
+      const { control } = yield* build(() => ({ onTerm: "obey" }), (engine) =>
+        Effect.all([
+          box(engine, "dead", { "effect-bash.boot": boot, "effect-bash.host": host(true) }),
+          box(engine, "dead-forged", { "effect-bash.boot": boot, "effect-bash.host": host(true), "effect-bash.control": kept }),
+          box(engine, "live", { "effect-bash.boot": boot, "effect-bash.host": host(false) }),
+          // Another machine with the same hostname, in its initial pid namespace as this one is.
+          box(engine, "other-machine", { "effect-bash.boot": "another-boot", "effect-bash.host": host(true) })
+        ], { discard: true }))
+      const left = (yield* control.boxes).filter((each) => !each.removed).map((each) => each.options.labels["effect-bash.session"])
+      expect(left).toEqual(["live", "other-machine"])
+      expect(fs.existsSync(kept)).toBe(true)
+    }))
+})
