@@ -9,4 +9,5 @@
 export * as ApprovalScripted from "./ApprovalScripted.js"
 export * as FakeConfiningExecutor from "./FakeConfiningExecutor.js"
 export * as FakeProcessSpawner from "./FakeProcessSpawner.js"
+export * as FakePtySpawner from "./FakePtySpawner.js"
 export * as ScriptedBashExecutor from "./ScriptedBashExecutor.js"

@@ -163,7 +163,9 @@ export class TerminalSession {
       }
       this.active = send
       this.initializing = startup
-      this.resetEvidence(now)
+      // A shell may print its first prompt before this runs: at startup, all it printed counts.
+      if (startup) send.output.append(this.scrollback.text)
+      else this.resetEvidence(now)
       const foreground = yield* this.pty.foreground
       send.initialPgid = foreground?.pgid
       send.initialLeftWait = foreground?.readingInput !== true
