@@ -95,7 +95,13 @@ describe("package entry points", () => {
   it("the test doubles are exported from effect-bash/testing only", async () => {
     const main = await import("../../src/index.js")
     const testing = await import("../../src/testing/index.js")
-    const doubles = ["ApprovalScripted", "FakeConfiningExecutor", "FakeProcessSpawner", "ScriptedBashExecutor"]
+    const doubles = [
+      "ApprovalScripted",
+      "FakeConfiningExecutor",
+      "FakeProcessSpawner",
+      "FakePtySpawner",
+      "ScriptedBashExecutor"
+    ]
     for (const name of doubles) {
       expect(main, name).not.toHaveProperty(name)
       expect(testing, name).toHaveProperty(name)
@@ -144,7 +150,10 @@ describe("package entry points", () => {
       "LocalBashExecutor",
       "LocalBashExecutorConfigError",
       "NodeProcessSpawner",
+      "NodePtySpawner",
       "ProcessSpawner",
+      "PtySpawnError",
+      "PtySpawner",
       "SandboxBashExecutor",
       "SandboxMode",
       "SandboxSessions",
@@ -162,19 +171,24 @@ describe("package entry points", () => {
       "Tasks",
       "TasksLive",
       "TasksUnavailableError",
+      "TerminalError",
+      "TerminalTools",
+      "Terminals",
+      "TerminalsLive",
       "ToolError",
       "isTerminalStatus",
       "liveOutputBufferBytes",
       "sandboxPolicyText",
       "sandboxUnavailableText"
     ])
-    expect(main.length).toBeLessThanOrEqual(45)
+    expect(main.length).toBeLessThanOrEqual(52)
     expect(await names("../../src/ai.js")).toEqual(["BashToolkit", "CurrentToolSession"])
     expect(await names("../../src/docker.js")).toEqual(["DockerBashExecutor"])
     expect(await names("../../src/testing/index.js")).toEqual([
       "ApprovalScripted",
       "FakeConfiningExecutor",
       "FakeProcessSpawner",
+      "FakePtySpawner",
       "ScriptedBashExecutor"
     ])
     expect(await names("../../src/cordis-adapter.js")).toEqual([
