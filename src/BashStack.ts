@@ -60,7 +60,8 @@ export interface BashStackConfig {
   readonly sessionJsonlDir?: string
   /**
    * Persistent terminals and the six `terminal_*` tools (needs the optional peer `node-pty`): `true`
-   * or settings to offer them; off when absent or `false`.
+   * or settings to offer them; off when absent or `false`. Not together with `sandbox` or `container`
+   * (terminals are not confined yet).
    */
   readonly terminals?: boolean | TerminalsLive.Settings.Input
 }
@@ -132,7 +133,17 @@ export const layer = (
   const persistence: Option.Option<Layer.Layer<never>> = overrides.persistence
     ? Option.some(overrides.persistence(configured))
     : configured
-  const executor = overrides.executor ??
+  // Phase 1 terminals run on the host: composed with a confining executor they would escape it.
+  const unconfinedTerminals = config.terminals !== undefined && config.terminals !== false &&
+    (config.sandbox !== undefined || config.container !== undefined)
+  const executor = unconfinedTerminals
+    ? Layer.fail(
+      new LocalBashExecutorConfigError({
+        field: "terminals",
+        message: "bash-terminals: terminals are not confined yet; configure them without sandbox or container"
+      })
+    )
+    : overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
         ? containerExecutor({ ...config.executor, ...config.container })

@@ -77,7 +77,9 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
  * and the tool offers them; otherwise no approval is composed and the tool offers none. So what
  * `tools/list` shows is what this client can be granted.
  */
-export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackground: boolean }) =>
+export const mcp = (
+  input: { readonly settings: SettingsFlags; readonly noBackground: boolean; readonly terminals: boolean }
+) =>
   Effect.gen(function*() {
     const settings = yield* resolveSettings(input.settings)
     // Outlives the stack, so the deadline keeps running while the stack is released.
@@ -96,6 +98,7 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
       Effect.provide(
         cliStack(settings, {
           background: !input.noBackground,
+          terminals: input.terminals,
           escalation: shutdown.escalation,
           ...(approval === undefined ? {} : { approval })
         }).pipe(NodeProcessSpawner.startHelpersAfter(Deferred.await(initialized)))

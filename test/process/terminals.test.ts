@@ -4,12 +4,14 @@
  * program, `setsid` children gone after close, owner isolation, and nothing left running.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import * as BashStack from "../../src/BashStack.js"
 import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
+import { AgentTools } from "../../src/services/AgentTools.js"
 import { Terminals } from "../../src/services/Terminals.js"
 
 const layer = (settings: TerminalsLive.Settings.Input = {}) =>
@@ -32,6 +34,11 @@ const isAlive = (pid: number): boolean => {
   } catch {
     return false
   }
+}
+
+const foregroundOf = (pid: number): number => {
+  const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5])
 }
 
 const hasProgram = (name: string): boolean =>
@@ -91,13 +98,14 @@ describe("stopping what runs", () => {
       expect(running._tag).toBe("None")
       // The interrupted send already sent SIGINT; start another to signal explicitly.
       const operation = yield* terminals.startSend(owner, id, { text: "sleep 601" })
-      const signalled = yield* Effect.retry(
-        Effect.flatMap(terminals.signal(owner, id, "SIGINT"), ({ pgid }) =>
-          pgid === pid ? Effect.fail("shell still in the foreground") : Effect.succeed(pgid)),
-        { times: 50, schedule: undefined }
-      ).pipe(Effect.catchAll(() => Effect.succeed(pid)))
+      // Signal once sleep holds the foreground (the shell's tpgid in /proc).
+      yield* Effect.retry(
+        Effect.suspend(() => foregroundOf(pid) === pid ? Effect.fail("shell in the foreground") : Effect.void),
+        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
+      )
+      const { pgid } = yield* terminals.signal(owner, id, "SIGINT")
+      expect(pgid).not.toBe(pid)
       const result = yield* operation.done
-      expect(signalled).not.toBe(pid)
       expect(result.wait).toBe("stdin_read")
       expect(result.output).toContain("dsh> ")
     }).pipe(Effect.provide(layer())))
@@ -167,4 +175,31 @@ describe("close leaves nothing running", () => {
       expect(yield* terminals.list("session-b")).toEqual([])
       expect((yield* terminals.list(owner)).map((t) => t.id)).toEqual([id])
     }).pipe(Effect.provide(layer())))
+})
+
+describe("through the stack", () => {
+  it.live("BashStack({ terminals: true }) serves the tools; the terminal has the managed DSH_* variables", () =>
+    Effect.gen(function*() {
+      const tools = yield* AgentTools
+      const context = { callId: "c1", session: { id: "s-stack" } }
+      const opened = yield* tools.callUnknown("terminal_open", { type: "shell" }, context)
+      expect(opened.text).toMatch(/^started terminal session pty-1 \[type: shell\]\n/)
+      const sent = yield* tools.callUnknown(
+        "terminal_send",
+        { sessionId: "pty-1", text: "echo \"$DSH_SESSION_ID $DSH_PTY_SESSION_ID $DSH_SHELL\"" },
+        { ...context, callId: "c2" }
+      )
+      expect(sent.text).toContain("s-stack pty-1 1\n")
+      expect(sent.text).toMatch(/\[wait: stdin_read\]\n\[session: running\]$/)
+      const closed = yield* tools.callUnknown("terminal_close", { sessionId: "pty-1" }, { ...context, callId: "c3" })
+      expect(closed.text).toBe("closed terminal session pty-1")
+    }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 } }))))
+
+  it.live("terminals with a sandbox are refused: they are not confined yet", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(BashStack.layer({ terminals: true, sandbox: { sandboxMode: "read-only" } })))
+      expect(error.message).toBe(
+        "bash-terminals: terminals are not confined yet; configure them without sandbox or container"
+      )
+    }).pipe(Effect.scoped))
 })
