@@ -154,6 +154,30 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(Object.keys(tools[0]?.inputSchema.properties ?? {})).not.toContain("run_in_background")
     }))
 
+  it.scopedLive("--terminals serves the six terminal tools, and a terminal keeps its shell across calls", () =>
+    Effect.gen(function*() {
+      const { client } = yield* Effect.acquireRelease(connectWith({ flags: ["--terminals"] }), closeClient)
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      expect(tools.map((tool) => tool.name)).toEqual([
+        "bash",
+        "task_output",
+        "task_list",
+        "task_kill",
+        "terminal_open",
+        "terminal_send",
+        "terminal_read",
+        "terminal_signal",
+        "terminal_close",
+        "terminal_list"
+      ])
+      const opened = yield* text(client, "terminal_open", { type: "shell" })
+      expect(opened.text).toBe("started terminal session pty-1 [type: shell]\ndsh> ")
+      yield* text(client, "terminal_send", { sessionId: "pty-1", text: "cd / && X=kept" })
+      const sent = yield* text(client, "terminal_send", { sessionId: "pty-1", text: "echo \"$X in $(pwd)\"" })
+      expect(sent.text).toBe("echo \"$X in $(pwd)\"\nkept in /\ndsh> \n[wait: stdin_read]\n[session: running]")
+      expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
+    }))
+
   it.scopedLive("runs ok, failing and timed-out commands, answering with the model-facing text", () =>
     Effect.gen(function*() {
       const { client } = yield* connect
