@@ -30,7 +30,7 @@ const loadNodePty = Effect.tryPromise({
 })
 
 /**
- * Whether `node-pty` can be loaded here (the CLI offers terminals only then).
+ * Whether `node-pty` can be loaded here (e.g. to offer terminals only where they can open).
  *
  * @since 0.2.0
  * @category utils

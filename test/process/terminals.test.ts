@@ -134,6 +134,16 @@ describe("stopping what runs", () => {
 })
 
 describe("full-screen programs", () => {
+  it.live.skipIf(!hasProgram("vim"))("vim is reported on the alternate screen, and the prompt after it is normal", () =>
+    Effect.gen(function*() {
+      const { id } = yield* shell
+      const opened = yield* send(id, "vim -u NONE -N")
+      expect(opened.screen).toBe("alternate")
+      const quit = yield* send(id, ":q!")
+      expect(quit).toMatchObject({ screen: "normal", wait: "stdin_read" })
+      expect(quit.output).toContain("dsh> ")
+    }).pipe(Effect.provide(layer())))
+
   it.live.skipIf(!hasProgram("less"))("less on the alternate screen is reported as such", () =>
     Effect.gen(function*() {
       const { id } = yield* shell
@@ -142,6 +152,18 @@ describe("full-screen programs", () => {
       expect(result.output).not.toContain("250")
       const back = yield* send(id, "q", false)
       expect(back.screen).toBe("normal")
+    }).pipe(Effect.provide(layer())))
+})
+
+describe("a shell that ends", () => {
+  it.live("a shell killed from inside settles the send as session_exit with its signal", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* shell
+      const result = yield* send(id, "kill -9 $$")
+      expect(result).toMatchObject({ wait: "session_exit", status: { kind: "exited", exitCode: null, signal: "SIGKILL" } })
+      expect((yield* Effect.flip(send(id, "echo again"))).message).toBe(`PTY session ${id} has exited`)
+      expect(yield* terminals.close(owner, id)).toBe("closed")
     }).pipe(Effect.provide(layer())))
 })
 
