@@ -89,6 +89,20 @@ describe("interactive input", () => {
     }).pipe(Effect.provide(layer())))
 })
 
+describe("a node REPL", () => {
+  it.live.skipIf(!hasProgram("node"))("node -i keeps its state across sends", () =>
+    Effect.gen(function*() {
+      const { id } = yield* shell
+      const started = yield* send(id, "node -i")
+      expect(started.output).toContain("> ")
+      yield* send(id, "const x = 6 * 7")
+      const answer = yield* send(id, "x + 1")
+      expect(answer.output).toContain("43")
+      const back = yield* send(id, ".exit")
+      expect(back.output).toContain("dsh> ")
+    }).pipe(Effect.provide(layer())))
+})
+
 describe("stopping what runs", () => {
   it.live("terminal_signal interrupts the foreground job with a real SIGINT", () =>
     Effect.gen(function*() {

@@ -10,7 +10,7 @@ import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
 import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
-import { composeWith, textOf } from "../support/tools.js"
+import { type CallExtra, composeWith, textOf } from "../support/tools.js"
 
 const s1 = { session: { id: "s1" } }
 const s2 = { session: { id: "s2" } }
@@ -23,7 +23,7 @@ const layer = (fake: FakePtySpawner.FakePtySpawner, enableRunInBackground = true
   })
 
 /** The text of a call while the TestClock advances `ms`. */
-const textIn = (ms: number, name: string, args: unknown, extra = s1) =>
+const textIn = (ms: number, name: string, args: unknown, extra: CallExtra = s1) =>
   Effect.gen(function*() {
     const fiber = yield* Effect.fork(textOf(name, args, extra))
     yield* TestClock.adjust(ms)
@@ -116,6 +116,18 @@ describe("the terminal tools' texts", () => {
         "Error: background terminal sends are disabled for this deployment"
       )
     }).pipe(Effect.provide(layer(shell(), false))))
+})
+
+describe("where a terminal starts", () => {
+  it.effect("in the session's working directory; a relative cwd is taken from it", () => {
+    const fake = shell()
+    return Effect.gen(function*() {
+      const session = { session: { id: "s1", cwd: "/ws" } }
+      yield* textIn(100, "terminal_open", { type: "shell" }, session)
+      yield* textIn(100, "terminal_open", { type: "shell", cwd: "sub" }, session)
+      expect(fake.ptys.map((pty) => pty.options.cwd)).toEqual(["/ws", "/ws/sub"])
+    }).pipe(Effect.provide(layer(fake)))
+  })
 })
 
 describe("a background send is a task", () => {

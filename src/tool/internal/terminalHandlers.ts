@@ -5,6 +5,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as NodePath from "node:path"
 import * as Option from "effect/Option"
 import type { AgentTools } from "../../services/AgentTools.js"
 import type { BashEnvRegistry } from "../../services/BashEnvRegistry.js"
@@ -71,10 +72,13 @@ export const makeTerminalTools = (deps: TerminalToolDeps) => {
           toolName: "terminal_open",
           ...(call.session !== undefined ? { session: call.session } : {})
         }).pipe(Effect.mapError(AgentTool.failWith))
+        // As for `bash`: a relative directory is the session's, and none is the session's own.
+        const base = call.session?.cwd
+        const cwd = args.cwd === undefined ? base : base === undefined ? args.cwd : NodePath.resolve(base, args.cwd)
         const opened = yield* terminals.open(ownerOf(call), {
           type: args.type,
           ...(args.name !== undefined ? { name: args.name } : {}),
-          ...(args.cwd !== undefined ? { cwd: args.cwd } : {}),
+          ...(cwd !== undefined ? { cwd } : {}),
           dshEnv
         }).pipe(Effect.mapError(AgentTool.failWith))
         const value: TerminalOpenTool.Value = {
