@@ -6,7 +6,7 @@
 import * as Schema from "effect/Schema"
 import { echoValue } from "../services/internal/requestChecks.js"
 import * as AgentTool from "./AgentTool.js"
-import { boundBody, executeCards, Status, terminalText } from "./terminalShared.js"
+import { boundWithPrefix, executeCards, Status, terminalText } from "./terminalShared.js"
 
 const typeMessage = (actual: unknown) => `invalid type: expected a non-empty string, got ${echoValue(actual)}`
 const stringMessage = (key: string) => (actual: unknown) => `invalid ${key}: expected a string, got ${echoValue(actual)}`
@@ -79,7 +79,7 @@ export type Value = typeof Value.Type
  */
 export const render = (value: Value): string => {
   const name = value.name === undefined ? value.sessionId : `${value.sessionId} (${value.name})`
-  return boundBody(`started terminal session ${name} [type: ${value.type}]\n`, value.motd || "(no startup output)", false)
+  return boundWithPrefix(`started terminal session ${name} [type: ${value.type}]\n`, value.motd || "(no startup output)")
 }
 
 /**

@@ -87,6 +87,17 @@ export const boundBody = (content: string, metadata: string, truncated: boolean)
 }
 
 /**
+ * `prefix` then `content`; over {@link maxResultBytes} the prefix stays whole, the content keeps its
+ * newest bytes and the truncation marker follows.
+ */
+export const boundWithPrefix = (prefix: string, content: string): string => {
+  const complete = `${prefix}${content}`
+  if (Buffer.byteLength(complete) <= maxResultBytes) return complete
+  const room = maxResultBytes - Buffer.byteLength(`${prefix}${truncatedMarker}`)
+  return `${prefix}${utf8Tail(content, room)}${truncatedMarker}`
+}
+
+/**
  * The line a result adds while a full-screen program holds the terminal.
  */
 export const alternateScreenLine =

@@ -9,6 +9,8 @@ import * as TasksLive from "../../src/layers/TasksLive.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
+import * as TerminalOpenTool from "../../src/tool/TerminalOpenTool.js"
+import * as TerminalSendTool from "../../src/tool/TerminalSendTool.js"
 import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
 import { type CallExtra, composeWith, textOf } from "../support/tools.js"
 
@@ -116,6 +118,32 @@ describe("the terminal tools' texts", () => {
         "Error: background terminal sends are disabled for this deployment"
       )
     }).pipe(Effect.provide(layer(shell(), false))))
+})
+
+describe("results are capped at 256 KiB", () => {
+  it("an open keeps its acknowledgement and the newest startup output; a send keeps its markers", () => {
+    const cap = 256 * 1024
+    const opened = TerminalOpenTool.render({
+      sessionId: "pty-1",
+      type: "shell",
+      pid: 1,
+      status: { kind: "running" },
+      motd: "é".repeat(cap) + "END"
+    })
+    expect(opened.startsWith("started terminal session pty-1 [type: shell]\n")).toBe(true)
+    expect(opened.endsWith("END\n[output truncated]")).toBe(true)
+    expect(Buffer.byteLength(opened)).toBeLessThanOrEqual(cap)
+    const sent = TerminalSendTool.render({
+      kind: "foreground",
+      output: "x".repeat(cap) + "END",
+      wait: "timeout",
+      status: { kind: "running" },
+      truncated: false,
+      screen: "normal"
+    })
+    expect(sent.endsWith("END\n[wait: timeout]\n[session: running]\n[output truncated]")).toBe(true)
+    expect(Buffer.byteLength(sent)).toBe(cap)
+  })
 })
 
 describe("where a terminal starts", () => {
