@@ -183,9 +183,8 @@ const start = (config: Settings) =>
           )
           if (taken) return fail("invalid", `PTY session name "${options.name}" already exists for this owner`)
         }
-        const live = [...entries.values()].filter((entry) =>
-          entry.session.status.kind === "running" && entry.session.closing === undefined
-        )
+        // An exited shell counts until it is closed: its scrollback is still held.
+        const live = [...entries.values()].filter((entry) => entry.session.closing === undefined)
         if (live.filter((entry) => entry.session.owner === owner).length >= config.maxPerSession) {
           return fail("limit", sessionLimitMessage(config.maxPerSession))
         }

@@ -237,18 +237,26 @@ describe("owners and caps", () => {
       expect(yield* terminals.list("s2")).toEqual([])
     }).pipe(Effect.provide(withFake(FakePtySpawner.make()))))
 
-  it.effect("per-session and per-layer caps refuse with their exact texts", () =>
-    Effect.gen(function*() {
+  it.effect("per-session and per-layer caps refuse with their exact texts", () => {
+    const fake = FakePtySpawner.make()
+    return Effect.gen(function*() {
       const open = (who: string) => within(100, Effect.flatMap(Terminals, (t) => t.open(who, { type: "shell" })))
       yield* open("a")
       expect((yield* Effect.flip(open("a"))).message).toBe(
         "terminal limit reached: this session already has 1 open terminal sessions; close one with terminal_close first"
       )
-      yield* open("b")
+      const b = yield* open("b")
       expect((yield* Effect.flip(open("c"))).message).toBe(
         "terminal limit reached: 2 terminal sessions are open on this host; close one with terminal_close first"
       )
-    }).pipe(Effect.provide(withFake(FakePtySpawner.make(), { maxPerSession: 1, maxTotal: 2 }))))
+      // A shell that exited still counts until it is closed.
+      fake.ptys[1]!.exit()
+      yield* TestClock.adjust(10)
+      expect((yield* Effect.flip(open("c"))).message).toContain("terminal limit reached")
+      yield* Effect.flatMap(Terminals, (t) => t.close("b", b.id))
+      expect((yield* open("c")).id).toBe("pty-3")
+    }).pipe(Effect.provide(withFake(fake, { maxPerSession: 1, maxTotal: 2 })))
+  })
 })
 
 describe("stopping", () => {
