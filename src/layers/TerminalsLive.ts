@@ -22,7 +22,7 @@ import * as NodePath from "node:path"
 import { HostReaper } from "../services/HostReaper.js"
 import { PtySpawner } from "../services/PtySpawner.js"
 import { TerminalError, Terminals } from "../services/Terminals.js"
-import { makeEnvBuilder } from "./internal/executor/environment.js"
+import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
 import { type PtyEvent, TerminalSession } from "./internal/terminal/session.js"
 import { shellArgs, shellFile, terminalVariables } from "./internal/terminal/shellSetup.js"
 import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
@@ -176,6 +176,8 @@ const start = (config: Settings) =>
       Effect.suspend(() => {
         if (!accepting) return fail("unavailable", "PTY service is disposing")
         if (options.type !== "shell") return fail("invalid", `no PTY backend registered for "${options.type}"`)
+        const envProblem = validateEnv(options.env, options.dshEnv)
+        if (envProblem !== undefined) return fail("invalid", envProblem.message)
         if (options.name !== undefined) {
           if (options.name.length === 0) return fail("invalid", "PTY session name must be non-empty")
           const taken = [...entries.values()].some((entry) =>

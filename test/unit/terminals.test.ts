@@ -62,6 +62,26 @@ describe("opening", () => {
     }).pipe(Effect.provide(withFake(fake, { startupTimeoutMs: 1_000 })))
   })
 
+  it.effect("the shell gets the executor's scrubbed environment, the managed DSH_* variables and its prompt", () => {
+    const fake = FakePtySpawner.make()
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      yield* within(
+        100,
+        terminals.open(owner, {
+          type: "shell",
+          env: { GREETING: "hi", PS1: "mine> " },
+          dshEnv: { DSH_SESSION_ID: owner }
+        })
+      )
+      const env = fake.ptys[0]!.options.env
+      expect(env).toMatchObject({ GREETING: "hi", DSH_SESSION_ID: owner, PS1: "dsh> ", NO_COLOR: "1", HISTFILE: "" })
+      expect(env.PATH).toBeUndefined()
+      const refused = yield* Effect.flip(terminals.open(owner, { type: "shell", env: { DSH_HOME: "/x" } }))
+      expect(refused.message).toBe(`ordinary bash env cannot set reserved variable "DSH_HOME"; use dshEnv`)
+    }).pipe(Effect.provide(withFake(fake, { envDeny: ["^PATH$"] })))
+  })
+
   it.effect("an unknown type is refused", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Effect.flatMap(Terminals, (t) => t.open(owner, { type: "gdb" })))
