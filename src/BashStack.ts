@@ -20,6 +20,8 @@ import type { BashExecutor } from "./services/BashExecutor.js"
 import { SandboxSessions } from "./services/SandboxSessions.js"
 import type { SessionPersistence } from "./services/SessionPersistence.js"
 import { Tasks } from "./services/Tasks.js"
+import type { PtySpawner } from "./services/PtySpawner.js"
+import { Terminals } from "./services/Terminals.js"
 import type { AgentTools } from "./services/AgentTools.js"
 import type { CompletionNotices } from "./services/CompletionNotices.js"
 import * as AgentToolsLive from "./tool/AgentToolsLive.js"
@@ -32,6 +34,8 @@ import * as SandboxSessionsLive from "./layers/SandboxSessionsLive.js"
 import * as SessionJsonlEnvContributor from "./layers/SessionJsonlEnvContributor.js"
 import * as SessionPersistenceJsonl from "./layers/SessionPersistenceJsonl.js"
 import * as TasksLive from "./layers/TasksLive.js"
+import * as NodePtySpawner from "./layers/NodePtySpawner.js"
+import * as TerminalsLive from "./layers/TerminalsLive.js"
 
 /**
  * Settings of the whole graph.
@@ -54,6 +58,12 @@ export interface BashStackConfig {
   readonly dshHome?: string
   /** Store sessions as JSONL here (and contribute `DSH_SESSION_JSONL`); no persistence when absent. */
   readonly sessionJsonlDir?: string
+  /**
+   * Persistent terminals and the six `terminal_*` tools (needs the optional peer `node-pty`): `true`
+   * or settings to offer them; off when absent or `false`. Not together with `sandbox` or `container`
+   * (terminals are not confined yet).
+   */
+  readonly terminals?: boolean | TerminalsLive.Settings.Input
 }
 
 /**
@@ -75,11 +85,14 @@ export interface BashStackOverrides {
     BashExecutor,
     LocalBashExecutorConfigError | DockerBashExecutor.ContainerUnavailableError | ConfigError.ConfigError
   >
+  /** Replaces the PTY spawner of the terminals (default `NodePtySpawner.layer`), e.g. with a fake. */
+  readonly ptySpawner?: Layer.Layer<PtySpawner>
 }
 
 /**
  * Everything the stack provides. `SessionPersistence` is in the context only when composed
- * (`sessionJsonlDir` or `overrides.persistence`); read it with `Effect.serviceOption`.
+ * (`sessionJsonlDir` or `overrides.persistence`), `Terminals` only with `terminals`; read them with
+ * `Effect.serviceOption`.
  *
  * @since 0.1.0
  * @category models
@@ -120,7 +133,17 @@ export const layer = (
   const persistence: Option.Option<Layer.Layer<never>> = overrides.persistence
     ? Option.some(overrides.persistence(configured))
     : configured
-  const executor = overrides.executor ??
+  // Phase 1 terminals run on the host: composed with a confining executor they would escape it.
+  const unconfinedTerminals = config.terminals !== undefined && config.terminals !== false &&
+    (config.sandbox !== undefined || config.container !== undefined)
+  const executor = unconfinedTerminals
+    ? Layer.fail(
+      new LocalBashExecutorConfigError({
+        field: "terminals",
+        message: "bash-terminals: terminals are not confined yet; configure them without sandbox or container"
+      })
+    )
+    : overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
         ? containerExecutor({ ...config.executor, ...config.container })
@@ -151,16 +174,32 @@ export const layer = (
     // Persistence and approval are in the context only when composed (see `BashStackServices`).
     const composed = (layer: Option.Option<Layer.Layer<never>>) =>
       Option.match(layer, { onNone: () => Effect.succeed(Context.empty()), onSome: build })
-    const [executorContext, persistenceContext, approvalContext, tasks, registry] = yield* Effect.all([
+    const terminalSettings = config.terminals === undefined || config.terminals === false
+      ? undefined
+      : config.terminals === true
+      ? {}
+      : config.terminals
+    const terminals = terminalSettings === undefined
+      ? Effect.succeed(Context.empty())
+      : own(Effect.map(
+        Effect.provide(TerminalsLive.make(terminalSettings), overrides.ptySpawner ?? NodePtySpawner.layer),
+        (service) => Context.make(Terminals, service)
+      ))
+    const [executorContext, persistenceContext, approvalContext, tasks, registry, terminalContext] = yield* Effect
+      .all([
       Effect.flatMap(build(executor), (context) =>
         Effect.map(Effect.provide(SandboxSessionsLive.make, context), (sessions) =>
           Context.add(context, SandboxSessions, sessions))),
       composed(persistence),
       composed(Option.fromNullable(overrides.approval)),
       own(TasksLive.make(config.tasks)),
-      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
+      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
+      terminals
     ], { concurrency: "unbounded" })
-    const services = Context.merge(Context.merge(executorContext, persistenceContext), approvalContext).pipe(
+    const services = Context.merge(
+      Context.merge(Context.merge(executorContext, persistenceContext), approvalContext),
+      terminalContext
+    ).pipe(
       Context.add(Tasks, tasks),
       Context.add(BashEnvRegistry, registry)
     )

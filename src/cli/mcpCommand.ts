@@ -11,10 +11,16 @@ const noBackground = Options.boolean("no-background").pipe(
   Options.withDescription("Do not offer run_in_background on the bash tool")
 )
 
+const terminals = Options.boolean("terminals").pipe(
+  Options.withDescription(
+    "Also serve the six terminal_* tools: persistent PTY shells (needs node-pty; not with a sandbox or container)"
+  )
+)
+
 /**
  * The `mcp` subcommand.
  */
-export const mcpCommand = Command.make("mcp", { settings: settingsOptions, noBackground }, (input) =>
+export const mcpCommand = Command.make("mcp", { settings: settingsOptions, noBackground, terminals }, (input) =>
   Effect.flatMap(Effect.promise(() => import("./mcpStdio.js")), ({ mcp }) => mcp(input))).pipe(
     Command.withDescription("Serve bash, task_output, task_list and task_kill as an MCP server on stdio")
   )

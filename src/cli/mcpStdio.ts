@@ -82,7 +82,9 @@ const serveStdio = Effect.fn("Cli.mcp")(function*(
  * When the tools cannot be composed, the client's first request is answered with the reason
  * (`refuseClient.ts`) before the program fails with it.
  */
-export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackground: boolean }) =>
+export const mcp = (
+  input: { readonly settings: SettingsFlags; readonly noBackground: boolean; readonly terminals: boolean }
+) =>
   Effect.gen(function*() {
     const settings = yield* resolveSettings(input.settings)
     // Outlives the stack, so the deadline keeps running while the stack is released.
@@ -101,6 +103,7 @@ export const mcp = (input: { readonly settings: SettingsFlags; readonly noBackgr
       Effect.provide(
         cliStack(settings, {
           background: !input.noBackground,
+          terminals: input.terminals,
           escalation: shutdown.escalation,
           ...(approval === undefined ? {} : { approval })
         }).pipe(

@@ -1,7 +1,8 @@
 /**
  * The live {@link AgentTools}: `bash` over the composed executor, plus the task tools when a task
- * runtime is composed. Approval, Tasks, SandboxSessions and SessionPersistence are optional; each call is recorded
- * when persistence is composed, so replays never parse text.
+ * runtime is composed, and the six terminal tools when a {@link Terminals} service is. Approval,
+ * Tasks, SandboxSessions, SessionPersistence and Terminals are optional; each call is recorded when
+ * persistence is composed, so replays never parse text.
  *
  * @since 0.1.0
  */
@@ -22,6 +23,7 @@ import { capEchoed } from "../services/internal/requestChecks.js"
 import { SandboxSessions } from "../services/SandboxSessions.js"
 import { SessionPersistence } from "../services/SessionPersistence.js"
 import { Tasks } from "../services/Tasks.js"
+import { Terminals } from "../services/Terminals.js"
 import { whenTraced } from "../services/internal/whenTraced.js"
 import { AgentTools, ToolError } from "../services/AgentTools.js"
 import { abortedCallResult } from "./abortable.js"
@@ -30,10 +32,18 @@ import type { AgentTool, AnyAgentTool } from "./AgentTool.js"
 import * as BashTool from "./BashTool.js"
 import { makeBashTool } from "./internal/bashHandler.js"
 import { makeTaskKillTool, makeTaskListTool, makeTaskOutputTool } from "./internal/taskHandlers.js"
+import { makeTerminalTools } from "./internal/terminalHandlers.js"
 import { PendingNotices } from "./PendingNotices.js"
 import type * as TaskKillTool from "./TaskKillTool.js"
 import type * as TaskListTool from "./TaskListTool.js"
 import type * as TaskOutputTool from "./TaskOutputTool.js"
+import type * as TerminalCloseTool from "./TerminalCloseTool.js"
+import type * as TerminalListTool from "./TerminalListTool.js"
+import type * as TerminalOpenTool from "./TerminalOpenTool.js"
+import type * as TerminalReadTool from "./TerminalReadTool.js"
+import type * as TerminalSendTool from "./TerminalSendTool.js"
+import type * as TerminalSignalTool from "./TerminalSignalTool.js"
+import { guidance as terminalGuidance } from "./terminalShared.js"
 
 /**
  * Settings of {@link layer}.
@@ -54,9 +64,24 @@ declare module "../services/AgentTools.js" {
       readonly task_output: { readonly parameters: TaskOutputTool.Parameters; readonly value: TaskOutputTool.Value }
       readonly task_list: { readonly parameters: TaskListTool.Parameters; readonly value: TaskListTool.Value }
       readonly task_kill: { readonly parameters: TaskKillTool.Parameters; readonly value: TaskKillTool.Value }
+      readonly terminal_open: { readonly parameters: TerminalOpenTool.Parameters; readonly value: TerminalOpenTool.Value }
+      readonly terminal_send: { readonly parameters: TerminalSendTool.Parameters; readonly value: TerminalSendTool.Value }
+      readonly terminal_read: { readonly parameters: TerminalReadTool.Parameters; readonly value: TerminalReadTool.Value }
+      readonly terminal_signal: {
+        readonly parameters: TerminalSignalTool.Parameters
+        readonly value: TerminalSignalTool.Value
+      }
+      readonly terminal_close: {
+        readonly parameters: TerminalCloseTool.Parameters
+        readonly value: TerminalCloseTool.Value
+      }
+      readonly terminal_list: { readonly parameters: TerminalListTool.Parameters; readonly value: TerminalListTool.Value }
     }
   }
 }
+
+// The reference's terminal guidance, placed after the bash section.
+const terminalPromptSection: AgentTools.PromptSection = { name: "tool:pty", order: 106, text: terminalGuidance }
 
 /** The composed tools by name: each is the tool its module registers under that name. */
 type Registered = { readonly [N in AgentTools.Name]?: AgentTool<AgentTools.Parameters<N>, AgentTools.Value<N>> }
@@ -109,6 +134,7 @@ export const make = (
     const approval = yield* Effect.serviceOption(Approval)
     const persistence = yield* Effect.serviceOption(SessionPersistence)
     const sessions = yield* Effect.serviceOption(SandboxSessions)
+    const terminals = yield* Effect.serviceOption(Terminals)
     const notices = new PendingNotices()
     const arrivals = yield* Effect.acquireRelease(PubSub.unbounded<string | undefined>(), PubSub.shutdown)
     if (Option.isSome(tasks)) {
@@ -136,6 +162,14 @@ export const make = (
           task_list: makeTaskListTool(tasks.value),
           task_kill: makeTaskKillTool(tasks.value)
         }
+        : {}),
+      ...(Option.isSome(terminals)
+        ? makeTerminalTools({
+          terminals: terminals.value,
+          env,
+          tasks,
+          enableRunInBackground: settings.enableRunInBackground ?? true
+        })
         : {})
     }
     const byName = (name: string): AnyAgentTool | undefined =>
@@ -204,7 +238,8 @@ export const make = (
       promptSections: [
         BashTool.promptSection,
         ...(executor.container === undefined ? [] : [BashTool.containerSection(executor.container)]),
-        ...(executor.network === undefined ? [] : [BashTool.networkSection(executor.network)])
+        ...(executor.network === undefined ? [] : [BashTool.networkSection(executor.network)]),
+        ...(Option.isSome(terminals) ? [terminalPromptSection] : [])
       ],
       call: (name, args, context) => respond(name, registered[name], args, context),
       callUnknown: (name, args, context) => respond(name, byName(name), args, context),
@@ -220,8 +255,8 @@ export const make = (
 
 /**
  * The live tools. Needs a {@link BashExecutor} and a {@link BashEnvRegistry}; uses {@link Tasks},
- * {@link Approval}, {@link SandboxSessions} and {@link SessionPersistence} when they are in the
- * context. Also provides {@link CompletionNotices}, the same notices for a host that delivers them
+ * {@link Approval}, {@link SandboxSessions}, {@link SessionPersistence} and {@link Terminals} when
+ * they are in the context. Also provides {@link CompletionNotices}, the same notices for a host that delivers them
  * unprompted.
  *
  * @since 0.1.0

@@ -3,17 +3,30 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, Fiber } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
+import { pollUntil } from "../support/poll.js"
 import { childrenOf, descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
 
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-mcp-"))
 afterAll(() => rmSync(workdir, { recursive: true, force: true }))
 
 const description = "A test command for the MCP server"
+
+/** Live processes whose command line matches `pattern` (NUL-separated), from /proc. */
+const listSleeps = (pattern: RegExp): ReadonlyArray<number> =>
+  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
+      const state = stat.slice(stat.lastIndexOf(")") + 2)[0]
+      return state !== "Z" && pattern.test(readFileSync(`/proc/${pid}/cmdline`, "latin1"))
+    } catch {
+      return false
+    }
+  })
 
 /** Starts `effect-bash mcp` as a real stdio subprocess and connects the official SDK client. */
 const connectWith = (
@@ -152,6 +165,48 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       const { client } = yield* Effect.acquireRelease(connectWith({ flags: ["--no-background"] }), closeClient)
       const { tools } = yield* Effect.promise(() => client.listTools())
       expect(Object.keys(tools[0]?.inputSchema.properties ?? {})).not.toContain("run_in_background")
+    }))
+
+  it.scopedLive("--terminals serves the six terminal tools, and a terminal keeps its shell across calls", () =>
+    Effect.gen(function*() {
+      const { client } = yield* Effect.acquireRelease(connectWith({ flags: ["--terminals"] }), closeClient)
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      expect(tools.map((tool) => tool.name)).toEqual([
+        "bash",
+        "task_output",
+        "task_list",
+        "task_kill",
+        "terminal_open",
+        "terminal_send",
+        "terminal_read",
+        "terminal_signal",
+        "terminal_close",
+        "terminal_list"
+      ])
+      const opened = yield* text(client, "terminal_open", { type: "shell" })
+      expect(opened.text).toBe("started terminal session pty-1 [type: shell]\ndsh> ")
+      yield* text(client, "terminal_send", { sessionId: "pty-1", text: "cd / && X=kept" })
+      const sent = yield* text(client, "terminal_send", { sessionId: "pty-1", text: "echo \"$X in $(pwd)\"" })
+      expect(sent.text).toBe("echo \"$X in $(pwd)\"\nkept in /\ndsh> \n[wait: stdin_read]\n[session: running]")
+      expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
+    }))
+
+  it.scopedLive("a host killed with SIGKILL takes its terminal's jobs along (the PTY hangs up)", () =>
+    Effect.gen(function*() {
+      const { client, pid } = yield* connectWith({ flags: ["--terminals"] })
+      yield* text(client, "terminal_open", { type: "shell" })
+      yield* text(client, "terminal_send", { sessionId: "pty-1", text: "sleep 9961 &" })
+      const started = yield* text(client, "terminal_send", {
+        sessionId: "pty-1",
+        text: "sleep 9962",
+        run_in_background: true
+      })
+      expect(started.text).toBe("started background task terminal-1")
+      const sleeps = () => listSleeps(/^sleep\u000099(61|62)\u0000$/)
+      expect(yield* Effect.promise(() => pollUntil(sleeps, (found) => found.length === 2, 10_000, 20))).toHaveLength(2)
+      process.kill(pid, "SIGKILL")
+      expect(yield* Effect.promise(() => pollUntil(sleeps, (found) => found.length === 0, 10_000, 20))).toEqual([])
+      yield* Effect.promise(() => client.close())
     }))
 
   it.scopedLive("runs ok, failing and timed-out commands, answering with the model-facing text", () =>

@@ -84,12 +84,12 @@ describe("package entry points", () => {
     }
   })
 
-  it("effect-bash/promise carries its own Effect: its bundle loads Node's modules and docker-modem only, its declarations nothing", () => {
+  it("effect-bash/promise carries its own Effect: its bundle loads Node's modules and the optional docker-modem and node-pty only, its declarations nothing", () => {
     const bundle = readFileSync(join(root, entryFile("./promise", "default")), "utf8")
     const loaded = new Set(
       [...bundle.matchAll(/(?:\bfrom|\bimport\(|\brequire\()\s*["']([^"']+)["']/g)].map((match) => match[1]!)
     )
-    expect([...loaded].filter((specifier) => !specifier.startsWith("node:"))).toEqual(["docker-modem"])
+    expect([...loaded].filter((specifier) => !specifier.startsWith("node:"))).toEqual(["docker-modem", "node-pty"])
     const declarations = readFileSync(join(root, entryFile("./promise", "types")), "utf8")
     expect(specifiers(declarations)).toEqual([])
     expect(declarations).not.toMatch(/\bimport\(/)
@@ -127,7 +127,14 @@ describe("package entry points", () => {
   it("the test doubles are exported from effect-bash/testing only", async () => {
     const main = await import("../../src/index.js")
     const testing = await import("../../src/testing/index.js")
-    const doubles = ["ApprovalScripted", "FakeConfiningExecutor", "FakeContainerEngine", "FakeProcessSpawner", "ScriptedBashExecutor"]
+    const doubles = [
+      "ApprovalScripted",
+      "FakeConfiningExecutor",
+      "FakeContainerEngine",
+      "FakeProcessSpawner",
+      "FakePtySpawner",
+      "ScriptedBashExecutor"
+    ]
     for (const name of doubles) {
       expect(main, name).not.toHaveProperty(name)
       expect(testing, name).toHaveProperty(name)
@@ -177,7 +184,10 @@ describe("package entry points", () => {
       "LocalBashExecutor",
       "LocalBashExecutorConfigError",
       "NodeProcessSpawner",
+      "NodePtySpawner",
       "ProcessSpawner",
+      "PtySpawnError",
+      "PtySpawner",
       "SandboxBashExecutor",
       "SandboxMode",
       "SandboxSessions",
@@ -195,13 +205,17 @@ describe("package entry points", () => {
       "Tasks",
       "TasksLive",
       "TasksUnavailableError",
+      "TerminalError",
+      "TerminalTools",
+      "Terminals",
+      "TerminalsLive",
       "ToolError",
       "isTerminalStatus",
       "liveOutputBufferBytes",
       "sandboxPolicyText",
       "sandboxUnavailableText"
     ])
-    expect(main.length).toBeLessThanOrEqual(45)
+    expect(main.length).toBeLessThanOrEqual(52)
     expect(await names("../../src/ai.js")).toEqual(["BashToolkit", "CurrentToolSession"])
     expect(await names("../../src/docker.js")).toEqual([
       "ContainerConflictError",
@@ -217,6 +231,7 @@ describe("package entry points", () => {
       "FakeConfiningExecutor",
       "FakeContainerEngine",
       "FakeProcessSpawner",
+      "FakePtySpawner",
       "ScriptedBashExecutor"
     ])
     expect(await names("../../src/cordis-adapter.js")).toEqual([

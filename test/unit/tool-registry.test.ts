@@ -19,8 +19,19 @@ import { callContext, compose } from "../support/tools.js"
 const ok = { command: "echo hi", description: "Print a greeting" }
 
 describe("AgentTools, typed by tool name", () => {
-  it("knows exactly the four tools, with their arguments and values", () => {
-    expectTypeOf<AgentTools.Name>().toEqualTypeOf<"bash" | "task_output" | "task_list" | "task_kill">()
+  it("knows exactly the ten tools, with their arguments and values", () => {
+    expectTypeOf<AgentTools.Name>().toEqualTypeOf<
+      | "bash"
+      | "task_output"
+      | "task_list"
+      | "task_kill"
+      | "terminal_open"
+      | "terminal_send"
+      | "terminal_read"
+      | "terminal_signal"
+      | "terminal_close"
+      | "terminal_list"
+    >()
     expectTypeOf<AgentTools.Parameters<"bash">>().toEqualTypeOf<BashTool.Parameters>()
     expectTypeOf<AgentTools.Value<"bash">>().toEqualTypeOf<BashTool.Value>()
     expectTypeOf<AgentTools.Value<"task_output">>().toEqualTypeOf<TaskOutputTool.Value>()

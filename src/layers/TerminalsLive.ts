@@ -1,0 +1,354 @@
+/**
+ * The {@link Terminals} service over a {@link PtySpawner}: interactive bash shells on PTYs, each
+ * owned by the session that opened it, with the executor's scrubbed environment, bounded scrollback
+ * and send results, caps on how many are open, and close that leaves none of their processes
+ * behind. Closing the layer closes every terminal.
+ *
+ * @since 0.2.0
+ */
+import type * as Scope from "effect/Scope"
+import * as ConfigError from "effect/ConfigError"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import * as ScopeModule from "effect/Scope"
+import * as NodePath from "node:path"
+import { HostReaper } from "../services/HostReaper.js"
+import { PtySpawner } from "../services/PtySpawner.js"
+import { TerminalError, Terminals } from "../services/Terminals.js"
+import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
+import { type PtyEvent, TerminalSession } from "./internal/terminal/session.js"
+import { shellArgs, shellFile, terminalVariables } from "./internal/terminal/shellSetup.js"
+import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
+
+const positive = (value: number) => Schema.optionalWith(PositiveFinite, { default: () => value })
+const count = (value: number) => Schema.optionalWith(PositiveInt, { default: () => value })
+
+/**
+ * The terminals' settings: each optional on input, filled with its default on decoding; a bad value
+ * fails the layer with a `ConfigError` naming the field. Times are in ms of the Clock.
+ *
+ * @since 0.2.0
+ * @category schemas
+ */
+export const Settings = Schema.Struct({
+  /** Where a terminal starts when the caller names no directory (default: the current directory). */
+  cwd: Schema.optional(Schema.String),
+  /** `TERM` in the shell. */
+  term: Schema.optionalWith(Schema.String, { default: () => "xterm-256color" }),
+  rows: count(40),
+  cols: count(160),
+  /** Lines and bytes of scrollback kept per terminal (the newest). */
+  scrollbackLines: count(10_000),
+  scrollbackMaxBytes: count(4 * 1024 * 1024),
+  /** The most a send result or a scrollback page holds, in bytes (the newest). */
+  maxReadBytes: count(256 * 1024),
+  pollIntervalMs: positive(50),
+  /** How long after the write a foreground group's input wait may settle a send. */
+  exactProbeAfterMs: positive(150),
+  /** Output silence that settles a send as `inferred_idle`. */
+  idleSilenceMs: positive(3_000),
+  /** Extra silence after a prompt marker, for the shell to take the foreground back. */
+  handoffGraceMs: positive(500),
+  /** The absolute bound of a send. */
+  timeoutMs: positive(30_000),
+  /** The absolute bound of a shell's start, until its first prompt. */
+  startupTimeoutMs: positive(10_000),
+  /** How long close waits after TERM before KILL. */
+  closeGraceMs: positive(3_000),
+  /** How long close waits for KILLed processes to be gone. */
+  killWaitMs: positive(2_000),
+  /** Open terminals per session, and in the whole layer. */
+  maxPerSession: count(8),
+  maxTotal: count(32),
+  /** The executor's environment scrub: names kept although they look like credentials, extra patterns dropped. */
+  envAllow: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  envDeny: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] })
+}).annotations({ identifier: "TerminalsLive.Settings" })
+
+/**
+ * Every setting of the terminals, defaults filled in.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Settings extends Schema.Schema.Type<typeof Settings> {}
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export declare namespace Settings {
+  /**
+   * What a user gives: any subset of the settings.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export type Input = Schema.Schema.Encoded<typeof Settings>
+}
+
+/**
+ * The refusal when the calling session already has `max` open terminals.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const sessionLimitMessage = (max: number): string =>
+  `terminal limit reached: this session already has ${max} open terminal sessions; close one with terminal_close first`
+
+/**
+ * The refusal when the layer already has `max` open terminals.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const layerLimitMessage = (max: number): string =>
+  `terminal limit reached: ${max} terminal sessions are open on this host; close one with terminal_close first`
+
+interface Entry {
+  readonly session: TerminalSession
+  readonly scope: ScopeModule.CloseableScope
+  published: boolean
+}
+
+const fail = (reason: TerminalError["reason"], message: string) => Effect.fail(new TerminalError({ reason, message }))
+
+const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) && value >= min
+
+const start = (config: Settings) =>
+  Effect.gen(function*() {
+    const spawner = yield* PtySpawner
+    const reaper = yield* Effect.serviceOption(HostReaper)
+    const layerScope = yield* Effect.scope
+    const background = yield* FiberSet.make<void>()
+    const buildEnv = makeEnvBuilder({
+      allow: config.envAllow,
+      deny: config.envDeny.map((pattern) => new RegExp(pattern, "i"))
+    })
+    const entries = new Map<string, Entry>()
+    let counter = 0
+    let accepting = true
+
+    const lookup = (owner: string | undefined, id: string) =>
+      Effect.suspend(() => {
+        const entry = entries.get(id)
+        if (entry === undefined || !entry.published) return fail("unknown", `unknown PTY session ${id}`)
+        if (entry.session.owner !== owner) return fail("foreign", `PTY session ${id} belongs to another agent`)
+        return Effect.succeed(entry)
+      })
+
+    // Runs uninterruptibly to the end once started: a close must not leave half of a terminal.
+    const closeEntry = (entry: Entry): Effect.Effect<"closed" | "already-closing"> =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        const session = entry.session
+        if (session.closing !== undefined) {
+          yield* Deferred.await(session.closing)
+          return "already-closing" as const
+        }
+        const closing = yield* Deferred.make<void>()
+        session.closing = closing
+        const left = yield* session.terminate()
+        if (left > 0) yield* Effect.logWarning(`PTY session ${session.id}: ${left} processes still alive after SIGKILL`)
+        yield* ScopeModule.close(entry.scope, Exit.void)
+        if (session.status.kind === "running") session.status = { kind: "exited", exitCode: null, signal: null }
+        yield* Deferred.done(session.exited, Exit.void)
+        entries.delete(session.id)
+        if (Option.isSome(reaper)) yield* reaper.value.forget(session.pty.pid)
+        yield* Deferred.done(closing, Exit.void)
+        return "closed" as const
+      }))
+
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        accepting = false
+        return Effect.forEach([...entries.values()], closeEntry, { concurrency: "unbounded", discard: true })
+      })
+    )
+
+    const checkOpen = (owner: string | undefined, options: Terminals.OpenOptions) =>
+      Effect.suspend(() => {
+        if (!accepting) return fail("unavailable", "PTY service is disposing")
+        if (options.type !== "shell") return fail("invalid", `no PTY backend registered for "${options.type}"`)
+        const envProblem = validateEnv(options.env, options.dshEnv)
+        if (envProblem !== undefined) return fail("invalid", envProblem.message)
+        if (options.name !== undefined) {
+          if (options.name.length === 0) return fail("invalid", "PTY session name must be non-empty")
+          const taken = [...entries.values()].some((entry) =>
+            entry.session.owner === owner && entry.session.name === options.name && entry.session.closing === undefined
+          )
+          if (taken) return fail("invalid", `PTY session name "${options.name}" already exists for this owner`)
+        }
+        // An exited shell counts until it is closed: its scrollback is still held.
+        const live = [...entries.values()].filter((entry) => entry.session.closing === undefined)
+        if (live.filter((entry) => entry.session.owner === owner).length >= config.maxPerSession) {
+          return fail("limit", sessionLimitMessage(config.maxPerSession))
+        }
+        if (live.length >= config.maxTotal) return fail("limit", layerLimitMessage(config.maxTotal))
+        return Effect.void
+      })
+
+    const open = Effect.fn("Terminals.open")(function*(owner: string | undefined, options: Terminals.OpenOptions) {
+      yield* checkOpen(owner, options)
+      const id = `pty-${++counter}`
+      yield* Effect.annotateCurrentSpan({ "terminal.id": id })
+      const base = config.cwd ?? process.cwd()
+      const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
+      const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+      return yield* Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
+          const events = yield* Queue.unbounded<PtyEvent>()
+          const exited = yield* Deferred.make<void>()
+          const pty = yield* spawner.spawn({
+            file: shellFile,
+            args: shellArgs,
+            cwd,
+            env,
+            rows: options.rows ?? config.rows,
+            cols: options.cols ?? config.cols,
+            onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
+            onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
+          }).pipe(
+            ScopeModule.extend(scope),
+            Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
+            Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
+          )
+          const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited)
+          const entry: Entry = { session, scope, published: false }
+          entries.set(id, entry)
+          if (Option.isSome(reaper)) yield* reaper.value.track(pty.pid)
+          // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
+          yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
+          const begun = yield* session.begin({ text: "", submit: false }, true)
+          const result = yield* restore(begun.wait).pipe(Effect.onInterrupt(() => closeEntry(entry)))
+          if (result.wait === "session_exit" || result.wait === "timeout") {
+            yield* closeEntry(entry)
+            return yield* fail(
+              "startup",
+              result.wait === "timeout"
+                ? "PTY shell did not reach readiness before startup timeout"
+                : "PTY shell exited during startup"
+            )
+          }
+          entry.published = true
+          const opened: Terminals.Opened = { ...session.snapshot(), startup: result.output }
+          return opened
+        })
+      )
+    })
+
+    const claim = (owner: string | undefined, id: string) =>
+      Effect.flatMap(lookup(owner, id), (entry) => {
+        const refusal = entry.session.refusal()
+        if (refusal === undefined) return Effect.succeed(entry.session)
+        return fail(entry.session.closing !== undefined ? "closing" : entry.session.active ? "busy" : "exited", refusal)
+      })
+
+    const send = Effect.fn("Terminals.send")(function*(owner: string | undefined, id: string, input: Terminals.Input) {
+      yield* Effect.annotateCurrentSpan({ "terminal.id": id })
+      const session = yield* claim(owner, id)
+      return yield* Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(session.begin(input), (begun) =>
+          // A cancelled send stops what it started with a real SIGINT, never a written ^C.
+          restore(begun.wait).pipe(Effect.onInterrupt(() => session.interrupt())))
+      )
+    })
+
+    const startSend = Effect.fn("Terminals.startSend")(
+      function*(owner: string | undefined, id: string, input: Terminals.Input) {
+        yield* Effect.annotateCurrentSpan({ "terminal.id": id })
+        const session = yield* claim(owner, id)
+        const done = yield* Deferred.make<Terminals.SendResult>()
+        const begun = yield* Effect.uninterruptible(
+          Effect.tap(
+            session.begin(input),
+            (begun) =>
+              FiberSet.run(
+                background,
+                Effect.interruptible(Effect.flatMap(begun.wait, (result) => Deferred.succeed(done, result)))
+              )
+          )
+        )
+        const operation: Terminals.SendOperation = {
+          read: Effect.sync(begun.read),
+          cancel: session.interrupt(),
+          done: Deferred.await(done)
+        }
+        return operation
+      }
+    )
+
+    const read = Effect.fn("Terminals.read")(
+      function*(owner: string | undefined, id: string, request: Terminals.PageRequest) {
+        const entry = yield* lookup(owner, id)
+        const offset = request.offset ?? 0
+        const lines = request.count ?? 500
+        if (!isSafeCount(offset, 0)) return yield* fail("invalid", "PTY read offset must be a non-negative safe integer")
+        if (!isSafeCount(lines, 1)) return yield* fail("invalid", "PTY read count must be a positive safe integer")
+        return entry.session.page(offset, lines)
+      }
+    )
+
+    const signal = Effect.fn("Terminals.signal")(
+      function*(owner: string | undefined, id: string, signal: Terminals.Signal) {
+        const { session } = yield* lookup(owner, id)
+        if (session.closing !== undefined) return yield* fail("closing", `PTY session ${id} is closing`)
+        if (session.status.kind === "exited") return yield* fail("exited", `PTY session ${id} has exited`)
+        const foreground = yield* session.pty.foreground
+        if (foreground === undefined) {
+          return yield* fail("exited", `PTY session ${id} has no foreground process group`)
+        }
+        if (signal === "SIGKILL" && foreground.pgid === session.pty.pid) {
+          return yield* fail("invalid", `SIGKILL to the shell of PTY session ${id} is refused; use terminal_close`)
+        }
+        if (!(yield* session.pty.signalGroup(foreground.pgid, signal))) {
+          return yield* fail("exited", `the foreground process group ${foreground.pgid} of PTY session ${id} is gone`)
+        }
+        return { pgid: foreground.pgid }
+      }
+    )
+
+    const close = Effect.fn("Terminals.close")(function*(owner: string | undefined, id: string) {
+      return yield* closeEntry(yield* lookup(owner, id))
+    })
+
+    const list = (owner: string | undefined) =>
+      Effect.sync(() =>
+        [...entries.values()]
+          .filter((entry) => entry.published && entry.session.owner === owner)
+          .map((entry) => entry.session.snapshot())
+      )
+
+    return Terminals.of({ open, send, startSend, read, signal, close, list })
+  })
+
+/**
+ * The terminals in the current scope: checks `settings` (a bad value fails with a `ConfigError`
+ * naming the field), and closes every terminal when the scope closes.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = (
+  settings: Settings.Input = {}
+): Effect.Effect<Terminals["Type"], ConfigError.ConfigError, PtySpawner | Scope.Scope> =>
+  decodeSettings(Settings, settings).pipe(
+    Effect.mapError(({ field, message }) => ConfigError.InvalidData([field], `terminals: ${field} ${message}`)),
+    Effect.flatMap(start)
+  )
+
+/**
+ * The terminals as a layer over a {@link PtySpawner} (production: `NodePtySpawner.layer`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (settings: Settings.Input = {}): Layer.Layer<Terminals, ConfigError.ConfigError, PtySpawner> =>
+  Layer.scoped(Terminals, make(settings))

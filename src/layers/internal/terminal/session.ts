@@ -1,0 +1,305 @@
+/**
+ * One open terminal: its PTY's output pumped into a bounded scrollback, sends that wait for
+ * readiness, and close. Readiness, in order of trust, polled on the Clock:
+ * - the private prompt marker, followed by exactly the controlled prompt, with the shell's own group
+ *   in the foreground again (`stdin_read`);
+ * - the foreground group asleep reading the terminal, once past the probe delay — a wait that was
+ *   already there before the write counts only after the group was seen out of it (`stdin_read`);
+ * - no output for the silence bound, longer when a marker was seen, so a late hand-back of the
+ *   foreground to the shell can still win (`inferred_idle`);
+ * - the absolute timeout (`timeout`), or the shell's exit (`session_exit`).
+ *
+ * @internal
+ */
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
+import type { PtySpawner } from "../../../services/PtySpawner.js"
+import type { Terminals } from "../../../services/Terminals.js"
+import { BoundedText } from "./boundedText.js"
+import { PromptMarker, ScreenScanner } from "./screenScanner.js"
+import { controlledPrompt } from "./shellSetup.js"
+
+/** The numbers a terminal runs by (see `TerminalsLive.Settings`). */
+export interface SessionConfig {
+  readonly scrollbackLines: number
+  readonly scrollbackMaxBytes: number
+  readonly maxReadBytes: number
+  readonly pollIntervalMs: number
+  readonly exactProbeAfterMs: number
+  readonly idleSilenceMs: number
+  readonly handoffGraceMs: number
+  readonly timeoutMs: number
+  readonly startupTimeoutMs: number
+  readonly closeGraceMs: number
+  readonly killWaitMs: number
+}
+
+/** What the pump receives from the PTY's callbacks. */
+export type PtyEvent = { readonly _tag: "data"; readonly chunk: string } | {
+  readonly _tag: "exit"
+  readonly exit: PtySpawner.Exit
+}
+
+interface ActiveSend {
+  readonly startedAt: number
+  /** Everything since the write: the send's result. */
+  readonly output: BoundedText
+  /** What a background reader has not read yet. */
+  readonly unread: BoundedText
+  initialPgid: number | undefined
+  initialWakeups: number
+  initialLeftWait: boolean
+}
+
+/** A send under way: its wait for readiness, and a consuming read of its output so far. */
+export interface Begun {
+  readonly wait: Effect.Effect<Terminals.SendResult>
+  readonly read: () => { readonly output: string; readonly truncated: boolean }
+}
+
+/** A prompt tail that can no longer be the controlled prompt. */
+const mismatch = `${controlledPrompt}\u0000`
+
+export class TerminalSession {
+  readonly scanner = new ScreenScanner()
+  readonly scrollback: BoundedText
+  status: Terminals.Status = { kind: "running" }
+  readonly exited: Deferred.Deferred<void>
+  active: ActiveSend | undefined
+  closing: Deferred.Deferred<void> | undefined
+  lastOutputAt = 0
+  private promptSeen = false
+  private promptTail = ""
+  private initializing = false
+
+  constructor(
+    readonly id: string,
+    readonly name: string | undefined,
+    readonly type: string,
+    readonly owner: string | undefined,
+    readonly pty: PtySpawner.Pty,
+    readonly config: SessionConfig,
+    exited: Deferred.Deferred<void>
+  ) {
+    this.scrollback = new BoundedText(config.scrollbackMaxBytes, config.scrollbackLines)
+    this.exited = exited
+  }
+
+  snapshot(): Terminals.Snapshot {
+    return { id: this.id, name: this.name, type: this.type, pid: this.pty.pid, owner: this.owner, status: this.status }
+  }
+
+  private resetEvidence(now: number): void {
+    this.lastOutputAt = now
+    this.promptSeen = false
+    this.promptTail = ""
+  }
+
+  private get promptReady(): boolean {
+    return this.promptSeen && this.promptTail === controlledPrompt
+  }
+
+  private append(text: string): void {
+    if (text.length === 0) return
+    this.scrollback.append(text)
+    this.active?.output.append(text)
+    this.active?.unread.append(text)
+  }
+
+  /** Takes one PTY event; runs in the pump fiber only. */
+  readonly take = (event: PtyEvent): Effect.Effect<void> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (event._tag === "exit") {
+        this.append(this.scanner.flush())
+        if (this.status.kind === "running") this.status = { kind: "exited", ...event.exit }
+        return Deferred.done(this.exited, Exit.void)
+      }
+      const scanned = this.scanner.push(event.chunk)
+      this.lastOutputAt = now
+      this.append(scanned.kept)
+      for (const piece of scanned.pieces) {
+        if (piece === PromptMarker) {
+          this.promptSeen = true
+          this.promptTail = ""
+        } else if (this.promptSeen && this.promptTail !== mismatch) {
+          const tail = this.promptTail + piece
+          this.promptTail = tail.length > controlledPrompt.length ? mismatch : tail
+        }
+      }
+      return Effect.void
+    })
+
+  /** The pump: PTY events in order, for the terminal's lifetime. */
+  pump(events: Queue.Dequeue<PtyEvent>): Effect.Effect<never> {
+    return Effect.forever(Effect.flatMap(Queue.take(events), this.take))
+  }
+
+  /** Whether the send may start now; the message otherwise. */
+  refusal(): string | undefined {
+    if (this.closing !== undefined) return `PTY session ${this.id} is closing`
+    if (this.status.kind === "exited") return `PTY session ${this.id} has exited`
+    if (this.active !== undefined) return `PTY session ${this.id} already has an active send`
+    return undefined
+  }
+
+  /**
+   * Claims the terminal for a send (the caller checked {@link refusal}), writes the input and
+   * returns the wait for readiness; the terminal is free again when the wait ends, however it ends.
+   */
+  begin(input: Terminals.Input, startup = false): Effect.Effect<Begun> {
+    return Effect.gen(this, function*() {
+      const now = yield* Clock.currentTimeMillis
+      const send: ActiveSend = {
+        startedAt: now,
+        output: new BoundedText(this.config.maxReadBytes),
+        unread: new BoundedText(this.config.maxReadBytes),
+        initialPgid: undefined,
+        initialWakeups: -1,
+        initialLeftWait: true
+      }
+      this.active = send
+      this.initializing = startup
+      // A shell may print its first prompt before this runs: at startup, all it printed counts.
+      if (startup) send.output.append(this.scrollback.text)
+      else this.resetEvidence(now)
+      const foreground = yield* this.pty.foreground
+      send.initialPgid = foreground?.pgid
+      send.initialLeftWait = foreground?.readingInput !== true
+      send.initialWakeups = foreground?.wakeups ?? -1
+      const data = `${input.text}${input.submit === false ? "" : "\r"}`
+      if (data.length > 0) {
+        // Evidence from before the write says nothing about what the input does.
+        this.resetEvidence(yield* Clock.currentTimeMillis)
+        yield* this.pty.write(data)
+      }
+      const wait = this.awaitReady(send, startup ? this.config.startupTimeoutMs : this.config.timeoutMs).pipe(
+        Effect.map((reason) => this.result(send, reason)),
+        Effect.ensuring(Effect.sync(() => {
+          if (this.active === send) this.active = undefined
+          this.initializing = false
+        }))
+      )
+      return {
+        wait,
+        read: () => {
+          const { text, truncated } = send.unread.consume()
+          return { output: text, truncated }
+        }
+      }
+    })
+  }
+
+  private result(send: ActiveSend, wait: Terminals.WaitReason): Terminals.SendResult {
+    return {
+      output: send.output.text,
+      wait,
+      status: this.status,
+      truncated: send.output.dropped,
+      screen: this.scanner.alternate ? "alternate" : "normal"
+    }
+  }
+
+  /**
+   * A foreground group's input wait, unless it is the very wait the send found: the same group
+   * counts once it was seen out of its wait, or has woken up since (the input reached it).
+   */
+  private acceptsInputWait(send: ActiveSend, foreground: PtySpawner.Foreground): boolean {
+    if (foreground.pgid !== send.initialPgid) return foreground.readingInput
+    if (!foreground.readingInput || foreground.wakeups !== send.initialWakeups) send.initialLeftWait = true
+    return foreground.readingInput && send.initialLeftWait
+  }
+
+  private poll(send: ActiveSend): Effect.Effect<Terminals.WaitReason | undefined> {
+    return Effect.gen(this, function*() {
+      if (this.status.kind === "exited") return "session_exit"
+      const foreground = yield* this.pty.foreground
+      const now = yield* Clock.currentTimeMillis
+      const idle = now - this.lastOutputAt
+      if (this.promptReady && idle >= this.config.pollIntervalMs && foreground?.pgid === this.pty.pid) {
+        return "stdin_read"
+      }
+      // While the shell starts, only its output (the prompt) can say it is ready. A wait counts once
+      // the output has paused for a poll, so what the program printed before it is in the result.
+      const hasOutput = !this.initializing || !this.scrollback.isEmpty
+      if (
+        hasOutput && foreground !== undefined && now - send.startedAt >= this.config.exactProbeAfterMs &&
+        this.acceptsInputWait(send, foreground) && idle >= this.config.pollIntervalMs
+      ) return "stdin_read"
+      const grace = this.promptSeen ? this.config.handoffGraceMs : 0
+      if (hasOutput && idle >= this.config.idleSilenceMs + grace) return "inferred_idle"
+      return undefined
+    })
+  }
+
+  private awaitReady(send: ActiveSend, timeoutMs: number): Effect.Effect<Terminals.WaitReason> {
+    const interval = Duration.millis(this.config.pollIntervalMs)
+    const polling: Effect.Effect<Terminals.WaitReason> = Effect.flatMap(
+      Effect.zipRight(Effect.sleep(interval), this.poll(send)),
+      (wait) => wait === undefined ? polling : Effect.succeed(wait)
+    )
+    const exit = Effect.as(Deferred.await(this.exited), "session_exit" as const)
+    return Effect.raceFirst(polling, exit).pipe(
+      Effect.timeoutTo({
+        duration: Duration.millis(timeoutMs),
+        onTimeout: () => "timeout" as const,
+        onSuccess: (wait) => wait
+      })
+    )
+  }
+
+  /** SIGINT to the foreground group: how a cancelled send stops what it started. */
+  interrupt(): Effect.Effect<void> {
+    return Effect.flatMap(this.pty.foreground, (foreground) =>
+      foreground === undefined ? Effect.void : Effect.asVoid(this.pty.signalGroup(foreground.pgid, "SIGINT")))
+  }
+
+  /** A page of the scrollback, `offset` lines back from the newest. */
+  page(offset: number, count: number): Terminals.Page {
+    const text = this.scrollback.text
+    const lines = text.split("\n")
+    const totalLines = text.length === 0 ? 0 : lines.length
+    if (offset >= totalLines) {
+      return { text: "", totalLines, lineBegin: offset, lineEnd: offset, truncated: this.scrollback.dropped }
+    }
+    const end = totalLines - offset
+    const bounded = new BoundedText(this.config.maxReadBytes)
+    bounded.append(lines.slice(Math.max(0, end - count), end).join("\n"))
+    const pageText = bounded.text
+    const returned = pageText.length === 0 ? 0 : pageText.split("\n").length
+    return {
+      text: pageText,
+      totalLines,
+      lineBegin: offset,
+      lineEnd: offset + returned,
+      truncated: this.scrollback.dropped || bounded.dropped
+    }
+  }
+
+  /**
+   * TERM to every process of the terminal and a hangup to its shell (an interactive bash ignores
+   * TERM), up to the grace; then KILL, and a bounded wait until none is alive. Clock-driven.
+   */
+  terminate(): Effect.Effect<number> {
+    const interval = Duration.millis(this.config.pollIntervalMs)
+    const untilNoneAlive: Effect.Effect<void> = Effect.flatMap(
+      this.pty.alive,
+      (alive) => alive === 0 ? Effect.void : Effect.zipRight(Effect.sleep(interval), untilNoneAlive)
+    )
+    const within = (ms: number) =>
+      // Interruptible: close runs uninterruptibly, and the timeout must be able to stop the poll.
+      Effect.timeoutTo(Effect.interruptible(untilNoneAlive), { duration: Duration.millis(ms), onTimeout: () => false, onSuccess: () => true })
+    return Effect.gen(this, function*() {
+      yield* this.pty.signalAll("SIGTERM")
+      yield* this.pty.signalGroup(this.pty.pid, "SIGHUP")
+      if (!(yield* within(this.config.closeGraceMs))) {
+        yield* this.pty.signalAll("SIGKILL")
+        yield* within(this.config.killWaitMs)
+      }
+      return yield* this.pty.alive
+    })
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * A scriptable `PtySpawner` for deterministic terminal tests: no processes, no real time. A test
+ * decides what each fake shell prints, which group holds its foreground and whether it waits for
+ * input, how it reacts to signals, and reads back what was written and signalled (stamped with the
+ * Effect `Clock`, so `TestClock` drives readiness, silence, timeouts and close).
+ *
+ * @since 0.2.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { PtySpawner, PtySpawnError } from "../services/PtySpawner.js"
+
+/**
+ * The controlled prompt as a shell under `TerminalsLive` prints it: the private marker, then `dsh> `.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const promptText = "\x1b]133;D;0\x07dsh> "
+
+/**
+ * A signal the terminals sent, to one group or to every process of the terminal (`"all"`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SentSignal {
+  readonly target: number | "all"
+  readonly signal: PtySpawner.Signal
+  readonly atMillis: number
+}
+
+/**
+ * The test's handle on one fake PTY.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FakePty {
+  readonly pid: number
+  readonly options: PtySpawner.Options
+  /** Everything written to it, in order. */
+  readonly written: ReadonlyArray<string>
+  readonly signals: ReadonlyArray<SentSignal>
+  /** Prints `chunk` as the terminal's output. */
+  readonly emit: (chunk: string) => void
+  /** Prints the controlled prompt, the shell back in the foreground waiting for input. */
+  readonly prompt: () => void
+  /** Sets the foreground group; a group waiting again after this call counts as woken up. */
+  readonly setForeground: (foreground: { readonly pgid: number; readonly readingInput: boolean } | undefined) => void
+  /** The shell exits (every process of the terminal is gone). */
+  readonly exit: (exit?: PtySpawner.Exit) => void
+  readonly alive: () => number
+}
+
+/**
+ * How the fake shells behave: what a spawn does first (default: print the prompt), what a write
+ * does (default: nothing), and whether the shell survives TERM and HUP (`stubborn`: only KILL ends it).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Script {
+  readonly onSpawn?: (pty: FakePty) => void
+  readonly onWrite?: (pty: FakePty, data: string) => void
+  readonly stubborn?: boolean
+  /** Fail every spawn with this error. */
+  readonly spawnError?: PtySpawnError
+}
+
+/**
+ * The fake spawner and the PTYs it started, newest last.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface FakePtySpawner {
+  readonly layer: Layer.Layer<PtySpawner>
+  readonly ptys: ReadonlyArray<FakePty>
+}
+
+/**
+ * A fake spawner following `script`.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = (script: Script = {}): FakePtySpawner => {
+  const ptys: Array<FakePty> = []
+  let nextPid = 1000
+  const spawn = (options: PtySpawner.Options) =>
+    Effect.gen(function*() {
+      if (script.spawnError !== undefined) return yield* Effect.fail(script.spawnError)
+      const pid = nextPid
+      nextPid += 100
+      const written: Array<string> = []
+      const signals: Array<SentSignal> = []
+      let members = 1
+      let exited = false
+      let foreground: PtySpawner.Foreground | undefined = { pgid: pid, readingInput: false, wakeups: 0 }
+      const exit = (result: PtySpawner.Exit = { exitCode: 0, signal: null }) => {
+        if (exited) return
+        exited = true
+        members = 0
+        foreground = undefined
+        options.onExit(result)
+      }
+      const record = (target: number | "all", signal: PtySpawner.Signal) =>
+        Effect.map(Clock.currentTimeMillis, (atMillis) => {
+          signals.push({ target, signal, atMillis })
+        })
+      const dies = (signal: PtySpawner.Signal) =>
+        signal === "SIGKILL" || (!script.stubborn && (signal === "SIGTERM" || signal === "SIGHUP"))
+      const pty: FakePty = {
+        pid,
+        options,
+        written,
+        signals,
+        emit: (chunk) => {
+          if (!exited) options.onData(chunk)
+        },
+        prompt: () => {
+          pty.setForeground({ pgid: pid, readingInput: true })
+          pty.emit(promptText)
+        },
+        setForeground: (next) => {
+          foreground = next === undefined || exited
+            ? undefined
+            : { ...next, wakeups: (foreground?.wakeups ?? 0) + 1 }
+        },
+        exit,
+        alive: () => members
+      }
+      ptys.push(pty)
+      const port: PtySpawner.Pty = {
+        pid,
+        write: (data) =>
+          Effect.sync(() => {
+            written.push(data)
+            script.onWrite?.(pty, data)
+          }),
+        foreground: Effect.sync(() => foreground),
+        signalGroup: (pgid, signal) =>
+          Effect.zipRight(
+            record(pgid, signal),
+            Effect.sync(() => {
+              if (exited) return false
+              if (pgid === pid && dies(signal)) exit({ exitCode: null, signal })
+              return true
+            })
+          ),
+        signalAll: (signal) =>
+          Effect.zipRight(
+            record("all", signal),
+            Effect.sync(() => {
+              if (dies(signal)) exit({ exitCode: null, signal })
+              return members
+            })
+          ),
+        alive: Effect.sync(() => members)
+      }
+      yield* Effect.addFinalizer(() => Effect.sync(() => exit({ exitCode: null, signal: "SIGKILL" })))
+      if (script.onSpawn === undefined) pty.prompt()
+      else script.onSpawn(pty)
+      return port
+    })
+  return { layer: Layer.succeed(PtySpawner, PtySpawner.of({ spawn })), ptys }
+}

@@ -1,0 +1,350 @@
+/**
+ * The terminals' policy on a fake PTY with TestClock: the readiness tiers, silence, timeout, caps,
+ * owner refusals, bounded output, the alternate screen, cancellation by SIGINT and close's
+ * TERM → grace → KILL. No process starts, no real time passes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, TestClock } from "effect"
+import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
+import { Terminals } from "../../src/services/Terminals.js"
+import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
+
+const owner = "s1"
+
+const withFake = (fake: FakePtySpawner.FakePtySpawner, settings: TerminalsLive.Settings.Input = {}) =>
+  TerminalsLive.layer(settings).pipe(Layer.provide(fake.layer))
+
+/** Runs `effect` in a fiber while the TestClock advances `ms`, then joins it. */
+const within = <A, E>(ms: number, effect: Effect.Effect<A, E, Terminals>) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(effect)
+    yield* TestClock.adjust(ms)
+    return yield* Fiber.join(fiber)
+  })
+
+const openShell = within(100, Effect.flatMap(Terminals, (t) => t.open(owner, { type: "shell" })))
+
+const sendIn = (ms: number, id: string, text: string, submit = true) =>
+  within(ms, Effect.flatMap(Terminals, (t) => t.send(owner, id, { text, submit })))
+
+/** A shell that prints `out` for every submitted line, then its prompt. */
+const answering = (out: (line: string) => string) =>
+  FakePtySpawner.make({
+    onWrite: (pty, data) => {
+      pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+      pty.emit(out(data))
+      pty.prompt()
+    }
+  })
+
+describe("opening", () => {
+  it.effect("a terminal opens at its first prompt, with what the shell printed", () => {
+    const fake = FakePtySpawner.make()
+    return Effect.gen(function*() {
+      const opened = yield* openShell
+      expect(opened).toMatchObject({ id: "pty-1", type: "shell", owner, status: { kind: "running" } })
+      expect(opened.startup).toContain("dsh> ")
+      const env = fake.ptys[0]!.options.env
+      expect(env.PS1).toBe("dsh> ")
+      expect(env.DSH_PTY_SESSION_ID).toBe("pty-1")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a shell that never prompts fails the open at the startup timeout, and is closed", () => {
+    const fake = FakePtySpawner.make({ onSpawn: () => {}, stubborn: false })
+    return Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        within(2_000, Effect.flatMap(Terminals, (t) => t.open(owner, { type: "shell" })))
+      )
+      expect(error.message).toBe("PTY shell did not reach readiness before startup timeout")
+      expect(fake.ptys[0]!.alive()).toBe(0)
+      expect(yield* Effect.flatMap(Terminals, (t) => t.list(owner))).toEqual([])
+    }).pipe(Effect.provide(withFake(fake, { startupTimeoutMs: 1_000 })))
+  })
+
+  it.effect("the shell gets the executor's scrubbed environment, the managed DSH_* variables and its prompt", () => {
+    const fake = FakePtySpawner.make()
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      yield* within(
+        100,
+        terminals.open(owner, {
+          type: "shell",
+          env: { GREETING: "hi", PS1: "mine> " },
+          dshEnv: { DSH_SESSION_ID: owner }
+        })
+      )
+      const env = fake.ptys[0]!.options.env
+      expect(env).toMatchObject({ GREETING: "hi", DSH_SESSION_ID: owner, PS1: "dsh> ", NO_COLOR: "1", HISTFILE: "" })
+      expect(env.PATH).toBeUndefined()
+      const refused = yield* Effect.flip(terminals.open(owner, { type: "shell", env: { DSH_HOME: "/x" } }))
+      expect(refused.message).toBe(`ordinary bash env cannot set reserved variable "DSH_HOME"; use dshEnv`)
+    }).pipe(Effect.provide(withFake(fake, { envDeny: ["^PATH$"] })))
+  })
+
+  it.effect("an unknown type is refused", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Effect.flatMap(Terminals, (t) => t.open(owner, { type: "gdb" })))
+      expect(error.message).toBe(`no PTY backend registered for "gdb"`)
+    }).pipe(Effect.provide(withFake(FakePtySpawner.make()))))
+})
+
+describe("readiness", () => {
+  it.effect("the prompt marker followed by the controlled prompt settles a send as stdin_read", () => {
+    const fake = answering(() => "hi\r\n")
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(200, id, "echo hi")
+      expect(result).toMatchObject({ wait: "stdin_read", status: { kind: "running" }, truncated: false })
+      expect(result.output).toContain("hi\r\n")
+      expect(fake.ptys[0]!.written).toEqual(["echo hi\r"])
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a marker followed by other text (an echo of it) is not a prompt", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        pty.emit("\x1b]133;D;0\x07dsh> printf fake\r\n")
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "x" })))
+      yield* TestClock.adjust(3_000)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(600)
+      expect((yield* Fiber.join(fiber)).wait).toBe("inferred_idle")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a new foreground group reading the terminal settles as stdin_read after the probe delay", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.emit("password: ")
+        pty.setForeground({ pgid: pty.pid + 7, readingInput: true })
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "sudo true" })))
+      yield* TestClock.adjust(100)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(100)
+      const result = yield* Fiber.join(fiber)
+      expect(result.wait).toBe("stdin_read")
+      expect(result.output).toBe("password: ")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("the very wait a send found is not readiness; the same group woken by the input is", () => {
+    const fake = FakePtySpawner.make({ onWrite: () => {} })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      pty.setForeground({ pgid: pty.pid + 3, readingInput: true })
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "more" })))
+      yield* TestClock.adjust(1_000)
+      expect(fiber.unsafePoll()).toBeNull()
+      pty.emit("more\r\n")
+      pty.setForeground({ pgid: pty.pid + 3, readingInput: true })
+      yield* TestClock.adjust(200)
+      expect((yield* Fiber.join(fiber)).wait).toBe("stdin_read")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("silence settles as inferred_idle at the bound, not before", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        pty.emit("working\r\n")
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "job" })))
+      yield* TestClock.adjust(2_900)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(200)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "inferred_idle", output: "working\r\n" })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a program that keeps printing settles at the absolute timeout", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "yes" })))
+      for (let i = 0; i < 4; i++) {
+        fake.ptys[0]!.emit("y\r\n")
+        yield* TestClock.adjust(1_000)
+      }
+      expect(fiber.unsafePoll()).toBeNull()
+      for (let i = 0; i < 2; i++) {
+        fake.ptys[0]!.emit("y\r\n")
+        yield* TestClock.adjust(1_000)
+      }
+      const result = yield* Fiber.join(fiber)
+      expect(result).toMatchObject({ wait: "timeout", status: { kind: "running" } })
+    }).pipe(Effect.provide(withFake(fake, { timeoutMs: 5_000 })))
+  })
+
+  it.effect("the shell's exit settles as session_exit with its status", () => {
+    const fake = FakePtySpawner.make({ onWrite: (pty) => pty.exit({ exitCode: 3, signal: null }) })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(100, id, "exit 3")
+      expect(result).toMatchObject({ wait: "session_exit", status: { kind: "exited", exitCode: 3, signal: null } })
+      const again = yield* Effect.flip(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "x" })))
+      expect(again.message).toBe(`PTY session ${id} has exited`)
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+})
+
+describe("bounds", () => {
+  it.effect("a send result keeps the newest maxReadBytes and says it was truncated", () => {
+    const fake = answering(() => "x".repeat(5_000) + "END\r\n")
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(200, id, "flood")
+      expect(result.truncated).toBe(true)
+      expect(result.output.length).toBeLessThanOrEqual(1_024)
+      expect(result.output).toContain("END")
+    }).pipe(Effect.provide(withFake(fake, { maxReadBytes: 1_024 })))
+  })
+
+  it.effect("the scrollback keeps its newest lines, paged back from the newest", () => {
+    const fake = answering(() => Array.from({ length: 50 }, (_, i) => `line ${i}`).join("\r\n") + "\r\n")
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* openShell
+      yield* sendIn(200, id, "seq")
+      const page = yield* terminals.read(owner, id, { offset: 1, count: 3 })
+      expect(page).toMatchObject({ totalLines: 20, lineBegin: 1, lineEnd: 4, truncated: true })
+      expect(page.text).toBe("line 47\r\nline 48\r\nline 49\r")
+      const refused = yield* Effect.flip(terminals.read(owner, id, { count: 0 }))
+      expect(refused.message).toBe("PTY read count must be a positive safe integer")
+    }).pipe(Effect.provide(withFake(fake, { scrollbackLines: 20 })))
+  })
+
+  it.effect("a full-screen program is reported as on the alternate screen, its drawing withheld", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.emit("\x1b[?1049h\x1b[HSCREEN CONTENT")
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: true })
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(300, id, "vim")
+      expect(result.screen).toBe("alternate")
+      expect(result.output).not.toContain("SCREEN CONTENT")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+})
+
+describe("owners and caps", () => {
+  it.effect("a terminal answers only its owner", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* openShell
+      const foreign = yield* Effect.flip(terminals.send("s2", id, { text: "id" }))
+      expect(foreign.message).toBe(`PTY session ${id} belongs to another agent`)
+      expect((yield* Effect.flip(terminals.close("s2", id))).message).toBe(`PTY session ${id} belongs to another agent`)
+      expect((yield* Effect.flip(terminals.read(owner, "pty-9", {}))).message).toBe("unknown PTY session pty-9")
+      expect(yield* terminals.list("s2")).toEqual([])
+    }).pipe(Effect.provide(withFake(FakePtySpawner.make()))))
+
+  it.effect("per-session and per-layer caps refuse with their exact texts", () => {
+    const fake = FakePtySpawner.make()
+    return Effect.gen(function*() {
+      const open = (who: string) => within(100, Effect.flatMap(Terminals, (t) => t.open(who, { type: "shell" })))
+      yield* open("a")
+      expect((yield* Effect.flip(open("a"))).message).toBe(
+        "terminal limit reached: this session already has 1 open terminal sessions; close one with terminal_close first"
+      )
+      const b = yield* open("b")
+      expect((yield* Effect.flip(open("c"))).message).toBe(
+        "terminal limit reached: 2 terminal sessions are open on this host; close one with terminal_close first"
+      )
+      // A shell that exited still counts until it is closed.
+      fake.ptys[1]!.exit()
+      yield* TestClock.adjust(10)
+      expect((yield* Effect.flip(open("c"))).message).toContain("terminal limit reached")
+      yield* Effect.flatMap(Terminals, (t) => t.close("b", b.id))
+      expect((yield* open("c")).id).toBe("pty-3")
+    }).pipe(Effect.provide(withFake(fake, { maxPerSession: 1, maxTotal: 2 })))
+  })
+})
+
+describe("stopping", () => {
+  it.effect("interrupting a send sends SIGINT to the foreground group, never a written ^C", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => pty.setForeground({ pgid: pty.pid + 5, readingInput: false })
+    })
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(terminals.send(owner, id, { text: "sleep 100" }))
+      yield* TestClock.adjust(500)
+      yield* Fiber.interrupt(fiber)
+      const pty = fake.ptys[0]!
+      expect(pty.signals.map(({ signal, target }) => ({ signal, target }))).toEqual([
+        { signal: "SIGINT", target: pty.pid + 5 }
+      ])
+      expect(pty.written).toEqual(["sleep 100\r"])
+      // The terminal is free for the next send.
+      pty.setForeground({ pgid: pty.pid, readingInput: false })
+      expect((yield* sendIn(4_000, id, "true")).wait).toBe("inferred_idle")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("terminal_signal refuses SIGKILL to the shell itself", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id, pid } = yield* openShell
+      const refused = yield* Effect.flip(terminals.signal(owner, id, "SIGKILL"))
+      expect(refused.message).toBe(`SIGKILL to the shell of PTY session ${id} is refused; use terminal_close`)
+      expect(yield* terminals.signal(owner, id, "SIGINT")).toEqual({ pgid: pid })
+    }).pipe(Effect.provide(withFake(FakePtySpawner.make()))))
+
+  it.effect("close sends TERM and HUP, waits the grace on the Clock, then KILL", () => {
+    const fake = FakePtySpawner.make({ stubborn: true })
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id, pid } = yield* openShell
+      const start = fake.ptys[0]!.signals.length
+      const fiber = yield* Effect.fork(terminals.close(owner, id))
+      yield* TestClock.adjust(2_900)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(200)
+      expect(yield* Fiber.join(fiber)).toBe("closed")
+      const sent = fake.ptys[0]!.signals.slice(start).map(({ signal, target, atMillis }) => ({
+        signal,
+        target,
+        atMillis
+      }))
+      expect(sent).toEqual([
+        { signal: "SIGTERM", target: "all", atMillis: 100 },
+        { signal: "SIGHUP", target: pid, atMillis: 100 },
+        { signal: "SIGKILL", target: "all", atMillis: 3_100 }
+      ])
+      expect(fake.ptys[0]!.alive()).toBe(0)
+      expect(yield* terminals.list(owner)).toEqual([])
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("closing the layer closes every terminal", () => {
+    const fake = FakePtySpawner.make()
+    return Effect.gen(function*() {
+      yield* Effect.scoped(Effect.gen(function*() {
+        const context = yield* Layer.build(withFake(fake))
+        yield* Effect.provide(openShell, context)
+        yield* Effect.provide(openShell, context)
+      }))
+      expect(fake.ptys.map((pty) => pty.alive())).toEqual([0, 0])
+    })
+  })
+})
