@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Effect } from "effect"
+import { Deferred, Effect, Exit } from "effect"
 import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -34,9 +34,14 @@ describe("the command without docker-modem", () => {
         env: cleanEnv(),
         stderr: "pipe"
       })
+      // The command writes its code cache beside the bundle as it exits, so the copy is removed only
+      // once the command has closed (the client's close does not wait for it after a failed connect).
+      const closed = yield* Deferred.make<void>()
+      transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
       const client = new Client({ name: "missing-peer-test", version: "0.0.0" })
       const failure = yield* Effect.flip(Effect.tryPromise(() => client.connect(transport)))
       yield* Effect.promise(() => client.close())
+      yield* Deferred.await(closed).pipe(Effect.timeout("60 seconds"))
       expect(String(failure.cause)).toContain(
         "MCP error -32603: effect-bash: the container executor needs the docker-modem package: npm install docker-modem@5 " +
           "(the command through npx: npx -y -p effect-bash -p docker-modem@5 effect-bash …)"
