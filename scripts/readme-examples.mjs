@@ -242,8 +242,12 @@ const typeCheck = (dir, name, dependencies) => {
   return errors.map((diagnostic) => ts.formatDiagnostic(diagnostic, host))
 }
 
-/** Runs a command to its end, bounded: `{ status, signal, stdout, stderr, ms }`. */
-const run = (command, args, { timeout = 120_000, ...options }) =>
+/**
+ * Runs a command to its end, bounded: `{ status, signal, stdout, stderr, ms }`. The examples run all at
+ * once, so on a loaded machine each takes about as long as all of them together: the bound only catches
+ * one that hangs, and is far above that.
+ */
+const run = (command, args, { timeout = 180_000, ...options }) =>
   new Promise((resolve) => {
     const started = Date.now()
     const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] })

@@ -7,12 +7,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Effect } from "effect"
-import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs"
+import { Deferred, Effect, Exit } from "effect"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { cleanEnv, cliPath } from "../support/cli.js"
-import { pollUntil } from "../support/poll.js"
 
 /** A copy of the built `dist/bin/` where no `node_modules` can be found, removed with the scope. */
 const isolatedBin = Effect.acquireRelease(
@@ -35,13 +34,14 @@ describe("the command without docker-modem", () => {
         env: cleanEnv(),
         stderr: "pipe"
       })
+      // The command writes its code cache beside the bundle as it exits, so the copy is removed only
+      // once the command has closed (the client's close does not wait for it after a failed connect).
+      const closed = yield* Deferred.make<void>()
+      transport.onclose = () => Deferred.unsafeDone(closed, Exit.void)
       const client = new Client({ name: "missing-peer-test", version: "0.0.0" })
       const failure = yield* Effect.flip(Effect.tryPromise(() => client.connect(transport)))
-      const pid = transport.pid
       yield* Effect.promise(() => client.close())
-      // The command writes its code cache into the copy as it exits: the copy goes once it has.
-      const gone = yield* Effect.promise(() => pollUntil(() => pid === null || !existsSync(`/proc/${pid}`), Boolean, 10_000))
-      expect(gone).toBe(true)
+      yield* Deferred.await(closed).pipe(Effect.timeout("60 seconds"))
       expect(String(failure.cause)).toContain(
         "MCP error -32603: effect-bash: the container executor needs the docker-modem package: npm install docker-modem@5 " +
           "(the command through npx: npx -y -p effect-bash -p docker-modem@5 effect-bash …)"

@@ -52,19 +52,6 @@ describe("NUL bytes and over-long workdirs are request errors naming the field",
       expect(longName.message).toMatch(/^invalid workdir: longer than the OS allows/)
     }).pipe(Effect.provide(LocalBashExecutor.layer())))
 
-  // A resolved spec is branded, so run and start check nothing again; a hand-built one does not
-  // type-check. (Untyped callers hand them in through ctx.bash, which checks them: cordis-seam.test.ts.)
-  it("run and start take only a resolved spec: a hand-built one is a type error", () => {
-    const handBuilt = { command: "echo a\0b", workdir: "/tmp", timeoutMs: 10_000, stdoutMaxBytes: 64_000 }
-    const calls = (bash: BashExecutor["Type"]) => [
-      // @ts-expect-error a spec built by hand carries no brand
-      bash.run(handBuilt),
-      // @ts-expect-error a spec built by hand carries no brand
-      bash.start(handBuilt)
-    ]
-    expect(calls).toBeTypeOf("function")
-  })
-
   it.effect("an echoed value is capped at 200 characters plus …", () =>
     Effect.gen(function*() {
       const error = yield* resolveError({ command: "true", timeoutMs: "9".repeat(1_000_000) as never })

@@ -13,8 +13,8 @@ const slowFirst = [
   "test/process/group-liveness.test.ts",
   "test/process/cli-run.test.ts",
   "test/process/host-death.test.ts",
-  "test/process/reliability-soak.test.ts",
-  "test/unit/reliability-fuzz.test.ts"
+  "test/process/soak-leaves-no-process-or-fd.test.ts",
+  "test/unit/fuzzed-calls-always-answer.test.ts"
 ]
 
 const rank = (specification: TestSpecification): number => {

@@ -1,6 +1,6 @@
 /**
  * The CLI's shutdown escalation (`src/cli/shutdown.ts`) with a fake signal source and TestClock; the
- * real-signal run through the built CLI is in cli-shutdown-process.test.ts.
+ * real-signal run through the built CLI is in test/process/cli-shutdown.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Scope, TestClock } from "effect"

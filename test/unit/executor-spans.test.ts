@@ -1,7 +1,7 @@
 /**
  * The executor's spans are skipped (with their per-call cost) while Effect's built-in tracer, which
  * nobody reads, is the current one. That they are made when a tracer is installed is checked against
- * a real run in executor-spans-process.test.ts.
+ * a real run in test/process/executor-spans.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -2,7 +2,7 @@
  * Reliability: a seeded fuzz of hostile argument objects through `AgentTools.call` — bash (over the
  * scripted executor, so nothing runs) and the task tools. Every call answers with a result (never a
  * defect, a throw or a hang); invalid input gets the exact contract message. Replay a failure with
- * `FUZZ_SEED=<seed printed in the failure> npx vitest run test/reliability-fuzz.test.ts`.
+ * `FUZZ_SEED=<seed printed in the failure> npx vitest run test/unit/fuzzed-calls-always-answer.test.ts`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"

@@ -2,7 +2,7 @@
  * Reliability through MCP: a seeded fuzz of tools/call requests from the official SDK client to the
  * in-process server over the scripted executor, answers compared with `AgentTools.call` on the same
  * arguments. Every request with an id is answered. Raw malformed lines against a real
- * `effect-bash mcp` process are in reliability-mcp-process.test.ts.
+ * `effect-bash mcp` process are in test/process/mcp-process-survives-malformed-lines.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"

@@ -1,6 +1,6 @@
 /**
  * The live-output feed behind `BashExecutor.Process.output`: bounded, and marking what it dropped.
- * Live output against real processes is in executor-streaming-process.test.ts.
+ * Live output against real processes is in test/process/executor-streaming.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
