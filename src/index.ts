@@ -20,13 +20,11 @@ export {
   BashRequestError,
   liveOutputBufferBytes,
   SandboxMode,
-  SandboxUnavailableError,
-  sandboxUnavailableText
+  SandboxUnavailableError
 } from "./services/BashExecutor.js"
 export { CompletionNotices } from "./services/CompletionNotices.js"
-export { HostReaper } from "./services/HostReaper.js"
 export { ProcessSpawner, SpawnError } from "./services/ProcessSpawner.js"
-export { sandboxPolicyText, SandboxSessions } from "./services/SandboxSessions.js"
+export { SandboxSessions } from "./services/SandboxSessions.js"
 export { SessionPersistence, SessionPersistenceError } from "./services/SessionPersistence.js"
 export { InvalidWaitTimeoutError, isTerminalStatus, TaskAccessError, Tasks, TasksUnavailableError } from "./services/Tasks.js"
 export type { ToolExecution, ToolSession } from "./services/ToolExecution.js"
@@ -36,7 +34,6 @@ export * as ApprovalCallback from "./layers/ApprovalCallback.js"
 export * as BashEnvRegistryLive from "./layers/BashEnvRegistryLive.js"
 export * as BashStack from "./BashStack.js"
 export type { BashStackConfig, BashStackOverrides, BashStackServices } from "./BashStack.js"
-export * as HostReaperLive from "./layers/HostReaper.js"
 export * as LocalBashExecutor from "./layers/LocalBashExecutor.js"
 export { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
 export * as NodeProcessSpawner from "./layers/NodeProcessSpawner.js"

@@ -29,6 +29,7 @@ import { CompletionNotices } from "../services/CompletionNotices.js"
 import type { AgentTool, AnyAgentTool } from "./AgentTool.js"
 import * as BashTool from "./BashTool.js"
 import { makeBashTool } from "./internal/bashHandler.js"
+import { containerSection } from "./internal/containerTexts.js"
 import { makeTaskKillTool, makeTaskListTool, makeTaskOutputTool } from "./internal/taskHandlers.js"
 import { PendingNotices } from "./PendingNotices.js"
 import type * as TaskKillTool from "./TaskKillTool.js"
@@ -203,7 +204,7 @@ export const make = (
       tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),
       promptSections: executor.container === undefined
         ? [BashTool.promptSection]
-        : [BashTool.promptSection, BashTool.containerSection(executor.container)],
+        : [BashTool.promptSection, containerSection(executor.container)],
       call: (name, args, context) => respond(name, registered[name], args, context),
       callUnknown: (name, args, context) => respond(name, byName(name), args, context),
       takeNotices: (session) => Effect.sync(() => notices.take(session).map((notice) => notice.text))

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import * as ChildProcess from "node:child_process"
 import type { Writable } from "node:stream"
-import { HostReaper } from "../../../services/HostReaper.js"
+import { HostReaper } from "./HostReaper.js"
 import { isStopped } from "./procStat.js"
 
 // Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
