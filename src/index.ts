@@ -20,14 +20,12 @@ export {
   BashRequestError,
   liveOutputBufferBytes,
   SandboxMode,
-  SandboxUnavailableError,
-  sandboxUnavailableText
+  SandboxUnavailableError
 } from "./services/BashExecutor.js"
 export { CompletionNotices } from "./services/CompletionNotices.js"
-export { HostReaper } from "./services/HostReaper.js"
 export { ProcessSpawner, SpawnError } from "./services/ProcessSpawner.js"
 export { PtySpawner, PtySpawnError } from "./services/PtySpawner.js"
-export { sandboxPolicyText, SandboxSessions } from "./services/SandboxSessions.js"
+export { SandboxSessions } from "./services/SandboxSessions.js"
 export { SessionPersistence, SessionPersistenceError } from "./services/SessionPersistence.js"
 export { InvalidWaitTimeoutError, isTerminalStatus, TaskAccessError, Tasks, TasksUnavailableError } from "./services/Tasks.js"
 export { TerminalError, Terminals } from "./services/Terminals.js"
@@ -38,7 +36,6 @@ export * as ApprovalCallback from "./layers/ApprovalCallback.js"
 export * as BashEnvRegistryLive from "./layers/BashEnvRegistryLive.js"
 export * as BashStack from "./BashStack.js"
 export type { BashStackConfig, BashStackOverrides, BashStackServices } from "./BashStack.js"
-export * as HostReaperLive from "./layers/HostReaper.js"
 export * as LocalBashExecutor from "./layers/LocalBashExecutor.js"
 export { LocalBashExecutorConfigError } from "./layers/executorSettings.js"
 export * as NodeProcessSpawner from "./layers/NodeProcessSpawner.js"

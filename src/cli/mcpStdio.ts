@@ -13,7 +13,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as NodeProcessSpawner from "../layers/NodeProcessSpawner.js"
+import { startHelpersAfter } from "../layers/startHelpersAfter.js"
 import { Approval } from "../services/Approval.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { errorMessage } from "./errorMessage.js"
@@ -107,7 +107,7 @@ export const mcp = (
           escalation: shutdown.escalation,
           ...(approval === undefined ? {} : { approval })
         }).pipe(
-          NodeProcessSpawner.startHelpersAfter(Deferred.await(initialized)),
+          startHelpersAfter(Deferred.await(initialized)),
           Layer.tapError((error) => refuseClient(transport, Deferred.await(inputEnded), errorMessage(error)))
         )
       )

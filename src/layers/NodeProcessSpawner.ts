@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import { ProcessSpawner, SpawnError } from "../services/ProcessSpawner.js"
-import { HostReaper } from "../services/HostReaper.js"
+import { HostReaper } from "./internal/spawner/HostReaper.js"
 import { spawnDirect } from "./internal/spawner/directSpawn.js"
 import { makeHostDeath } from "./internal/spawner/hostDeath.js"
 import type { LayerLauncher } from "./internal/spawner/layerLauncher.js"
@@ -28,9 +28,7 @@ import { shellInvocation } from "./internal/spawner/shellInvocation.js"
 import type { SpawnedChild } from "./internal/spawner/spawnedChild.js"
 import { spawnedProcess } from "./internal/spawner/spawnedProcess.js"
 import { makeStdio } from "./internal/spawner/stdio.js"
-
-/** What the helper processes of a spawner layer built now wait for; none: they start with the layer. */
-const helpersWaitFor = FiberRef.unsafeMake<Option.Option<Effect.Effect<void>>>(Option.none())
+import { helpersWaitFor } from "./startHelpersAfter.js"
 
 /**
  * When the launcher starts: with the helpers, after the first command without a runner (which the
@@ -136,7 +134,7 @@ const layerOf = (options: { readonly launcher: LauncherStart }): Layer.Layer<Pro
 /**
  * The Node implementation of `ProcessSpawner`: commands are spawned by a pre-forked launcher
  * process whenever it can serve, else by the host. Provides the {@link HostReaper} too. Its helper
- * processes (the reaper and the launcher) start with the layer, unless {@link startHelpersAfter}.
+ * processes (the reaper and the launcher) start with the layer.
  *
  * @since 0.1.0
  * @category layers
@@ -163,17 +161,3 @@ export const layerLauncherOnDemand: Layer.Layer<ProcessSpawner | HostReaper> = l
  * @category layers
  */
 export const layerDirectSpawn: Layer.Layer<ProcessSpawner | HostReaper> = layerOf({ launcher: "never" })
-
-/**
- * Builds `self` with the helper processes of every spawner layer in it (the host-death reaper and
- * the launcher) started once `ready` completes, or at the first spawn if that comes first, instead
- * of with the layer: a host that must answer something before it runs any command (an MCP server
- * its client's `initialize`) does not fork them first. Every spawn still awaits them (the launcher of
- * {@link layerLauncherOnDemand} is no helper: it starts after a command).
- *
- * @since 0.1.0
- * @category combinators
- */
-export const startHelpersAfter =
-  (ready: Effect.Effect<void>) => <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-    Layer.locally(self, helpersWaitFor, Option.some(ready))

@@ -16,7 +16,8 @@ import { LocalBashExecutor } from "../index.js"
 import type { ResolveDefaults } from "../layers/resolveSpec.js"
 import { resolveSpec } from "../layers/resolveSpec.js"
 import type { RecordedBashCall } from "./ScriptedBashExecutor.js"
-import { bashRunResult, makeScriptedExecutor } from "./ScriptedBashExecutor.js"
+import { makeScriptedExecutor } from "./internal/scriptedExecutor.js"
+import { bashRunResult } from "./ScriptedBashExecutor.js"
 
 /**
  * Settings of {@link layer}.
@@ -58,7 +59,7 @@ const deviceFiles = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/
  * @since 0.1.0
  * @category utils
  */
-export const writeTargets = (command: string): ReadonlyArray<string> =>
+const writeTargets = (command: string): ReadonlyArray<string> =>
   [redirectTarget, teeTargets, touchTargets]
     .flatMap((pattern) => [...command.matchAll(pattern)].map((match) => (match[1] ?? "").replace(/^["']|["']$/g, "")))
     .filter((target) => target !== "" && !deviceFiles.test(target))

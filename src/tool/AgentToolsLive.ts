@@ -31,6 +31,8 @@ import { CompletionNotices } from "../services/CompletionNotices.js"
 import type { AgentTool, AnyAgentTool } from "./AgentTool.js"
 import * as BashTool from "./BashTool.js"
 import { makeBashTool } from "./internal/bashHandler.js"
+import { containerSection } from "./internal/containerTexts.js"
+import { networkSection } from "./internal/networkTexts.js"
 import { makeTaskKillTool, makeTaskListTool, makeTaskOutputTool } from "./internal/taskHandlers.js"
 import { makeTerminalTools } from "./internal/terminalHandlers.js"
 import { PendingNotices } from "./PendingNotices.js"
@@ -237,8 +239,8 @@ export const make = (
       tools: Object.values(registered).filter((tool) => tool !== undefined).map(descriptorOf),
       promptSections: [
         BashTool.promptSection,
-        ...(executor.container === undefined ? [] : [BashTool.containerSection(executor.container)]),
-        ...(executor.network === undefined ? [] : [BashTool.networkSection(executor.network)]),
+        ...(executor.container === undefined ? [] : [containerSection(executor.container)]),
+        ...(executor.network === undefined ? [] : [networkSection(executor.network)]),
         ...(Option.isSome(terminals) ? [terminalPromptSection] : [])
       ],
       call: (name, args, context) => respond(name, registered[name], args, context),

@@ -8,7 +8,7 @@ import type { Approval } from "../services/Approval.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { ToolError } from "../services/AgentTools.js"
-import type { EscalationRequest } from "./BashTool.js"
+import type { EscalationRequest } from "./internal/bashParameters.js"
 
 const breadth: Readonly<Record<BashExecutor.SandboxMode, number>> = {
   "read-only": 0,

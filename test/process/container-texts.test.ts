@@ -8,7 +8,7 @@ import * as BashStack from "../../src/BashStack.js"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import * as BashTool from "../../src/tool/BashTool.js"
+import { containerText } from "../../src/tool/internal/containerTexts.js"
 import { dockerUnavailable, testImage } from "../support/docker.js"
 import { tempDirs } from "../support/tempDirs.js"
 
@@ -24,7 +24,7 @@ describe.skipIf(dockerUnavailable !== undefined)("what a container executor tell
       )
       expect(facts).toEqual({ image: testImage, network: "bridge", workspace })
       const tools = yield* Effect.provide(AgentTools, BashStack.layer({ executor: { cwd: workspace }, container: { image: testImage } }))
-      const text = BashTool.containerText({ image: testImage, network: "none", workspace })
+      const text = containerText({ image: testImage, network: "none", workspace })
       expect(tools.promptSections.at(-1)?.text).toBe(text)
       expect(tools.tools[0]!.description).toContain(text)
       expect(text).toContain("with no network")

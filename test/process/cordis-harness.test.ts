@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import EffectBash from "../../src/cordis-adapter.js"
 import type { CordisTasks } from "../../src/cordis-adapter.js"
 import * as BashTool from "../../src/tool/BashTool.js"
+import { noticePromise } from "../../src/tool/internal/bashPrompt.js"
 import { eventually, readPid, tempDir, termIgnoringCommand } from "../support/cordis.js"
 import { liveMembers } from "../support/processes.js"
 import { bwrapUsable } from "../support/bwrap.js"
@@ -509,7 +510,7 @@ describe("completion notices through the harness agent", () => {
     const plain = BashTool.promptSection.text
     expect(await textFor()).toBe(plain)
     expect(await textFor(agentFor("s1"))).toBe(plain)
-    expect(await textFor(recordingAgent("s1", "idle").agent)).toBe(`${plain} ${BashTool.noticePromise}`)
+    expect(await textFor(recordingAgent("s1", "idle").agent)).toBe(`${plain} ${noticePromise}`)
     expect(root.tools.get("bash")?.description).toBe(BashTool.description({ background: true, sandbox: false, escalation: false }))
   })
 

@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as NodeProcessSpawner from "../../src/layers/NodeProcessSpawner.js"
+import { startHelpersAfter } from "../../src/layers/startHelpersAfter.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import { cleanEnv, eventually, runNode } from "../support/cli.js"
@@ -332,7 +333,7 @@ describe("the spawner's helpers under startHelpersAfter", () => {
     Effect.gen(function*() {
       const ready = yield* Deferred.make<void>()
       const scope = yield* Scope.make()
-      yield* Layer.buildWithScope(executor().pipe(NodeProcessSpawner.startHelpersAfter(Deferred.await(ready))), scope)
+      yield* Layer.buildWithScope(executor().pipe(startHelpersAfter(Deferred.await(ready))), scope)
       expect(helpers()).toEqual([])
       yield* Deferred.succeed(ready, undefined)
       expect(yield* Effect.promise(() => eventually(() => helpers().length === 2))).toBe(true)
@@ -347,7 +348,7 @@ describe("the spawner's helpers under startHelpersAfter", () => {
       for (let ops = 10; ops <= 40; ops++) {
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
-          NodeProcessSpawner.layerDirectSpawn.pipe(NodeProcessSpawner.startHelpersAfter(Effect.never)),
+          NodeProcessSpawner.layerDirectSpawn.pipe(startHelpersAfter(Effect.never)),
           scope
         )
         const spawner = Context.get(context, ProcessSpawner)
@@ -381,5 +382,5 @@ describe("the spawner's helpers under startHelpersAfter", () => {
       const parent = yield* parentOfCommand
       expect(helpers()).toHaveLength(2)
       expect(commandLineOf(parent)).toMatch(/^effect-bash launcher/)
-    }).pipe(Effect.provide(executor().pipe(NodeProcessSpawner.startHelpersAfter(Effect.never)))))
+    }).pipe(Effect.provide(executor().pipe(startHelpersAfter(Effect.never)))))
 })

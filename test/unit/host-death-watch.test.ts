@@ -8,7 +8,7 @@ import { Clock, Effect, TestClock } from "effect"
 import type * as ChildProcess from "node:child_process"
 import { makeHostDeath } from "../../src/layers/internal/spawner/hostDeath.js"
 import { SpawnedChild } from "../../src/layers/internal/spawner/spawnedChild.js"
-import { HostReaper } from "../../src/services/HostReaper.js"
+import { HostReaper } from "../../src/layers/internal/spawner/HostReaper.js"
 
 /** `clock`, counting in `pending` the sleeps that have neither ended nor been interrupted. */
 const countingSleeps = (clock: Clock.Clock, pending: { count: number }): Clock.Clock => ({

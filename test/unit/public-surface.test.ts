@@ -1,7 +1,7 @@
 /**
- * The public API as a reader meets it: every name an entry point exports (following its re-exports to
- * the module that declares it) carries TSDoc with `@since` and `@category`, and so does every member
- * of a public namespace.
+ * The public API as a reader meets it: the one reviewed list of what each entry point exports at run
+ * time, and every name an entry point exports (following its re-exports to the module that declares
+ * it) carries TSDoc with `@since` and `@category`, and so does every member of a public namespace.
  */
 import { readFileSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
@@ -10,7 +10,113 @@ import ts from "typescript"
 import { describe, expect, it } from "vitest"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
-const entries = ["src/index.ts", "src/ai.ts", "src/docker.ts", "src/testing/index.ts", "src/cordis-adapter.ts"]
+const entries = [
+  "src/index.ts",
+  "src/ai.ts",
+  "src/docker.ts",
+  "src/testing/index.ts",
+  "src/cordis-adapter.ts",
+  "src/promise.ts"
+]
+
+// The public runtime API, reviewed: every name each entry point exports, and for a module namespace
+// its members. A name added or dropped is a decision, taken here; internals and test-only helpers
+// stay out (tests import them by their relative path).
+const surface: Record<string, Record<string, ReadonlyArray<string> | null>> = {
+  "src/index.ts": {
+    AbortedBeforeSpawnError: null,
+    AgentTools: null,
+    AgentToolsLive: ["layer", "make"],
+    Approval: null,
+    ApprovalCallback: ["layer", "make"],
+    BackgroundLimitError: null,
+    BashEnvCollectError: null,
+    BashEnvRegistrationError: null,
+    BashEnvRegistry: null,
+    BashEnvRegistryLive: ["layer", "layerConfig", "make"],
+    BashExecutor: null,
+    BashRequestError: null,
+    BashStack: ["layer"],
+    BashTool: ["Background", "Foreground", "Value", "definition", "description", "presentCall", "presentResult", "promptSection", "render"],
+    CompletionNotices: null,
+    InvalidWaitTimeoutError: null,
+    LocalBashExecutor: ["LocalBashExecutorConfigError", "Settings", "defaults", "environment", "layer", "layerConfig", "layerWith", "make"],
+    LocalBashExecutorConfigError: null,
+    NodeProcessSpawner: ["layer", "layerDirectSpawn", "layerLauncherOnDemand"],
+    NodePtySpawner: ["available", "layer"],
+    ProcessSpawner: null,
+    PtySpawnError: null,
+    PtySpawner: null,
+    SandboxBashExecutor: ["Settings", "defaults", "environment", "layer", "layerConfig", "layerWith", "make"],
+    SandboxMode: null,
+    SandboxSessions: null,
+    SandboxSessionsLive: ["layer", "make"],
+    SandboxUnavailableError: null,
+    SessionJsonlEnvContributor: ["layer", "register"],
+    SessionPersistence: null,
+    SessionPersistenceError: null,
+    SessionPersistenceJsonl: ["layer", "layerConfig", "layerWith"],
+    SpawnError: null,
+    TaskAccessError: null,
+    TaskKillTool: ["Value", "definition", "parameters", "render"],
+    TaskListTool: ["Value", "definition", "parameters", "render"],
+    TaskOutputTool: ["Value", "defaultWaitMs", "definition", "maxWaitMs", "parameters", "render"],
+    Tasks: null,
+    TasksLive: ["Settings", "defaults", "layer", "layerConfig", "make"],
+    TasksUnavailableError: null,
+    TerminalError: null,
+    TerminalTools: ["Close", "List", "Open", "Read", "Send", "Signal"],
+    Terminals: null,
+    TerminalsLive: ["Settings", "layer", "layerLimitMessage", "make", "sessionLimitMessage"],
+    ToolError: null,
+    isTerminalStatus: null,
+    liveOutputBufferBytes: null
+  },
+  "src/ai.ts": {
+    BashToolkit: ["BashToolkit", "layer", "layerWith", "make", "makeWith"],
+    CurrentToolSession: null
+  },
+  "src/docker.ts": {
+    ContainerConflictError: null,
+    ContainerEngine: null,
+    ContainerEngineError: null,
+    ContainerNotFoundError: null,
+    DockerBashExecutor: [
+      "ContainerSettings",
+      "ContainerUnavailableError",
+      "Settings",
+      "environment",
+      "layer",
+      "layerConfig",
+      "layerWithEngine",
+      "make",
+      "makeWithEngine"
+    ],
+    DockerContainerEngine: ["layer", "make"],
+    EngineUnavailableError: null
+  },
+  "src/testing/index.ts": {
+    ApprovalScripted: ["ApprovalScripted", "layer"],
+    FakeConfiningExecutor: ["FakeConfiningExecutor", "layer"],
+    FakeContainerEngine: ["FakeContainerEngineControl", "layer"],
+    FakeProcessSpawner: ["FakeSpawnerControl", "layer"],
+    FakePtySpawner: ["make", "promptText"],
+    ScriptedBashExecutor: ["ScriptedBashExecutor", "bashRunResult", "echoResult", "layer", "untilAborted"]
+  },
+  "src/cordis-adapter.ts": {
+    Config: null,
+    EffectBash: null,
+    RunnerClosedError: null,
+    SynchronousCallError: null,
+    apply: null,
+    default: null,
+    inject: null,
+    name: null
+  },
+  "src/promise.ts": {
+    createEffectBash: null
+  }
+}
 
 const parse = (file: string): ts.SourceFile =>
   ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
@@ -86,7 +192,23 @@ const undocumented = (): Array<string> => {
   return [...problems].sort()
 }
 
-describe("the public API's documentation", () => {
+/** What `entry` exports at run time: each name, with its members when it is a module namespace. */
+const exportsOf = async (entry: string): Promise<Record<string, ReadonlyArray<string> | null>> => {
+  const module: Record<string, unknown> = await import(join(root, entry))
+  return Object.fromEntries(Object.keys(module).sort().map((name) => {
+    const value = module[name]
+    const namespace = typeof value === "object" && value !== null &&
+      (value as { readonly [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === "Module"
+    return [name, namespace ? Object.keys(value).sort() : null]
+  }))
+}
+
+describe("the public API", () => {
+  it("each entry point exports exactly the reviewed names and namespace members", async () => {
+    expect(Object.keys(surface)).toEqual(entries)
+    for (const entry of entries) expect(await exportsOf(entry), entry).toEqual(surface[entry])
+  })
+
   it("every exported declaration and namespace member has @since and @category", () => {
     expect(undocumented()).toEqual([])
   })

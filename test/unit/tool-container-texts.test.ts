@@ -11,7 +11,7 @@ import { serveMcp } from "../../src/cli/mcpServer.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import * as ScriptedBashExecutor from "../../src/testing/ScriptedBashExecutor.js"
-import * as BashTool from "../../src/tool/BashTool.js"
+import { managedVariables } from "../../src/tool/internal/containerTexts.js"
 import { compose } from "../support/tools.js"
 
 /** The scripted executor, reporting that its commands run in containers of `image`. */
@@ -67,7 +67,7 @@ describe("where commands run, as the model is told", () => {
       expect(description).not.toContain("container")
       expect(description.split("\n\n")).toContain(managed)
       expect((yield* AgentTools).promptSections.map((section) => section.name)).toEqual(["tool:bash"])
-      expect(BashTool.managedVariables).toBe(managed)
+      expect(managedVariables).toBe(managed)
     }).pipe(Effect.provide(compose({ executor: ScriptedBashExecutor.layer() }))))
 
   it.scopedLive("the MCP server's instructions say where commands run", () =>

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
 import * as BashTool from "../../src/tool/BashTool.js"
+import { backgroundDisabledMessage, parametersFor } from "../../src/tool/internal/bashParameters.js"
 import * as TaskOutputTool from "../../src/tool/TaskOutputTool.js"
 
 const ok = { command: "echo hi", description: "Print a greeting" }
@@ -17,7 +18,7 @@ const messageOf = (exit: Exit.Exit<unknown, { readonly message: string }>): stri
   }))
 
 const decode = (policy: BashTool.Policy, raw: unknown) =>
-  Effect.runSync(Effect.exit(BashTool.parametersFor(policy).decode(raw)))
+  Effect.runSync(Effect.exit(parametersFor(policy).decode(raw)))
 
 const sandboxed = { background: true, sandbox: true, escalation: true }
 
@@ -51,10 +52,10 @@ describe("bash parameters", () => {
       "invalid timeoutMs: expected a positive number, got -1"
     )
     expect(messageOf(decode(plain, { ...ok, run_in_background: true, sandbox_permissions: "x" }))).toBe(
-      BashTool.backgroundDisabledMessage
+      backgroundDisabledMessage
     )
     expect(decode(plain, { ...ok, run_in_background: "yes", justification: 5 })).toEqual(Exit.succeed(ok))
-    expect(Object.keys(BashTool.parametersFor(plain).jsonSchema.properties)).toEqual([
+    expect(Object.keys(parametersFor(plain).jsonSchema.properties)).toEqual([
       "command",
       "description",
       "timeoutMs",

@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { CompletionNotices } from "../../services/CompletionNotices.js"
-import { promptText } from "../../tool/BashTool.js"
+import { promptText } from "../../tool/internal/bashPrompt.js"
 import type { CallRunner } from "../CallRunner.js"
 import type { HarnessCalls } from "./HarnessCalls.js"
 import { sessionOf } from "./HarnessCalls.js"

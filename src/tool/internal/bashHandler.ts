@@ -21,6 +21,8 @@ import { reportProgress } from "../liveProgress.js"
 import { bashTaskWork, taskLabel } from "../backgroundTask.js"
 import * as AgentTool from "../AgentTool.js"
 import * as BashTool from "../BashTool.js"
+import { escalationOf } from "./bashParameters.js"
+import type { EscalationRequest } from "./bashParameters.js"
 import { approveEscalation } from "../escalation.js"
 import { placeCall, startSessionDir } from "../placement.js"
 
@@ -29,7 +31,7 @@ const noTaskRuntimeMessage =
   "background tasks unavailable: compose a Tasks layer (TasksLive) with AgentToolsLive, which attaches the task tools"
 
 /** Checked arguments, with the escalation they ask for. */
-type BashArgs = BashTool.Parameters & { readonly escalation?: BashTool.EscalationRequest }
+type BashArgs = BashTool.Parameters & { readonly escalation?: EscalationRequest }
 
 const lastUpdateGrace = "1 second"
 
@@ -163,7 +165,7 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
     return yield* Effect.uninterruptible(startBackground(tasks, args, call, spec))
   }
   const withEscalation = (checked: BashTool.Parameters): BashArgs => {
-    const escalation = BashTool.escalationOf(checked)
+    const escalation = escalationOf(checked)
     return escalation === undefined ? checked : { ...checked, escalation }
   }
 

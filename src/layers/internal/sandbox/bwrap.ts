@@ -143,7 +143,9 @@ const openPinnedDirs = [
   "  fi",
   "  i=$((i + 1)); shift",
   "done",
-  "[ -n \"$here\" ] && cd -P \"$here\" 2>/dev/null || { printf 'bwrap: the working directory was moved while the sandbox started\\n' >&2; exit 1; }",
+  "if [ -z \"$here\" ] || ! cd -P \"$here\" 2>/dev/null; then",
+  "  printf 'bwrap: the working directory was moved while the sandbox started\\n' >&2; exit 1",
+  "fi",
   "PWD=$given; if [ \"$old\" = set ]; then OLDPWD=$oldValue; else unset OLDPWD; fi",
   "exec \"$@\""
 ].join("\n")

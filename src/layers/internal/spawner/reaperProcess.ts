@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import * as ChildProcess from "node:child_process"
 import type { Writable } from "node:stream"
-import { HostReaper } from "../../../services/HostReaper.js"
+import { HostReaper } from "./HostReaper.js"
 import { isStopped } from "./procStat.js"
 
 // Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
@@ -26,9 +26,9 @@ import { isStopped } from "./procStat.js"
 // resume get SIGCONT first (a stopped launcher then kills its own groups), then the groups are
 // killed. Signals are ignored: only the pipe decides. Descriptors the host itself inherited without
 // close-on-exec (a terminal, a supervisor's pipe) are closed first.
-const script = `trap '' INT QUIT TERM HUP
+export const reaperScript = `trap '' INT QUIT TERM HUP
 shopt -s nullglob
-for fd in /proc/$$/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
+for fd in /proc/"$$"/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
 declare -A groups=() resume=()
 dirs=()
 while IFS= read -r line; do
@@ -70,7 +70,7 @@ export const makeReaperProcess: Effect.Effect<
     alive = true
     // Own session (no controlling terminal), stdio not inherited (Node opens every other fd
     // close-on-exec), `/` as cwd so it pins no mount, and no secrets in its environment.
-    const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", script], {
+    const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", reaperScript], {
       cwd: "/",
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
       detached: true,

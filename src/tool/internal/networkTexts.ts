@@ -1,0 +1,25 @@
+/**
+ * The texts the `bash` tool's prompt takes about a sandbox's allow-listed network: what its commands
+ * reach, and what a refusal line means.
+ *
+ * @internal
+ */
+import type { AgentTools } from "../../services/AgentTools.js"
+import type { BashExecutor } from "../../services/BashExecutor.js"
+
+/**
+ * What a sandbox's allow-listed network lets its commands reach, and what a refusal line means. */
+export const allowListText = (network: BashExecutor.NetworkFacts): string =>
+  "Sandboxed commands reach the network only through a proxy that admits these names: " +
+  `${network.allow.join(", ")}${network.deny.length === 0 ? "" : ` (never ${network.deny.join(", ")})`}. ` +
+  "Clients that honour HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (curl, git over http(s), npm, pip) work unchanged; " +
+  "DNS lookups, UDP and direct connections fail. `[network: refused <name>:<port> — <reason>]` at the end of a " +
+  "result means the proxy refused that connection: a policy decision, not a fault of the command, so do not " +
+  "look for another way around it; tell the user which name the command needed."
+
+/** The `tool:bash:network` prompt section (order 107) of a sandbox with an allow-listed network. */
+export const networkSection = (network: BashExecutor.NetworkFacts): AgentTools.PromptSection => ({
+  name: "tool:bash:network",
+  order: 107,
+  text: allowListText(network)
+})
