@@ -76,18 +76,21 @@ describe("the bundled bin (dist/bin)", () => {
   /** The command's bundle among the output files. */
   const cliBundle = /^dist\/bin\/cli-\w+\.cjs$/
 
-  it("imports only Node's modules, and docker-modem only once the container executor asks for it", () => {
+  it("imports only Node's modules, and the optional peers (docker-modem, node-pty) only once a container or a terminal asks", () => {
     const outside = externals.filter(({ path }) => !mcpSdk.test(path))
+    const optionalPeers = ["docker-modem", "node-pty"]
     expect(outside.length).toBeGreaterThan(0)
-    expect(outside.map(({ path, kind }) => ({ path, kind }))).toEqual(
-      outside.map(() => ({ path: "docker-modem", kind: "require-call" }))
+    expect(outside.map(({ path, kind }) => ({ path: optionalPeers.includes(path), kind }))).toEqual(
+      outside.map(() => ({ path: true, kind: "require-call" }))
     )
     for (const file of new Set(outside.map(({ file }) => file))) {
       const text = readFileSync(join(root, file), "latin1")
-      const requires = text.split(`require("docker-modem")`).length - 1
-      const deferred = text.match(/Promise\.resolve\(\)\.then\(\(\)=>[\w$]+\(require\("docker-modem"\)/g) ?? []
-      expect(requires).toBeGreaterThan(0)
-      expect(deferred).toHaveLength(requires)
+      expect(optionalPeers.some((peer) => text.includes(`require("${peer}")`)), file).toBe(true)
+      for (const peer of optionalPeers) {
+        const requires = text.split(`require("${peer}")`).length - 1
+        const deferred = text.match(new RegExp(`Promise\\.resolve\\(\\)\\.then\\(\\(\\)=>[\\w$]+\\(require\\("${peer}"\\)`, "g")) ?? []
+        expect(deferred, peer).toHaveLength(requires)
+      }
     }
     expect(Object.keys(meta.outputs)).toContain("dist/bin/effect-bash.js")
   })
