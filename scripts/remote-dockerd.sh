@@ -22,6 +22,7 @@ if ! curl -sf --max-time 2 "http://127.0.0.1:$port/_ping" >/dev/null 2>&1; then
     ip addr add 10.213.0.1/24 dev "$bridge"
     ip link set "$bridge" up
   fi
+  # shellcheck disable=SC2016 # the inner bash expands its own $1
   setsid unshare --mount --propagation private bash -c '
     set -e
     mount -t tmpfs -o mode=1777 tmpfs /tmp
