@@ -81,7 +81,7 @@ let script: string | undefined
 /**
  * The wrapper's text: `wrapper.sh` beside this module ($1 = status file, $2 = workdir, $3 = "argv" |
  * "stdin", $4 = the command in argv mode), read when a container first needs it; the bundles hold it
- * inline (scripts/build-bin.mjs).
+ * inline.
  */
 const wrapperScript = (): string => script ??= readFileSync(new URL("./wrapper.sh", import.meta.url), "utf8")
 

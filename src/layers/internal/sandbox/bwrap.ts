@@ -119,10 +119,9 @@ const maxPins = 5
 
 let script: string | undefined
 /**
- * `pinDirs.sh` beside this module, read when a sandbox first pins (the bundles hold it inline:
- * scripts/build-bin.mjs). Opens each pinned directory (its arguments: the first descriptor, the most
- * it may pin, the count, then the paths) on its descriptor and
- * refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
+ * `pinDirs.sh` beside this module, read when a sandbox first pins (the bundles hold it inline).
+ * Opens each pinned directory (its arguments: the first descriptor, the most it may pin, the count,
+ * then the paths) on its descriptor and refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
  * binds each descriptor (`--bind-fd`) and checks the mount is that directory. A command running in
  * the same root meanwhile can replace a pinned directory with a link; bound by path, the link's
  * target would be writable. Each is entered (`cd -P`) and `.` opened, never the path itself: a named

@@ -25,12 +25,11 @@ import { isStopped } from "./procStat.js"
 let script: string | undefined
 /**
  * The reaper's program: `reaper.sh` beside this module, read when the reaper first starts; the
- * bundles hold it inline (scripts/build-bin.mjs). Lines: `+<pgid>` track, `-<pgid>` forget (a group,
- * or a pid to resume), `c<pid>` resume on death, `d<path>` remove on death, `q` clean exit. EOF
- * without `q` means the host is gone: the pids to resume get SIGCONT first (a stopped launcher then
- * kills its own groups), then the groups are killed. Signals are ignored: only the pipe decides.
- * Descriptors the host itself inherited without close-on-exec (a terminal, a supervisor's pipe) are
- * closed first.
+ * bundles hold it inline. Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume),
+ * `c<pid>` resume on death, `d<path>` remove on death, `q` clean exit. EOF without `q` means the
+ * host is gone: the pids to resume get SIGCONT first (a stopped launcher then kills its own groups),
+ * then the groups are killed. Signals are ignored: only the pipe decides. Descriptors the host
+ * itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
  */
 const reaperScript = (): string => script ??= readFileSync(new URL("./reaper.sh", import.meta.url), "utf8")
 
