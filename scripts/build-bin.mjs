@@ -121,6 +121,28 @@ const completeInputMaps = {
   }
 }
 
+/**
+ * A module reads its shell program from beside itself when first needed
+ * (`readFileSync(new URL("./x.sh", import.meta.url), "utf8")`, see `build-programs.mjs`); in a
+ * bundle, which is not beside it, that read becomes the program's text. Any other mention of a `.sh`
+ * URL in a source fails the build: it would read a file the bundle does not have.
+ */
+const programRead = /(?:\b\w+\.)?readFileSync\(new URL\("\.\/([\w.-]+\.sh)", import\.meta\.url\), "utf8"\)/g
+const inlinePrograms = {
+  name: "inline-programs",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      if (!source.includes(".sh\"")) return undefined
+      const contents = source.replace(programRead, (_, file) => JSON.stringify(readFileSync(join(dirname(args.path), file), "utf8")))
+      const left = /new URL\("[^"]*\.sh"/.exec(contents)
+      return left === null
+        ? { contents, loader: "ts" }
+        : { errors: [{ text: `${left[0]}: a shell program is read only as readFileSync(new URL("./x.sh", import.meta.url), "utf8")` }] }
+    })
+  }
+}
+
 /** The license text of every package with code in the bundle, for `THIRD-PARTY-LICENSES.txt`. */
 const thirdPartyLicenses = (outputs) => {
   const inputs = Object.values(outputs).flatMap((output) =>
@@ -207,7 +229,7 @@ const cli = await build({
   // `import()`s stay lazy either way.
   supported: { "dynamic-import": false },
   external,
-  plugins: [lazyNodeModule, completeInputMaps, mcpSdk(sdkBundle)]
+  plugins: [inlinePrograms, lazyNodeModule, completeInputMaps, mcpSdk(sdkBundle)]
 })
 const bundle = cjsOf(cli)
 /** Each bundle's SHA-256, which the executable's caches carry: V8 alone would take a cache of another bundle of the same length. */
@@ -233,14 +255,14 @@ const promise = await build({
   outExtension: { ".js": ".mjs" },
   banner: { js: `import { createRequire as __effectBashRequire } from "node:module";const require = __effectBashRequire(import.meta.url);` },
   external,
-  plugins: [completeInputMaps]
+  plugins: [inlinePrograms, completeInputMaps]
 })
 // The spawner starts it by path; Node's own modules only, and no `import.meta`.
 const launcher = await build({
   ...common,
   format: "cjs",
   entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
-  plugins: [completeInputMaps]
+  plugins: [inlinePrograms, completeInputMaps]
 })
 const builds = [sdk, cli, bin, promise, launcher]
 const metafile = {

@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it (issue 11's "done when"): `npm pack`, then
- *   - the tarball has a LICENSE, no `dist/bench`, every source map's sources, and none of the
- *     bundles' maps;
+ *   - the tarball has a LICENSE, no `dist/bench`, every source map's sources, none of the
+ *     bundles' maps, and each shell program (`src/**\/*.sh`) beside its module in `dist/src`;
  *   - alone in an empty folder (what `npx effect-bash` installs) it brings at most
  *     {@link lightInstallLimit} packages, and there the command runs, `mcp --container-image` tells
  *     its client that docker-modem is missing, `effect-bash/promise` runs a command and closes, and
@@ -13,7 +13,8 @@
  *   - the app's node_modules holds exactly one `effect`, the app's own;
  *   - a strict NodeNext consumer (`skipLibCheck: false`) importing every entry point type-checks,
  *     and the README's examples type-check and run from the installed package;
- *   - the bundled `effect-bash` bin runs a command and answers an MCP `initialize`.
+ *   - the bundled `effect-bash` bin runs a command and answers an MCP `initialize`;
+ *   - the installed modules that run the container wrapper and the sandbox's pinner read them.
  * Hooks: every `scripts/pack-check.d/*.mjs` exports `default async ({ app, log }) => boolean`, run
  * last against the installed app (e.g. a Cordis plugin written the reference's way).
  *
@@ -173,6 +174,13 @@ try {
   const tarball = join(work, packed.filename)
   const files = new Set(packed.files.map((file) => file.path))
   check(files.has("LICENSE"), "the tarball has LICENSE")
+  const programs = [...files].filter((file) => file.startsWith("src/") && file.endsWith(".sh"))
+  const unshipped = programs.filter((file) => !files.has(`dist/${file}`))
+  check(
+    programs.length > 0 && unshipped.length === 0,
+    `the tarball has each shell program of src/ (${programs.length}) beside its module in dist/src`,
+    unshipped.join("\n")
+  )
   const bench = [...files].filter((file) => file.startsWith("dist/bench") || file.startsWith("bench/"))
   check(bench.length === 0, "the tarball has no bench", bench.join("\n"))
   // The bundled bin's maps carry their sources' text (the bundled packages are not in the tarball).
@@ -268,6 +276,15 @@ try {
     "effect-bash mcp answers initialize",
     mcp.output
   )
+
+  // The library's modules read their shell programs from beside themselves when first needed.
+  const internal = (module) => JSON.stringify(pathToFileURL(join(app, "node_modules", "effect-bash", "dist", "src", "layers", "internal", module)).href)
+  const programsRead = nodeModule([
+    `const { wrapperArgv } = await import(${internal("container/wrapper.js")})`,
+    `const { pinOpener } = await import(${internal("sandbox/bwrap.js")})`,
+    `console.log(wrapperArgv("true", "/", "/status")[4].includes("__effect_bash_key"), pinOpener(["/pinned"])[2].includes("exec \\"$@\\""))`
+  ].join("\n"), app)
+  check(programsRead.stdout === "true true\n", "the installed container wrapper and sandbox pinner read their .sh files", programsRead.output)
 
   // 6. Hooks.
   const hooks = join(root, "scripts", "pack-check.d")

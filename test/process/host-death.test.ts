@@ -21,7 +21,7 @@ import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
 import { pollUntil } from "../support/poll.js"
-import { childrenOf, commandLineOf, isAlive, liveMembers, liveMembersOf, liveProcesses, processTable, stateOf } from "../support/processes.js"
+import { childrenOf, commandLineOf, isAlive, isReaperCommandLine, liveMembers, liveMembersOf, liveProcesses, processTable, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 
@@ -274,7 +274,7 @@ describe("host death", () => {
 /** The reaper started by `pid`, if any (from /proc): pid, session and controlling terminal (0: none). */
 const reaperOf = (pid: number) =>
   liveProcesses()
-    .filter((row) => row.ppid === pid && commandLineOf(row.pid).startsWith("bash --norc --noprofile -c trap '' INT QUIT TERM HUP"))
+    .filter((row) => row.ppid === pid && isReaperCommandLine(commandLineOf(row.pid)))
     .map((row) => ({ pid: row.pid, sid: row.sid, tty: row.tty }))
 
 /** Builds the executor in a scope of its own, logging into `logs`. */

@@ -14,7 +14,7 @@ import { startHelpersAfter } from "../../src/layers/startHelpersAfter.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { ProcessSpawner } from "../../src/services/ProcessSpawner.js"
 import { cleanEnv, eventually, runNode } from "../support/cli.js"
-import { childrenOf, commandLineOf, firstPid, isAlive, listFds, liveMembers } from "../support/processes.js"
+import { childrenOf, commandLineOf, firstPid, isAlive, isReaperCommandLine, listFds, liveMembers } from "../support/processes.js"
 import { untilSuspended } from "../support/fibers.js"
 import { launcherPid, parentOfCommand } from "../support/launcher.js"
 
@@ -324,7 +324,7 @@ describe("the launcher", () => {
 /** The spawner's helper processes among the host's children: the reaper (bash) and the launcher. */
 const helpers = () =>
   childrenOf(process.pid).map(commandLineOf).filter((line) =>
-    line.startsWith("bash --norc --noprofile -c trap ") || line.startsWith("effect-bash launcher") ||
+    isReaperCommandLine(line) || line.startsWith("effect-bash launcher") ||
     line.includes("launcherMain.js")
   )
 

@@ -10,7 +10,7 @@ import * as BashStack from "../../src/BashStack.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { childrenOf, commandLineOf } from "../support/processes.js"
+import { childrenOf, commandLineOf, isReaperCommandLine } from "../support/processes.js"
 
 describe("BashStack", () => {
   it.live("runs the bash tool with the managed environment and records the call as JSONL", () => {
@@ -50,7 +50,7 @@ describe("BashStack", () => {
 describe("executors in one app", () => {
   it.live("share one spawner, and so one host-death reaper", () => {
     const reapers = () =>
-      childrenOf(process.pid).filter((pid) => commandLineOf(pid).includes("trap '' INT QUIT TERM HUP"))
+      childrenOf(process.pid).filter((pid) => isReaperCommandLine(commandLineOf(pid)))
     const before = reapers().length
     const first = Layer.map(LocalBashExecutor.layer({ directSpawn: true }), (context) =>
       Context.make(First, Context.get(context, BashExecutor)))

@@ -41,6 +41,10 @@ export const commandLineOf = (pid: number): string => {
   }
 }
 
+/** The host-death reaper's command line: bash running `reaper.sh`, whose first command ignores the signals. */
+export const isReaperCommandLine = (line: string): boolean =>
+  line.startsWith("bash --norc --noprofile -c ") && line.includes("\ntrap '' INT QUIT TERM HUP\n")
+
 /** The processes there are now that are not zombies. */
 export const liveProcesses = (): ReadonlyArray<ProcessRow> => processTable().filter((row) => row.state !== "Z")
 

@@ -30,6 +30,7 @@
  *
  * @internal
  */
+import { readFileSync } from "node:fs"
 import { bashStartupVariables } from "../bashStartup.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
 
@@ -76,122 +77,13 @@ export const statusTag = (text: string, a: bigint, b: bigint): bigint => {
   return (h + b) % tagModulus
 }
 
-// $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode).
-const wrapperScript = String.raw`
-oom() {
-  local f k v
-  for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
-    [ -r "$f" ] || continue
-    while read -r k v; do [ "$k" = oom_kill ] && { ooms=$v; return; }; done <"$f"
-  done
-  ooms=0
-}
-members() {
-  local d s
-  for d in /proc/[0-9]*; do
-    read -r s <"$d/stat" 2>/dev/null || continue
-    s=${"$"}{s##*) }
-    set -- $s
-    [ "$3" = "$pg" ] && [ "$1" != Z ] && [ "$1" != X ] && { group=alive; return; }
-  done
-  group=empty
-}
-# The command's processes are the OOM killer's first choice, so the wrapper lives to write the status.
-victim() { { echo 1000 >/proc/self/oom_score_adj; } 2>/dev/null; }
-# The tag of $1 under the key's pair ($2, $3), as statusTag computes it.
-tag() {
-  local t=$1 h=0 i c
-  for (( i = 0; i < ${"$"}{#t}; i++ )); do printf -v c %d "'${"$"}{t:i:1}"; h=$(( (h + c) * $2 % 2147483647 )); done
-  tagged=$(( (h + $3) % 2147483647 ))
-}
-# Without its key (the host gave up before sending it) the wrapper runs nothing.
-IFS=' ' read -r -a __effect_bash_key && [ "${"$"}{#__effect_bash_key[@]}" = 6 ] || exit 0
-ctl=$1 oomed=
-# An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
-[ "${"$"}{HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
-# No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
-type -P bash >/dev/null || exit 0
-cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
-oom; before=$ooms
-# A stopped leader has not ended: bash 5.1's "wait -f" waits for its end (an older bash's wait returns
-# at the stop, and the leader is reported as ended by its stop signal).
-untilEnd=
-(( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )) && untilEnd=-f
-set -m
-# The leader's last state in the job table (Stopped, Exit 3, Killed...), kept once the job has left it.
-word= code=
-# Read through a command substitution (bash lists the parent's jobs there), never a file the command could write.
-trap 'set -f; __effect_bash_job=($(jobs -l)); set +f; [ -n "${"$"}{__effect_bash_job[2]-}" ] && { word=${"$"}{__effect_bash_job[2]}; code=${"$"}{__effect_bash_job[3]-}; }' CHLD
-# The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
-# given back to the command's shell: exported as given, its options set here just before its exec,
-# but for xtrace and verbose, which its bash turns on itself (no line of this shell is traced).
-unhide() {
-  local v name o IFS=:
-  for v in "${"$"}{!__effect_bash_saved_@}"; do
-    name=${"$"}{v#__effect_bash_saved_}
-    case $name in
-      SHELLOPTS) continue ;;
-      BASHOPTS) for o in ${"$"}{!v}; do shopt -s "$o" 2>/dev/null; done; export BASHOPTS ;;
-      *) export "$name=${"$"}{!v}" ;;
-    esac
-    unset "$v"
-  done
-  [ -n "${"$"}{__effect_bash_saved_SHELLOPTS+x}" ] || return 0
-  o=$__effect_bash_saved_SHELLOPTS
-  unset __effect_bash_saved_SHELLOPTS
-  set +m
-  export SHELLOPTS
-  for name in $o; do
-    case $name in
-      xtrace|verbose) own+=(-o "$name") ;;
-      *) set -o "$name" 2>/dev/null || : ;;
-    esac
-  done
-}
-# The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
-# host makes the cancel file, then reads the pid: see ControlDir.cancel). Any entry there is a cancel,
-# a dangling link too.
-own=()
-gate() {
-  victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
-  unhide
-}
-# The wrapper's own stderr goes before the leader starts: with job control on, bash reports a job that
-# ends before the wait ("[1]+ Done …") on it, which would reach the command's stderr. The leader
-# gets the exec's stderr back as fd 2.
-exec 3>&2 2>/dev/null
-if [ "$3" = stdin ]; then
-  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
-else
-  { gate; exec bash --norc --noprofile ${"$"}{own[@]+"${"$"}{own[@]}"} -c -- "$4" 2>&3 3>&-; } &
-fi
-pg=$!
-exec 3>&-
-wait $untilEnd "$pg"
-st=$?
-# For a leader stopped before the wait began, bash gives the stop's status: the job table says how
-# it ended.
-case $word in
-  Done) st=0 ;;
-  Exit) st=$code ;;
-  Killed) st=137 ;;
-  Terminated) st=143 ;;
-esac
-trap - CHLD
-if [ "$st" -gt 128 ] && [ "$word" != Exit ]; then how="signal SIG$(kill -l "$st")"; else how="exit $st"; fi
-members
-oom
-[ "$ooms" -gt "$before" ] && oomed=" oom"
-line="$how $group$oomed"
-tag "$line" "${"$"}{__effect_bash_key[0]}" "${"$"}{__effect_bash_key[1]}"; first=$tagged
-tag "$line" "${"$"}{__effect_bash_key[2]}" "${"$"}{__effect_bash_key[3]}"
-printf '%s %s %s\n' "$line" "$first" "$tagged" >"$ctl"
-[ "$group" = alive ] || exit 0
-while command -p sleep 0.05; do
-  members
-  [ "$group" = empty ] && { printf 'empty %s %s\n' "${"$"}{__effect_bash_key[4]}" "${"$"}{__effect_bash_key[5]}" >>"$ctl"; exit 0; }
-done
-`
+let script: string | undefined
+/**
+ * The wrapper's text: `wrapper.sh` beside this module ($1 = status file, $2 = workdir, $3 = "argv" |
+ * "stdin", $4 = the command in argv mode), read when a container first needs it; the bundles hold it
+ * inline.
+ */
+const wrapperScript = (): string => script ??= readFileSync(new URL("./wrapper.sh", import.meta.url), "utf8")
 
 /**
  * The exec's argv for `command`, whose status goes to `statusFile` (a path inside the container); a
@@ -199,8 +91,8 @@ done
  */
 export const wrapperArgv = (command: string, cwd: string, statusFile: string): ReadonlyArray<string> =>
   tooLongForArgv(command)
-    ? [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "stdin"]
-    : [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript, "effect-bash", statusFile, cwd, "argv", command]
+    ? [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", statusFile, cwd, "stdin"]
+    : [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", statusFile, cwd, "argv", command]
 
 /**
  * What bash reads from its environment as it starts (a file to source, options, a glob filter):
@@ -287,6 +179,10 @@ export const signalArgv = (pgid: number, signal: "SIGTERM" | "SIGKILL"): Readonl
 
 /** Prints `alive` when a member of the group is running (zombies count as dead), else `empty`. */
 export const groupAliveArgv = (pgid: number): ReadonlyArray<string> =>
-  ["bash", "--norc", "--noprofile", "-c", `pg=${pgid}\n${membersFunction}\nmembers\nprintf '%s' "$group"`]
+  ["bash", "--norc", "--noprofile", "-c", `pg=${pgid}\n${membersFunction()}\nmembers\nprintf '%s' "$group"`]
 
-const membersFunction = wrapperScript.slice(wrapperScript.indexOf("members() {"), wrapperScript.indexOf("# The command's processes are"))
+/** The wrapper's `members` function, on its own. */
+const membersFunction = (): string => {
+  const text = wrapperScript()
+  return text.slice(text.indexOf("members() {"), text.indexOf("# The command's processes are"))
+}

@@ -117,9 +117,11 @@ const pinnedDirs = (hidden: ReadonlyArray<HiddenPath>, root: string): ReadonlyAr
 const firstPinFd = 5
 const maxPins = 5
 
+let script: string | undefined
 /**
- * Opens each pinned directory (its arguments: the count, then the paths) on its descriptor and
- * refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
+ * `pinDirs.sh` beside this module, read when a sandbox first pins (the bundles hold it inline).
+ * Opens each pinned directory (its arguments: the first descriptor, the most it may pin, the count,
+ * then the paths) on its descriptor and refuses one whose path led anywhere else, then runs bubblewrap (the remaining arguments), which
  * binds each descriptor (`--bind-fd`) and checks the mount is that directory. A command running in
  * the same root meanwhile can replace a pinned directory with a link; bound by path, the link's
  * target would be writable. Each is entered (`cd -P`) and `.` opened, never the path itself: a named
@@ -131,31 +133,16 @@ const maxPins = 5
  * command where it was started. It runs on the host before bubblewrap, so it names nothing through
  * `PATH` (which a confined command may write into): `/bin/sh` and builtins only.
  */
-const openPinnedDirs = [
-  "n=$1; shift; i=" + firstPinFd,
-  `if [ "$n" -gt ${maxPins} ]; then printf 'bwrap: more than ${maxPins} directories to pin\\n' >&2; exit 1; fi`,
-  // The `.` keeps a trailing newline of the path from the command substitution.
-  "given=$PWD; old=${OLDPWD+set}; oldValue=${OLDPWD-}; here=$(pwd -P && echo .); here=${here%?.}",
-  `while [ "$i" -lt $((${firstPinFd} + n)) ]; do`,
-  "  if ! cd -P \"$1\" 2>/dev/null || ! eval \"command exec $i<.\" 2>/dev/null ||",
-  "    [ \"$(cd -P \"/proc/self/fd/$i\" 2>/dev/null && pwd -P)\" != \"$1\" ]; then",
-  "    printf 'bwrap: %s was moved while the sandbox started\\n' \"$1\" >&2; exit 1",
-  "  fi",
-  "  i=$((i + 1)); shift",
-  "done",
-  "if [ -z \"$here\" ] || ! cd -P \"$here\" 2>/dev/null; then",
-  "  printf 'bwrap: the working directory was moved while the sandbox started\\n' >&2; exit 1",
-  "fi",
-  "PWD=$given; if [ \"$old\" = set ]; then OLDPWD=$oldValue; else unset OLDPWD; fi",
-  "exec \"$@\""
-].join("\n")
+const openPinnedDirs = (): string => script ??= NodeFs.readFileSync(new URL("./pinDirs.sh", import.meta.url), "utf8")
 
 /**
  * The argv that opens `pinned` on their descriptors (see {@link openPinnedDirs}) and then runs the
  * argv that follows it; empty when nothing is pinned.
  */
 export const pinOpener = (pinned: ReadonlyArray<string>): ReadonlyArray<string> =>
-  pinned.length === 0 ? [] : ["/bin/sh", "-c", openPinnedDirs, "effect-bash-pins", String(pinned.length), ...pinned]
+  pinned.length === 0
+    ? []
+    : ["/bin/sh", "-c", openPinnedDirs(), "effect-bash-pins", String(firstPinFd), String(maxPins), String(pinned.length), ...pinned]
 
 /**
  * A network whose only way out is the call's proxies, reached through their unix sockets in

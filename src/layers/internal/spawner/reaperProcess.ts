@@ -17,33 +17,21 @@ import type * as Scope from "effect/Scope"
 import * as Effect from "effect/Effect"
 import * as Runtime from "effect/Runtime"
 import * as ChildProcess from "node:child_process"
+import { readFileSync } from "node:fs"
 import type { Writable } from "node:stream"
 import { HostReaper } from "./HostReaper.js"
 import { isStopped } from "./procStat.js"
 
-// Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume), `c<pid>` resume on death,
-// `d<path>` remove on death, `q` clean exit. EOF without `q` means the host is gone: the pids to
-// resume get SIGCONT first (a stopped launcher then kills its own groups), then the groups are
-// killed. Signals are ignored: only the pipe decides. Descriptors the host itself inherited without
-// close-on-exec (a terminal, a supervisor's pipe) are closed first.
-export const reaperScript = `trap '' INT QUIT TERM HUP
-shopt -s nullglob
-for fd in /proc/"$$"/fd/*; do fd=\${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
-declare -A groups=() resume=()
-dirs=()
-while IFS= read -r line; do
-  case $line in
-    +[0-9]*) groups[\${line:1}]=1 ;;
-    -[0-9]*) unset "groups[\${line:1}]" "resume[\${line:1}]" ;;
-    c[0-9]*) resume[\${line:1}]=1 ;;
-    d?*) dirs+=("\${line:1}") ;;
-    q) exit 0 ;;
-  esac
-done
-for pid in "\${!resume[@]}"; do kill -CONT -- "$pid" 2>/dev/null; done
-for pgid in "\${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
-for dir in "\${dirs[@]}"; do rm -rf -- "$dir"; done
-`
+let script: string | undefined
+/**
+ * The reaper's program: `reaper.sh` beside this module, read when the reaper first starts; the
+ * bundles hold it inline. Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume),
+ * `c<pid>` resume on death, `d<path>` remove on death, `q` clean exit. EOF without `q` means the
+ * host is gone: the pids to resume get SIGCONT first (a stopped launcher then kills its own groups),
+ * then the groups are killed. Signals are ignored: only the pipe decides. Descriptors the host
+ * itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
+ */
+const reaperScript = (): string => script ??= readFileSync(new URL("./reaper.sh", import.meta.url), "utf8")
 
 // How long a clean close waits for the reaper to read its goodbye and exit.
 const exitBoundMs = 1_000
@@ -70,7 +58,7 @@ export const makeReaperProcess: Effect.Effect<
     alive = true
     // Own session (no controlling terminal), stdio not inherited (Node opens every other fd
     // close-on-exec), `/` as cwd so it pins no mount, and no secrets in its environment.
-    const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", reaperScript], {
+    const child = ChildProcess.spawn("bash", ["--norc", "--noprofile", "-c", reaperScript()], {
       cwd: "/",
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
       detached: true,
