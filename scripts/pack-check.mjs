@@ -14,7 +14,8 @@
  *   - a strict NodeNext consumer (`skipLibCheck: false`) importing every entry point type-checks,
  *     and the README's examples type-check and run from the installed package;
  *   - the bundled `effect-bash` bin runs a command and answers an MCP `initialize`;
- *   - the installed modules that run the container wrapper and the sandbox's pinner read them.
+ *   - the installed modules that run the container wrapper, the sandbox's pinner and its network
+ *     bridge read them.
  * Hooks: every `scripts/pack-check.d/*.mjs` exports `default async ({ app, log }) => boolean`, run
  * last against the installed app (e.g. a Cordis plugin written the reference's way).
  *
@@ -282,9 +283,10 @@ try {
   const programsRead = nodeModule([
     `const { wrapperArgv } = await import(${internal("container/wrapper.js")})`,
     `const { pinOpener } = await import(${internal("sandbox/bwrap.js")})`,
-    `console.log(wrapperArgv("true", "/", "/status")[4].includes("__effect_bash_key"), pinOpener(["/pinned"])[2].includes("exec \\"$@\\""))`
+    `const { bridgeArgv } = await import(${internal("network/bridge.js")})`,
+    `console.log(wrapperArgv("true", "/", "/status")[4].includes("__effect_bash_key"), pinOpener(["/pinned"])[2].includes("exec \\"$@\\""), bridgeArgv({ socatPath: "/socat", httpSocket: "/http", socksSocket: "/socks" })[2].includes("the network bridge did not start"))`
   ].join("\n"), app)
-  check(programsRead.stdout === "true true\n", "the installed container wrapper and sandbox pinner read their .sh files", programsRead.output)
+  check(programsRead.stdout === "true true true\n", "the installed container wrapper, sandbox pinner and network bridge read their .sh files", programsRead.output)
 
   // 6. Hooks.
   const hooks = join(root, "scripts", "pack-check.d")

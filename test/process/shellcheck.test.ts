@@ -35,6 +35,7 @@ describe("shipped shell programs", () => {
     expect(files).toEqual(expect.arrayContaining([
       "scripts/docker-test-image.sh",
       "src/layers/internal/container/wrapper.sh",
+      "src/layers/internal/network/bridge.sh",
       "src/layers/internal/sandbox/pinDirs.sh",
       "src/layers/internal/spawner/reaper.sh"
     ]))

@@ -12,26 +12,10 @@
  *
  * @internal
  */
+import { readFileSync } from "node:fs"
 
 /** The loopback ports the relays listen on inside the sandbox (its own network namespace). */
 const bridgePorts = { http: 3128, socks: 1080 } as const
-
-/** The variables that send curl, git, npm, pip and most HTTP clients through the relays. */
-const proxyEnv = (): Readonly<Record<string, string>> => {
-  const http = `http://127.0.0.1:${bridgePorts.http}`
-  const socks = `socks5h://127.0.0.1:${bridgePorts.socks}`
-  const local = "localhost,127.0.0.1,::1"
-  return {
-    HTTP_PROXY: http,
-    HTTPS_PROXY: http,
-    http_proxy: http,
-    https_proxy: http,
-    ALL_PROXY: socks,
-    all_proxy: socks,
-    NO_PROXY: local,
-    no_proxy: local
-  }
-}
 
 /** `prctl`'s system call number, by Node's `process.arch`; the filter exists for these two only. */
 const prctlNumber: Readonly<Record<string, number>> = { x64: 157, arm64: 167 }
@@ -67,40 +51,30 @@ export interface Bridge {
   readonly filter?: { readonly perlPath: string; readonly fd: number; readonly arch: string }
 }
 
-/**
- * The argv that starts the relays, waits (bounded) until both listen, sets the proxy variables and
- * execs the command that follows it, under the filter when set. A relay that does not come up fails
- * the call as a runner failure (a `bwrap: ` line).
- */
-export const bridgeArgv = (bridge: Bridge): ReadonlyArray<string> => {
-  const relay = (port: number, socket: string) =>
-    `${quote(bridge.socatPath)} TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr ${quote(`UNIX-CONNECT:${socket}`)} ` +
-    `</dev/null >/dev/null 2>&1 ${bridge.filter === undefined ? "" : `${bridge.filter.fd}<&-`} &`
-  const exports = Object.entries(proxyEnv()).map(([name, value]) => `export ${name}=${quote(value)}`)
-  const script = [
-    relay(bridgePorts.http, bridge.httpSocket),
-    relay(bridgePorts.socks, bridge.socksSocket),
-    // Read with builtins only: a poll forks nothing but its pause.
-    "read -r start _ </proc/uptime; start=${start%.*}",
-    "while :; do",
-    "  n=0",
-    "  while read -r _ local remote state _; do",
-    `    case "$local $remote $state" in '${listening(bridgePorts.http)}'|'${listening(bridgePorts.socks)}') n=$((n + 1)) ;; esac`,
-    "  done </proc/net/tcp",
-    `  [ "$n" -ge 2 ] && break`,
-    "  read -r now _ </proc/uptime",
-    `  if [ "\${now%.*}" -gt $((start + ${bridgeStartSeconds})) ]; then`,
-    "    printf 'bwrap: the network bridge did not start\\n' >&2; exit 1",
-    "  fi",
-    "  sleep 0.005",
-    "done",
-    ...exports,
-    bridge.filter === undefined
-      ? `exec "$@"`
-      : `exec ${quote(bridge.filter.perlPath)} -e ${quote(installFilter(bridge.filter.arch))} ${bridge.filter.fd} "$@"`
-  ].join("\n")
-  return ["/bin/sh", "-c", script, "effect-bash-network"]
-}
+let script: string | undefined
+/** `bridge.sh` beside this module, read when a sandbox first bridges (the bundles hold it inline). */
+const bridgeScript = (): string => script ??= readFileSync(new URL("./bridge.sh", import.meta.url), "utf8")
 
-/** `text` as one single-quoted shell word. */
-const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
+/**
+ * The argv that starts the relays, waits (bounded) until both listen, sets the proxy variables
+ * (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY` and their kin) and execs the command that follows it, under
+ * the filter when set. A relay that does not come up fails the call as a runner failure (a `bwrap: `
+ * line).
+ */
+export const bridgeArgv = (bridge: Bridge): ReadonlyArray<string> => [
+  "/bin/sh",
+  "-c",
+  bridgeScript(),
+  "effect-bash-network",
+  bridge.socatPath,
+  String(bridgePorts.http),
+  bridge.httpSocket,
+  listening(bridgePorts.http),
+  String(bridgePorts.socks),
+  bridge.socksSocket,
+  listening(bridgePorts.socks),
+  String(bridgeStartSeconds),
+  bridge.filter === undefined ? "" : String(bridge.filter.fd),
+  bridge.filter?.perlPath ?? "",
+  bridge.filter === undefined ? "" : installFilter(bridge.filter.arch)
+]
