@@ -162,7 +162,7 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
     return yield* makeExecutorCore(config, {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
-      container: { image: config.image, network: config.network, workspace: workspace.target },
+      container: { image: config.image, network: config.network, workspace: workspace.target, workspaceKind: config.workspace },
       launch: () => Effect.succeed({}),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))

@@ -199,8 +199,13 @@ export declare namespace BashExecutor {
     readonly image: string
     /** `none`: a loopback interface only; `bridge`: the engine's default network. */
     readonly network: "none" | "bridge"
-    /** The host directory every container mounts read-write, at the same path. */
+    /** The directory of the session's files in the container: with `bind`, a host directory at the same path. */
     readonly workspace: string
+    /**
+     * `bind` (when absent): the workspace is the user's directory, shared at the same path; `volume`: an
+     * engine volume of the session's container, not on the user's machine.
+     */
+    readonly workspaceKind?: "bind" | "volume" | undefined
   }
 
   /**

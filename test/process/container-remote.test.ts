@@ -182,6 +182,9 @@ describe.skipIf(remote === undefined)("the engine port on an engine that shares 
         expect(fs.readdirSync(workspace)).toEqual([])
         const other = yield* Effect.provide(runIn({ command: "cat note", dshEnv: { DSH_SESSION_ID: freshSession() } }), shared)
         expect(other.exitCode).toBe(1)
+        // And the tools tell the model so, not that the directory is the user's.
+        const facts = yield* Effect.provide(Effect.map(BashExecutor, (executor) => executor.container), shared)
+        expect(facts).toEqual({ image: testImage, network: "none", workspace, workspaceKind: "volume" })
       }), 60_000)
 
     it.live("a status a command forges in the box's control directory, its own or another call's, is no status", () =>

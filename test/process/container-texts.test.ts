@@ -22,7 +22,7 @@ describe.skipIf(dockerUnavailable !== undefined)("what a container executor tell
       const facts = yield* Effect.map(BashExecutor, (executor) => executor.container).pipe(
         Effect.provide(DockerBashExecutor.layer({ image: testImage, cwd: workspace, network: "bridge" }))
       )
-      expect(facts).toEqual({ image: testImage, network: "bridge", workspace })
+      expect(facts).toEqual({ image: testImage, network: "bridge", workspace, workspaceKind: "bind" })
       const tools = yield* Effect.provide(AgentTools, BashStack.layer({ executor: { cwd: workspace }, container: { image: testImage } }))
       const text = containerText({ image: testImage, network: "none", workspace })
       expect(tools.promptSections.at(-1)?.text).toBe(text)

@@ -15,12 +15,15 @@ import { managedVariables } from "../../src/tool/internal/containerTexts.js"
 import { compose } from "../support/tools.js"
 
 /** The scripted executor, reporting that its commands run in containers of `image`. */
-const inContainers = (network: BashExecutor.ContainerFacts["network"]) =>
+const inContainers = (
+  network: BashExecutor.ContainerFacts["network"],
+  workspaceKind?: BashExecutor.ContainerFacts["workspaceKind"]
+) =>
   Layer.effect(
     BashExecutor,
     Effect.map(BashExecutor, (executor) => ({
       ...executor,
-      container: { image: "effect-bash-test:latest", network, workspace: "/srv/project" }
+      container: { image: "effect-bash-test:latest", network, workspace: "/srv/project", workspaceKind }
     }))
   ).pipe(Layer.provideMerge(ScriptedBashExecutor.layer()))
 
@@ -60,6 +63,21 @@ describe("where commands run, as the model is told", () => {
       expect((yield* bashDescription).split("\n\n")).toContain(bridged)
       expect((yield* AgentTools).promptSections.at(-1)!.text).toBe(bridged)
     }).pipe(Effect.provide(compose({ executor: inContainers("bridge") }))))
+
+  it.effect("with a volume workspace: the files are the session's, in the container's volume, not the user's directory", () =>
+    Effect.gen(function*() {
+      const inVolume = noNetwork.replace(
+        "The directory \"/srv/project\" is the user's, shared at the same path; a file written anywhere else stays " +
+          "in the container and is gone when the container is removed. The file a truncation marker names is on the " +
+          "user's machine: a command sees it only under that directory.",
+        "The directory \"/srv/project\" holds the session's files, in the container's own volume, not on the user's " +
+          "machine: they last as long as the session's container, and the user sees them only through this tool. The " +
+          "file a truncation marker names is on the user's machine, out of a command's reach."
+      )
+      expect(inVolume).not.toBe(noNetwork)
+      expect((yield* bashDescription).split("\n\n")).toContain(inVolume)
+      expect((yield* AgentTools).promptSections.at(-1)!.text).toBe(inVolume)
+    }).pipe(Effect.provide(compose({ executor: inContainers("none", "volume") }))))
 
   it.effect("on the host: no container text, and the $DSH_* variables are still explained", () =>
     Effect.gen(function*() {

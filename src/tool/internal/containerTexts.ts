@@ -34,9 +34,17 @@ const networkText = (network: BashExecutor.ContainerFacts["network"]): string =>
 export const containerText = (container: BashExecutor.ContainerFacts): string =>
   `Commands of the bash tool run inside a Docker container of the image ${JSON.stringify(container.image)}, ` +
   `not on the user's machine, with ${networkText(container.network)}: only the programs that image ` +
-  `provides are there. The directory ${JSON.stringify(container.workspace)} is the user's, shared at the ` +
-  "same path; a file written anywhere else stays in the container and is gone when the container is removed. " +
-  "The file a truncation marker names is on the user's machine: a command sees it only under that directory."
+  `provides are there. ${workspaceText(container)}`
+
+const workspaceText = (container: BashExecutor.ContainerFacts): string =>
+  container.workspaceKind === "volume"
+    ? `The directory ${JSON.stringify(container.workspace)} holds the session's files, in the container's ` +
+      "own volume, not on the user's machine: they last as long as the session's container, and the user " +
+      "sees them only through this tool. The file a truncation marker names is on the user's machine, out " +
+      "of a command's reach."
+    : `The directory ${JSON.stringify(container.workspace)} is the user's, shared at the ` +
+      "same path; a file written anywhere else stays in the container and is gone when the container is removed. " +
+      "The file a truncation marker names is on the user's machine: a command sees it only under that directory."
 
 /**
  * The `tool:bash:container` prompt section (order 106) of a composition whose commands run in
