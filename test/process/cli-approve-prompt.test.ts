@@ -1,7 +1,8 @@
 /**
  * `effect-bash run --sandbox … --sandbox-permissions MODE --justification TEXT`: the escalation is
- * approved on the terminal. The built CLI runs in a pseudo-terminal made by util-linux `script`
- * (the test's input is what the user types); without a terminal no approval is composed.
+ * approved on the terminal. The built CLI runs in a pseudo-terminal made by python3's `pty` module
+ * (`fixtures/onpty.py`; the test's input is what the user types), which reads the terminal to its end
+ * however fast the program ends; without a terminal no approval is composed.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -13,7 +14,8 @@ import { afterAll } from "vitest"
 import { bwrapUsable } from "../support/bwrap.js"
 import { cleanEnv, cliPath, runCli } from "../support/cli.js"
 
-const scriptUsable = spawnSync("script", ["-qec", "true", "/dev/null"]).status === 0
+const ptyUsable = spawnSync("python3", ["-c", "import pty"]).status === 0
+const onPty = join(import.meta.dirname, "..", "support", "fixtures", "onpty.py")
 
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-cli-prompt-"))
 afterAll(() => rmSync(workdir, { recursive: true, force: true }))
@@ -27,15 +29,14 @@ const inTerminal = (args: ReadonlyArray<string>, typed: string, redirect = "") =
   Effect.promise(() =>
     new Promise<{ readonly code: number | null; readonly screen: string }>((resolve, reject) => {
       const line = [process.execPath, cliPath, "run", "--workdir", workdir, ...args].map(quote).join(" ") + redirect
-      const child = spawn("script", ["-qec", line, "/dev/null"], { env: cleanEnv(), stdio: ["pipe", "pipe", "pipe"] })
+      const child = spawn("python3", [onPty, typed, line], { env: cleanEnv(), stdio: ["ignore", "pipe", "inherit"] })
       let screen = ""
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => (screen += chunk))
-      child.stdin.write(typed)
-      const limit = setTimeout(() => child.kill("SIGKILL"), 30_000)
+      // The driver kills the program after 30 s; this bounds the driver itself.
+      const limit = setTimeout(() => child.kill("SIGKILL"), 40_000)
       child.on("error", reject)
       child.on("close", (code) => {
         clearTimeout(limit)
-        child.stdin.destroy()
         resolve({ code, screen: screen.replaceAll("\r\n", "\n") })
       })
     })
@@ -60,7 +61,7 @@ const question = (command: string) =>
   `  runs: in the foreground, stopped after 120000 ms\n` +
   `allow escalation to workspace-write for: ${command}? [y/N] `
 
-describe.skipIf(!bwrapUsable || !scriptUsable)("effect-bash run: escalation approved on the terminal", () => {
+describe.skipIf(!bwrapUsable || !ptyUsable)("effect-bash run: escalation approved on the terminal", () => {
   it.live("y runs the command once under the wider mode", () =>
     Effect.gen(function*() {
       const command = "echo hi > yes.txt && echo wrote"

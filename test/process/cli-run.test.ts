@@ -260,10 +260,11 @@ describe.concurrent("effect-bash run (real processes)", () => {
     Effect.gen(function*() {
       const go = join(workdir, "tty-go")
       const command = `echo one; while [ ! -e '${go}' ]; do sleep 0.01; done; echo two; exit 3`
-      // `script` gives the CLI a pseudo-terminal as stdout.
+      // A pseudo-terminal as the CLI's stdout (python3's `pty`, read to its end however fast the CLI ends).
+      const onPty = join(import.meta.dirname, "..", "support", "fixtures", "onpty.py")
       const cli = yield* Effect.acquireRelease(
         Effect.sync(() =>
-          spawn("script", ["-qec", `'${process.execPath}' '${cliPath}' run -- "${command}"`, "/dev/null"], {
+          spawn("python3", [onPty, "", `'${process.execPath}' '${cliPath}' run -- "${command}"`], {
             env: cleanEnv(),
             stdio: ["ignore", "pipe", "pipe"]
           })
