@@ -110,7 +110,12 @@ describe("stopping what runs", () => {
       const { id, pid } = yield* shell
       const running = yield* send(id, "sleep 600", true).pipe(Effect.timeout("300 millis"), Effect.option)
       expect(running._tag).toBe("None")
-      // The interrupted send already sent SIGINT; start another to signal explicitly.
+      // The interrupted send already sent SIGINT; once the shell has its terminal back (else the signal
+      // below could reach the dying first sleep), start another to signal explicitly.
+      yield* Effect.retry(
+        Effect.suspend(() => foregroundOf(pid) === pid ? Effect.void : Effect.fail("the first sleep in the foreground")),
+        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
+      )
       const operation = yield* terminals.startSend(owner, id, { text: "sleep 601" })
       // Signal once sleep holds the foreground (the shell's tpgid in /proc).
       yield* Effect.retry(
@@ -122,6 +127,8 @@ describe("stopping what runs", () => {
       const result = yield* operation.done
       expect(result.wait).toBe("stdin_read")
       expect(result.output).toContain("dsh> ")
+      // The job is gone: the shell has its terminal back.
+      expect(foregroundOf(pid)).toBe(pid)
     }).pipe(Effect.provide(layer())))
 
   it.live("a program that never returns settles at the timeout, still running", () =>
