@@ -4,21 +4,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFileSync } from "node:child_process"
 import * as http from "node:http"
 import type * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { cleanEnv, runCli } from "../support/cli.js"
-import { bwrapUsable } from "../support/bwrap.js"
+import { bwrapUsable, socatUsable } from "../support/bwrap.js"
 
-const socatUsable = (() => {
-  try {
-    execFileSync("sh", ["-c", "command -v socat"])
-    return true
-  } catch {
-    return false
-  }
-})()
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() => runCli(["run", ...args], { env: cleanEnv(env) }))

@@ -6,7 +6,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFileSync, spawn } from "node:child_process"
-import { once } from "node:events"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -17,6 +16,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { containersWith, dockerUnavailable, testImage } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { pollUntil } from "../support/poll.js"
+import { killAndAwait } from "../support/processes.js"
 
 const sshd = "/usr/sbin/sshd"
 const onPath = (name: string) =>
@@ -43,13 +43,7 @@ const daemon = (file: string, args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.sync(() => spawn(file, args, { stdio: "ignore" })),
     (child) =>
-      Effect.promise(async () => {
-        if (child.exitCode === null && child.signalCode === null) {
-          const exited = once(child, "exit")
-          child.kill("SIGKILL")
-          await exited
-        }
-      })
+      Effect.promise(() => killAndAwait(child))
   )
 
 /** sshd on a loopback port accepting one fresh key for this user, and an ssh-agent holding it. */

@@ -14,18 +14,10 @@ import * as path from "node:path"
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { bwrapUsable } from "../support/bwrap.js"
+import { bwrapUsable, socatUsable } from "../support/bwrap.js"
 import { commandLineOf, liveProcesses } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
 
-const socatUsable = (() => {
-  try {
-    execFileSync("sh", ["-c", "command -v socat"])
-    return true
-  } catch {
-    return false
-  }
-})()
 
 const dirs = tempDirs("effect-bash-network", "/var/tmp")
 afterAll(dirs.removeAll)

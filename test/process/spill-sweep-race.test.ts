@@ -10,12 +10,12 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
-import { once } from "node:events"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
 import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { sweepDeadHosts } from "../../src/layers/internal/executor/spillSweep.js"
+import { killAndAwait } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
 
 const dirs = tempDirs("effect-bash-sweep-race")
@@ -77,13 +77,7 @@ const startRacer = (exchanged: ReadonlyArray<string>, asNobody: boolean) =>
           : spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
       ),
       (child) =>
-        Effect.promise(async () => {
-          if (child.exitCode === null && child.signalCode === null) {
-            const exited = once(child, "exit")
-            child.kill("SIGKILL")
-            await exited
-          }
-        })
+        Effect.promise(() => killAndAwait(child))
     )
     // Its first line, or nothing when it ended without one.
     const lines = readline.createInterface({ input: child.stdout! })

@@ -1,6 +1,8 @@
 /**
  * Independent liveness checks for real-process tests: read from /proc here, not by the code under test.
  */
+import type { ChildProcess } from "node:child_process"
+import { once } from "node:events"
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 
 /** One process, as /proc/<pid>/stat tells it (`tty` is the terminal's device number, 0 for none). */
@@ -113,3 +115,11 @@ export const openFds = (): Array<string> =>
 
 /** A command that prints each of its own descriptors as `<fd> <target>` (one without a target: the glob's own). */
 export const listFds = "for fd in /proc/self/fd/*; do echo \"${fd##*/} $(readlink $fd)\"; done"
+
+/** Ends a child the test started (SIGKILL) and waits for its exit; nothing when it has already ended. */
+export const killAndAwait = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, "exit")
+  child.kill("SIGKILL")
+  await exited
+}
