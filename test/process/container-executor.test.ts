@@ -502,7 +502,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
       proxy.arm()
       const call = yield* Effect.fork(
-        Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000 })), context)
+        // With input: an exec of its own, whose start the proxy holds (a served call starts no exec).
+        Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000, stdin: "" })), context)
       )
       // The engine started the exec, the host sent its key, and its command runs; the pid line is held.
       yield* Effect.promise(() => proxy.reached)
@@ -514,14 +515,15 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const running = () => commandsIn(box).filter((args) => args.includes("sleep 1013"))
       yield* Effect.promise(() => eventually(() => running().length === 0, 5_000))
       expect(running()).toEqual([])
-      // Its wrapper has written how it ended, its group empty: the session's next call removes what it left.
+      // Its wrapper has written how it ended, its group empty: the session's next call of an exec of its
+      // own (served calls have no files there) removes what it left.
       const control = mountSource(box, "/.effect-bash-control")
       const settled = () =>
         fs.readdirSync(control).some((name) =>
           /^[0-9a-f]{32}$/.test(name) && /empty[ \d]*\n$/.test(fs.readFileSync(path.join(control, name), "utf8"))
         )
       yield* Effect.promise(() => eventually(settled, 5_000))
-      yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
+      yield* Effect.provide(runIn(inSession(session, { command: "true", stdin: "" })), context)
       expect(fs.readdirSync(control)).toEqual([])
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped))
@@ -566,7 +568,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(planted.exitCode).toBe(0)
       // The next call is given up while its exec starts: the host cancels it at a name the box chose.
       proxy.arm()
-      const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true", timeoutMs: 60_000 })), context))
+      // With input: an exec of its own, which has a status file and a cancel file.
+      const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true", timeoutMs: 60_000, stdin: "" })), context))
       yield* Effect.promise(() => proxy.reached)
       expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)
       expect(fs.readFileSync(victim, "utf8")).toBe("host data\n")
