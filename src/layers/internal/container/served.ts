@@ -93,7 +93,7 @@ export class MarkerScanner {
   constructor(private readonly marker: Uint8Array) {}
 
   push(chunk: Uint8Array): Array<Piece> {
-    const data = this.held.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.held, chunk])
+    const data = this.held.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([this.held, chunk])
     this.held = Buffer.alloc(0)
     const pieces: Array<Piece> = []
     const emit = (from: number, to: number) => {
