@@ -48,8 +48,13 @@ untilEnd=
 set -m
 # The leader's last state in the job table (Stopped, Exit 3, Killed...), kept once the job has left it.
 # Read through a command substitution (bash lists the parent's jobs there), never a file the command could write.
-# shellcheck disable=SC2154 # the trap's own text sets __effect_bash_job
-onChild='set -f; __effect_bash_job=($(jobs -l)); set +f; [ -n "${__effect_bash_job[2]-}" ] && { word=${__effect_bash_job[2]}; code=${__effect_bash_job[3]-}; }'
+onChild() {
+  set -f
+  # shellcheck disable=SC2207 # split into the job line's words (no glob: set -f)
+  __effect_bash_job=($(jobs -l))
+  set +f
+  [ -n "${__effect_bash_job[2]-}" ] && { word=${__effect_bash_job[2]}; code=${__effect_bash_job[3]-}; }
+}
 # The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
 # given back to the command's shell: exported as given, its options set here just before its exec,
 # but for xtrace and verbose, which its bash turns on itself (no line of this shell is traced).
@@ -83,7 +88,7 @@ unhide() {
 gate() {
   victim
   if [ -n "$__effect_bash_token" ]; then
-    for __effect_bash_e in ${__effect_bash_env[@]+"${__effect_bash_env[@]}"}; do export "$__effect_bash_e"; done
+    for __effect_bash_e in ${__effect_bash_env[@]+"${__effect_bash_env[@]}"}; do export "${__effect_bash_e?}"; done
     unset __effect_bash_e __effect_bash_env
     say "pid $BASHPID"
     IFS= read -r __effect_bash_go && [ "$__effect_bash_go" = go ] || exit 125
@@ -102,8 +107,8 @@ call() {
 # No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
 PATH=${__effect_bash_path-$PATH} type -P bash >/dev/null || exit 0
 cd -- "$1" 2>/dev/null || { if [ -n "$__effect_bash_token" ]; then say nowd; else printf 'nowd\n'; fi; exit 0; }
-oom; before=$ooms oomed= word='' code='' __effect_bash_own=()
-trap "$onChild" CHLD
+oom; before=$ooms oomed='' word='' code='' __effect_bash_own=()
+trap onChild CHLD
 if [ "$2" = stdin ]; then
   { gate; exec bash --norc --noprofile ${__effect_bash_own[@]+"${__effect_bash_own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
 else
