@@ -98,6 +98,8 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly boxes: Effect.Effect<ReadonlyArray<FakeBox>>
     /** How many execs the engine started for commands (served ones and ones of their own). */
     readonly execs: Effect.Effect<number>
+    /** How many served execs wait for a call, in every box. */
+    readonly waiting: Effect.Effect<number>
     /** The served execs waiting for a call die, as when a process in the box killed them. */
     readonly killWaiting: Effect.Effect<void>
     /** The engine refuses the next `count` execs (`ContainerEngineError`). */
@@ -475,6 +477,7 @@ export const layer = (
         next: Queue.take(started),
         boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed }))),
         execs: Effect.sync(() => execCount),
+        waiting: Effect.sync(() => [...boxes.values()].reduce((sum, box) => sum + box.waiting.size, 0)),
         killWaiting: Effect.suspend(() =>
           Effect.forEach([...boxes.values()].flatMap((box) => [...box.waiting.values()]), (die) => die, { discard: true })
         ),

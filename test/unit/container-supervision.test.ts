@@ -154,6 +154,7 @@ describe("container supervision on a fake engine (TestClock)", () => {
       const first = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
       yield* (yield* control.next).exit(0)
       yield* Fiber.join(first)
+      expect(yield* control.waiting).toBe(1)
       yield* control.killWaiting
       const second = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "echo again" })))
       const command = yield* control.next
@@ -198,7 +199,10 @@ describe("container supervision on a fake engine (TestClock)", () => {
       const first = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
       yield* (yield* control.next).exit(0)
       yield* Fiber.join(first)
-      yield* TestClock.adjust(idleMs)
+      yield* TestClock.adjust(idleMs - 1)
+      expect(yield* control.waiting).toBe(1)
+      yield* TestClock.adjust(1)
+      expect(yield* control.waiting).toBe(0)
       const second = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
       yield* (yield* control.next).exit(0)
       yield* Fiber.join(second)
