@@ -15,8 +15,9 @@ import { boxGoneText, lostText, oomText } from "../../src/layers/internal/contai
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { execFileSync } from "node:child_process"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHost, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
+import { commandsIn, processesIn, containerHost, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
@@ -348,6 +349,30 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const left = () => commandsIn(box).filter((args) => /sleep 101[67]/.test(args))
       yield* Effect.promise(() => eventually(() => left().length === 0, 10_000))
       expect(left()).toEqual([])
+    }))
+
+  it.live("calls one after another are served by one wrapper kept in the box; one killed while it waits is replaced, and the call runs once", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const served = () => processesIn(boxOf(session)).filter((args) => args.endsWith("effect-bash serve"))
+      const counter = path.join(workspace, `runs-${session}`)
+      // Each command's parent is the wrapper that ran it: one for all three.
+      const parents = new Set<string>()
+      for (const code of [0, 3, 0]) {
+        const result = yield* Effect.provide(runIn(inSession(session, { command: `echo "$PPID"; exit ${code}` })), shared)
+        expect(result.exitCode).toBe(code)
+        parents.add(result.stdout.text)
+      }
+      expect(parents.size).toBe(1)
+      expect(served()).toHaveLength(1)
+      // What a process of the box could do to it: the waiting wrapper dies.
+      execFileSync("docker", ["exec", "-u", "0", boxOf(session), "bash", "-c",
+        "for p in /proc/[0-9]*; do mapfile -d '' -t a <$p/cmdline; [ \"${a[6]-}\" = serve ] && [ ${#a[@]} = 7 ] && kill -9 ${p#/proc/}; done; true"])
+      yield* Effect.promise(() => eventually(() => served().length === 0, 10_000))
+      const result = yield* Effect.provide(runIn(inSession(session, { command: `echo run >>${counter}; echo ok` })), shared)
+      expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 0, stdout: "ok\n" })
+      expect(fs.readFileSync(counter, "utf8")).toBe("run\n")
+      expect(served()).toHaveLength(1)
     }))
 
   it.live("a container stopped or removed from outside between calls: the session's next call runs in a new one", () =>
