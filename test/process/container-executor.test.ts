@@ -392,6 +392,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
     Effect.gen(function*() {
       const session = freshSession()
       const started = path.join(workspace, `started-${session}`)
+      // Two served wrappers wait in the box: the call while it is paused takes one of them.
+      yield* Effect.all([0, 1].map(() => Effect.provide(runIn(inSession(session, { command: "sleep 0.2" })), shared)), { concurrency: 2 })
       const running = yield* Effect.fork(Effect.provide(
         runIn(inSession(session, { command: `touch ${started}; sleep 1; echo done`, timeoutMs: 60_000 })),
         shared

@@ -6,6 +6,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import type { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
@@ -20,6 +21,9 @@ import type { LeaderStatus } from "./wrapper.js"
 import { parseStatus, wrapperEnv } from "./wrapper.js"
 
 const encoder = new TextEncoder()
+
+/** How long a served exec may take to say its pid before the host looks whether its box is paused. */
+const pausedAfterMs = 1_000
 
 export interface ServedContext {
   readonly engine: ContainerEngine.Service
@@ -91,17 +95,31 @@ export const spawnServed = (
           onTimeout: () => spawnFailure(`the command's shell did not start within ${startTimeoutMs} ms in container ${box.id.slice(0, 12)}`)
         })
       )
+    // A waiting exec in a box paused from outside cannot answer (a new one is refused at once): one
+    // that has not said its pid after a while is closed if the box is paused, and the call fails so.
+    let paused = false
+    const startWatched = (taken: TakenExec) =>
+      Effect.gen(function*() {
+        const watch = yield* Effect.fork(Effect.interruptible(Effect.sleep(pausedAfterMs).pipe(
+          Effect.zipRight(engine.boxPaused(box.id)),
+          Effect.flatMap((frozen) => frozen ? Effect.zipRight(Effect.sync(() => (paused = true)), taken.exec.close) : Effect.void)
+        )))
+        return yield* startOn(taken, key, request).pipe(Effect.ensuring(Fiber.interrupt(watch)))
+      })
     // Nothing runs before the host's `go`: an exec closed before it (interrupted, timed out, refused)
     // ran nothing. A waiting exec that died meanwhile (the box stopped, its processes killed) is
     // replaced by a new one.
-    let started = yield* bounded(Effect.flatMap(take, (taken) => startOn(taken, key, request)))
-    if (started.first === undefined && started.taken.pooled) {
+    let started = yield* bounded(Effect.flatMap(take, startWatched))
+    if (started.first === undefined && started.taken.pooled && !paused) {
       yield* started.taken.exec.close
       yield* pool.flush
-      started = yield* bounded(Effect.flatMap(take, (taken) => startOn(taken, key, request)))
+      started = yield* bounded(Effect.flatMap(take, startWatched))
     }
     const { early, first, said, scanners, taken } = started
     const exec = taken.exec
+    if (first === undefined && paused) {
+      return yield* spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: the container is paused`)
+    }
     if (first === "nowd") return yield* spawnFailure(`workdir does not exist: ${spawnOptions.cwd} (ENOENT)`, "ENOENT")
     if (first === undefined) {
       if (!(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => false)))) box.gone = true
