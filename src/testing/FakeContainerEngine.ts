@@ -16,7 +16,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { ContainerEngine, ContainerEngineError, ContainerNotFoundError } from "../services/ContainerEngine.js"
+import { ContainerConflictError, ContainerEngine, ContainerEngineError, ContainerNotFoundError } from "../services/ContainerEngine.js"
 
 /**
  * The script for one command.
@@ -104,6 +104,11 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly killWaiting: Effect.Effect<void>
     /** The engine refuses the next `count` execs (`ContainerEngineError`). */
     readonly refuseExecs: (count: number) => Effect.Effect<void>
+    /**
+     * Pauses the box (`true`) or unpauses it: while paused, new execs are refused as paused, and its
+     * served execs take their input only once it is unpaused.
+     */
+    readonly pause: (box: string, paused: boolean) => Effect.Effect<void>
   }
 >() {}
 
@@ -125,6 +130,9 @@ interface BoxState {
   readonly files: Map<string, Uint8Array>
   /** Its served execs waiting for a call: each ends its output when it dies. */
   readonly waiting: Map<object, Effect.Effect<void>>
+  paused: boolean
+  /** What its served execs do once it is unpaused. */
+  readonly frozen: Array<Effect.Effect<void>>
 }
 
 interface CommandState {
@@ -348,8 +356,9 @@ export const layer = (
         const session: ContainerEngine.ExecSession = {
           sendInput: () => Effect.void,
           write: (bytes) =>
-            Effect.suspend(() => {
+            Effect.suspend(function take(): Effect.Effect<void> {
               if (dead) return Effect.void
+              if (box.paused) return Effect.sync(() => void box.frozen.push(Effect.suspend(take)))
               const text = Buffer.from(bytes).toString("latin1")
               if (text === "go\n") {
                 if (call === undefined) return Effect.void
@@ -404,11 +413,11 @@ export const layer = (
       createBox: (options) =>
         Effect.sync(() => {
           const id = `fake${String(++lastId).padStart(12, "0")}`
-          boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map(), waiting: new Map() })
+          boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map(), waiting: new Map(), paused: false, frozen: [] })
           return id
         }),
       exec: (id, options) =>
-        Effect.flatMap(boxOf(id), (box) => {
+        Effect.flatMap(boxOf(id), (box): Effect.Effect<ContainerEngine.ExecSession, ContainerEngine.Error> => {
           if (!isWrapper(options.argv) && !isServed(options.argv)) {
             return Effect.succeed<ContainerEngine.ExecSession>({
               sendInput: () => Effect.void,
@@ -418,6 +427,7 @@ export const layer = (
               close: Effect.void
             })
           }
+          if (box.paused) return Effect.fail(new ContainerConflictError({ message: `container ${id} is paused` }))
           if (refusals > 0) {
             refusals--
             return Effect.fail(new ContainerEngineError({ message: "the fake engine refused the exec" }))
@@ -444,7 +454,7 @@ export const layer = (
           return group !== undefined && group.box.id === id && !group.box.removed && group.box.commands.has(group.state)
         }),
       boxRunning: (id) => Effect.sync(() => boxes.get(id)?.removed === false && boxes.get(id)?.stopped === false),
-      boxPaused: () => Effect.succeed(false),
+      boxPaused: (id) => Effect.sync(() => boxes.get(id)?.paused === true),
       stopBox: (id) =>
         Effect.flatMap(boxOf(id), (box) =>
           Effect.suspend(() => {
@@ -481,7 +491,14 @@ export const layer = (
         killWaiting: Effect.suspend(() =>
           Effect.forEach([...boxes.values()].flatMap((box) => [...box.waiting.values()]), (die) => die, { discard: true })
         ),
-        refuseExecs: (count) => Effect.sync(() => void (refusals = count))
+        refuseExecs: (count) => Effect.sync(() => void (refusals = count)),
+        pause: (id, paused) =>
+          Effect.suspend(() => {
+            const box = boxes.get(id)
+            if (box === undefined) return Effect.void
+            box.paused = paused
+            return paused ? Effect.void : Effect.forEach(box.frozen.splice(0), (resume) => resume, { discard: true })
+          })
       })
     )
   }))

@@ -193,6 +193,35 @@ describe("container supervision on a fake engine (TestClock)", () => {
       expect((yield* Fiber.join(next)).exitCode).toBe(0)
     }))
 
+  it.scoped("a served exec waiting in a box paused from outside: after a second without its pid the call fails as paused, and its command never runs", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const run = (command: string) => Effect.flatMap(executor.resolve({ command }), executor.run)
+      // Two calls at once leave two served execs waiting.
+      const both = yield* Effect.fork(Effect.all([run("a"), run("b")], { concurrency: 2 }))
+      const [a, b] = [yield* control.next, yield* control.next]
+      yield* a.exit(0)
+      yield* b.exit(0)
+      yield* Fiber.join(both)
+      expect(yield* control.waiting).toBe(2)
+      yield* control.pause(a.box, true)
+      const frozen = yield* Effect.fork(Effect.flip(run("held")))
+      let failure = yield* Fiber.poll(frozen)
+      for (let step = 0; step < 40 && failure._tag === "None"; step++) {
+        yield* TestClock.adjust(100)
+        failure = yield* Fiber.poll(frozen)
+      }
+      const error = yield* Fiber.join(frozen)
+      expect(error.message).toContain("the container is paused")
+      yield* control.pause(a.box, false)
+      // Unpaused, the closed exec ran nothing: the next command is the next call's.
+      const next = yield* Effect.fork(run("after"))
+      const command = yield* control.next
+      expect(command.command).toBe("after")
+      yield* command.exit(0)
+      expect((yield* Fiber.join(next)).exitCode).toBe(0)
+    }))
+
   it.scoped("a served exec waits at most its idle time, by the Clock, and is closed", () =>
     Effect.gen(function*() {
       const { control, executor } = yield* build(() => ({ onTerm: "obey" }))

@@ -105,6 +105,9 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       const known = pools.get(box)
       if (known !== undefined) return known
       const pool = yield* ExecPool.make(engine, box.id, options.scope)
+      // Another call of the box may have made one meanwhile: one pool per box.
+      const first = pools.get(box)
+      if (first !== undefined) return yield* Effect.as(pool.close, first)
       pools.set(box, pool)
       return pool
     })
