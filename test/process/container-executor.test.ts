@@ -368,11 +368,26 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       // What a process of the box could do to it: the waiting wrapper dies.
       execFileSync("docker", ["exec", "-u", "0", boxOf(session), "bash", "-c",
         "for p in /proc/[0-9]*; do mapfile -d '' -t a <$p/cmdline; [ \"${a[6]-}\" = serve ] && [ ${#a[@]} = 7 ] && kill -9 ${p#/proc/}; done; true"])
-      yield* Effect.promise(() => eventually(() => served().length === 0, 10_000))
+      expect(yield* Effect.promise(() => eventually(() => served().length === 0, 10_000))).toBe(true)
       const result = yield* Effect.provide(runIn(inSession(session, { command: `echo run >>${counter}; echo ok` })), shared)
       expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 0, stdout: "ok\n" })
       expect(fs.readFileSync(counter, "utf8")).toBe("run\n")
       expect(served()).toHaveLength(1)
+    }))
+
+  it.live("a process that left its call's group holding the output: the call ends with its shell, and its wrapper serves no more", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const served = () => processesIn(boxOf(session)).filter((args) => args.endsWith("effect-bash serve"))
+      // On the host too the call ends with the shell, its output drained within the grace.
+      const inBox = yield* Effect.provide(runIn(inSession(session, { command: "(set -m; sleep 1015 &); echo left" })), shared)
+      expect(visible(inBox)).toMatchObject({ exitCode: 0, signal: null, timedOut: false, stdout: "left\n", stderr: "" })
+      // The escaped sleep still runs (as it would on the host), holding the wrapper's output: that
+      // wrapper has gone, and the next call gets a new one.
+      expect(commandsIn(boxOf(session)).filter((args) => args.includes("sleep 1015"))).toHaveLength(1)
+      expect(yield* Effect.promise(() => eventually(() => served().length === 0, 10_000))).toBe(true)
+      const next = yield* Effect.provide(runIn(inSession(session, { command: "echo next" })), shared)
+      expect(visible(next)).toMatchObject({ exitCode: 0, stdout: "next\n" })
     }))
 
   it.live("a container stopped or removed from outside between calls: the session's next call runs in a new one", () =>
