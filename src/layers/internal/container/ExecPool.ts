@@ -101,9 +101,4 @@ export class ExecPool {
       return Effect.zipRight(this.flush, Scope.close(this.scope, Exit.void))
     })
   }
-
-  /** How many execs wait (for tests and the bench). */
-  get waiting(): number {
-    return this.idle.length
-  }
 }
