@@ -1,7 +1,9 @@
 /**
- * The `ProcessSpawner` port on a container engine: each spawn is an exec in the session's box whose
- * wrapper makes the command the leader of its own process group and reports its pid first; signals
- * and liveness go through further execs; the leader's end comes from the box's control directory.
+ * The `ProcessSpawner` port on a container engine: each spawn runs in the session's box under a
+ * wrapper that makes the command the leader of its own process group and reports its pid first. Most
+ * calls are taken by a served exec kept in the box (`ServedSpawn`), whose own streams say how the
+ * leader ended; the others are an exec each, whose leader's end comes from the box's control
+ * directory. Signals and liveness go through further execs.
  * The executor core above it is the local executor's: timeouts, TERM → grace → KILL, leftovers,
  * bounded drain and spill files work unchanged.
  *
