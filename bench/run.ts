@@ -470,6 +470,20 @@ const runHeap = async (): Promise<HeapItem> => {
 }
 
 /** Issue 25's launcher target: ours with the launcher no slower per call than the reference, at each heap size. */
+/** (k) issue #52: a call in a warm box at most half of `docker exec` through the CLI, at most 3× the local executor. */
+const judgeContainer = (item: ContainerCalls): Array<Target> => {
+  if ("missing" in item) return []
+  const row = (id: string) => item.rows.find((r) => r.id === id)
+  const ours = row("container")
+  const cli = row("docker-cli")
+  const local = row("local")
+  if (ours === undefined || cli === undefined || local === undefined) return []
+  return [
+    ratioTarget("k", "DockerBashExecutor / `docker exec` through the CLI, wall time per call of `true` in a warm box", ours.medianMs / cli.medianMs, 0.5),
+    ratioTarget("k", "DockerBashExecutor / LocalBashExecutor, wall time per call of `true`", ours.medianMs / local.medianMs, 3)
+  ]
+}
+
 const judgeHeap = (item: HeapItem): Array<Target> =>
   item.sizes.flatMap((h) => {
     const row = (id: string) => h.rows.find((r) => r.id === id)
@@ -549,11 +563,12 @@ const mainColdStart = async () => {
   await writeItem("j", { coldStart }, targets)
 }
 
-/** `--only=container`: item (k) alone, printed; `--write` merges it into the results. */
+/** `--only=container`: item (k) alone, printed with its targets; `--write` merges it into the results. */
 const mainContainer = async () => {
   const container = await runContainer()
-  process.stdout.write(renderContainer(container) + "\n")
-  await writeItem("k", { container }, [])
+  const targets = judgeContainer(container)
+  process.stdout.write([renderContainer(container), renderTargets(targets)].join("\n\n") + "\n")
+  await writeItem("k", { container }, targets)
 }
 
 /** `--only=heap`: item (l) alone, printed with its targets; `--write` merges it into the results. */
@@ -632,6 +647,7 @@ const main = async () => {
       ...judgeAll(comparisons, perCall, rss, settle),
       ...judgeModelText(modelText),
       ...judgeHeap(heap),
+      ...judgeContainer(container),
       ...judgeColdStart(coldStart)
     ]
   }

@@ -99,7 +99,8 @@ export const renderContainer = (k: ContainerCalls): string => {
       r.label,
       fmt(r.medianMs, "ms"),
       fmt(r.p90Ms, "ms"),
-      ratioText(r, row("docker-cli")),
+      // Each engine's executor against its own engine's CLI.
+      ratioText(r, row(r.id.endsWith("-remote") ? "docker-cli-remote" : "docker-cli")),
       ratioText(r, row("local"))
     ])
   )

@@ -1,8 +1,8 @@
 /**
  * Work item (k): one call of `true` in a warm container, three ways, interleaved: through
  * `DockerBashExecutor`, through `docker exec` of the docker CLI into the same container, and through
- * `LocalBashExecutor` on the host for scale. Skipped, with the reason, when no engine answers or the
- * image is missing.
+ * `LocalBashExecutor` on the host for scale; with `BENCH_CONTAINER_REMOTE_ENGINE`, the executor and the
+ * CLI on that engine too. Skipped, with the reason, when no engine answers or the image is missing.
  */
 import { execFile, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
@@ -37,14 +37,21 @@ const unavailable = async (): Promise<string | undefined> => {
   return undefined
 }
 
+/**
+ * An engine that shares no file system with this machine (`tcp://127.0.0.1:2391`), measured beside the
+ * local one with a `volume` workspace; unset, its rows are left out.
+ */
+const remoteEngine = process.env["BENCH_CONTAINER_REMOTE_ENGINE"]
+
 /** `docker exec <container> bash … -c <command>` through the CLI, its output collected; fails on a non-zero exit. */
-const dockerCliRunner = (container: string): Runner => ({
-  id: "docker-cli",
-  label: "`docker exec` (docker CLI)",
+const dockerCliRunner = (container: string, host?: string): Runner => ({
+  id: host === undefined ? "docker-cli" : "docker-cli-remote",
+  label: host === undefined ? "`docker exec` (docker CLI)" : `\`docker exec\` (docker CLI), remote engine ${host}`,
   level: "process",
   run: (command) =>
     new Promise((resolve, reject) => {
-      const child = spawn("docker", ["exec", container, "bash", ...bashArgs(command)], { stdio: ["ignore", "pipe", "pipe"] })
+      const engine = host === undefined ? [] : ["-H", host]
+      const child = spawn("docker", [...engine, "exec", container, "bash", ...bashArgs(command)], { stdio: ["ignore", "pipe", "pipe"] })
       let stderr = ""
       child.stdout.resume()
       child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text))
@@ -77,6 +84,20 @@ export const measureContainer = async (rounds: number, block: number): Promise<C
     if (container === "") return { missing: `no container of session ${session} after the first call` }
     runners.push(dockerCliRunner(container))
     runners.push(await makeExecutorRunner("local", "effect-bash LocalBashExecutor (host)", LocalBashExecutor.layer({ cwd: workspace })))
+    if (remoteEngine !== undefined) {
+      const remote = await makeExecutorRunner(
+        "container-remote",
+        `effect-bash DockerBashExecutor, remote engine ${remoteEngine} (volume workspace)`,
+        DockerBashExecutor.layer({ image, cwd: workspace, dockerHost: remoteEngine, workspace: "volume" }),
+        { dshEnv: { DSH_SESSION_ID: session } }
+      )
+      runners.push(remote)
+      await remote.run("true")
+      const found = await docker("-H", remoteEngine, "ps", "-q", "--no-trunc", "--filter", `label=effect-bash.session=${session}`)
+      const box = "stdout" in found ? found.stdout.trim().split("\n")[0] ?? "" : ""
+      if (box === "") return { missing: `no container of session ${session} on ${remoteEngine} after the first call` }
+      runners.push(dockerCliRunner(box, remoteEngine))
+    }
     for (const runner of runners) for (let i = 0; i < 5; i++) await runner.run("true")
     const times = await interleavedCalls(runners, rounds, block)
     const rows: Array<CallRow> = runners.map((r) => ({ id: r.id, label: r.label, ...spreadOf(times[r.id]!) }))

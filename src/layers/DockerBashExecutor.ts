@@ -157,7 +157,7 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       workspace,
       idleStopMs: config.idleStopMs
     })
-    const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb })
+    const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb, scope: yield* Effect.scope })
     // The box has its own environment (the image's): nothing of the host's is inherited.
     return yield* makeExecutorCore(config, {
       sandboxMode: undefined,

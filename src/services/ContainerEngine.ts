@@ -165,6 +165,11 @@ export declare namespace ContainerEngine {
      * output read meanwhile.
      */
     readonly sendInput: (bytes: Uint8Array) => Effect.Effect<void>
+    /**
+     * Sends `bytes` to the exec's stdin and keeps it open (only when it was opened with `stdin: true`):
+     * an exec that reads one request after another.
+     */
+    readonly write: (bytes: Uint8Array) => Effect.Effect<void>
     /** The next frame; `undefined` once every writer of the exec's output has closed it. */
     readonly next: Effect.Effect<Frame | undefined>
     /**

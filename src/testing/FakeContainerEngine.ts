@@ -16,7 +16,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { ContainerEngine, ContainerNotFoundError } from "../services/ContainerEngine.js"
+import { ContainerConflictError, ContainerEngine, ContainerEngineError, ContainerNotFoundError } from "../services/ContainerEngine.js"
 
 /**
  * The script for one command.
@@ -67,6 +67,8 @@ export interface FakeContainerCommand {
   readonly exit: (code: number) => Effect.Effect<void>
   /** Whether the group has a member left. */
   readonly alive: Effect.Effect<boolean>
+  /** Whether the command ran: a served call's leader runs nothing before the host's `go`. */
+  readonly ran: Effect.Effect<boolean>
 }
 
 /**
@@ -94,6 +96,19 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly next: Effect.Effect<FakeContainerCommand>
     /** Every box made so far, removed ones included. */
     readonly boxes: Effect.Effect<ReadonlyArray<FakeBox>>
+    /** How many execs the engine started for commands (served ones and ones of their own). */
+    readonly execs: Effect.Effect<number>
+    /** How many served execs wait for a call, in every box. */
+    readonly waiting: Effect.Effect<number>
+    /** The served execs waiting for a call die, as when a process in the box killed them. */
+    readonly killWaiting: Effect.Effect<void>
+    /** The engine refuses the next `count` execs (`ContainerEngineError`). */
+    readonly refuseExecs: (count: number) => Effect.Effect<void>
+    /**
+     * Pauses the box (`true`) or unpauses it: while paused, new execs are refused as paused, and its
+     * served execs take their input only once it is unpaused.
+     */
+    readonly pause: (box: string, paused: boolean) => Effect.Effect<void>
   }
 >() {}
 
@@ -113,6 +128,11 @@ interface BoxState {
   stopped: boolean
   readonly commands: Set<CommandState>
   readonly files: Map<string, Uint8Array>
+  /** Its served execs waiting for a call: each ends its output when it dies. */
+  readonly waiting: Map<object, Effect.Effect<void>>
+  paused: boolean
+  /** What its served execs do once it is unpaused. */
+  readonly frozen: Array<Effect.Effect<void>>
 }
 
 interface CommandState {
@@ -125,6 +145,9 @@ interface CommandState {
  * The wrapper's argv: `[shell, --norc, --noprofile, -c, script, "effect-bash", status, cwd, mode, command?]`.
  */
 const isWrapper = (argv: ReadonlyArray<string>) => argv.length >= 9 && argv[5] === "effect-bash"
+
+/** The served wrapper's argv: `[shell, --norc, --noprofile, -c, script, "effect-bash", "serve"]`. */
+const isServed = (argv: ReadonlyArray<string>) => argv.length === 7 && argv[5] === "effect-bash" && argv[6] === "serve"
 
 const encoder = new TextEncoder()
 
@@ -142,6 +165,8 @@ export const layer = (
     const boxes = new Map<string, BoxState>()
     let lastId = 0
     let lastPid = 100
+    let execCount = 0
+    let refusals = 0
 
     const boxOf = (id: string) => {
       const box = boxes.get(id)
@@ -196,7 +221,8 @@ export const layer = (
           writeStderr: (data) => Effect.asVoid(frames.offer({ stream: "stderr", bytes: encoder.encode(data) })),
           start: Deferred.succeed(startGate, undefined),
           exit: (code) => end(`exit ${code}`, code),
-          alive: Effect.sync(() => alive)
+          alive: Effect.sync(() => alive),
+          ran: Effect.sync(() => key.length > 0 && exitCode !== 125)
         }
         const state: CommandState = {
           handle,
@@ -231,9 +257,135 @@ export const layer = (
               if (frame === undefined) ended = true
             })
           ),
+          write: () => Effect.void,
           exitCode: Effect.sync(() => exitCode),
           close: Effect.void
         }
+        return session
+      })
+
+    // A served exec: one call after another, each a request line and fields on its input; the
+    // leader says its pid under the call's token and runs once the host says `go`.
+    const servedExec = (box: BoxState) =>
+      Effect.gen(function*() {
+        const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
+        const me = {}
+        let ended = false
+        let dead = false
+        let closed = false
+        let call: {
+          readonly key: ReadonlyArray<bigint>
+          readonly token: string
+          readonly handle: FakeContainerCommand
+          readonly running: Deferred.Deferred<boolean>
+          go: boolean
+          alive: boolean
+        } | undefined
+        const say = (stream: "stdout" | "stderr", text: string) =>
+          frames.offer({ stream, bytes: Buffer.from(text, "latin1") })
+        const die = Effect.suspend(() => {
+          if (dead) return Effect.void
+          dead = true
+          if (call !== undefined) {
+            call.alive = false
+            Deferred.unsafeDone(call.running, Effect.succeed(call.go))
+          }
+          call = undefined
+          box.waiting.delete(me)
+          return Effect.asVoid(frames.offer(undefined))
+        })
+        const waitForCall = Effect.sync(() => {
+          if (closed) return die
+          box.waiting.set(me, die)
+          return Effect.void
+        }).pipe(Effect.flatten)
+
+        const startCall = (text: string) =>
+          Effect.gen(function*() {
+            const newline = text.indexOf("\n")
+            const fields = text.slice(0, newline).split(" ")
+            const key = fields.slice(0, 8).map((n) => BigInt(n))
+            const token = fields[8]!
+            const [_cwd, command = ""] = text.slice(newline + 1).split("\0")
+            box.waiting.delete(me)
+            const behaviour = script(command)
+            const pgid = ++lastPid
+            const signals: Array<FakeSentSignal> = []
+            const startGate = yield* Deferred.make<void>()
+            // The command runs once the host said `go` (true), or never: its exec closed first (false).
+            const running = yield* Deferred.make<boolean>()
+            const once = (effect: Effect.Effect<void>) =>
+              Effect.flatMap(Deferred.await(running), (ran) => ran ? effect : Effect.void)
+            const end = (how: string, _code: number) =>
+              Effect.suspend(() => {
+                if (call === undefined || !call.alive) return Effect.void
+                const [a, b, c, d, , , g, h] = call.key
+                call.alive = false
+                box.commands.delete(state)
+                call = undefined
+                const line = `${how} empty`
+                return Effect.all([
+                  say("stdout", `\0${token} ${line} ${tag(line, a!, b!)} ${tag(line, c!, d!)}\n\0${token} end ${g} ${h}\n`),
+                  say("stderr", `\0${token} end ${g} ${h}\n`),
+                  waitForCall
+                ], { discard: true })
+              })
+            const handle: FakeContainerCommand = {
+              pgid,
+              box: box.id,
+              command,
+              signals: Effect.sync(() => [...signals]),
+              writeStdout: (data) => once(Effect.asVoid(frames.offer({ stream: "stdout", bytes: encoder.encode(data) }))),
+              writeStderr: (data) => once(Effect.asVoid(frames.offer({ stream: "stderr", bytes: encoder.encode(data) }))),
+              start: Deferred.succeed(startGate, undefined),
+              exit: (code) => once(end(`exit ${code}`, code)),
+              alive: Effect.sync(() => current.alive),
+              ran: Effect.sync(() => current.go)
+            }
+            const current = { key, token, handle, go: false, alive: true, running }
+            call = current
+            const state: CommandState = { handle, lose: die }
+            box.commands.add(state)
+            signalsOf.set(pgid, { box, signals, state, behaviour: () => behaviour, end })
+            yield* started.offer(handle)
+            const sayPid = Effect.suspend(() => current.alive ? say("stdout", `\0${token} pid ${pgid}\n`) : Effect.void)
+            if (behaviour.holdStart === true) yield* Effect.forkDaemon(Effect.zipRight(Deferred.await(startGate), sayPid))
+            else yield* sayPid
+          })
+
+        const session: ContainerEngine.ExecSession = {
+          sendInput: () => Effect.void,
+          write: (bytes) =>
+            Effect.suspend(function take(): Effect.Effect<void> {
+              if (dead) return Effect.void
+              if (box.paused) return Effect.sync(() => void box.frozen.push(Effect.suspend(take)))
+              const text = Buffer.from(bytes).toString("latin1")
+              if (text === "go\n") {
+                if (call === undefined) return Effect.void
+                call.go = true
+                return Deferred.succeed(call.running, true)
+              }
+              return startCall(text)
+            }),
+          next: Effect.suspend(() =>
+            ended ? Effect.succeed(undefined) : Effect.tap(Queue.take(frames), (frame) => {
+              if (frame === undefined) ended = true
+            })
+          ),
+          exitCode: Effect.sync(() => dead ? 0 : undefined),
+          // The wrapper reads the end of its input: a leader still waiting for `go` runs nothing.
+          close: Effect.suspend(() => {
+            closed = true
+            if (call === undefined) return die
+            if (!call.go) {
+              const cancelled = call
+              box.commands.forEach((each) => each.handle === cancelled.handle && box.commands.delete(each))
+              return Effect.zipRight(Deferred.succeed(cancelled.running, false), die)
+            }
+            return Effect.void
+          })
+        }
+        yield* waitForCall
         return session
       })
 
@@ -250,7 +402,7 @@ export const layer = (
         box.removed = true
         const lost = [...box.commands]
         box.commands.clear()
-        return Effect.forEach(lost, (command) => command.lose, { discard: true })
+        return Effect.forEach([...lost.map((command) => command.lose), ...box.waiting.values()], (lose) => lose, { discard: true })
       })
 
     const engine: ContainerEngine.Service = {
@@ -261,17 +413,28 @@ export const layer = (
       createBox: (options) =>
         Effect.sync(() => {
           const id = `fake${String(++lastId).padStart(12, "0")}`
-          boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map() })
+          boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map(), waiting: new Map(), paused: false, frozen: [] })
           return id
         }),
       exec: (id, options) =>
-        Effect.flatMap(boxOf(id), (box) =>
-          isWrapper(options.argv) ? wrapperExec(box, options.argv) : Effect.succeed<ContainerEngine.ExecSession>({
-            sendInput: () => Effect.void,
-            next: Effect.succeed(undefined),
-            exitCode: Effect.succeed(0),
-            close: Effect.void
-          })),
+        Effect.flatMap(boxOf(id), (box): Effect.Effect<ContainerEngine.ExecSession, ContainerEngine.Error> => {
+          if (!isWrapper(options.argv) && !isServed(options.argv)) {
+            return Effect.succeed<ContainerEngine.ExecSession>({
+              sendInput: () => Effect.void,
+              write: () => Effect.void,
+              next: Effect.succeed(undefined),
+              exitCode: Effect.succeed(0),
+              close: Effect.void
+            })
+          }
+          if (box.paused) return Effect.fail(new ContainerConflictError({ message: `container ${id} is paused` }))
+          if (refusals > 0) {
+            refusals--
+            return Effect.fail(new ContainerEngineError({ message: "the fake engine refused the exec" }))
+          }
+          execCount++
+          return isServed(options.argv) ? servedExec(box) : wrapperExec(box, options.argv)
+        }),
       // The executor's own short commands (the supervisor's shell): done.
       run: (id) => Effect.as(boxOf(id), "made"),
       signalGroup: (id, pgid, signal) =>
@@ -291,14 +454,14 @@ export const layer = (
           return group !== undefined && group.box.id === id && !group.box.removed && group.box.commands.has(group.state)
         }),
       boxRunning: (id) => Effect.sync(() => boxes.get(id)?.removed === false && boxes.get(id)?.stopped === false),
-      boxPaused: () => Effect.succeed(false),
+      boxPaused: (id) => Effect.sync(() => boxes.get(id)?.paused === true),
       stopBox: (id) =>
         Effect.flatMap(boxOf(id), (box) =>
           Effect.suspend(() => {
             box.stopped = true
             const lost = [...box.commands]
             box.commands.clear()
-            return Effect.forEach(lost, (command) => command.lose, { discard: true })
+            return Effect.forEach([...lost.map((command) => command.lose), ...box.waiting.values()], (lose) => lose, { discard: true })
           })),
       startBox: (id) => Effect.flatMap(boxOf(id), (box) => Effect.sync(() => (box.stopped = false))),
       removeBox: (id) => {
@@ -322,7 +485,20 @@ export const layer = (
     return Context.make(ContainerEngine, engine).pipe(
       Context.add(FakeContainerEngineControl, {
         next: Queue.take(started),
-        boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed })))
+        boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed }))),
+        execs: Effect.sync(() => execCount),
+        waiting: Effect.sync(() => [...boxes.values()].reduce((sum, box) => sum + box.waiting.size, 0)),
+        killWaiting: Effect.suspend(() =>
+          Effect.forEach([...boxes.values()].flatMap((box) => [...box.waiting.values()]), (die) => die, { discard: true })
+        ),
+        refuseExecs: (count) => Effect.sync(() => void (refusals = count)),
+        pause: (id, paused) =>
+          Effect.suspend(() => {
+            const box = boxes.get(id)
+            if (box === undefined) return Effect.void
+            box.paused = paused
+            return paused ? Effect.void : Effect.forEach(box.frozen.splice(0), (resume) => resume, { discard: true })
+          })
       })
     )
   }))

@@ -15,8 +15,9 @@ import { boxGoneText, lostText, oomText } from "../../src/layers/internal/contai
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { execFileSync } from "node:child_process"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
-import { commandsIn, containerHost, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
+import { commandsIn, processesIn, containerHost, containerHosts, containersWith, containerState, dockerUnavailable, holdingProxy, mountSource, pauseContainer, removeContainer, restartContainer, stopContainer, testImage, unpauseContainer } from "../support/docker.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { openFds } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
@@ -350,6 +351,45 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(left()).toEqual([])
     }))
 
+  it.live("calls one after another are served by one wrapper kept in the box; one killed while it waits is replaced, and the call runs once", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const served = () => processesIn(boxOf(session)).filter((args) => args.endsWith("effect-bash serve"))
+      const counter = path.join(workspace, `runs-${session}`)
+      // Each command's parent is the wrapper that ran it: one for all three.
+      const parents = new Set<string>()
+      for (const code of [0, 3, 0]) {
+        const result = yield* Effect.provide(runIn(inSession(session, { command: `echo "$PPID"; exit ${code}` })), shared)
+        expect(result.exitCode).toBe(code)
+        parents.add(result.stdout.text)
+      }
+      expect(parents.size).toBe(1)
+      expect(served()).toHaveLength(1)
+      // What a process of the box could do to it: the waiting wrapper dies.
+      execFileSync("docker", ["exec", "-u", "0", boxOf(session), "bash", "-c",
+        "for p in /proc/[0-9]*; do mapfile -d '' -t a <$p/cmdline; [ \"${a[6]-}\" = serve ] && [ ${#a[@]} = 7 ] && kill -9 ${p#/proc/}; done; true"])
+      expect(yield* Effect.promise(() => eventually(() => served().length === 0, 10_000))).toBe(true)
+      const result = yield* Effect.provide(runIn(inSession(session, { command: `echo run >>${counter}; echo ok` })), shared)
+      expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 0, stdout: "ok\n" })
+      expect(fs.readFileSync(counter, "utf8")).toBe("run\n")
+      expect(served()).toHaveLength(1)
+    }))
+
+  it.live("a process that left its call's group holding the output: the call ends with its shell, and its wrapper serves no more", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const served = () => processesIn(boxOf(session)).filter((args) => args.endsWith("effect-bash serve"))
+      // On the host too the call ends with the shell, its output drained within the grace.
+      const inBox = yield* Effect.provide(runIn(inSession(session, { command: "(set -m; sleep 1015 &); echo left" })), shared)
+      expect(visible(inBox)).toMatchObject({ exitCode: 0, signal: null, timedOut: false, stdout: "left\n", stderr: "" })
+      // The escaped sleep still runs (as it would on the host), holding the wrapper's output: that
+      // wrapper has gone, and the next call gets a new one.
+      expect(commandsIn(boxOf(session)).filter((args) => args.includes("sleep 1015"))).toHaveLength(1)
+      expect(yield* Effect.promise(() => eventually(() => served().length === 0, 10_000))).toBe(true)
+      const next = yield* Effect.provide(runIn(inSession(session, { command: "echo next" })), shared)
+      expect(visible(next)).toMatchObject({ exitCode: 0, stdout: "next\n" })
+    }))
+
   it.live("a container stopped or removed from outside between calls: the session's next call runs in a new one", () =>
     Effect.gen(function*() {
       const session = freshSession()
@@ -367,6 +407,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
     Effect.gen(function*() {
       const session = freshSession()
       const started = path.join(workspace, `started-${session}`)
+      // Two served wrappers wait in the box: the call while it is paused takes one of them.
+      yield* Effect.all([0, 1].map(() => Effect.provide(runIn(inSession(session, { command: "sleep 0.2" })), shared)), { concurrency: 2 })
       const running = yield* Effect.fork(Effect.provide(
         runIn(inSession(session, { command: `touch ${started}; sleep 1; echo done`, timeoutMs: 60_000 })),
         shared
@@ -502,7 +544,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
       proxy.arm()
       const call = yield* Effect.fork(
-        Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000 })), context)
+        // With input: an exec of its own, whose start the proxy holds (a served call starts no exec).
+        Effect.provide(runIn(inSession(session, { command: `touch ${started}; sleep 1013`, timeoutMs: 60_000, stdin: "" })), context)
       )
       // The engine started the exec, the host sent its key, and its command runs; the pid line is held.
       yield* Effect.promise(() => proxy.reached)
@@ -514,14 +557,15 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       const running = () => commandsIn(box).filter((args) => args.includes("sleep 1013"))
       yield* Effect.promise(() => eventually(() => running().length === 0, 5_000))
       expect(running()).toEqual([])
-      // Its wrapper has written how it ended, its group empty: the session's next call removes what it left.
+      // Its wrapper has written how it ended, its group empty: the session's next call of an exec of its
+      // own (served calls have no files there) removes what it left.
       const control = mountSource(box, "/.effect-bash-control")
       const settled = () =>
         fs.readdirSync(control).some((name) =>
           /^[0-9a-f]{32}$/.test(name) && /empty[ \d]*\n$/.test(fs.readFileSync(path.join(control, name), "utf8"))
         )
       yield* Effect.promise(() => eventually(settled, 5_000))
-      yield* Effect.provide(runIn(inSession(session, { command: "true" })), context)
+      yield* Effect.provide(runIn(inSession(session, { command: "true", stdin: "" })), context)
       expect(fs.readdirSync(control)).toEqual([])
       yield* Scope.close(scope, Exit.void)
     }).pipe(Effect.scoped))
@@ -566,7 +610,8 @@ describe.skipIf(dockerUnavailable !== undefined)("DockerBashExecutor on a real e
       expect(planted.exitCode).toBe(0)
       // The next call is given up while its exec starts: the host cancels it at a name the box chose.
       proxy.arm()
-      const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true", timeoutMs: 60_000 })), context))
+      // With input: an exec of its own, which has a status file and a cancel file.
+      const call = yield* Effect.fork(Effect.provide(runIn(inSession(session, { command: "true", timeoutMs: 60_000, stdin: "" })), context))
       yield* Effect.promise(() => proxy.reached)
       expect(Exit.isInterrupted(yield* Fiber.interrupt(call))).toBe(true)
       expect(fs.readFileSync(victim, "utf8")).toBe("host data\n")

@@ -178,30 +178,69 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       const command = `${ownStatusFile}; printf 'exit 0 empty\\n' >"$f"; printf 'exit 0 empty 1 2\\n' >>"$f"; ` +
         `chmod 0755 /.effect-bash-supervisor/bash 2>/dev/null && echo "changed the supervisor"; ` +
         `for what in mem environ fd/0; do cat /proc/$PPID/$what >/dev/null 2>&1 && echo "read $what"; done; sleep 1; exit 9`
-      // As the workspace's owner, and as root without capabilities (a root-owned workspace).
+      // As the workspace's owner, and as root without capabilities (a root-owned workspace); with
+      // input, so the call runs in an exec of its own, which has a status file.
       for (const runtime of [owned, rootOwned]) {
-        const result = yield* run(request(freshSession(), command)).pipe(Effect.provide(runtime))
+        const result = yield* run(request(freshSession(), command, { stdin: "" })).pipe(Effect.provide(runtime))
         expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 9, stdout: "" })
         // It did find its status file.
         expect(result.stderr.text).toMatch(/^\/\.effect-bash-control\/\w+\n$/)
       }
     }))
 
+  it.live("a served command cannot forge its own result: lines in its wrapper's form are its output, and the wrapper's memory and input are closed to it", () =>
+    Effect.gen(function*() {
+      // The token and the key are the wrapper's, never in the command's reach: it can only guess them.
+      const guess = "abcdef0123456789abcdef0123456789"
+      const command = `printf '\\0${guess} exit 0 empty 1 2\\n\\0${guess} end 1 2\\n'; printf '\\0${guess} end 1 2\\n' >&2; ` +
+        `chmod 0755 /.effect-bash-supervisor/bash 2>/dev/null && echo "changed the supervisor"; ` +
+        `for what in mem environ fd/0; do cat /proc/$PPID/$what >/dev/null 2>&1 && echo "read $what"; done; ` +
+        `tr '\\0' ' ' </proc/$PPID/cmdline | grep -q serve && echo served; sleep 1; exit 9`
+      for (const runtime of [owned, rootOwned]) {
+        const result = yield* run(request(freshSession(), command)).pipe(Effect.provide(runtime))
+        expect(result.exitCode).toBe(9)
+        expect(result.stdout.text).toBe(`\0${guess} exit 0 empty 1 2\n\0${guess} end 1 2\nserved\n`)
+        expect(result.stderr.text).toBe(`\0${guess} end 1 2\n`)
+      }
+    }))
+
   it.live("a command cannot forge another call's result in its session", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      const victim = yield* Effect.fork(run(request(session, "echo started; sleep 2; exit 5")).pipe(Effect.provide(owned)))
+      // Calls with input run in execs of their own, whose wrappers name their status files in their argv.
+      const victim = yield* Effect.fork(run(request(session, "echo started; sleep 2; exit 5", { stdin: "" })).pipe(Effect.provide(owned)))
       // Every wrapper's status file, from every process's argv, gets a forged status.
       const forger = `for c in /proc/[0-9]*/cmdline; do mapfile -d '' -t a <$c 2>/dev/null; f=\${a[6]-}; ` +
         `case $f in /.effect-bash-control/*) [ $c = /proc/$PPID/cmdline ] || { printf 'exit 0 empty\\n' >"$f" && n=$((n+1)); };; esac; done; ` +
         `echo forged \${n:-0}`
       let forged = ""
       while (!/forged [1-9]/.test(forged)) {
-        forged = (yield* run(request(session, forger)).pipe(Effect.provide(owned))).stdout.text
+        forged = (yield* run(request(session, forger, { stdin: "" })).pipe(Effect.provide(owned))).stdout.text
       }
       const result = yield* Fiber.join(victim)
       expect(result.exitCode).toBe(5)
       expect(result.stdout.text).toBe("started\n")
+    }))
+
+  it.live("a served command cannot forge another served call's result, nor end its output, in its session", () =>
+    Effect.gen(function*() {
+      const session = freshSession()
+      const victim = yield* Effect.fork(run(request(session, "echo started; sleep 2; exit 5")).pipe(Effect.provide(owned)))
+      // The victim's leader's stdout and stderr (a process of the same user) get lines in the
+      // wrapper's form, under every token the forger can think of.
+      const forger = `for c in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <$c 2>/dev/null | grep -q 'sleep 2; exit [5]' || continue; ` +
+        `p=\${c%/cmdline}; for t in aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ffffffffffffffffffffffffffffffff; do ` +
+        `printf '\\0%s exit 0 empty 1 2\\n\\0%s end 1 2\\n' $t $t >$p/fd/1 && printf '\\0%s end 1 2\\n' $t >$p/fd/2 && n=$((n+1)); done; done; ` +
+        `echo forged \${n:-0}`
+      let forged = ""
+      while (!/forged [1-9]/.test(forged)) {
+        forged = (yield* run(request(session, forger)).pipe(Effect.provide(owned))).stdout.text
+      }
+      const result = yield* Fiber.join(victim)
+      // It ran to its end: what the forger wrote is output.
+      expect(result.exitCode).toBe(5)
+      expect(result.stdout.text.startsWith("started\n")).toBe(true)
+      expect(result.stdout.text).toContain("ffffffffffffffffffffffffffffffff end 1 2")
     }))
 
   it.live("a workspace that holds the host's temporary directory, where the control directories are, is refused", () =>

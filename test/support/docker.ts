@@ -52,9 +52,9 @@ export const containersWith = (labels: Readonly<Record<string, string>>): Readon
 export const processesIn = (container: string): ReadonlyArray<string> =>
   docker("top", container, "-eo", "pid,args").split("\n").slice(1).filter((line) => line.trim() !== "").map((line) => line.trim().replace(/^\d+\s+/, ""))
 
-/** The commands in `container` other than its init and its idle `sleep infinity`. */
+/** The commands in `container` other than its init, its idle `sleep infinity` and the executor's waiting served wrappers. */
 export const commandsIn = (container: string): ReadonlyArray<string> =>
-  processesIn(container).filter((args) => !/docker-init|sleep infinity/.test(args))
+  processesIn(container).filter((args) => !/docker-init|sleep infinity|effect-bash serve$/.test(args))
 
 /** A container's state (`running`, `exited`, …). */
 export const containerState = (container: string): string =>

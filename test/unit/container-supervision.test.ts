@@ -10,6 +10,7 @@ import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { ContainerEngine } from "../../src/services/ContainerEngine.js"
 import * as FakeContainerEngine from "../../src/testing/FakeContainerEngine.js"
+import { idleMs } from "../../src/layers/internal/container/ExecPool.js"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { tempDirs } from "../support/tempDirs.js"
@@ -36,6 +37,7 @@ const build = (
     const context = yield* Layer.buildWithScope(Layer.provide(layer, Layer.succeedContext(fake)), scope)
     return {
       executor: Context.get(context, BashExecutor),
+      engine: Context.get(fake, ContainerEngine),
       control: Context.get(fake, FakeContainerEngine.FakeContainerEngineControl),
       scope
     }
@@ -108,15 +110,132 @@ describe("container supervision on a fake engine (TestClock)", () => {
       expect((yield* Fiber.join(next)).exitCode).toBe(0)
     }))
 
-  it.scoped("a call interrupted before its pid line kills the group its exec started", () =>
+  it.scoped("a call of its own exec (it has stdin) interrupted before its pid line kills the group its exec started", () =>
     Effect.gen(function*() {
       const { control, executor } = yield* build(() => ({ onTerm: "ignore", holdStart: true }))
-      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "held" })))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "held", stdin: "input" })))
       const command = yield* control.next
       expect(yield* command.alive).toBe(true)
       yield* Fiber.interrupt(fiber)
       expect((yield* command.signals).map((sent) => sent.signal)).toEqual(["SIGKILL"])
       expect(yield* command.alive).toBe(false)
+    }))
+
+  it.scoped("a served call interrupted before its pid line runs nothing: its leader never gets the host's go", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "ignore", holdStart: true }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "held" })))
+      const command = yield* control.next
+      yield* Fiber.interrupt(fiber)
+      expect(yield* command.ran).toBe(false)
+      expect(yield* command.alive).toBe(false)
+      expect(yield* command.signals).toEqual([])
+    }))
+
+  it.scoped("calls one after another in a box reuse one served exec: no exec of the engine's per call", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      for (const code of [0, 1, 2]) {
+        const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: `exit ${code}` })))
+        const command = yield* control.next
+        yield* command.writeStdout(`out ${code}\n`)
+        yield* command.exit(code)
+        const result = yield* Fiber.join(fiber)
+        expect(result).toMatchObject({ exitCode: code, signal: null })
+        expect(result.stdout.text).toBe(`out ${code}\n`)
+        expect(yield* command.ran).toBe(true)
+      }
+      expect(yield* control.execs).toBe(1)
+    }))
+
+  it.scoped("a served exec that died while it waited is replaced, and the call runs once", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const first = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      yield* (yield* control.next).exit(0)
+      yield* Fiber.join(first)
+      expect(yield* control.waiting).toBe(1)
+      yield* control.killWaiting
+      const second = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "echo again" })))
+      const command = yield* control.next
+      yield* command.writeStdout("again\n")
+      yield* command.exit(0)
+      const result = yield* Fiber.join(second)
+      expect(result).toMatchObject({ exitCode: 0, stdout: { text: "again\n" } })
+      expect(yield* control.execs).toBe(2)
+    }))
+
+  it.scoped("a served exec the engine refuses fails the call with the engine's word, and the next call gets one", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      yield* control.refuseExecs(1)
+      const refused = yield* Effect.flip(executor.run(yield* executor.resolve({ command: "true" })))
+      expect(refused.message).toContain("the fake engine refused the exec")
+      const next = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      yield* (yield* control.next).exit(0)
+      expect((yield* Fiber.join(next)).exitCode).toBe(0)
+    }))
+
+  it.scoped("a served call whose box goes ends killed, with the note, and the next call gets a new box", () =>
+    Effect.gen(function*() {
+      const { control, engine, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const fiber = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "sleep 100" })))
+      const command = yield* control.next
+      yield* command.writeStdout("started\n")
+      yield* engine.removeBox(command.box)
+      const result = yield* Fiber.join(fiber)
+      expect(result).toMatchObject({ exitCode: null, signal: "SIGKILL" })
+      expect(result.stderr.text).toContain(`the container ${command.box.slice(0, 12)} was removed while the command ran`)
+      const next = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      const second = yield* control.next
+      expect(second.box).not.toBe(command.box)
+      yield* second.exit(0)
+      expect((yield* Fiber.join(next)).exitCode).toBe(0)
+    }))
+
+  it.scoped("a served exec waiting in a box paused from outside: after a second without its pid the call fails as paused, and its command never runs", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const run = (command: string) => Effect.flatMap(executor.resolve({ command }), executor.run)
+      // Two calls at once leave two served execs waiting.
+      const both = yield* Effect.fork(Effect.all([run("a"), run("b")], { concurrency: 2 }))
+      const [a, b] = [yield* control.next, yield* control.next]
+      yield* a.exit(0)
+      yield* b.exit(0)
+      yield* Fiber.join(both)
+      expect(yield* control.waiting).toBe(2)
+      yield* control.pause(a.box, true)
+      const frozen = yield* Effect.fork(Effect.flip(run("held")))
+      let failure = yield* Fiber.poll(frozen)
+      for (let step = 0; step < 40 && failure._tag === "None"; step++) {
+        yield* TestClock.adjust(100)
+        failure = yield* Fiber.poll(frozen)
+      }
+      const error = yield* Fiber.join(frozen)
+      expect(error.message).toContain("the container is paused")
+      yield* control.pause(a.box, false)
+      // Unpaused, the closed exec ran nothing: the next command is the next call's.
+      const next = yield* Effect.fork(run("after"))
+      const command = yield* control.next
+      expect(command.command).toBe("after")
+      yield* command.exit(0)
+      expect((yield* Fiber.join(next)).exitCode).toBe(0)
+    }))
+
+  it.scoped("a served exec waits at most its idle time, by the Clock, and is closed", () =>
+    Effect.gen(function*() {
+      const { control, executor } = yield* build(() => ({ onTerm: "obey" }))
+      const first = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      yield* (yield* control.next).exit(0)
+      yield* Fiber.join(first)
+      yield* TestClock.adjust(idleMs - 1)
+      expect(yield* control.waiting).toBe(1)
+      yield* TestClock.adjust(1)
+      expect(yield* control.waiting).toBe(0)
+      const second = yield* Effect.fork(executor.run(yield* executor.resolve({ command: "true" })))
+      yield* (yield* control.next).exit(0)
+      yield* Fiber.join(second)
+      expect(yield* control.execs).toBe(2)
     }))
 
   it.scoped("the layer's close removes its boxes", () =>

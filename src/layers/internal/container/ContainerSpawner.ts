@@ -1,56 +1,49 @@
 /**
- * The `ProcessSpawner` port on a container engine: each spawn is an exec in the session's box whose
- * wrapper makes the command the leader of its own process group and reports its pid first; signals
- * and liveness go through further execs; the leader's end comes from the box's control directory.
+ * The `ProcessSpawner` port on a container engine: each spawn runs in the session's box under a
+ * wrapper that makes the command the leader of its own process group and reports its pid first. Most
+ * calls are taken by a served exec kept in the box (`ServedSpawn`), whose own streams say how the
+ * leader ended; the others are an exec each, whose leader's end comes from the box's control
+ * directory. Signals and liveness go through further execs.
  * The executor core above it is the local executor's: timeouts, TERM → grace → KILL, leftovers,
  * bounded drain and spill files work unchanged.
  *
  * @internal
  */
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { ProcessSpawner, SpawnError } from "../../../services/ProcessSpawner.js"
+import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
+import type { SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box, Boxes } from "./Boxes.js"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { makeExitLatch } from "../spawner/exitLatch.js"
 import { tooLongForArgv } from "../spawner/shellInvocation.js"
+import { execPipes } from "./execPipes.js"
+import { ExecPool } from "./ExecPool.js"
+import { servable } from "./served.js"
+import { spawnServed } from "./ServedSpawn.js"
+import { BoxGone, boxGoneText, lostText, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
 import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
+
+export { boxGoneText, lostText, oomText } from "./spawnNotes.js"
 
 const encoder = new TextEncoder()
 
 /** How often the leader's status file is read when no watch event came (a safety net, not the path). */
 const statusPollMs = 1_000
 
-/** Bound on the wrapper's first line: the exec has started when the engine answered. */
-const startTimeoutMs = 30_000
-
 /** The session a spawn belongs to: its `DSH_SESSION_ID`, or the layer's own box without one. */
 const sessionOf = (env: Readonly<Record<string, string>>): string => env.DSH_SESSION_ID ?? ""
-
-/** The note a box removed mid-call leaves in stderr. */
-export const boxGoneText = (box: string): string =>
-  `effect-bash: the container ${box.slice(0, 12)} was removed while the command ran; the next command starts in a new one\n`
-
-/** The note a command killed by the box's memory limit leaves in stderr. */
-export const oomText = (memoryMb: number | undefined): string =>
-  `effect-bash: killed by the container's memory limit${memoryMb === undefined ? "" : ` (${memoryMb} MB)`}\n`
-
-/**
- * The note of a call whose wrapper's output ended without a status: the wrapper was killed, with the
- * box's processes (a restart) or by a process in the box, or the engine stopped answering.
- */
-export const lostText =
-  "effect-bash: the command's supervisor in the container stopped answering before it said how the command " +
-  "ended; what was left of the command is killed\n"
 
 export interface ContainerSpawnerOptions {
   readonly engine: ContainerEngine.Service
   readonly boxes: Boxes
   readonly memoryMb?: number | undefined
+  /** The layer's scope: the boxes' served execs are closed with it at the latest. */
+  readonly scope: Scope.Scope
 }
 
 /** Reads frames until the wrapper's first stdout line; the frames read past it are kept for the pipes. */
@@ -77,10 +70,12 @@ const readPidLine = (exec: ContainerEngine.ExecSession) =>
     }
   })
 
-const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
-
-/** The session's box was gone when the exec was created: nothing started. */
-class BoxGone extends Data.TaggedError("BoxGone")<{ readonly failure: SpawnError }> {}
+/**
+ * Whether a call runs on a served exec: one with nothing on stdin, a command that fits an argv and
+ * variables bash can export as given. Any other runs in an exec of its own.
+ */
+const served = (options: ProcessSpawner.Options): boolean =>
+  options.stdin === undefined && !tooLongForArgv(options.command) && servable(wrapperEnv(options.env))
 
 export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessSpawner["Type"] => {
   const { boxes, engine } = options
@@ -99,6 +94,26 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
     )
   }
 
+  // Each box's served execs; a box gone or replaced takes its pool with it.
+  const pools = new Map<Box, ExecPool>()
+  const poolOf = (box: Box) =>
+    Effect.gen(function*() {
+      for (const [each, pool] of pools) {
+        if (each.gone || Option.getOrUndefined(boxes.boxOf(each.session)) !== each) {
+          pools.delete(each)
+          yield* pool.close
+        }
+      }
+      const known = pools.get(box)
+      if (known !== undefined) return known
+      const pool = yield* ExecPool.make(engine, box.id, options.scope)
+      // Another call of the box may have made one meanwhile: one pool per box.
+      const first = pools.get(box)
+      if (first !== undefined) return yield* Effect.as(pool.close, first)
+      pools.set(box, pool)
+      return pool
+    })
+
   const spawnOnce = (spawnOptions: ProcessSpawner.Options) =>
     Effect.gen(function*() {
       const scope = yield* Effect.scope
@@ -114,6 +129,9 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       )
       // Creating the box may have taken a while: a call aborted meanwhile starts nothing.
       if (spawnOptions.signal?.aborted === true) return yield* spawnFailure("aborted before the command started")
+      if (served(spawnOptions)) {
+        return yield* spawnServed({ engine, boxes, memoryMb: options.memoryMb, killGroupOrBox }, box, yield* poolOf(box), spawnOptions)
+      }
       const status = box.control.expect()
       yield* Scope.addFinalizer(scope, Effect.sync(status.release))
 
@@ -171,12 +189,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
             startedNothing = true
             return yield* new BoxGone({ failure: spawnFailure(`the command's shell did not start in container ${box.id.slice(0, 12)}`) })
           }
-          return yield* spawnFailure(
-            `the command's shell did not start in container ${box.id.slice(0, 12)}` +
-              (said === "" ? (box.gone ? ": the container is gone" : "") : `: ${said}`) +
-              // The engine looks for bash on the call's PATH when it sets one.
-              (spawnOptions.env.PATH === undefined ? " (the image needs bash)" : ` (the image needs bash on PATH=${spawnOptions.env.PATH})`)
-          )
+          return yield* spawnFailure(noShellText(box.id, said, box.gone, spawnOptions.env.PATH))
         }
         return { exec, early, pid }
       }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) || startedNothing ? Effect.void : abandon))
@@ -206,17 +219,10 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       )
 
       let outputEnded = false
-      const readPipes = (sinks: ProcessSpawner.OutputSinks, closed: () => boolean) =>
+      const readPipes = (deliver: (stream: "stdout" | "stderr", bytes: Uint8Array) => Effect.Effect<void>) =>
         Effect.gen(function*() {
-          const deliver = (frame: ContainerEngine.Frame) => closed() ? undefined : sinks[frame.stream](frame.bytes)
-          for (const frame of early) {
-            const work = deliver(frame)
-            if (work !== undefined) yield* work
-          }
-          for (let frame = yield* exec.next; frame !== undefined; frame = yield* exec.next) {
-            const work = deliver(frame)
-            if (work !== undefined) yield* work
-          }
+          for (const frame of early) yield* deliver(frame.stream, frame.bytes)
+          for (let frame = yield* exec.next; frame !== undefined; frame = yield* exec.next) yield* deliver(frame.stream, frame.bytes)
           // Every writer has closed the pipes: the wrapper has exited, after writing its status if it could.
           outputEnded = true
           yield* status.settled
@@ -227,51 +233,13 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           const note = leader === undefined ? (box.gone ? boxGoneText(box.id) : lostText)
             : leader.oomKilled && leader.signal === "SIGKILL" ? oomText(options.memoryMb)
             : undefined
-          if (note !== undefined) {
-            const work = sinks.stderr(encoder.encode(note))
-            if (work !== undefined) yield* work
-          }
+          if (note !== undefined) yield* deliver("stderr", encoder.encode(note))
           settle(leader)
         })
 
-      // Frames arrive only as the exec's stream is read, so delivering them is always a fiber's work:
-      // `hasWork` holds until the stream has ended.
-      const openPipes = (sinks: ProcessSpawner.OutputSinks): ProcessSpawner.OpenPipes => {
-        let pipesEnded = false
-        let closed = false
-        let listeners: Array<() => void> = []
-        return {
-          get ended() {
-            return pipesEnded
-          },
-          get hasWork() {
-            return !pipesEnded
-          },
-          onChange: (listener) => {
-            listeners.push(listener)
-            return () => {
-              listeners = listeners.filter((each) => each !== listener)
-            }
-          },
-          drain: Effect.ensuring(
-            readPipes(sinks, () => closed),
-            Effect.sync(() => {
-              pipesEnded = true
-              const waiting = listeners
-              listeners = []
-              for (const listener of waiting) listener()
-            })
-          ),
-          close: () => {
-            closed = true
-            listeners = []
-          }
-        }
-      }
-
       const process: ProcessSpawner.Process = {
         pid,
-        openPipes,
+        openPipes: (sinks) => execPipes(sinks, readPipes),
         exit: latch.exit,
         onExit: latch.onExit,
         signalGroup: (signal) =>

@@ -68,11 +68,18 @@ export const execSession = (socket: Duplex): Omit<ContainerEngine.ExecSession, "
     }
     return queued.shift()
   }
+  // A connection the engine breaks while nobody reads it (an idle served exec) must not throw: its
+  // reader finds the stream ended.
+  socket.on("error", () => {})
   return {
     // The socket buffers what the exec has not read yet; a write error ends the output stream.
     sendInput: (bytes) =>
       Effect.sync(() => {
         socket.end(bytes)
+      }),
+    write: (bytes) =>
+      Effect.sync(() => {
+        if (!socket.destroyed && socket.writable) socket.write(bytes)
       }),
     next: Effect.promise(nextFrame),
     close: Effect.sync(() => {

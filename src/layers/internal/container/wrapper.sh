@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# The container wrapper (see wrapper.ts): $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode).
+# The container wrapper (see wrapper.ts): $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode);
+# or $1 = "serve": one call after another, each read from stdin (see serve below).
 oom() {
   local f k v
   for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
@@ -27,25 +28,33 @@ tag() {
   for (( i = 0; i < ${#t}; i++ )); do printf -v c %d "'${t:i:1}"; h=$(( (h + c) * $2 % 2147483647 )); done
   tagged=$(( (h + $3) % 2147483647 ))
 }
-# Without its key (the host gave up before sending it) the wrapper runs nothing.
-IFS=' ' read -r -a __effect_bash_key && [ "${#__effect_bash_key[@]}" = 6 ] || exit 0
-ctl=$1 oomed=
-# An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
-[ "${HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
-# No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
-type -P bash >/dev/null || exit 0
-cd -- "$2" 2>/dev/null || { printf 'nowd\n'; exit 0; }
-oom; before=$ooms
+# The served call's wrapper lines on stdout (and `end` on fd 3, the exec's stderr): after a NUL and
+# the call's token, which no process of the command has seen before the wrapper writes it.
+say() { printf '\0%s %s\n' "$__effect_bash_token" "$1"; }
+# Whether a process but this one holds the exec's stdout or stderr (a member that left the group):
+# then a later call's output would not be that call's alone, and this exec serves no more calls.
+held() {
+  local f
+  for f in /proc/[0-9]*/task/[0-9]*/fd/*; do
+    case $f in "/proc/$$/"*) continue ;; esac
+    { [ "$f" -ef /dev/fd/1 ] || [ "$f" -ef /dev/fd/3 ]; } 2>/dev/null && return 0
+  done
+  return 1
+}
 # A stopped leader has not ended: bash 5.1's "wait -f" waits for its end (an older bash's wait returns
 # at the stop, and the leader is reported as ended by its stop signal).
 untilEnd=
 (( BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1) )) && untilEnd=-f
 set -m
 # The leader's last state in the job table (Stopped, Exit 3, Killed...), kept once the job has left it.
-word='' code=''
 # Read through a command substitution (bash lists the parent's jobs there), never a file the command could write.
-# shellcheck disable=SC2154 # the trap's own text sets __effect_bash_job
-trap 'set -f; __effect_bash_job=($(jobs -l)); set +f; [ -n "${__effect_bash_job[2]-}" ] && { word=${__effect_bash_job[2]}; code=${__effect_bash_job[3]-}; }' CHLD
+onChild() {
+  set -f
+  # shellcheck disable=SC2207 # split into the job line's words (no glob: set -f)
+  __effect_bash_job=($(jobs -l))
+  set +f
+  [ -n "${__effect_bash_job[2]-}" ] && { word=${__effect_bash_job[2]}; code=${__effect_bash_job[3]-}; }
+}
 # The variables that change how bash starts, hidden from this shell by the host (see wrapperEnv),
 # given back to the command's shell: exported as given, its options set here just before its exec,
 # but for xtrace and verbose, which its bash turns on itself (no line of this shell is traced).
@@ -67,30 +76,46 @@ unhide() {
   export SHELLOPTS
   for name in $o; do
     case $name in
-      xtrace|verbose) own+=(-o "$name") ;;
+      xtrace|verbose) __effect_bash_own+=(-o "$name") ;;
       *) set -o "$name" 2>/dev/null || : ;;
     esac
   done
 }
 # The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
 # host makes the cancel file, then reads the pid: see ControlDir.cancel). Any entry there is a cancel,
-# a dangling link too.
-own=()
+# a dangling link too. A served leader says its pid, then runs nothing until the host's `go` (an exec the host gave up on
+# is closed: its input ends instead). The call's variables are exported only here, in the leader.
 gate() {
-  victim; printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
+  victim
+  if [ -n "$__effect_bash_token" ]; then
+    for __effect_bash_e in ${__effect_bash_env[@]+"${__effect_bash_env[@]}"}; do export "${__effect_bash_e?}"; done
+    unset __effect_bash_e __effect_bash_env
+    say "pid $BASHPID"
+    IFS= read -r __effect_bash_go && [ "$__effect_bash_go" = go ] || exit 125
+    unset __effect_bash_go __effect_bash_token
+    exec </dev/null
+  else
+    printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
+  fi
+  # An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
+  [ "${HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
   unhide
 }
-# The wrapper's own stderr goes before the leader starts: with job control on, bash reports a job that
-# ends before the wait ("[1]+ Done …") on it, which would reach the command's stderr. The leader
-# gets the exec's stderr back as fd 2.
-exec 3>&2 2>/dev/null
-if [ "$3" = stdin ]; then
-  { gate; exec bash --norc --noprofile ${own[@]+"${own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
+# One call: $1 = workdir, $2 = "argv" | "stdin", $3 = the command (argv mode); returns once the
+# leader has ended and its group is empty, the status said (to $ctl, or on stdout when served).
+call() {
+# No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
+PATH=${__effect_bash_path-$PATH} type -P bash >/dev/null || exit 0
+cd -- "$1" 2>/dev/null || { if [ -n "$__effect_bash_token" ]; then say nowd; else printf 'nowd\n'; fi; exit 0; }
+oom; before=$ooms oomed='' word='' code='' __effect_bash_own=()
+trap onChild CHLD
+if [ "$2" = stdin ]; then
+  { gate; exec bash --norc --noprofile ${__effect_bash_own[@]+"${__effect_bash_own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
 else
-  { gate; exec bash --norc --noprofile ${own[@]+"${own[@]}"} -c -- "$4" 2>&3 3>&-; } &
+  { gate; exec bash --norc --noprofile ${__effect_bash_own[@]+"${__effect_bash_own[@]}"} -c -- "$3" 2>&3 3>&-; } &
 fi
 pg=$!
-exec 3>&-
+[ -n "$__effect_bash_token" ] || exec 3>&-
 wait $untilEnd "$pg"
 st=$?
 # For a leader stopped before the wait began, bash gives the stop's status: the job table says how
@@ -109,9 +134,43 @@ oom
 line="$how $group$oomed"
 tag "$line" "${__effect_bash_key[0]}" "${__effect_bash_key[1]}"; first=$tagged
 tag "$line" "${__effect_bash_key[2]}" "${__effect_bash_key[3]}"
-printf '%s %s %s\n' "$line" "$first" "$tagged" >"$ctl"
-[ "$group" = alive ] || exit 0
+if [ -n "$__effect_bash_token" ]; then say "$line $first $tagged"; else printf '%s %s %s\n' "$line" "$first" "$tagged" >"$ctl"; fi
+[ "$group" = alive ] || return 0
 while command -p sleep 0.05; do
   members
-  [ "$group" = empty ] && { printf 'empty %s %s\n' "${__effect_bash_key[4]}" "${__effect_bash_key[5]}" >>"$ctl"; exit 0; }
+  [ "$group" = empty ] || continue
+  if [ -n "$__effect_bash_token" ]; then say "empty ${__effect_bash_key[4]} ${__effect_bash_key[5]}"
+  else printf 'empty %s %s\n' "${__effect_bash_key[4]}" "${__effect_bash_key[5]}" >>"$ctl"; fi
+  return 0
+done
+}
+# The wrapper's own stderr goes before the leader starts: with job control on, bash reports a job that
+# ends before the wait ("[1]+ Done …") on it, which would reach the command's stderr. The leader
+# gets the exec's stderr back as fd 2; a served call's `end` goes to fd 3.
+exec 3>&2 2>/dev/null
+__effect_bash_token=
+if [ "$1" != serve ]; then
+  # Without its key (the host gave up before sending it) the wrapper runs nothing.
+  IFS=' ' read -r -a __effect_bash_key && [ "${#__effect_bash_key[@]}" = 6 ] || exit 0
+  ctl=$1
+  call "$2" "$3" "$4"
+  exit 0
+fi
+# Served: each call is a key line (eight numbers and the call's token), then NUL-terminated fields:
+# the workdir, the command, the call's variables (NAME=value) and an empty one; its leader waits for
+# `go` (see gate). Once the call's group is empty, `end` under the key's last pair on stdout and on
+# the exec's stderr closes the call's output, and the next call is read; an exec whose output a
+# process of the command still holds says no `end` and serves no more.
+while IFS=' ' read -r -a __effect_bash_key && [ "${#__effect_bash_key[@]}" = 9 ]; do
+  __effect_bash_token=${__effect_bash_key[8]} __effect_bash_env=()
+  unset __effect_bash_path
+  IFS= read -r -d '' __effect_bash_cwd && IFS= read -r -d '' __effect_bash_command || exit 0
+  while IFS= read -r -d '' __effect_bash_e || exit 0; [ -n "$__effect_bash_e" ]; do
+    __effect_bash_env+=("$__effect_bash_e")
+    case $__effect_bash_e in PATH=*) __effect_bash_path=${__effect_bash_e#PATH=} ;; esac
+  done
+  call "$__effect_bash_cwd" argv "$__effect_bash_command"
+  held && exit 0
+  say "end ${__effect_bash_key[6]} ${__effect_bash_key[7]}"
+  say "end ${__effect_bash_key[6]} ${__effect_bash_key[7]}" >&3
 done

@@ -94,6 +94,10 @@ export const wrapperArgv = (command: string, cwd: string, statusFile: string): R
     ? [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", statusFile, cwd, "stdin"]
     : [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", statusFile, cwd, "argv", command]
 
+/** The served wrapper's argv: it reads one call after another from stdin (`served.ts`). */
+export const servedArgv = (): ReadonlyArray<string> =>
+  [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", "serve"]
+
 /**
  * What bash reads from its environment as it starts (a file to source, options, a glob filter):
  * hidden from the wrapper's own shell, which they would change, and given back to the command's

@@ -1,0 +1,39 @@
+/**
+ * What both ways of running a call in a box share: the notes a call's stderr may end with, the
+ * failure of a start, and the retry of a box found gone.
+ *
+ * @internal
+ */
+import * as Data from "effect/Data"
+import { SpawnError } from "../../../services/ProcessSpawner.js"
+
+/** The note a box removed mid-call leaves in stderr. */
+export const boxGoneText = (box: string): string =>
+  `effect-bash: the container ${box.slice(0, 12)} was removed while the command ran; the next command starts in a new one\n`
+
+/** The note a command killed by the box's memory limit leaves in stderr. */
+export const oomText = (memoryMb: number | undefined): string =>
+  `effect-bash: killed by the container's memory limit${memoryMb === undefined ? "" : ` (${memoryMb} MB)`}\n`
+
+/**
+ * The note of a call whose wrapper's output ended without a status: the wrapper was killed, with the
+ * box's processes (a restart) or by a process in the box, or the engine stopped answering.
+ */
+export const lostText =
+  "effect-bash: the command's supervisor in the container stopped answering before it said how the command " +
+  "ended; what was left of the command is killed\n"
+
+export const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
+
+/** The session's box was gone when the exec was created: nothing started. */
+export class BoxGone extends Data.TaggedError("BoxGone")<{ readonly failure: SpawnError }> {}
+
+/** Bound on the wrapper's first line: the exec has started when the engine answered. */
+export const startTimeoutMs = 30_000
+
+/** Why a shell that said no pid did not start, for the call's error. */
+export const noShellText = (box: string, said: string, gone: boolean, path: string | undefined): string =>
+  `the command's shell did not start in container ${box.slice(0, 12)}` +
+  (said === "" ? (gone ? ": the container is gone" : "") : `: ${said}`) +
+  // The engine looks for bash on the call's PATH when it sets one.
+  (path === undefined ? " (the image needs bash)" : ` (the image needs bash on PATH=${path})`)
