@@ -14,12 +14,10 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as ScopeModule from "effect/Scope"
 import * as NodePath from "node:path"
-import { HostReaper } from "./internal/spawner/HostReaper.js"
 import { PtySpawner } from "../services/PtySpawner.js"
 import { TerminalError, Terminals } from "../services/Terminals.js"
 import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
@@ -125,7 +123,6 @@ const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) 
 const start = (config: Settings) =>
   Effect.gen(function*() {
     const spawner = yield* PtySpawner
-    const reaper = yield* Effect.serviceOption(HostReaper)
     const layerScope = yield* Effect.scope
     const background = yield* FiberSet.make<void>()
     const buildEnv = makeEnvBuilder({
@@ -160,7 +157,6 @@ const start = (config: Settings) =>
         if (session.status.kind === "running") session.status = { kind: "exited", exitCode: null, signal: null }
         yield* Deferred.done(session.exited, Exit.void)
         entries.delete(session.id)
-        if (Option.isSome(reaper)) yield* reaper.value.forget(session.pty.pid)
         yield* Deferred.done(closing, Exit.void)
         return "closed" as const
       }))
@@ -223,7 +219,6 @@ const start = (config: Settings) =>
           const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited)
           const entry: Entry = { session, scope, published: false }
           entries.set(id, entry)
-          if (Option.isSome(reaper)) yield* reaper.value.track(pty.pid)
           // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
           yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
           const begun = yield* session.begin({ text: "", submit: false }, true)
