@@ -20,8 +20,12 @@ import * as ScopeModule from "effect/Scope"
 import * as NodePath from "node:path"
 import { PtySpawner } from "../services/PtySpawner.js"
 import { TerminalError, Terminals } from "../services/Terminals.js"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePlatformPath from "@effect/platform-node/NodePath"
 import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
+import { makeSpillStore } from "./internal/executor/SpillStore.js"
 import { type PtyEvent, TerminalSession } from "./internal/terminal/session.js"
+import { Transcript } from "./internal/terminal/transcript.js"
 import { shellArgs, shellFile, terminalVariables } from "./internal/terminal/shellSetup.js"
 import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
 
@@ -47,6 +51,15 @@ export const Settings = Schema.Struct({
   scrollbackMaxBytes: count(4 * 1024 * 1024),
   /** The most a send result or a scrollback page holds, in bytes (the newest). */
   maxReadBytes: count(256 * 1024),
+  /**
+   * Parent of the spill directory, where a terminal's whole transcript goes once its scrollback drops
+   * output (default: the OS temp directory). The directory is removed with the layer.
+   */
+  spillParent: Schema.optional(Schema.String),
+  /** Largest transcript file; past it the file is removed and only the scrollback is left. */
+  maxSpillBytes: count(64 * 1024 * 1024),
+  /** Bound on the layer's transcript files together: one that would cross it is not written. */
+  maxSpillTotalBytes: count(1024 * 1024 * 1024),
   pollIntervalMs: positive(50),
   /** How long after the write a foreground group's input wait may settle a send. */
   exactProbeAfterMs: positive(150),
@@ -123,6 +136,12 @@ const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) 
 const start = (config: Settings) =>
   Effect.gen(function*() {
     const spawner = yield* PtySpawner
+    // Made before the terminals' finalizer: closed after it, once every transcript is removed.
+    const spills = yield* makeSpillStore({
+      keep: false,
+      maxTotalBytes: config.maxSpillTotalBytes,
+      ...(config.spillParent !== undefined ? { parent: config.spillParent } : {})
+    }).pipe(Effect.provide(NodeFileSystem.layer), Effect.provide(NodePlatformPath.layer))
     const layerScope = yield* Effect.scope
     const background = yield* FiberSet.make<void>()
     const buildEnv = makeEnvBuilder({
@@ -216,7 +235,10 @@ const start = (config: Settings) =>
             Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
             Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
           )
-          const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited)
+          const transcript = new Transcript(spills, id, config.maxSpillBytes)
+          // Removed once the pump is stopped (finalizers run in reverse).
+          yield* ScopeModule.addFinalizer(scope, transcript.close)
+          const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited, transcript)
           const entry: Entry = { session, scope, published: false }
           entries.set(id, entry)
           // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.

@@ -22,6 +22,7 @@ import type { Terminals } from "../../../services/Terminals.js"
 import { BoundedText } from "./boundedText.js"
 import { PromptMarker, ScreenScanner } from "./screenScanner.js"
 import { controlledPrompt } from "./shellSetup.js"
+import type { Transcript } from "./transcript.js"
 
 /** The numbers a terminal runs by (see `TerminalsLive.Settings`). */
 export interface SessionConfig {
@@ -58,7 +59,7 @@ interface ActiveSend {
 /** A send under way: its wait for readiness, and a consuming read of its output so far. */
 export interface Begun {
   readonly wait: Effect.Effect<Terminals.SendResult>
-  readonly read: () => { readonly output: string; readonly truncated: boolean }
+  readonly read: () => Terminals.OutputRead
 }
 
 /** A prompt tail that can no longer be the controlled prompt. */
@@ -83,7 +84,8 @@ export class TerminalSession {
     readonly owner: string | undefined,
     readonly pty: PtySpawner.Pty,
     readonly config: SessionConfig,
-    exited: Deferred.Deferred<void>
+    exited: Deferred.Deferred<void>,
+    readonly transcript: Transcript
   ) {
     this.scrollback = new BoundedText(config.scrollbackMaxBytes, config.scrollbackLines)
     this.exited = exited
@@ -103,24 +105,27 @@ export class TerminalSession {
     return this.promptSeen && this.promptTail === controlledPrompt
   }
 
-  private append(text: string): void {
-    if (text.length === 0) return
+  /** Keeps `text`; returns the transcript's work, to finish before the next event. */
+  private append(text: string): Effect.Effect<void> | undefined {
+    if (text.length === 0) return undefined
+    const spill = this.transcript.feed(text, !this.scrollback.fits(text), () => this.scrollback.text)
     this.scrollback.append(text)
     this.active?.output.append(text)
     this.active?.unread.append(text)
+    return spill
   }
 
   /** Takes one PTY event; runs in the pump fiber only. */
   readonly take = (event: PtyEvent): Effect.Effect<void> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       if (event._tag === "exit") {
-        this.append(this.scanner.flush())
+        const spill = this.append(this.scanner.flush()) ?? Effect.void
         if (this.status.kind === "running") this.status = { kind: "exited", ...event.exit }
-        return Deferred.done(this.exited, Exit.void)
+        return Effect.zipRight(spill, Deferred.done(this.exited, Exit.void))
       }
       const scanned = this.scanner.push(event.chunk)
       this.lastOutputAt = now
-      this.append(scanned.kept)
+      const spill = this.append(scanned.kept)
       for (const piece of scanned.pieces) {
         if (piece === PromptMarker) {
           this.promptSeen = true
@@ -130,7 +135,7 @@ export class TerminalSession {
           this.promptTail = tail.length > controlledPrompt.length ? mismatch : tail
         }
       }
-      return Effect.void
+      return spill ?? Effect.void
     })
 
   /** The pump: PTY events in order, for the terminal's lifetime. */
@@ -187,20 +192,26 @@ export class TerminalSession {
         wait,
         read: () => {
           const { text, truncated } = send.unread.consume()
-          return { output: text, truncated }
+          return this.withTranscript({ output: text, truncated })
         }
       }
     })
   }
 
   private result(send: ActiveSend, wait: Terminals.WaitReason): Terminals.SendResult {
-    return {
+    return this.withTranscript({
       output: send.output.text,
       wait,
       status: this.status,
       truncated: send.output.dropped,
       screen: this.scanner.alternate ? "alternate" : "normal"
-    }
+    })
+  }
+
+  /** `value` with the transcript's path, when the text was cut and the transcript is on disk. */
+  private withTranscript<A extends { readonly truncated: boolean }>(value: A): A & { readonly transcriptPath?: string } {
+    const path = this.transcript.path
+    return value.truncated && path !== undefined ? { ...value, transcriptPath: path } : value
   }
 
   /**
@@ -263,20 +274,26 @@ export class TerminalSession {
     const lines = text.split("\n")
     const totalLines = text.length === 0 ? 0 : lines.length
     if (offset >= totalLines) {
-      return { text: "", totalLines, lineBegin: offset, lineEnd: offset, truncated: this.scrollback.dropped }
+      return this.withTranscript({
+        text: "",
+        totalLines,
+        lineBegin: offset,
+        lineEnd: offset,
+        truncated: this.scrollback.dropped
+      })
     }
     const end = totalLines - offset
     const bounded = new BoundedText(this.config.maxReadBytes)
     bounded.append(lines.slice(Math.max(0, end - count), end).join("\n"))
     const pageText = bounded.text
     const returned = pageText.length === 0 ? 0 : pageText.split("\n").length
-    return {
+    return this.withTranscript({
       text: pageText,
       totalLines,
       lineBegin: offset,
       lineEnd: offset + returned,
       truncated: this.scrollback.dropped || bounded.dropped
-    }
+    })
   }
 
   /**
