@@ -187,79 +187,94 @@ const start = (config: Settings) =>
       })
     )
 
-    const checkOpen = (owner: string | undefined, options: Terminals.OpenOptions) =>
+    // Opens under way, by id: they count against the caps and hold their name from the check on, so
+    // opens racing through a spawn that waits (node-pty loading) cannot pass a cap together.
+    const reserved = new Map<string, { readonly owner: string | undefined; readonly name: string | undefined }>()
+
+    /** The open terminals and opens under way (an exited shell counts until it is closed: its scrollback is held). */
+    const holders = () => [
+      ...[...entries.values()].filter((entry) => entry.session.closing === undefined).map(({ session }) => session),
+      ...[...reserved].filter(([id]) => !entries.has(id)).map(([, holder]) => holder)
+    ]
+
+    /** Checks the request and the caps, then reserves a place under a fresh id. */
+    const reserve = (owner: string | undefined, options: Terminals.OpenOptions) =>
       Effect.suspend(() => {
         if (!accepting) return fail("unavailable", "PTY service is disposing")
         if (options.type !== "shell") return fail("invalid", `no PTY backend registered for "${options.type}"`)
         const envProblem = validateEnv(options.env, options.dshEnv)
         if (envProblem !== undefined) return fail("invalid", envProblem.message)
+        const held = holders()
         if (options.name !== undefined) {
           if (options.name.length === 0) return fail("invalid", "PTY session name must be non-empty")
-          const taken = [...entries.values()].some((entry) =>
-            entry.session.owner === owner && entry.session.name === options.name && entry.session.closing === undefined
-          )
-          if (taken) return fail("invalid", `PTY session name "${options.name}" already exists for this owner`)
+          if (held.some((holder) => holder.owner === owner && holder.name === options.name)) {
+            return fail("invalid", `PTY session name "${options.name}" already exists for this owner`)
+          }
         }
-        // An exited shell counts until it is closed: its scrollback is still held.
-        const live = [...entries.values()].filter((entry) => entry.session.closing === undefined)
-        if (live.filter((entry) => entry.session.owner === owner).length >= config.maxPerSession) {
+        if (held.filter((holder) => holder.owner === owner).length >= config.maxPerSession) {
           return fail("limit", sessionLimitMessage(config.maxPerSession))
         }
-        if (live.length >= config.maxTotal) return fail("limit", layerLimitMessage(config.maxTotal))
-        return Effect.void
+        if (held.length >= config.maxTotal) return fail("limit", layerLimitMessage(config.maxTotal))
+        const id = `pty-${++counter}`
+        reserved.set(id, { owner, name: options.name })
+        return Effect.succeed(id)
       })
 
     const open = Effect.fn("Terminals.open")(function*(owner: string | undefined, options: Terminals.OpenOptions) {
-      yield* checkOpen(owner, options)
-      const id = `pty-${++counter}`
-      yield* Effect.annotateCurrentSpan({ "terminal.id": id })
-      const base = config.cwd ?? process.cwd()
-      const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
-      const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
-      return yield* Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
-          const events = yield* Queue.unbounded<PtyEvent>()
-          const exited = yield* Deferred.make<void>()
-          const pty = yield* spawner.spawn({
-            file: shellFile,
-            args: shellArgs,
-            cwd,
-            env,
-            rows: options.rows ?? config.rows,
-            cols: options.cols ?? config.cols,
-            onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
-            onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
-          }).pipe(
-            ScopeModule.extend(scope),
-            Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
-            Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
-          )
-          const transcript = new Transcript(spills, id, config.maxSpillBytes)
-          // Removed once the pump is stopped (finalizers run in reverse).
-          yield* ScopeModule.addFinalizer(scope, transcript.close)
-          const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited, transcript)
-          const entry: Entry = { session, scope, published: false }
-          entries.set(id, entry)
-          // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
-          yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
-          const begun = yield* session.begin({ text: "", submit: false }, true)
-          const result = yield* restore(begun.wait).pipe(Effect.onInterrupt(() => closeEntry(entry)))
-          if (result.wait === "session_exit" || result.wait === "timeout") {
-            yield* closeEntry(entry)
-            return yield* fail(
-              "startup",
-              result.wait === "timeout"
-                ? "PTY shell did not reach readiness before startup timeout"
-                : "PTY shell exited during startup"
-            )
-          }
-          entry.published = true
-          const opened: Terminals.Opened = { ...session.snapshot(), startup: result.output }
-          return opened
-        })
-      )
+      const id = yield* reserve(owner, options)
+      return yield* Effect.ensuring(opening(id, owner, options), Effect.sync(() => reserved.delete(id)))
     })
+
+    const opening = (id: string, owner: string | undefined, options: Terminals.OpenOptions) =>
+      Effect.gen(function*() {
+        yield* Effect.annotateCurrentSpan({ "terminal.id": id })
+        const base = config.cwd ?? process.cwd()
+        const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
+        const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+        return yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
+            const events = yield* Queue.unbounded<PtyEvent>()
+            const exited = yield* Deferred.make<void>()
+            const pty = yield* spawner.spawn({
+              file: shellFile,
+              args: shellArgs,
+              cwd,
+              env,
+              rows: options.rows ?? config.rows,
+              cols: options.cols ?? config.cols,
+              onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
+              onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
+            }).pipe(
+              ScopeModule.extend(scope),
+              Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
+              Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
+            )
+            const transcript = new Transcript(spills, id, config.maxSpillBytes)
+            // Removed once the pump is stopped (finalizers run in reverse).
+            yield* ScopeModule.addFinalizer(scope, transcript.close)
+            const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited, transcript)
+            const entry: Entry = { session, scope, published: false }
+            entries.set(id, entry)
+            // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
+            yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
+            const begun = yield* session.begin({ text: "", submit: false }, true)
+            const result = yield* restore(begun.wait).pipe(Effect.onInterrupt(() => closeEntry(entry)))
+            if (result.wait === "session_exit" || result.wait === "timeout") {
+              yield* closeEntry(entry)
+              return yield* fail(
+                "startup",
+                result.wait === "timeout"
+                  ? "PTY shell did not reach readiness before startup timeout"
+                  : "PTY shell exited during startup"
+              )
+            }
+            entry.published = true
+            const opened: Terminals.Opened = { ...session.snapshot(), startup: result.output }
+            return opened
+          })
+        )
+      })
 
     const claim = (owner: string | undefined, id: string) =>
       Effect.flatMap(lookup(owner, id), (entry) => {

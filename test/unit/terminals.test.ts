@@ -279,6 +279,58 @@ describe("owners and caps", () => {
   })
 })
 
+describe("caps under racing opens", () => {
+  // A spawn that waits (node-pty loads on the first) lets opens overlap between the check and the spawn.
+  const slow = () => FakePtySpawner.make({ spawnDelayMs: 50 })
+  const openFor = (who: string, name?: string) =>
+    Effect.either(Effect.flatMap(Terminals, (t) => t.open(who, { type: "shell", ...(name ? { name } : {}) })))
+
+  it.effect("opens of one session racing through a slow spawn pass the per-session cap one at a time", () => {
+    const fake = slow()
+    return Effect.gen(function*() {
+      const outcomes = yield* within(500, Effect.all([openFor("a"), openFor("a"), openFor("a")], { concurrency: "unbounded" }))
+      expect(outcomes.filter((outcome) => outcome._tag === "Right")).toHaveLength(2)
+      expect(outcomes.flatMap((outcome) => outcome._tag === "Left" ? [outcome.left.message] : [])).toEqual([
+        "terminal limit reached: this session already has 2 open terminal sessions; close one with terminal_close first"
+      ])
+      expect(fake.ptys).toHaveLength(2)
+    }).pipe(Effect.provide(withFake(fake, { maxPerSession: 2 })))
+  })
+
+  it.effect("opens of many sessions racing through a slow spawn pass the per-layer cap one at a time", () => {
+    const fake = slow()
+    return Effect.gen(function*() {
+      const outcomes = yield* within(500, Effect.all(["a", "b", "c", "d"].map((who) => openFor(who)), { concurrency: "unbounded" }))
+      expect(outcomes.filter((outcome) => outcome._tag === "Right")).toHaveLength(3)
+      expect(outcomes.flatMap((outcome) => outcome._tag === "Left" ? [outcome.left.message] : [])).toEqual([
+        "terminal limit reached: 3 terminal sessions are open on this host; close one with terminal_close first"
+      ])
+      expect(fake.ptys).toHaveLength(3)
+    }).pipe(Effect.provide(withFake(fake, { maxTotal: 3 })))
+  })
+
+  it.effect("a name is held from the check on: a racing open of the same name is refused", () => {
+    const fake = slow()
+    return Effect.gen(function*() {
+      const outcomes = yield* within(500, Effect.all([openFor("a", "main"), openFor("a", "main")], { concurrency: "unbounded" }))
+      expect(outcomes.map((outcome) => outcome._tag === "Left" ? outcome.left.message : "opened")).toEqual([
+        "opened",
+        `PTY session name "main" already exists for this owner`
+      ])
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("an open that fails gives its place back", () => {
+    const fake = FakePtySpawner.make({ onSpawn: () => {}, spawnDelayMs: 50 })
+    return Effect.gen(function*() {
+      const failed = yield* within(2_000, openFor("a"))
+      expect(failed._tag === "Left" && failed.left.message).toBe("PTY shell did not reach readiness before startup timeout")
+      const again = yield* within(2_000, openFor("a"))
+      expect(again._tag === "Left" && again.left.message).toBe("PTY shell did not reach readiness before startup timeout")
+    }).pipe(Effect.provide(withFake(fake, { maxPerSession: 1, startupTimeoutMs: 1_000 })))
+  })
+})
+
 describe("stopping", () => {
   it.effect("interrupting a send sends SIGINT to the foreground group, never a written ^C", () => {
     const fake = FakePtySpawner.make({
