@@ -37,6 +37,11 @@ export interface HarnessInstance<C extends PluginConfig> {
   /** The stack's Approval and SessionPersistence, backed by the host's services (read at call time). */
   readonly services: Pick<BashStackOverrides, "approval" | "persistence">
   /**
+   * The session id a `ctx.terminals` caller's owner stands for (the harness's agent, say); without
+   * it an owner is a session id string.
+   */
+  readonly terminalOwner?: (owner: unknown) => string | undefined
+  /**
    * Starts the harness side once `ctx.bash` & co. are provided (unless `registerTools` is false);
    * returns its disposers in the order the plugin yields them (Cordis runs them in reverse).
    */

@@ -201,14 +201,14 @@ const start = (config: Settings) =>
     const reserve = (owner: string | undefined, options: Terminals.OpenOptions) =>
       Effect.suspend(() => {
         if (!accepting) return fail("unavailable", "PTY service is disposing")
-        if (options.type !== "shell") return fail("invalid", `no PTY backend registered for "${options.type}"`)
+        if (options.type !== "shell") return fail("no-backend", `no PTY backend registered for "${options.type}"`)
         const envProblem = validateEnv(options.env, options.dshEnv)
         if (envProblem !== undefined) return fail("invalid", envProblem.message)
         const held = holders()
         if (options.name !== undefined) {
           if (options.name.length === 0) return fail("invalid", "PTY session name must be non-empty")
           if (held.some((holder) => holder.owner === owner && holder.name === options.name)) {
-            return fail("invalid", `PTY session name "${options.name}" already exists for this owner`)
+            return fail("name-taken", `PTY session name "${options.name}" already exists for this owner`)
           }
         }
         if (held.filter((holder) => holder.owner === owner).length >= config.maxPerSession) {

@@ -24,6 +24,8 @@ export class TerminalError extends Data.TaggedError("TerminalError")<{
     | "exited"
     | "limit"
     | "invalid"
+    | "no-backend"
+    | "name-taken"
     | "unavailable"
     | "startup"
   readonly message: string
