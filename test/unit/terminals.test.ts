@@ -101,6 +101,25 @@ describe("readiness", () => {
     }).pipe(Effect.provide(withFake(fake)))
   })
 
+  it.effect("a prompt settles the send once it has been quiet for a poll, not at the poll after", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "echo hi" })))
+      yield* TestClock.adjust(10)
+      const pty = fake.ptys[0]!
+      pty.emit("hi\r\n")
+      pty.prompt()
+      // The poll at 50 ms sees 40 ms of quiet; the next look is at 60 ms, when it has been 50.
+      yield* TestClock.adjust(49)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1)
+      expect((yield* Fiber.join(fiber)).wait).toBe("stdin_read")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
   it.effect("a marker followed by other text (an echo of it) is not a prompt", () => {
     const fake = FakePtySpawner.make({
       onWrite: (pty) => {

@@ -224,14 +224,18 @@ export class TerminalSession {
     return foreground.readingInput && send.initialLeftWait
   }
 
-  private poll(send: ActiveSend): Effect.Effect<Terminals.WaitReason | undefined> {
+  /** What settled the send, or how long until the next look (ms). */
+  private poll(send: ActiveSend): Effect.Effect<Terminals.WaitReason | number> {
     return Effect.gen(this, function*() {
       if (this.status.kind === "exited") return "session_exit"
       const foreground = yield* this.pty.foreground
       const now = yield* Clock.currentTimeMillis
       const idle = now - this.lastOutputAt
-      if (this.promptReady && idle >= this.config.pollIntervalMs && foreground?.pgid === this.pty.pid) {
-        return "stdin_read"
+      const interval = this.config.pollIntervalMs
+      if (this.promptReady && foreground?.pgid === this.pty.pid) {
+        if (idle >= interval) return "stdin_read"
+        // The prompt is there: look again as soon as it has been quiet for a poll, not a poll later.
+        return interval - idle
       }
       // While the shell starts, only its output (the prompt) can say it is ready. A wait counts once
       // the output has paused for a poll, so what the program printed before it is in the result.
@@ -242,16 +246,17 @@ export class TerminalSession {
       ) return "stdin_read"
       const grace = this.promptSeen ? this.config.handoffGraceMs : 0
       if (hasOutput && idle >= this.config.idleSilenceMs + grace) return "inferred_idle"
-      return undefined
+      return interval
     })
   }
 
   private awaitReady(send: ActiveSend, timeoutMs: number): Effect.Effect<Terminals.WaitReason> {
-    const interval = Duration.millis(this.config.pollIntervalMs)
-    const polling: Effect.Effect<Terminals.WaitReason> = Effect.flatMap(
-      Effect.zipRight(Effect.sleep(interval), this.poll(send)),
-      (wait) => wait === undefined ? polling : Effect.succeed(wait)
-    )
+    const pollAfter = (ms: number): Effect.Effect<Terminals.WaitReason> =>
+      Effect.flatMap(
+        Effect.zipRight(Effect.sleep(Duration.millis(ms)), this.poll(send)),
+        (wait) => typeof wait === "number" ? pollAfter(wait) : Effect.succeed(wait)
+      )
+    const polling = pollAfter(this.config.pollIntervalMs)
     const exit = Effect.as(Deferred.await(this.exited), "session_exit" as const)
     return Effect.raceFirst(polling, exit).pipe(
       Effect.timeoutTo({
