@@ -309,7 +309,7 @@ const start = (config: Settings) =>
           )
         )
         const operation: Terminals.SendOperation = {
-          read: Effect.sync(begun.read),
+          read: begun.read,
           cancel: session.interrupt(),
           done: Deferred.await(done)
         }
@@ -324,7 +324,7 @@ const start = (config: Settings) =>
         const lines = request.count ?? 500
         if (!isSafeCount(offset, 0)) return yield* fail("invalid", "PTY read offset must be a non-negative safe integer")
         if (!isSafeCount(lines, 1)) return yield* fail("invalid", "PTY read count must be a positive safe integer")
-        return entry.session.page(offset, lines)
+        return yield* entry.session.page(offset, lines)
       }
     )
 

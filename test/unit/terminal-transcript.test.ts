@@ -59,6 +59,20 @@ const fileText = (path: string, expected: string) =>
     return text
   })
 
+/**
+ * The files under `dir` once they are `expected`: a dropped transcript is removed behind the terminal,
+ * so each look is a real read that lets pending removals land (bounded, never a sleep).
+ */
+const filesOnceThey = (dir: string, expected: ReadonlyArray<string | undefined>) =>
+  Effect.gen(function*() {
+    let files = filesUnder(dir)
+    for (let look = 0; look < 500 && JSON.stringify(files) !== JSON.stringify(expected); look++) {
+      yield* Effect.promise(() => NodeFs.promises.readdir(dir, { recursive: true }))
+      files = filesUnder(dir)
+    }
+    return files
+  })
+
 const filesUnder = (dir: string): Array<string> =>
   NodeFs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) =>
     NodePath.join(entry.parentPath, entry.name)
@@ -110,7 +124,7 @@ describe("a terminal's transcript", () => {
         const second = yield* within(200, terminals.send(owner, id, { text: "seq" }))
         expect(second.truncated).toBe(true)
         expect(second.transcriptPath).toBeUndefined()
-        expect(filesUnder(parent)).toEqual([])
+        expect(yield* filesOnceThey(parent, [])).toEqual([])
       }).pipe(
         Effect.provide(
           TerminalsLive.layer({
@@ -138,7 +152,7 @@ describe("a terminal's transcript", () => {
         expect(first.transcriptPath).toBeDefined()
         expect(second.truncated).toBe(true)
         expect(second.transcriptPath).toBeUndefined()
-        expect(filesUnder(parent)).toEqual([first.transcriptPath])
+        expect(yield* filesOnceThey(parent, [first.transcriptPath])).toEqual([first.transcriptPath])
       }).pipe(
         Effect.provide(
           TerminalsLive.layer({

@@ -59,7 +59,7 @@ interface ActiveSend {
 /** A send under way: its wait for readiness, and a consuming read of its output so far. */
 export interface Begun {
   readonly wait: Effect.Effect<Terminals.SendResult>
-  readonly read: () => Terminals.OutputRead
+  readonly read: Effect.Effect<Terminals.OutputRead>
 }
 
 /** A prompt tail that can no longer be the controlled prompt. */
@@ -182,6 +182,7 @@ export class TerminalSession {
         yield* this.pty.write(data)
       }
       const wait = this.awaitReady(send, startup ? this.config.startupTimeoutMs : this.config.timeoutMs).pipe(
+        Effect.flatMap((reason) => Effect.as(this.transcript.settled, reason)),
         Effect.map((reason) => this.result(send, reason)),
         Effect.ensuring(Effect.sync(() => {
           if (this.active === send) this.active = undefined
@@ -190,10 +191,13 @@ export class TerminalSession {
       )
       return {
         wait,
-        read: () => {
-          const { text, truncated } = send.unread.consume()
-          return this.withTranscript({ output: text, truncated })
-        }
+        read: Effect.zipRight(
+          this.transcript.settled,
+          Effect.sync(() => {
+            const { text, truncated } = send.unread.consume()
+            return this.withTranscript({ output: text, truncated })
+          })
+        )
       }
     })
   }
@@ -274,7 +278,11 @@ export class TerminalSession {
   }
 
   /** A page of the scrollback, `offset` lines back from the newest. */
-  page(offset: number, count: number): Terminals.Page {
+  page(offset: number, count: number): Effect.Effect<Terminals.Page> {
+    return Effect.zipRight(this.transcript.settled, Effect.sync(() => this.pageNow(offset, count)))
+  }
+
+  private pageNow(offset: number, count: number): Terminals.Page {
     const text = this.scrollback.text
     const lines = text.split("\n")
     const totalLines = text.length === 0 ? 0 : lines.length

@@ -8,9 +8,15 @@
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import { Buffer } from "node:buffer"
 import type { SpillFile, SpillStore } from "../executor/SpillStore.js"
+
+/** How long a result waits for a transcript file being opened. */
+const openBoundMs = 1_000
 
 type State =
   | { readonly _tag: "None" }
@@ -20,6 +26,8 @@ type State =
 export class Transcript {
   private state: State = { _tag: "None" }
   private bytes = 0
+  /** Completed once the file is open (or could not be): until then no path can be reported. */
+  private opened: Deferred.Deferred<void> | undefined
 
   constructor(
     private readonly store: SpillStore,
@@ -43,14 +51,17 @@ export class Transcript {
           this.state = { _tag: "Dropped" }
           return undefined
         }
+        const latch = Deferred.unsafeMake<void>(FiberId.none)
+        this.opened = latch
         // Opened and recorded as one step: an interruption in between would leak the handle.
         const opened = Effect.uninterruptible(Effect.tap(this.store.open(this.name), (file) =>
           Effect.sync(() => {
             this.state = { _tag: "Open", file }
           })))
         return opened.pipe(
-          Effect.flatMap((file) => file.write(head)),
-          Effect.catchAll((error) => this.drop(error))
+          Effect.flatMap((file) => Effect.zipRight(Deferred.done(latch, Exit.void), file.write(head))),
+          Effect.catchAll((error) => this.drop(error)),
+          Effect.ensuring(Deferred.done(latch, Exit.void))
         )
       }
       case "Open": {
@@ -62,6 +73,17 @@ export class Transcript {
       case "Dropped":
         return undefined
     }
+  }
+
+  /**
+   * Waits until a file being opened is open (or failed to): a result that is about to say whether
+   * the transcript is on disk must not answer while the file is half made.
+   */
+  get settled(): Effect.Effect<void> {
+    // Bounded: a disk that does not answer must not hold a result (it then names no file).
+    return Effect.suspend(() =>
+      this.opened === undefined ? Effect.void : Effect.asVoid(Effect.timeoutOption(Deferred.await(this.opened), openBoundMs))
+    )
   }
 
   /** The file's path while it holds the whole transcript so far. */
