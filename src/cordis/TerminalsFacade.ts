@@ -4,11 +4,14 @@
  * operation's `done` a Promise), `read`, `signal`, `kill`, `list`, `hasOwnerActivity` and
  * `listBackends`, with the same values and error codes where our service has them. An owner is the
  * session the terminal belongs to: a session id, or what the harness adapter maps to one (the
- * DeepSeek adapter: an agent, by its session). Texts are model text, cleaned as the tools' are.
+ * DeepSeek adapter: an agent, by its session, whose directory is then where a terminal starts, as the
+ * tools start it). Texts are model text, cleaned as the tools' are.
  */
 import * as Effect from "effect/Effect"
+import * as NodePath from "node:path"
 import type { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import type { TerminalError, Terminals } from "../services/Terminals.js"
+import type { ToolSession } from "../services/ToolExecution.js"
 import { motdOf } from "../tool/TerminalOpenTool.js"
 import { terminalText } from "../tool/terminalShared.js"
 import type { CallRunner } from "./CallRunner.js"
@@ -176,24 +179,25 @@ const sendResultOf = (result: Terminals.SendResult): CordisTerminalSendResult =>
   }, result.transcriptPath)
 
 /**
- * The `ctx.terminals` facade over one terminal service. `ownerOf` maps a caller's owner to a session
- * id (undefined: not one the plugin can place).
+ * The `ctx.terminals` facade over one terminal service. `ownerOf` maps a caller's owner to its
+ * session (undefined: not one the plugin can place).
  */
 export const makeTerminalsFacade = (
   terminals: Terminals["Type"],
   registry: BashEnvRegistry["Type"],
   runner: CallRunner<never>,
-  ownerOf: (owner: unknown) => string | undefined
+  ownerOf: (owner: unknown) => ToolSession | undefined
 ): CordisTerminals => {
   const opening = new Map<string, number>()
   let spawns = 0
-  const sessionOf = (owner: unknown): string => {
+  const toolSessionOf = (owner: unknown): ToolSession => {
     const session = ownerOf(owner)
     if (session === undefined) {
       throw new CordisTerminalError("effect-bash: a terminal owner must be a session id or an agent with a session", "OWNER_UNKNOWN")
     }
     return session
   }
+  const sessionOf = (owner: unknown): string => toolSessionOf(owner).id
   // Runs a synchronous call, throwing a refusal as the reference's error.
   const sync = <A>(effect: Effect.Effect<A, TerminalError>): A => runner.runSync(Effect.mapError(effect, refusal))
   const run = <A>(effect: Effect.Effect<A, TerminalError>): Promise<A> => runner.run(Effect.mapError(effect, refusal))
@@ -209,18 +213,22 @@ export const makeTerminalsFacade = (
     },
     listBackends: () => ["shell"],
     spawn: async (owner, request, signal) => {
-      const session = sessionOf(owner)
+      const toolSession = toolSessionOf(owner)
+      const session = toolSession.id
+      // As for the tools: a relative directory is the session's, and none is the session's own.
+      const base = toolSession.cwd
+      const cwd = request.cwd === undefined ? base : base === undefined ? request.cwd : NodePath.resolve(base, request.cwd)
       signal?.throwIfAborted()
       opening.set(session, (opening.get(session) ?? 0) + 1)
       try {
         const open = Effect.flatMap(
-          registry.collect({ callId: `terminals-spawn-${++spawns}`, toolName: "terminal_open", session: { id: session } }),
+          registry.collect({ callId: `terminals-spawn-${++spawns}`, toolName: "terminal_open", session: toolSession }),
           (dshEnv) =>
             Effect.mapError(
               terminals.open(session, {
                 type: request.type,
                 ...(request.name !== undefined ? { name: request.name } : {}),
-                ...(request.cwd !== undefined ? { cwd: request.cwd } : {}),
+                ...(cwd !== undefined ? { cwd } : {}),
                 dshEnv
               }),
               refusal

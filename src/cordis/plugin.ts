@@ -17,6 +17,7 @@ import { BashExecutor } from "../services/BashExecutor.js"
 import { SandboxSessions } from "../services/SandboxSessions.js"
 import { Tasks } from "../services/Tasks.js"
 import { Terminals } from "../services/Terminals.js"
+import type { ToolSession } from "../services/ToolExecution.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
 import { BashEnvFacade } from "./BashEnvFacade.js"
@@ -30,7 +31,8 @@ import { makeTasksFacade } from "./TasksFacade.js"
 import { makeTerminalsFacade } from "./TerminalsFacade.js"
 
 /** Without a harness's mapping, a terminal's owner is a session id. */
-const sessionIdOwner = (owner: unknown): string | undefined => typeof owner === "string" && owner !== "" ? owner : undefined
+const sessionIdOwner = (owner: unknown): ToolSession | undefined =>
+  typeof owner === "string" && owner !== "" ? { id: owner } : undefined
 
 /**
  * The plugin's name (its fiber and logger name).

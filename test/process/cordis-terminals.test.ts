@@ -6,6 +6,7 @@
  * the harness's registry beside `bash`, and nothing of a terminal left running once the plugin unloads.
  */
 import { Context } from "@deepseek-ai/cordis"
+import { realpathSync } from "node:fs"
 import { SystemPrompt } from "@deepseek-ai/dsh-system-prompt"
 import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -72,6 +73,9 @@ describe("ctx.terminals, the reference's way", () => {
       lineBegin: 0,
       lineEnd: 2
     })
+    // The terminal starts in the agent's session directory, as the tools start it.
+    const where = await service.startSend(agent, opened.sessionId, { text: "pwd -P", submit: true }).done
+    expect(where.viewport).toContain(`\n${realpathSync(dir.path)}\n`)
     expect(service.list(agent)).toEqual([
       { sessionId: "pty-1", name: "main", type: "shell", pid: opened.pid, status: { kind: "running" } }
     ])

@@ -30,7 +30,7 @@ export const deepseekHarness: HarnessAdapter<EffectBashConfig> = (ctx) => {
   return {
     // A terminal belongs to a session: an agent's is its session's.
     terminalOwner: (owner) =>
-      typeof owner === "string" ? owner || undefined : sessionOf(owner as HarnessAgent | undefined)?.id,
+      typeof owner === "string" ? owner === "" ? undefined : { id: owner } : sessionOf(owner as HarnessAgent | undefined),
     services: {
       approval: hostApprovalLayer(approval, calls),
       persistence: (configured) =>
