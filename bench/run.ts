@@ -9,7 +9,9 @@
  * but not written. `--only=cold-start` runs item (j) alone, `--only=container` item (k) (a call in a
  * warm container) and `--only=heap` item (l) (launcher, direct spawn and the reference in a small and a
  * large host), and prints it; with `--write` it also replaces that item and its targets in
- * `bench/results.json` and renders `bench/results.md` again.
+ * `bench/results.json` and renders `bench/results.md` again. `--only=network` (item (m)) and
+ * `--only=terminals` (item (n): a terminal's `echo hi` round trip and open, ours against the
+ * reference's) are printed, not written.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { loadavg, tmpdir } from "node:os"
@@ -60,6 +62,7 @@ import { measureContainer } from "./sections/container.js"
 import { measureHeap } from "./sections/heap.js"
 import { measureModes } from "./sections/modes.js"
 import { measureNetwork } from "./sections/network.js"
+import { measureTerminals } from "./sections/terminals.js"
 import type { Phases } from "./sections/phases.js"
 import { measurePhases } from "./sections/phases.js"
 import { outputToFile } from "./sections/throughput.js"
@@ -71,6 +74,7 @@ const onlyThroughput = process.argv.includes("--only=throughput")
 const onlyContainer = process.argv.includes("--only=container")
 const onlyHeap = process.argv.includes("--only=heap")
 const onlyNetwork = process.argv.includes("--only=network")
+const onlyTerminals = process.argv.includes("--only=terminals")
 const onlyColdStart = process.argv.includes("--only=cold-start")
 const settings = {
   sequentialCount: quick ? 30 : 300,
@@ -593,7 +597,31 @@ const mainNetwork = async () => {
   ].join("\n") + "\n")
 }
 
+/** `--only=terminals`: item (n) alone, printed, nothing written. */
+const mainTerminals = async () => {
+  const [sends, rounds] = quick ? [5, 1] : [20, 5]
+  log(`(n) terminals: ${rounds} rounds of an open, ${sends} sends of \`echo hi\` and a close per contender, interleaved`)
+  const start = round(loadavg()[0]!)
+  const { rows, referenceMissing } = await measureTerminals(sends, rounds, log)
+  const ratio = (pick: (row: (typeof rows)[number]) => number, row: (typeof rows)[number]) => {
+    const reference = rows.find((other) => other.id === "reference")
+    return reference === undefined ? "" : `${round(pick(row) / pick(reference), 2)}×`
+  }
+  process.stdout.write([
+    `load average ${start} → ${round(loadavg()[0]!)}`,
+    "| contender | \`echo hi\` round trip, median | p90 | host CPU per send | ratio | open | ratio | close |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((row) =>
+      `| ${row.label} | ${row.sendMs} ms | ${row.sendP90Ms} ms | ${row.sendCpuMs} ms | ${ratio((r) => r.sendMs, row)} | ${row.openMs} ms | ${
+        ratio((r) => r.openMs, row)
+      } | ${row.closeMs} ms |`
+    ),
+    ...(referenceMissing === undefined ? [] : ["", `Reference left out: ${referenceMissing}.`])
+  ].join("\n") + "\n")
+}
+
 const main = async () => {
+  if (onlyTerminals) return mainTerminals()
   if (onlyNetwork) return mainNetwork()
   if (onlyColdStart) return mainColdStart()
   if (onlyContainer) return mainContainer()

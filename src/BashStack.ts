@@ -174,11 +174,14 @@ export const layer = (
     // Persistence and approval are in the context only when composed (see `BashStackServices`).
     const composed = (layer: Option.Option<Layer.Layer<never>>) =>
       Option.match(layer, { onNone: () => Effect.succeed(Context.empty()), onSome: build })
+    // The terminals' transcripts go where the executor's spill files go, unless told otherwise.
+    const spillParent = config.executor?.spillParent
     const terminalSettings = config.terminals === undefined || config.terminals === false
       ? undefined
-      : config.terminals === true
-      ? {}
-      : config.terminals
+      : {
+        ...(spillParent === undefined ? {} : { spillParent }),
+        ...(config.terminals === true ? {} : config.terminals)
+      }
     const terminals = terminalSettings === undefined
       ? Effect.succeed(Context.empty())
       : own(Effect.map(

@@ -25,6 +25,15 @@ export type { EffectBashConfig } from "./cordis/deepseek/config.js"
 export type { CordisContext } from "./cordis/host.js"
 export { name } from "./cordis/plugin.js"
 export type { CordisTasks, CordisTaskWork } from "./cordis/TasksFacade.js"
+export { CordisTerminalError } from "./cordis/TerminalsFacade.js"
+export type {
+  CordisTerminalErrorCode,
+  CordisTerminalReadResult,
+  CordisTerminals,
+  CordisTerminalSendOperation,
+  CordisTerminalSendResult,
+  CordisTerminalSnapshot
+} from "./cordis/TerminalsFacade.js"
 
 /**
  * Required services: none. The harness tool registry (`tools`), prompt service (`systemPrompt`),

@@ -10,6 +10,7 @@ import type { AgentTools } from "../services/AgentTools.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { CompletionNotices } from "../services/CompletionNotices.js"
 import type { SandboxSessions } from "../services/SandboxSessions.js"
+import type { ToolSession } from "../services/ToolExecution.js"
 import type { CallRunner } from "./CallRunner.js"
 import type { PluginConfig } from "./config.js"
 import type { CordisContext, CordisDisposable } from "./host.js"
@@ -36,6 +37,11 @@ export interface RunningPlugin<C extends PluginConfig> {
 export interface HarnessInstance<C extends PluginConfig> {
   /** The stack's Approval and SessionPersistence, backed by the host's services (read at call time). */
   readonly services: Pick<BashStackOverrides, "approval" | "persistence">
+  /**
+   * The session a `ctx.terminals` caller's owner stands for (the harness's agent, say); without it
+   * an owner is a session id string.
+   */
+  readonly terminalOwner?: (owner: unknown) => ToolSession | undefined
   /**
    * Starts the harness side once `ctx.bash` & co. are provided (unless `registerTools` is false);
    * returns its disposers in the order the plugin yields them (Cordis runs them in reverse).

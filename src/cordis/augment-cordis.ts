@@ -16,6 +16,7 @@
 import type { CordisBashEnv } from "./BashEnvFacade.js"
 import type { CordisBash } from "./BashFacade.js"
 import type { CordisTasks } from "./TasksFacade.js"
+import type { CordisTerminals } from "./TerminalsFacade.js"
 
 declare module "cordis" {
   interface Context {
@@ -25,5 +26,7 @@ declare module "cordis" {
     bashEnv: CordisBashEnv
     /** The background-task runtime (provided by effect-bash). */
     tasks: CordisTasks
+    /** Persistent terminals (provided by effect-bash when its config turns them on). */
+    terminals: CordisTerminals
   }
 }

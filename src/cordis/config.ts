@@ -9,6 +9,7 @@ import * as SchemaAST from "effect/SchemaAST"
 import { ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
+import * as TerminalsLive from "../layers/TerminalsLive.js"
 import { expectationOf, kindOf, settingOf } from "../layers/settingsSchema.js"
 
 const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
@@ -89,6 +90,16 @@ export const PluginConfigFields = Schema.Struct({
     /** The bubblewrap binary (default: found on `PATH`), apart from the one `contain` runs. */
     bwrapPath: named("bwrapPath", sandboxFields.bwrapPath.from)
   })),
+  /**
+   * Persistent terminals (`ctx.terminals` and the six `terminal_*` tools; needs the optional peer
+   * `node-pty`): `true`, or the terminals' settings (checked when the plugin loads).
+   */
+  terminals: optional(
+    Schema.Union(
+      Schema.Boolean,
+      Schema.encodedSchema(TerminalsLive.Settings).annotations({ identifier: "TerminalsLive.Settings" })
+    )
+  ),
   /** Run commands in containers on a Docker Engine, one per session (not together with `sandbox`). */
   container: optional(Schema.Struct(settingsFields(ContainerSettings.fields)))
 })

@@ -11,10 +11,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
 import { BashEnvRegistry } from "../services/BashEnvRegistry.js"
 import { BashExecutor } from "../services/BashExecutor.js"
 import { SandboxSessions } from "../services/SandboxSessions.js"
 import { Tasks } from "../services/Tasks.js"
+import { Terminals } from "../services/Terminals.js"
+import type { ToolSession } from "../services/ToolExecution.js"
 import { AgentTools } from "../services/AgentTools.js"
 import { CompletionNotices } from "../services/CompletionNotices.js"
 import { BashEnvFacade } from "./BashEnvFacade.js"
@@ -25,6 +28,11 @@ import type { HarnessAdapter } from "./HarnessAdapter.js"
 import type { CordisContext } from "./host.js"
 import { cordisStackLayer } from "./stack.js"
 import { makeTasksFacade } from "./TasksFacade.js"
+import { makeTerminalsFacade } from "./TerminalsFacade.js"
+
+/** Without a harness's mapping, a terminal's owner is a session id. */
+const sessionIdOwner = (owner: unknown): ToolSession | undefined =>
+  typeof owner === "string" && owner !== "" ? { id: owner } : undefined
 
 /**
  * The plugin's name (its fiber and logger name).
@@ -36,7 +44,8 @@ export const name = "effect-bash"
 
 /**
  * The plugin's `apply` with `harness` fitted in: builds the layer graph (rejecting with its error,
- * e.g. a bad executor setting), provides `ctx.bash`, `ctx.bashEnv`, `ctx.tasks`, then attaches the
+ * e.g. a bad executor setting), provides `ctx.bash`, `ctx.bashEnv`, `ctx.tasks` (and `ctx.terminals`
+ * when the config turns terminals on), then attaches the
  * harness side unless `registerTools` is false. On unload, in order: the harness side goes, the
  * services are withdrawn (dependents unload first), calls in flight are interrupted, and the runtime
  * is disposed — every process killed and awaited, the spill directory removed — before
@@ -69,6 +78,13 @@ async (ctx: CordisContext, given?: C): Promise<void> => {
     yield ctx.provide("bash", makeBashFacade(executor, runner))
     yield ctx.provide("bashEnv", new BashEnvFacade(ctx, registry, runner))
     yield ctx.provide("tasks", makeTasksFacade(tasks, runner))
+    const terminals = runner.runSync(Effect.serviceOption(Terminals))
+    if (Option.isSome(terminals)) {
+      yield ctx.provide(
+        "terminals",
+        makeTerminalsFacade(terminals.value, registry, runner, instance.terminalOwner ?? sessionIdOwner)
+      )
+    }
     if (config.registerTools === false) return
     for (const dispose of instance.attach({ name, config, runner, executor, notices, sessions, tools })) yield dispose
   }, "effect-bash")

@@ -31,7 +31,8 @@ export const cordisStackLayer = (config: PluginConfig, host: HarnessInstance<Plu
       ...(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
       ...(config.sessionJsonlDir === undefined ? {} : { sessionJsonlDir: config.sessionJsonlDir }),
       ...(config.sandbox === undefined ? {} : { sandbox: sandboxConfigOf(config.sandbox) }),
-      ...(config.container === undefined ? {} : { container: config.container })
+      ...(config.container === undefined ? {} : { container: config.container }),
+      ...(config.terminals === undefined ? {} : { terminals: config.terminals })
     },
     host
   )

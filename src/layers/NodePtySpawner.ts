@@ -1,7 +1,9 @@
 /**
  * The production {@link PtySpawner} over `node-pty`, an optional peer: it is loaded when the first
  * terminal opens, so the rest of the package needs no native module. The facts about a terminal's
- * processes come from Linux's `/proc`.
+ * processes come from Linux's `/proc`. A host that dies without running its finalizers (SIGKILL)
+ * takes its terminals along: the layer's host-death reaper kills every process of each terminal
+ * still open (see `internal/spawner/reaperProcess.ts`).
  *
  * @since 0.2.0
  */
@@ -10,6 +12,8 @@ import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import { PtySpawner, PtySpawnError } from "../services/PtySpawner.js"
+import type { HostReaper } from "./internal/spawner/HostReaper.js"
+import { makeReaperProcess } from "./internal/spawner/reaperProcess.js"
 import { foregroundOf, ptsOf, refreshMembers, signalMembers } from "./internal/terminal/procTerminal.js"
 
 type NodePty = typeof import("node-pty")
@@ -48,7 +52,7 @@ const checkCwd = (cwd: string) =>
     catch: () => new PtySpawnError({ message: `working directory ${cwd} does not exist or is not a directory` })
   })
 
-const spawn = (options: PtySpawner.Options) =>
+const spawnWith = (reaper: HostReaper["Type"]) => (options: PtySpawner.Options) =>
   Effect.gen(function*() {
     const nodePty = yield* loadNodePty
     yield* checkCwd(options.cwd)
@@ -69,11 +73,12 @@ const spawn = (options: PtySpawner.Options) =>
           // Whatever close left behind, and the PTY itself.
           signalMembers(members, "SIGKILL")
           ;(term as unknown as { readonly destroy?: () => void }).destroy?.()
-        })
+        }).pipe(Effect.zipRight(reaper.forget(term.pid)))
     )
     const members = new Map<number, string>()
     // node-pty names the PTY's device; reading the child's stdin could race its `login_tty`.
     const pts = (term as unknown as { readonly ptsName?: string }).ptsName ?? ptsOf(term.pid)
+    if (pts !== undefined) yield* reaper.trackTerminal(term.pid, pts)
     term.onData(options.onData)
     term.onExit(({ exitCode, signal }) =>
       options.onExit({ exitCode: signal ? null : exitCode, signal: signal ? signalName(signal) : null })
@@ -109,9 +114,13 @@ const signalName = (signal: number): string =>
   Object.entries(NodeOs.constants.signals).find(([, number]) => number === signal)?.[0] ?? String(signal)
 
 /**
- * The PTY spawner over `node-pty`.
+ * The PTY spawner over `node-pty`, with its host-death reaper (a small process started with the
+ * first terminal, told goodbye when the layer closes).
  *
  * @since 0.2.0
  * @category layers
  */
-export const layer: Layer.Layer<PtySpawner> = Layer.succeed(PtySpawner, PtySpawner.of({ spawn }))
+export const layer: Layer.Layer<PtySpawner> = Layer.scoped(
+  PtySpawner,
+  Effect.map(makeReaperProcess, ({ reaper }) => PtySpawner.of({ spawn: spawnWith(reaper) }))
+)

@@ -14,16 +14,18 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as ScopeModule from "effect/Scope"
 import * as NodePath from "node:path"
-import { HostReaper } from "./internal/spawner/HostReaper.js"
 import { PtySpawner } from "../services/PtySpawner.js"
 import { TerminalError, Terminals } from "../services/Terminals.js"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePlatformPath from "@effect/platform-node/NodePath"
 import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
+import { makeSpillStore } from "./internal/executor/SpillStore.js"
 import { type PtyEvent, TerminalSession } from "./internal/terminal/session.js"
+import { Transcript } from "./internal/terminal/transcript.js"
 import { shellArgs, shellFile, terminalVariables } from "./internal/terminal/shellSetup.js"
 import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
 
@@ -49,6 +51,15 @@ export const Settings = Schema.Struct({
   scrollbackMaxBytes: count(4 * 1024 * 1024),
   /** The most a send result or a scrollback page holds, in bytes (the newest). */
   maxReadBytes: count(256 * 1024),
+  /**
+   * Parent of the spill directory, where a terminal's whole transcript goes once its scrollback drops
+   * output (default: the OS temp directory). The directory is removed with the layer.
+   */
+  spillParent: Schema.optional(Schema.String),
+  /** Largest transcript file; past it the file is removed and only the scrollback is left. */
+  maxSpillBytes: count(64 * 1024 * 1024),
+  /** Bound on the layer's transcript files together: one that would cross it is not written. */
+  maxSpillTotalBytes: count(1024 * 1024 * 1024),
   pollIntervalMs: positive(50),
   /** How long after the write a foreground group's input wait may settle a send. */
   exactProbeAfterMs: positive(150),
@@ -125,7 +136,12 @@ const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) 
 const start = (config: Settings) =>
   Effect.gen(function*() {
     const spawner = yield* PtySpawner
-    const reaper = yield* Effect.serviceOption(HostReaper)
+    // Made before the terminals' finalizer: closed after it, once every transcript is removed.
+    const spills = yield* makeSpillStore({
+      keep: false,
+      maxTotalBytes: config.maxSpillTotalBytes,
+      ...(config.spillParent !== undefined ? { parent: config.spillParent } : {})
+    }).pipe(Effect.provide(NodeFileSystem.layer), Effect.provide(NodePlatformPath.layer))
     const layerScope = yield* Effect.scope
     const background = yield* FiberSet.make<void>()
     const buildEnv = makeEnvBuilder({
@@ -160,7 +176,6 @@ const start = (config: Settings) =>
         if (session.status.kind === "running") session.status = { kind: "exited", exitCode: null, signal: null }
         yield* Deferred.done(session.exited, Exit.void)
         entries.delete(session.id)
-        if (Option.isSome(reaper)) yield* reaper.value.forget(session.pty.pid)
         yield* Deferred.done(closing, Exit.void)
         return "closed" as const
       }))
@@ -172,77 +187,94 @@ const start = (config: Settings) =>
       })
     )
 
-    const checkOpen = (owner: string | undefined, options: Terminals.OpenOptions) =>
+    // Opens under way, by id: they count against the caps and hold their name from the check on, so
+    // opens racing through a spawn that waits (node-pty loading) cannot pass a cap together.
+    const reserved = new Map<string, { readonly owner: string | undefined; readonly name: string | undefined }>()
+
+    /** The open terminals and opens under way (an exited shell counts until it is closed: its scrollback is held). */
+    const holders = () => [
+      ...[...entries.values()].filter((entry) => entry.session.closing === undefined).map(({ session }) => session),
+      ...[...reserved].filter(([id]) => !entries.has(id)).map(([, holder]) => holder)
+    ]
+
+    /** Checks the request and the caps, then reserves a place under a fresh id. */
+    const reserve = (owner: string | undefined, options: Terminals.OpenOptions) =>
       Effect.suspend(() => {
         if (!accepting) return fail("unavailable", "PTY service is disposing")
-        if (options.type !== "shell") return fail("invalid", `no PTY backend registered for "${options.type}"`)
+        if (options.type !== "shell") return fail("no-backend", `no PTY backend registered for "${options.type}"`)
         const envProblem = validateEnv(options.env, options.dshEnv)
         if (envProblem !== undefined) return fail("invalid", envProblem.message)
+        const held = holders()
         if (options.name !== undefined) {
           if (options.name.length === 0) return fail("invalid", "PTY session name must be non-empty")
-          const taken = [...entries.values()].some((entry) =>
-            entry.session.owner === owner && entry.session.name === options.name && entry.session.closing === undefined
-          )
-          if (taken) return fail("invalid", `PTY session name "${options.name}" already exists for this owner`)
+          if (held.some((holder) => holder.owner === owner && holder.name === options.name)) {
+            return fail("name-taken", `PTY session name "${options.name}" already exists for this owner`)
+          }
         }
-        // An exited shell counts until it is closed: its scrollback is still held.
-        const live = [...entries.values()].filter((entry) => entry.session.closing === undefined)
-        if (live.filter((entry) => entry.session.owner === owner).length >= config.maxPerSession) {
+        if (held.filter((holder) => holder.owner === owner).length >= config.maxPerSession) {
           return fail("limit", sessionLimitMessage(config.maxPerSession))
         }
-        if (live.length >= config.maxTotal) return fail("limit", layerLimitMessage(config.maxTotal))
-        return Effect.void
+        if (held.length >= config.maxTotal) return fail("limit", layerLimitMessage(config.maxTotal))
+        const id = `pty-${++counter}`
+        reserved.set(id, { owner, name: options.name })
+        return Effect.succeed(id)
       })
 
     const open = Effect.fn("Terminals.open")(function*(owner: string | undefined, options: Terminals.OpenOptions) {
-      yield* checkOpen(owner, options)
-      const id = `pty-${++counter}`
-      yield* Effect.annotateCurrentSpan({ "terminal.id": id })
-      const base = config.cwd ?? process.cwd()
-      const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
-      const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
-      return yield* Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
-          const events = yield* Queue.unbounded<PtyEvent>()
-          const exited = yield* Deferred.make<void>()
-          const pty = yield* spawner.spawn({
-            file: shellFile,
-            args: shellArgs,
-            cwd,
-            env,
-            rows: options.rows ?? config.rows,
-            cols: options.cols ?? config.cols,
-            onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
-            onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
-          }).pipe(
-            ScopeModule.extend(scope),
-            Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
-            Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
-          )
-          const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited)
-          const entry: Entry = { session, scope, published: false }
-          entries.set(id, entry)
-          if (Option.isSome(reaper)) yield* reaper.value.track(pty.pid)
-          // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
-          yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
-          const begun = yield* session.begin({ text: "", submit: false }, true)
-          const result = yield* restore(begun.wait).pipe(Effect.onInterrupt(() => closeEntry(entry)))
-          if (result.wait === "session_exit" || result.wait === "timeout") {
-            yield* closeEntry(entry)
-            return yield* fail(
-              "startup",
-              result.wait === "timeout"
-                ? "PTY shell did not reach readiness before startup timeout"
-                : "PTY shell exited during startup"
-            )
-          }
-          entry.published = true
-          const opened: Terminals.Opened = { ...session.snapshot(), startup: result.output }
-          return opened
-        })
-      )
+      const id = yield* reserve(owner, options)
+      return yield* Effect.ensuring(opening(id, owner, options), Effect.sync(() => reserved.delete(id)))
     })
+
+    const opening = (id: string, owner: string | undefined, options: Terminals.OpenOptions) =>
+      Effect.gen(function*() {
+        yield* Effect.annotateCurrentSpan({ "terminal.id": id })
+        const base = config.cwd ?? process.cwd()
+        const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
+        const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+        return yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
+            const events = yield* Queue.unbounded<PtyEvent>()
+            const exited = yield* Deferred.make<void>()
+            const pty = yield* spawner.spawn({
+              file: shellFile,
+              args: shellArgs,
+              cwd,
+              env,
+              rows: options.rows ?? config.rows,
+              cols: options.cols ?? config.cols,
+              onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
+              onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
+            }).pipe(
+              ScopeModule.extend(scope),
+              Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
+              Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
+            )
+            const transcript = new Transcript(spills, id, config.maxSpillBytes)
+            // Removed once the pump is stopped (finalizers run in reverse).
+            yield* ScopeModule.addFinalizer(scope, transcript.close)
+            const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited, transcript)
+            const entry: Entry = { session, scope, published: false }
+            entries.set(id, entry)
+            // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
+            yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
+            const begun = yield* session.begin({ text: "", submit: false }, true)
+            const result = yield* restore(begun.wait).pipe(Effect.onInterrupt(() => closeEntry(entry)))
+            if (result.wait === "session_exit" || result.wait === "timeout") {
+              yield* closeEntry(entry)
+              return yield* fail(
+                "startup",
+                result.wait === "timeout"
+                  ? "PTY shell did not reach readiness before startup timeout"
+                  : "PTY shell exited during startup"
+              )
+            }
+            entry.published = true
+            const opened: Terminals.Opened = { ...session.snapshot(), startup: result.output }
+            return opened
+          })
+        )
+      })
 
     const claim = (owner: string | undefined, id: string) =>
       Effect.flatMap(lookup(owner, id), (entry) => {
@@ -277,7 +309,7 @@ const start = (config: Settings) =>
           )
         )
         const operation: Terminals.SendOperation = {
-          read: Effect.sync(begun.read),
+          read: begun.read,
           cancel: session.interrupt(),
           done: Deferred.await(done)
         }
@@ -292,7 +324,7 @@ const start = (config: Settings) =>
         const lines = request.count ?? 500
         if (!isSafeCount(offset, 0)) return yield* fail("invalid", "PTY read offset must be a non-negative safe integer")
         if (!isSafeCount(lines, 1)) return yield* fail("invalid", "PTY read count must be a positive safe integer")
-        return entry.session.page(offset, lines)
+        return yield* entry.session.page(offset, lines)
       }
     )
 

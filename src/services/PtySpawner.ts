@@ -92,7 +92,7 @@ export declare namespace PtySpawner {
    */
   export interface Foreground {
     readonly pgid: number
-    /** A process of the group sleeps in a read (or a select/poll) on the terminal. */
+    /** A process of the group sleeps in a read (or a select/poll, or an epoll wait) on the terminal. */
     readonly readingInput: boolean
     /**
      * A counter of the group leader's sleeps (voluntary context switches): when it differs between

@@ -24,6 +24,8 @@ export class TerminalError extends Data.TaggedError("TerminalError")<{
     | "exited"
     | "limit"
     | "invalid"
+    | "no-backend"
+    | "name-taken"
     | "unavailable"
     | "startup"
   readonly message: string
@@ -165,7 +167,7 @@ export declare namespace Terminals {
   /**
    * A settled send. `output` is the terminal's text since the write (its escape sequences kept, the
    * private prompt marker removed), bounded to its newest bytes; `truncated` says older bytes were
-   * dropped. `screen` is `alternate` while a full-screen program holds the terminal: what it draws
+   * dropped. Once the scrollback has dropped output, the terminal's whole transcript is in a file. `screen` is `alternate` while a full-screen program holds the terminal: what it draws
    * there is not part of `output`.
    *
    * @since 0.2.0
@@ -177,6 +179,22 @@ export declare namespace Terminals {
     readonly status: Status
     readonly truncated: boolean
     readonly screen: "normal" | "alternate"
+    /** When `truncated`: the file holding the terminal's whole transcript, if it is on disk. */
+    readonly transcriptPath?: string
+  }
+
+  /**
+   * A consuming read of a background send's output since the last read; `truncated` says some was
+   * dropped from memory in between.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface OutputRead {
+    readonly output: string
+    readonly truncated: boolean
+    /** When `truncated`: the file holding the terminal's whole transcript, if it is on disk. */
+    readonly transcriptPath?: string
   }
 
   /**
@@ -187,7 +205,7 @@ export declare namespace Terminals {
    */
   export interface SendOperation {
     /** Consuming read of the output since the last read. */
-    readonly read: Effect.Effect<{ readonly output: string; readonly truncated: boolean }>
+    readonly read: Effect.Effect<OutputRead>
     /** SIGINT to the foreground group; returns once delivered. */
     readonly cancel: Effect.Effect<void>
     /** The settled send; never fails. */
@@ -218,5 +236,7 @@ export declare namespace Terminals {
     readonly lineBegin: number
     readonly lineEnd: number
     readonly truncated: boolean
+    /** When `truncated`: the file holding the terminal's whole transcript, if it is on disk. */
+    readonly transcriptPath?: string
   }
 }

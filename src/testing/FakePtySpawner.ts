@@ -65,6 +65,8 @@ export interface Script {
   readonly onSpawn?: (pty: FakePty) => void
   readonly onWrite?: (pty: FakePty, data: string) => void
   readonly stubborn?: boolean
+  /** How long each spawn takes, on the Clock (a real one waits, e.g. for `node-pty` to load). */
+  readonly spawnDelayMs?: number
   /** Fail every spawn with this error. */
   readonly spawnError?: PtySpawnError
 }
@@ -91,6 +93,7 @@ export const make = (script: Script = {}): FakePtySpawner => {
   let nextPid = 1000
   const spawn = (options: PtySpawner.Options) =>
     Effect.gen(function*() {
+      if (script.spawnDelayMs !== undefined) yield* Effect.sleep(script.spawnDelayMs)
       if (script.spawnError !== undefined) return yield* Effect.fail(script.spawnError)
       const pid = nextPid
       nextPid += 100

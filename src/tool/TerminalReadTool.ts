@@ -51,7 +51,9 @@ export const Value = Schema.Struct({
   totalLines: Schema.Number,
   lineBegin: Schema.Number,
   lineEnd: Schema.Number,
-  truncated: Schema.Boolean
+  truncated: Schema.Boolean,
+  /** When truncated: the file holding the terminal's whole transcript. */
+  transcriptPath: Schema.optional(Schema.String)
 })
 
 /**
@@ -70,7 +72,8 @@ export const render = (value: Value): string =>
   boundBody(
     value.text || "(no retained output)",
     `\n[lines: ${value.lineBegin}-${value.lineEnd} of ${value.totalLines}]`,
-    value.truncated
+    value.truncated,
+    value.transcriptPath
   )
 
 /**

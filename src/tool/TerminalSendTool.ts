@@ -80,7 +80,9 @@ export const Foreground = Schema.Struct({
   wait: Schema.Literal("stdin_read", "inferred_idle", "timeout", "session_exit"),
   status: Status,
   truncated: Schema.Boolean,
-  screen: Schema.Literal("normal", "alternate")
+  screen: Schema.Literal("normal", "alternate"),
+  /** When truncated: the file holding the terminal's whole transcript. */
+  transcriptPath: Schema.optional(Schema.String)
 })
 
 /**
@@ -104,7 +106,9 @@ export const Value = Schema.Union(Foreground, Background)
 export type Value = typeof Value.Type
 
 /**
- * The new output, then `[wait: <reason>]` and `[session: <status>]`; or `started background task <id>`.
+ * The new output, then `[wait: <reason>]` and `[session: <status>]` (and, when older output was
+ * dropped, `[output truncated]`, naming the whole transcript's file when there is one); or
+ * `started background task <id>`.
  *
  * @since 0.2.0
  * @category utils
@@ -117,7 +121,8 @@ export const render = (value: Value): string =>
       `${value.screen === "alternate" ? alternateScreenLine : ""}\n[wait: ${value.wait}]\n[session: ${
         renderStatus(value.status)
       }]`,
-      value.truncated
+      value.truncated,
+      value.transcriptPath
     )
 
 const textOf = (args: unknown): string => {

@@ -66,6 +66,13 @@ export const maxResultBytes = 256 * 1024
 
 const truncatedMarker = "\n[output truncated]"
 
+/**
+ * The line that says older output was dropped: with the path of the terminal's whole transcript when
+ * it is on disk (as the `bash` tool names its spill file), else the reference's plain marker.
+ */
+export const truncationLine = (transcriptPath: string | undefined): string =>
+  transcriptPath === undefined ? "[output truncated]" : `[output truncated; full transcript: ${transcriptPath}]`
+
 /** The newest `maxBytes` bytes of `text`, never splitting a character. */
 const utf8Tail = (text: string, maxBytes: number): string => {
   const bytes = Buffer.from(text, "utf8")
@@ -76,13 +83,14 @@ const utf8Tail = (text: string, maxBytes: number): string => {
 }
 
 /**
- * `content` then `metadata`, and the truncation marker when `truncated`; over {@link maxResultBytes}
- * the content keeps its newest bytes and the marker is added.
+ * `content` then `metadata`, and the {@link truncationLine} when `truncated`; over
+ * {@link maxResultBytes} the content keeps its newest bytes and the line is added.
  */
-export const boundBody = (content: string, metadata: string, truncated: boolean): string => {
-  const complete = `${content}${metadata}${truncated ? truncatedMarker : ""}`
+export const boundBody = (content: string, metadata: string, truncated: boolean, transcriptPath?: string): string => {
+  const marker = `\n${truncationLine(transcriptPath)}`
+  const complete = `${content}${metadata}${truncated ? marker : ""}`
   if (Buffer.byteLength(complete) <= maxResultBytes) return complete
-  const suffix = `${metadata}${truncatedMarker}`
+  const suffix = `${metadata}${marker}`
   return `${utf8Tail(content, maxResultBytes - Buffer.byteLength(suffix))}${suffix}`
 }
 

@@ -91,17 +91,30 @@ describe("interactive input", () => {
 })
 
 describe("a node REPL", () => {
-  it.live.skipIf(!hasProgram("node"))("node -i keeps its state across sends", () =>
+  it.live.skipIf(!hasProgram("node"))("node -i keeps its state across sends, each settled by its wait for input", () =>
     Effect.gen(function*() {
       const { id } = yield* shell
+      // Node waits for the terminal in epoll (its loop watches the PTY): that is readiness, not silence.
       const started = yield* send(id, "node -i")
+      expect(started).toMatchObject({ wait: "stdin_read" })
       expect(started.output).toContain("> ")
-      yield* send(id, "const x = 6 * 7")
+      expect((yield* send(id, "const x = 6 * 7")).wait).toBe("stdin_read")
       const answer = yield* send(id, "x + 1")
       expect(answer.output).toContain("43")
+      expect(answer.wait).toBe("stdin_read")
       const back = yield* send(id, ".exit")
       expect(back.output).toContain("dsh> ")
-    }).pipe(Effect.provide(layer())))
+      expect(back.wait).toBe("stdin_read")
+    }).pipe(Effect.provide(layer({ idleSilenceMs: 10_000 }))))
+
+  it.live.skipIf(!hasProgram("node"))("a node program that waits only for a timer is not waiting for input", () =>
+    Effect.gen(function*() {
+      const { id } = yield* shell
+      const result = yield* send(id, "node -e 'setTimeout(() => console.log(\"timer done\"), 1000)'")
+      expect(result.output).toContain("timer done")
+      expect(result.wait).toBe("stdin_read")
+      expect(result.output).toContain("dsh> ")
+    }).pipe(Effect.provide(layer({ idleSilenceMs: 10_000 }))))
 })
 
 describe("stopping what runs", () => {
@@ -133,6 +146,25 @@ describe("stopping what runs", () => {
       expect(result.wait).toBe("stdin_read")
     }).pipe(Effect.provide(layer())))
 
+  it.live("a cancelled send stops its command with a real SIGINT; the shell is ready for the next", () =>
+    Effect.gen(function*() {
+      const { id, pid } = yield* shell
+      const sleeps = () =>
+        NodeFs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((p) =>
+          commandLineOf(p) === "sleep 612" && isAlive(p)
+        )
+      const cancelled = yield* send(id, "sleep 612").pipe(Effect.timeout("1 second"), Effect.option)
+      expect(cancelled._tag).toBe("None")
+      // The sleep is gone and the shell has its terminal back.
+      yield* Effect.retry(
+        Effect.suspend(() => sleeps().length === 0 && foregroundOf(pid) === pid ? Effect.void : Effect.fail("running")),
+        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
+      )
+      const next = yield* send(id, "echo after")
+      expect(next.output).toContain("after")
+      expect(next.wait).toBe("stdin_read")
+    }).pipe(Effect.provide(layer())))
+
   it.live("a program that never returns settles at the timeout, still running", () =>
     Effect.gen(function*() {
       const { id } = yield* shell
@@ -153,6 +185,19 @@ describe("stopping what runs", () => {
       const page = yield* terminals.read(owner, id, { count: 10 })
       expect(page.truncated).toBe(true)
       expect(page.totalLines).toBeLessThanOrEqual(1_000)
+      // The whole flood is in the transcript file the cut results name.
+      expect(result.transcriptPath).toBeDefined()
+      expect(page.transcriptPath).toBe(result.transcriptPath)
+      const transcript = yield* Effect.retry(
+        Effect.suspend(() => {
+          const text = NodeFs.readFileSync(result.transcriptPath!, "utf8")
+          return text.includes("\r\n200000\r\n") ? Effect.succeed(text) : Effect.fail("still being written")
+        }),
+        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
+      )
+      expect(transcript).toMatch(/^\x1b\[\?2004hdsh> seq 1 200000\r\n(?:\x1b\[\?2004l\r)?1\r\n2\r\n3\r\n/)
+      yield* terminals.close(owner, id)
+      expect(NodeFs.existsSync(result.transcriptPath!)).toBe(false)
     }).pipe(Effect.provide(layer({ maxReadBytes: 16 * 1024, scrollbackLines: 1_000 }))))
 })
 

@@ -25,7 +25,16 @@ const settingNames = (fields: Readonly<Record<string, Parameters<typeof settingO
 
 const configFields = EffectBashConfigFields.fields
 /** The generic plugin's and the harness adapter's own fields, which belong to no executor. */
-const pluginOwn = ["completionDelivery", "container", "dshHome", "enableRunInBackground", "registerTools", "sandbox", "sessionJsonlDir"]
+const pluginOwn = [
+  "completionDelivery",
+  "container",
+  "dshHome",
+  "enableRunInBackground",
+  "registerTools",
+  "sandbox",
+  "sessionJsonlDir",
+  "terminals"
+]
 
 describe("Config", () => {
   it("takes every setting of the settings Schemas, and no field of theirs that is not a setting", () => {
@@ -92,6 +101,24 @@ describe("Config", () => {
       issues: [{ path: ["container", "network"] }]
     })
     expect(validate({ container: {} })).toMatchObject({ issues: [{ path: ["container", "image"] }] })
+  })
+
+  it("takes terminals: true or the terminals' settings, naming a bad one", () => {
+    expect(validate({ terminals: true })).toEqual({ value: { terminals: true } })
+    const terminals = { rows: 20, idleSilenceMs: 1_000, maxPerSession: 2, spillParent: "/tmp" }
+    expect(validate({ terminals })).toEqual({ value: { terminals } })
+    expect(validate({ terminals: "yes" })).toEqual({
+      issues: [
+        { path: ["terminals"], message: `Expected boolean, actual "yes"` },
+        { path: ["terminals"], message: `Expected TerminalsLive.Settings, actual "yes"` }
+      ]
+    })
+    expect(validate({ terminals: { rows: "many" } })).toMatchObject({
+      issues: expect.arrayContaining([{ path: ["terminals", "rows"], message: `Expected number, actual "many"` }])
+    })
+    expect(validate({ terminals: { rowz: 1 } })).toMatchObject({
+      issues: expect.arrayContaining([expect.objectContaining({ path: ["terminals", "rowz"] })])
+    })
   })
 
   it("takes the sandbox's network allow-list, naming a bad one", () => {

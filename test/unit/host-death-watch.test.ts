@@ -33,6 +33,7 @@ describe("the host's look at its reaper", () => {
       let looks = 0
       const hostDeath = yield* makeHostDeath(HostReaper.of({
         track: () => Effect.void,
+        trackTerminal: () => Effect.void,
         forget: () => Effect.void,
         resumeOnDeath: () => Effect.void,
         removeOnDeath: () => Effect.void,

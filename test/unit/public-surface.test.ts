@@ -105,6 +105,7 @@ const surface: Record<string, Record<string, ReadonlyArray<string> | null>> = {
   },
   "src/cordis-adapter.ts": {
     Config: null,
+    CordisTerminalError: null,
     EffectBash: null,
     RunnerClosedError: null,
     SynchronousCallError: null,

@@ -101,6 +101,25 @@ describe("readiness", () => {
     }).pipe(Effect.provide(withFake(fake)))
   })
 
+  it.effect("a prompt settles the send once it has been quiet for a poll, not at the poll after", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "echo hi" })))
+      yield* TestClock.adjust(10)
+      const pty = fake.ptys[0]!
+      pty.emit("hi\r\n")
+      pty.prompt()
+      // The poll at 50 ms sees 40 ms of quiet; the next look is at 60 ms, when it has been 50.
+      yield* TestClock.adjust(49)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(1)
+      expect((yield* Fiber.join(fiber)).wait).toBe("stdin_read")
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
   it.effect("a marker followed by other text (an echo of it) is not a prompt", () => {
     const fake = FakePtySpawner.make({
       onWrite: (pty) => {
@@ -276,6 +295,58 @@ describe("owners and caps", () => {
       yield* Effect.flatMap(Terminals, (t) => t.close("b", b.id))
       expect((yield* open("c")).id).toBe("pty-3")
     }).pipe(Effect.provide(withFake(fake, { maxPerSession: 1, maxTotal: 2 })))
+  })
+})
+
+describe("caps under racing opens", () => {
+  // A spawn that waits (node-pty loads on the first) lets opens overlap between the check and the spawn.
+  const slow = () => FakePtySpawner.make({ spawnDelayMs: 50 })
+  const openFor = (who: string, name?: string) =>
+    Effect.either(Effect.flatMap(Terminals, (t) => t.open(who, { type: "shell", ...(name ? { name } : {}) })))
+
+  it.effect("opens of one session racing through a slow spawn pass the per-session cap one at a time", () => {
+    const fake = slow()
+    return Effect.gen(function*() {
+      const outcomes = yield* within(500, Effect.all([openFor("a"), openFor("a"), openFor("a")], { concurrency: "unbounded" }))
+      expect(outcomes.filter((outcome) => outcome._tag === "Right")).toHaveLength(2)
+      expect(outcomes.flatMap((outcome) => outcome._tag === "Left" ? [outcome.left.message] : [])).toEqual([
+        "terminal limit reached: this session already has 2 open terminal sessions; close one with terminal_close first"
+      ])
+      expect(fake.ptys).toHaveLength(2)
+    }).pipe(Effect.provide(withFake(fake, { maxPerSession: 2 })))
+  })
+
+  it.effect("opens of many sessions racing through a slow spawn pass the per-layer cap one at a time", () => {
+    const fake = slow()
+    return Effect.gen(function*() {
+      const outcomes = yield* within(500, Effect.all(["a", "b", "c", "d"].map((who) => openFor(who)), { concurrency: "unbounded" }))
+      expect(outcomes.filter((outcome) => outcome._tag === "Right")).toHaveLength(3)
+      expect(outcomes.flatMap((outcome) => outcome._tag === "Left" ? [outcome.left.message] : [])).toEqual([
+        "terminal limit reached: 3 terminal sessions are open on this host; close one with terminal_close first"
+      ])
+      expect(fake.ptys).toHaveLength(3)
+    }).pipe(Effect.provide(withFake(fake, { maxTotal: 3 })))
+  })
+
+  it.effect("a name is held from the check on: a racing open of the same name is refused", () => {
+    const fake = slow()
+    return Effect.gen(function*() {
+      const outcomes = yield* within(500, Effect.all([openFor("a", "main"), openFor("a", "main")], { concurrency: "unbounded" }))
+      expect(outcomes.map((outcome) => outcome._tag === "Left" ? outcome.left.message : "opened")).toEqual([
+        "opened",
+        `PTY session name "main" already exists for this owner`
+      ])
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("an open that fails gives its place back", () => {
+    const fake = FakePtySpawner.make({ onSpawn: () => {}, spawnDelayMs: 50 })
+    return Effect.gen(function*() {
+      const failed = yield* within(2_000, openFor("a"))
+      expect(failed._tag === "Left" && failed.left.message).toBe("PTY shell did not reach readiness before startup timeout")
+      const again = yield* within(2_000, openFor("a"))
+      expect(again._tag === "Left" && again.left.message).toBe("PTY shell did not reach readiness before startup timeout")
+    }).pipe(Effect.provide(withFake(fake, { maxPerSession: 1, startupTimeoutMs: 1_000 })))
   })
 })
 

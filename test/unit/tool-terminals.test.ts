@@ -17,10 +17,14 @@ import { type CallExtra, composeWith, textOf } from "../support/tools.js"
 const s1 = { session: { id: "s1" } }
 const s2 = { session: { id: "s2" } }
 
-const layer = (fake: FakePtySpawner.FakePtySpawner, enableRunInBackground = true) =>
+const layer = (
+  fake: FakePtySpawner.FakePtySpawner,
+  enableRunInBackground = true,
+  settings: TerminalsLive.Settings.Input = {}
+) =>
   composeWith({
     executor: ScriptedBashExecutor.layer(),
-    services: Layer.merge(TasksLive.layer(), TerminalsLive.layer().pipe(Layer.provide(fake.layer))),
+    services: Layer.merge(TasksLive.layer(), TerminalsLive.layer(settings).pipe(Layer.provide(fake.layer))),
     enableRunInBackground
   })
 
@@ -92,6 +96,21 @@ describe("the terminal tools' texts", () => {
         "Error: invalid signal: expected one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP, got \"SIGUSR1\""
       )
     }).pipe(Effect.provide(layer(shell()))))
+
+  it.effect("terminal_open past a cap answers the exact refusal, per session and per layer", () =>
+    Effect.gen(function*() {
+      const open = (session: string) => textIn(100, "terminal_open", { type: "shell" }, { session: { id: session } })
+      expect(yield* open("s1")).toMatch(/^started terminal session pty-1 /)
+      expect(yield* open("s1")).toBe(
+        "Error: terminal limit reached: this session already has 1 open terminal sessions; close one with terminal_close first"
+      )
+      expect(yield* open("s2")).toMatch(/^started terminal session pty-2 /)
+      expect(yield* open("s3")).toBe(
+        "Error: terminal limit reached: 2 terminal sessions are open on this host; close one with terminal_close first"
+      )
+      expect(yield* textIn(100, "terminal_close", { sessionId: "pty-1" })).toBe("closed terminal session pty-1")
+      expect(yield* open("s3")).toMatch(/^started terminal session pty-3 /)
+    }).pipe(Effect.provide(layer(shell(), true, { maxPerSession: 1, maxTotal: 2 }))))
 
   it.effect("the six tools are published with the reference's parameters", () =>
     Effect.gen(function*() {

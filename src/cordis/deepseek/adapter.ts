@@ -13,7 +13,7 @@ import { abortedCallResult } from "../../tool/abortable.js"
 import type { HarnessAdapter } from "../HarnessAdapter.js"
 import type { CordisContext } from "../host.js"
 import type { EffectBashConfig } from "./config.js"
-import type { HarnessSystemPrompt, HarnessToolRuntime, HostApproval, HostSessionPersistence } from "./harness.js"
+import type { HarnessAgent, HarnessSystemPrompt, HarnessToolRuntime, HostApproval, HostSessionPersistence } from "./harness.js"
 import { HarnessCalls, sessionOf } from "./HarnessCalls.js"
 import { startHarnessNotices } from "./harnessNotices.js"
 import { toHarnessTool } from "./harnessTools.js"
@@ -28,6 +28,9 @@ export const deepseekHarness: HarnessAdapter<EffectBashConfig> = (ctx) => {
   const approval = hostLookup<HostApproval>(get, "approval", "request")
   const persistence = hostLookup<HostSessionPersistence>(get, "sessionPersistence", "locate")
   return {
+    // A terminal belongs to a session: an agent's is its session's.
+    terminalOwner: (owner) =>
+      typeof owner === "string" ? owner === "" ? undefined : { id: owner } : sessionOf(owner as HarnessAgent | undefined),
     services: {
       approval: hostApprovalLayer(approval, calls),
       persistence: (configured) =>

@@ -18,7 +18,7 @@ import * as TerminalOpenTool from "../TerminalOpenTool.js"
 import * as TerminalReadTool from "../TerminalReadTool.js"
 import * as TerminalSendTool from "../TerminalSendTool.js"
 import * as TerminalSignalTool from "../TerminalSignalTool.js"
-import { terminalText } from "../terminalShared.js"
+import { terminalText, truncationLine } from "../terminalShared.js"
 
 /** What the handlers need. */
 export interface TerminalToolDeps {
@@ -31,10 +31,10 @@ export interface TerminalToolDeps {
 const ownerOf = (call: AgentTools.CallContext): string | undefined => call.session?.id
 
 /** A background send's new output for `task_output`, with the marker when older output was dropped. */
-const backgroundRead = (read: { readonly output: string; readonly truncated: boolean }): string => {
+const backgroundRead = (read: Terminals.OutputRead): string => {
   const text = terminalText(read.output, read.truncated)
   if (!read.truncated) return text
-  return `${text}${text.length === 0 || text.endsWith("\n") ? "" : "\n"}[output truncated]`
+  return `${text}${text.length === 0 || text.endsWith("\n") ? "" : "\n"}${truncationLine(read.transcriptPath)}`
 }
 
 const sendOutcome = (result: Terminals.SendResult, cancelled: boolean): Tasks.Outcome => ({
@@ -113,7 +113,8 @@ export const makeTerminalTools = (deps: TerminalToolDeps) => {
           wait: result.wait,
           status: result.status,
           truncated: result.truncated,
-          screen: result.screen
+          screen: result.screen,
+          ...(result.transcriptPath !== undefined ? { transcriptPath: result.transcriptPath } : {})
         }
         return value
       })

@@ -46,10 +46,11 @@ export interface SpillFile {
 }
 
 /**
- * Opens spill files in the layer's private directory.
+ * Opens spill files in the layer's private directory; `name` starts the file's name (`stdout`,
+ * `stderr`, a terminal's id).
  */
 export interface SpillStore {
-  readonly open: (stream: "stdout" | "stderr") => Effect.Effect<SpillFile, PlatformError>
+  readonly open: (name: string) => Effect.Effect<SpillFile, PlatformError>
 }
 
 /**
@@ -100,10 +101,10 @@ export const makeSpillStore = (
       )
     }
 
-    const open = (stream: "stdout" | "stderr") =>
+    const open = (name: string) =>
       Effect.gen(function*() {
         const dir = yield* ensureDirectory
-        const file = path.join(dir, `${stream}-${randomUUID()}.log`)
+        const file = path.join(dir, `${name}-${randomUUID()}.log`)
         const scope = yield* Scope.make()
         const handle = yield* fs.open(file, { flag: "wx", mode: 0o600 }).pipe(
           Scope.extend(scope),

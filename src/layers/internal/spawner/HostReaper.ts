@@ -17,7 +17,16 @@ export class HostReaper extends Context.Tag("effect-bash/HostReaper")<
   {
     /** A group started: kill it if the host dies. */
     readonly track: (pgid: number) => Effect.Effect<void>
-    /** A group (or a process to resume) is gone: forget it, so a reused id is never signalled. */
+    /**
+     * A terminal started: its shell `leader` leads a session on the PTY `pts` (`/dev/pts/N`). If the
+     * host dies, every process of the session, every process holding the PTY as stdio, and their
+     * descendants are killed.
+     */
+    readonly trackTerminal: (leader: number, pts: string) => Effect.Effect<void>
+    /**
+     * A group, a terminal (by its leader) or a process to resume is gone: forget it, so a reused id
+     * is never signalled.
+     */
     readonly forget: (pgid: number) => Effect.Effect<void>
     /**
      * If the host dies, send `pid` SIGCONT first: a stopped reaper (the launcher, which a command can

@@ -25,10 +25,11 @@ import { isStopped } from "./procStat.js"
 let script: string | undefined
 /**
  * The reaper's program: `reaper.sh` beside this module, read when the reaper first starts; the
- * bundles hold it inline. Lines: `+<pgid>` track, `-<pgid>` forget (a group, or a pid to resume),
- * `c<pid>` resume on death, `d<path>` remove on death, `q` clean exit. EOF without `q` means the
- * host is gone: the pids to resume get SIGCONT first (a stopped launcher then kills its own groups),
- * then the groups are killed. Signals are ignored: only the pipe decides. Descriptors the host
+ * bundles hold it inline. Lines: `+<pgid>` track, `t<leader> <pts>` track a terminal, `-<pid>`
+ * forget (a group, a terminal or a pid to resume), `c<pid>` resume on death, `d<path>` remove on
+ * death, `q` clean exit. EOF without `q` means the host is gone: the pids to resume get SIGCONT first
+ * (a stopped launcher then kills its own groups), then the groups are killed, then every process of
+ * the terminals (their sessions, their PTYs' holders, and the descendants of those). Signals are ignored: only the pipe decides. Descriptors the host
  * itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
  */
 const reaperScript = (): string => script ??= readFileSync(new URL("./reaper.sh", import.meta.url), "utf8")
@@ -131,6 +132,8 @@ export const makeReaperProcess: Effect.Effect<
 
   const reaper = HostReaper.of({
     track: (pgid) => send(`+${pgid}`),
+    trackTerminal: (leader, pts) =>
+      /^\/dev\/[^\s]+$/.test(pts) ? send(`t${leader} ${pts}`) : Effect.logWarning(`terminal ${leader} not given to the reaper: PTY path ${JSON.stringify(pts)}`),
     forget: (pgid) => send(`-${pgid}`),
     resumeOnDeath: (pid) => send(`c${pid}`),
     // A path with a newline cannot travel as a line; such a directory is only removed by the layer.

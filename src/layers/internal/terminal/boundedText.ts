@@ -53,6 +53,12 @@ export class BoundedText {
     }
   }
 
+  /** Whether `text` can be appended without dropping older text. */
+  fits(text: string): boolean {
+    return this.bytes + Buffer.byteLength(text) <= this.maxBytes &&
+      (this.maxLines === undefined || this.newlines + countLines(text) < this.maxLines)
+  }
+
   get text(): string {
     if (this.chunks.length > 1) this.chunks = [this.chunks.join("")]
     return this.chunks[0] ?? ""

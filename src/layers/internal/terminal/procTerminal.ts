@@ -1,7 +1,8 @@
 /**
  * What `/proc` says about a terminal: its foreground process group (the `tpgid` of the session
  * leader's stat), whether that group waits for terminal input (its leader asleep in a read of the
- * PTY, or in select/poll with the PTY as its stdin), and every process of the terminal — its
+ * PTY, in select/poll with the PTY as its stdin, or in epoll on an instance that watches the PTY for
+ * input), and every process of the terminal — its
  * session, the processes holding its PTY (children that left with `setsid` keep it as their stdio)
  * and their descendants. Off Linux every answer is "nothing known".
  *
@@ -26,12 +27,31 @@ const linkOf = (path: string): string | undefined => {
   }
 }
 
-/** Kernel wait channels of a read from a tty, and of select/poll. */
+/** Kernel wait channels of a read from a tty, of select/poll, and of epoll. */
 const readWaits = new Set(["n_tty_read", "wait_woken"])
 const pollWait = /^(?:poll_schedule_timeout|do_select|do_sys_poll|core_sys_select)/
+const epollWait = /^(?:do_epoll_wait|ep_poll)/
 
 /** The number of `read` in `/proc/<pid>/syscall` on this architecture. */
 const readSyscall = process.arch === "x64" ? "0" : process.arch === "arm64" ? "63" : undefined
+
+/** The numbers of epoll_wait, epoll_pwait and epoll_pwait2 (as `/proc/<pid>/syscall` prints them). */
+const epollSyscalls = new Set(process.arch === "x64" ? ["232", "281", "441"] : process.arch === "arm64" ? ["22", "441"] : [])
+
+const EPOLLIN = 0x1
+
+/**
+ * Whether the epoll instance `epfd` of `pid` watches the PTY `pts` for input (`tfd:` lines of its
+ * fdinfo): how an event loop (Node's libuv, which reopens the terminal as a descriptor of its own)
+ * waits for the terminal — and a loop that waits only for timers does not.
+ */
+const epollWatches = (pid: number, epfd: number, pts: string): boolean => {
+  const info = readText(`/proc/${pid}/fdinfo/${epfd}`) ?? ""
+  for (const match of info.matchAll(/^tfd:\s*(\d+)\s+events:\s*([0-9a-f]+)/gm)) {
+    if ((Number.parseInt(match[2]!, 16) & EPOLLIN) !== 0 && linkOf(`/proc/${pid}/fd/${match[1]}`) === pts) return true
+  }
+  return false
+}
 
 /** Whether `pid` sleeps waiting for input from the PTY `pts`. */
 const waitsForInput = (pid: number, pts: string): boolean => {
@@ -43,6 +63,11 @@ const waitsForInput = (pid: number, pts: string): boolean => {
     // argument the descriptor of the terminal.
     const [call, fd] = readText(`/proc/${pid}/syscall`)?.split(" ") ?? []
     return call === readSyscall && fd !== undefined && linkOf(`/proc/${pid}/fd/${Number.parseInt(fd, 16)}`) === pts
+  }
+  if (epollWait.test(wchan)) {
+    const [call, epfd] = readText(`/proc/${pid}/syscall`)?.split(" ") ?? []
+    return call !== undefined && epollSyscalls.has(call) && epfd !== undefined &&
+      epollWatches(pid, Number.parseInt(epfd, 16), pts)
   }
   return pollWait.test(wchan) && linkOf(`/proc/${pid}/fd/0`) === pts
 }

@@ -22,6 +22,7 @@ import type { Terminals } from "../../../services/Terminals.js"
 import { BoundedText } from "./boundedText.js"
 import { PromptMarker, ScreenScanner } from "./screenScanner.js"
 import { controlledPrompt } from "./shellSetup.js"
+import type { Transcript } from "./transcript.js"
 
 /** The numbers a terminal runs by (see `TerminalsLive.Settings`). */
 export interface SessionConfig {
@@ -58,7 +59,7 @@ interface ActiveSend {
 /** A send under way: its wait for readiness, and a consuming read of its output so far. */
 export interface Begun {
   readonly wait: Effect.Effect<Terminals.SendResult>
-  readonly read: () => { readonly output: string; readonly truncated: boolean }
+  readonly read: Effect.Effect<Terminals.OutputRead>
 }
 
 /** A prompt tail that can no longer be the controlled prompt. */
@@ -83,7 +84,8 @@ export class TerminalSession {
     readonly owner: string | undefined,
     readonly pty: PtySpawner.Pty,
     readonly config: SessionConfig,
-    exited: Deferred.Deferred<void>
+    exited: Deferred.Deferred<void>,
+    readonly transcript: Transcript
   ) {
     this.scrollback = new BoundedText(config.scrollbackMaxBytes, config.scrollbackLines)
     this.exited = exited
@@ -103,24 +105,27 @@ export class TerminalSession {
     return this.promptSeen && this.promptTail === controlledPrompt
   }
 
-  private append(text: string): void {
-    if (text.length === 0) return
+  /** Keeps `text`; returns the transcript's work, to finish before the next event. */
+  private append(text: string): Effect.Effect<void> | undefined {
+    if (text.length === 0) return undefined
+    const spill = this.transcript.feed(text, !this.scrollback.fits(text), () => this.scrollback.text)
     this.scrollback.append(text)
     this.active?.output.append(text)
     this.active?.unread.append(text)
+    return spill
   }
 
   /** Takes one PTY event; runs in the pump fiber only. */
   readonly take = (event: PtyEvent): Effect.Effect<void> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       if (event._tag === "exit") {
-        this.append(this.scanner.flush())
+        const spill = this.append(this.scanner.flush()) ?? Effect.void
         if (this.status.kind === "running") this.status = { kind: "exited", ...event.exit }
-        return Deferred.done(this.exited, Exit.void)
+        return Effect.zipRight(spill, Deferred.done(this.exited, Exit.void))
       }
       const scanned = this.scanner.push(event.chunk)
       this.lastOutputAt = now
-      this.append(scanned.kept)
+      const spill = this.append(scanned.kept)
       for (const piece of scanned.pieces) {
         if (piece === PromptMarker) {
           this.promptSeen = true
@@ -130,7 +135,7 @@ export class TerminalSession {
           this.promptTail = tail.length > controlledPrompt.length ? mismatch : tail
         }
       }
-      return Effect.void
+      return spill ?? Effect.void
     })
 
   /** The pump: PTY events in order, for the terminal's lifetime. */
@@ -177,6 +182,7 @@ export class TerminalSession {
         yield* this.pty.write(data)
       }
       const wait = this.awaitReady(send, startup ? this.config.startupTimeoutMs : this.config.timeoutMs).pipe(
+        Effect.flatMap((reason) => Effect.as(this.transcript.settled, reason)),
         Effect.map((reason) => this.result(send, reason)),
         Effect.ensuring(Effect.sync(() => {
           if (this.active === send) this.active = undefined
@@ -185,22 +191,31 @@ export class TerminalSession {
       )
       return {
         wait,
-        read: () => {
-          const { text, truncated } = send.unread.consume()
-          return { output: text, truncated }
-        }
+        read: Effect.zipRight(
+          this.transcript.settled,
+          Effect.sync(() => {
+            const { text, truncated } = send.unread.consume()
+            return this.withTranscript({ output: text, truncated })
+          })
+        )
       }
     })
   }
 
   private result(send: ActiveSend, wait: Terminals.WaitReason): Terminals.SendResult {
-    return {
+    return this.withTranscript({
       output: send.output.text,
       wait,
       status: this.status,
       truncated: send.output.dropped,
       screen: this.scanner.alternate ? "alternate" : "normal"
-    }
+    })
+  }
+
+  /** `value` with the transcript's path, when the text was cut and the transcript is on disk. */
+  private withTranscript<A extends { readonly truncated: boolean }>(value: A): A & { readonly transcriptPath?: string } {
+    const path = this.transcript.path
+    return value.truncated && path !== undefined ? { ...value, transcriptPath: path } : value
   }
 
   /**
@@ -213,14 +228,18 @@ export class TerminalSession {
     return foreground.readingInput && send.initialLeftWait
   }
 
-  private poll(send: ActiveSend): Effect.Effect<Terminals.WaitReason | undefined> {
+  /** What settled the send, or how long until the next look (ms). */
+  private poll(send: ActiveSend): Effect.Effect<Terminals.WaitReason | number> {
     return Effect.gen(this, function*() {
       if (this.status.kind === "exited") return "session_exit"
       const foreground = yield* this.pty.foreground
       const now = yield* Clock.currentTimeMillis
       const idle = now - this.lastOutputAt
-      if (this.promptReady && idle >= this.config.pollIntervalMs && foreground?.pgid === this.pty.pid) {
-        return "stdin_read"
+      const interval = this.config.pollIntervalMs
+      if (this.promptReady && foreground?.pgid === this.pty.pid) {
+        if (idle >= interval) return "stdin_read"
+        // The prompt is there: look again as soon as it has been quiet for a poll, not a poll later.
+        return interval - idle
       }
       // While the shell starts, only its output (the prompt) can say it is ready. A wait counts once
       // the output has paused for a poll, so what the program printed before it is in the result.
@@ -231,16 +250,17 @@ export class TerminalSession {
       ) return "stdin_read"
       const grace = this.promptSeen ? this.config.handoffGraceMs : 0
       if (hasOutput && idle >= this.config.idleSilenceMs + grace) return "inferred_idle"
-      return undefined
+      return interval
     })
   }
 
   private awaitReady(send: ActiveSend, timeoutMs: number): Effect.Effect<Terminals.WaitReason> {
-    const interval = Duration.millis(this.config.pollIntervalMs)
-    const polling: Effect.Effect<Terminals.WaitReason> = Effect.flatMap(
-      Effect.zipRight(Effect.sleep(interval), this.poll(send)),
-      (wait) => wait === undefined ? polling : Effect.succeed(wait)
-    )
+    const pollAfter = (ms: number): Effect.Effect<Terminals.WaitReason> =>
+      Effect.flatMap(
+        Effect.zipRight(Effect.sleep(Duration.millis(ms)), this.poll(send)),
+        (wait) => typeof wait === "number" ? pollAfter(wait) : Effect.succeed(wait)
+      )
+    const polling = pollAfter(this.config.pollIntervalMs)
     const exit = Effect.as(Deferred.await(this.exited), "session_exit" as const)
     return Effect.raceFirst(polling, exit).pipe(
       Effect.timeoutTo({
@@ -258,25 +278,35 @@ export class TerminalSession {
   }
 
   /** A page of the scrollback, `offset` lines back from the newest. */
-  page(offset: number, count: number): Terminals.Page {
+  page(offset: number, count: number): Effect.Effect<Terminals.Page> {
+    return Effect.zipRight(this.transcript.settled, Effect.sync(() => this.pageNow(offset, count)))
+  }
+
+  private pageNow(offset: number, count: number): Terminals.Page {
     const text = this.scrollback.text
     const lines = text.split("\n")
     const totalLines = text.length === 0 ? 0 : lines.length
     if (offset >= totalLines) {
-      return { text: "", totalLines, lineBegin: offset, lineEnd: offset, truncated: this.scrollback.dropped }
+      return this.withTranscript({
+        text: "",
+        totalLines,
+        lineBegin: offset,
+        lineEnd: offset,
+        truncated: this.scrollback.dropped
+      })
     }
     const end = totalLines - offset
     const bounded = new BoundedText(this.config.maxReadBytes)
     bounded.append(lines.slice(Math.max(0, end - count), end).join("\n"))
     const pageText = bounded.text
     const returned = pageText.length === 0 ? 0 : pageText.split("\n").length
-    return {
+    return this.withTranscript({
       text: pageText,
       totalLines,
       lineBegin: offset,
       lineEnd: offset + returned,
       truncated: this.scrollback.dropped || bounded.dropped
-    }
+    })
   }
 
   /**

@@ -1,0 +1,65 @@
+/**
+ * A host killed with SIGKILL (no finalizer runs) takes its terminals along: the PTY spawner's reaper
+ * kills the shell, its jobs that ignore the hangup, its `setsid` children that keep the PTY as their
+ * stdio and their descendants — read from /proc here, not by the code under test.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
+import * as path from "node:path"
+import { pollUntil } from "../support/poll.js"
+import { childrenOf, commandLineOf, isAlive, isReaperCommandLine, liveProcesses } from "../support/processes.js"
+
+const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "terminal-host.mjs")
+
+/** Polls every 10 ms, for at most `boundMs`, until `done` holds; returns its last answer. */
+const eventually = <A>(probe: () => A, done: (value: A) => boolean, boundMs = 10_000) =>
+  Effect.promise(() => pollUntil(probe, done, boundMs, 10))
+
+const killAll = (pids: Iterable<number>) => {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+describe("host death with an open terminal", () => {
+  it.scopedLive("SIGKILL of the host leaves no process of its terminal, setsid children included", () =>
+    Effect.gen(function*() {
+      // A tag of our own, so the sleeps are ours: 5 digits, then the fixture adds one.
+      const tag = String(10_000 + (process.pid % 89_999))
+      // The sleeps, and the setsid bash that waits for the third.
+      const pattern = new RegExp(`^(?:sleep ${tag}[1-4]|bash -c trap '' HUP; sleep ${tag}3 & wait)$`)
+      const sleeps = () =>
+        liveProcesses().filter((row) => pattern.test(commandLineOf(row.pid)))
+      const host = spawn(process.execPath, [fixture, tag], { stdio: ["ignore", "pipe", "inherit"] })
+      let shell = 0
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          host.kill("SIGKILL")
+          killAll([shell, ...sleeps().map((row) => row.pid)].filter((pid) => pid > 0))
+        })
+      )
+      let output = ""
+      host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+      expect(yield* eventually(() => output, (seen) => seen.includes("ready\n"), 20_000)).toContain("ready\n")
+      shell = Number(/^shell (\d+)$/m.exec(output)![1])
+      // Each way out of the hangup runs: four sleeps and the bash that waits for the third.
+      const running = yield* eventually(sleeps, (rows) => rows.length === 5)
+      expect(running).toHaveLength(5)
+      expect(running.some((row) => row.sid !== shell), "a setsid child left the session").toBe(true)
+      const reapers = childrenOf(host.pid!).filter((pid) => isReaperCommandLine(commandLineOf(pid)))
+      expect(reapers).toHaveLength(1)
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+
+      expect(yield* eventually(sleeps, (rows) => rows.length === 0)).toEqual([])
+      expect(yield* eventually(() => isAlive(shell), (alive) => !alive), "the shell is gone").toBe(false)
+      expect(yield* eventually(() => isAlive(reapers[0]!), (alive) => !alive), "the reaper ends").toBe(false)
+    }))
+})
