@@ -36,6 +36,7 @@ import * as SessionPersistenceJsonl from "./layers/SessionPersistenceJsonl.js"
 import * as TasksLive from "./layers/TasksLive.js"
 import * as NodePtySpawner from "./layers/NodePtySpawner.js"
 import * as TerminalsLive from "./layers/TerminalsLive.js"
+import { terminalsInContainerText } from "./layers/internal/terminal/confinementTexts.js"
 
 /**
  * Settings of the whole graph.
@@ -60,8 +61,8 @@ export interface BashStackConfig {
   readonly sessionJsonlDir?: string
   /**
    * Persistent terminals and the six `terminal_*` tools (needs the optional peer `node-pty`): `true`
-   * or settings to offer them; off when absent or `false`. Not together with `sandbox` or `container`
-   * (terminals are not confined yet).
+   * or settings to offer them; off when absent or `false`. Their shells run as the executor's commands
+   * do: under `sandbox`, in bubblewrap with the session's mode. Not together with `container` yet.
    */
   readonly terminals?: boolean | TerminalsLive.Settings.Input
 }
@@ -133,16 +134,11 @@ export const layer = (
   const persistence: Option.Option<Layer.Layer<never>> = overrides.persistence
     ? Option.some(overrides.persistence(configured))
     : configured
-  // Phase 1 terminals run on the host: composed with a confining executor they would escape it.
-  const unconfinedTerminals = config.terminals !== undefined && config.terminals !== false &&
-    (config.sandbox !== undefined || config.container !== undefined)
-  const executor = unconfinedTerminals
-    ? Layer.fail(
-      new LocalBashExecutorConfigError({
-        field: "terminals",
-        message: "bash-terminals: terminals are not confined yet; configure them without sandbox or container"
-      })
-    )
+  // A container's terminals would be engine execs in its box, which are not built yet: refused.
+  const terminalsInContainer = config.terminals !== undefined && config.terminals !== false &&
+    config.container !== undefined
+  const executor = terminalsInContainer
+    ? Layer.fail(new LocalBashExecutorConfigError({ field: "terminals", message: terminalsInContainerText }))
     : overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
@@ -179,27 +175,28 @@ export const layer = (
       : config.terminals === true
       ? {}
       : config.terminals
-    const terminals = terminalSettings === undefined
-      ? Effect.succeed(Context.empty())
-      : own(Effect.map(
-        Effect.provide(TerminalsLive.make(terminalSettings), overrides.ptySpawner ?? NodePtySpawner.layer),
-        (service) => Context.make(Terminals, service)
-      ))
-    const [executorContext, persistenceContext, approvalContext, tasks, registry, terminalContext] = yield* Effect
+    // Over the executor and the session modes: a terminal's shell runs as the session's calls do.
+    const terminals = (executorContext: Context.Context<BashExecutor | SandboxSessions>) =>
+      terminalSettings === undefined
+        ? Effect.succeed(executorContext)
+        : own(Effect.map(
+          Effect.provide(
+            TerminalsLive.make(terminalSettings),
+            Layer.succeedContext(executorContext).pipe(Layer.merge(overrides.ptySpawner ?? NodePtySpawner.layer))
+          ),
+          (service) => Context.add(executorContext, Terminals, service)
+        ))
+    const [executorContext, persistenceContext, approvalContext, tasks, registry] = yield* Effect
       .all([
       Effect.flatMap(build(executor), (context) =>
-        Effect.map(Effect.provide(SandboxSessionsLive.make, context), (sessions) =>
-          Context.add(context, SandboxSessions, sessions))),
+        Effect.flatMap(Effect.provide(SandboxSessionsLive.make, context), (sessions) =>
+          terminals(Context.add(context, SandboxSessions, sessions)))),
       composed(persistence),
       composed(Option.fromNullable(overrides.approval)),
       own(TasksLive.make(config.tasks)),
-      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
-      terminals
+      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
     ], { concurrency: "unbounded" })
-    const services = Context.merge(
-      Context.merge(Context.merge(executorContext, persistenceContext), approvalContext),
-      terminalContext
-    ).pipe(
+    const services = Context.merge(Context.merge(executorContext, persistenceContext), approvalContext).pipe(
       Context.add(Tasks, tasks),
       Context.add(BashEnvRegistry, registry)
     )

@@ -20,7 +20,12 @@ import * as Schema from "effect/Schema"
 import * as ScopeModule from "effect/Scope"
 import * as NodePath from "node:path"
 import { HostReaper } from "./internal/spawner/HostReaper.js"
+import { BashExecutor } from "../services/BashExecutor.js"
 import { PtySpawner } from "../services/PtySpawner.js"
+import { SandboxSessions } from "../services/SandboxSessions.js"
+import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
+import { unconfinableText } from "./internal/terminal/confinementTexts.js"
+import { terminalPlacementOf } from "./internal/terminal/placement.js"
 import { TerminalError, Terminals } from "../services/Terminals.js"
 import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
 import { type PtyEvent, TerminalSession } from "./internal/terminal/session.js"
@@ -122,9 +127,44 @@ const fail = (reason: TerminalError["reason"], message: string) => Effect.fail(n
 
 const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) && value >= min
 
+/**
+ * Where the terminals' shells run: under the `BashExecutor` in context, as one of its calls would (a
+ * sandbox's bubblewrap with the owner's standing mode, its masks and network); with none, on the
+ * host. A confining executor that cannot place a shell fails the layer: never silently unconfined.
+ */
+const placement = Effect.gen(function*() {
+  const executor = yield* Effect.serviceOption(BashExecutor)
+  if (Option.isNone(executor)) return undefined
+  const placed = terminalPlacementOf(executor.value)
+  if (placed === undefined) {
+    if (executor.value.sandboxMode === undefined && executor.value.container === undefined) return undefined
+    return yield* Effect.fail(ConfigError.Unsupported(["terminals"], unconfinableText))
+  }
+  const sessions = yield* Effect.serviceOption(SandboxSessions)
+  const service = executor.value
+  const launch = (owner: string | undefined, cwd: string) =>
+    Effect.gen(function*() {
+      const mode = Option.isSome(sessions) ? yield* sessions.value.standingMode(owner) : service.sandboxMode
+      const networkAllow = Option.isSome(sessions) ? yield* sessions.value.networkOf(owner) : []
+      // The writable root is the executor's, never one the model names with a terminal's cwd.
+      const workspaceRoot = service.workspaceRoot ?? canonicalDirSync(yield* service.defaultWorkdir)
+      const spec = yield* service.resolve({
+        command: shellFile,
+        workdir: cwd,
+        ...(owner === undefined ? {} : { owner }),
+        ...(mode === undefined
+          ? {}
+          : { sandboxPolicy: { mode, workspaceRoot, ...(networkAllow.length === 0 ? {} : { networkAllow }) } })
+      })
+      return yield* placed.launch(spec)
+    })
+  return { launch, defaultWorkdir: service.defaultWorkdir }
+})
+
 const start = (config: Settings) =>
   Effect.gen(function*() {
     const spawner = yield* PtySpawner
+    const placed = yield* placement
     const reaper = yield* Effect.serviceOption(HostReaper)
     const layerScope = yield* Effect.scope
     const background = yield* FiberSet.make<void>()
@@ -198,15 +238,28 @@ const start = (config: Settings) =>
       yield* checkOpen(owner, options)
       const id = `pty-${++counter}`
       yield* Effect.annotateCurrentSpan({ "terminal.id": id })
-      const base = config.cwd ?? process.cwd()
+      const base = config.cwd ?? (placed === undefined ? process.cwd() : yield* placed.defaultWorkdir)
       const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
       const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+      const launch = placed === undefined
+        ? {}
+        : yield* Effect.mapError(placed.launch(owner, cwd), (error) =>
+          new TerminalError({ reason: "startup", message: error.message }))
       return yield* Effect.uninterruptibleMask((restore) =>
         Effect.gen(function*() {
           const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
+          // A proxied network's relays live as long as the terminal.
+          if (launch.network !== undefined) {
+            yield* launch.network.pipe(
+              ScopeModule.extend(scope),
+              Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
+              Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
+            )
+          }
           const events = yield* Queue.unbounded<PtyEvent>()
           const exited = yield* Deferred.make<void>()
           const pty = yield* spawner.spawn({
+            ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper }),
             file: shellFile,
             args: shellArgs,
             cwd,
