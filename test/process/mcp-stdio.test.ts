@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { bwrapUsable } from "../support/bwrap.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { pollUntil } from "../support/poll.js"
 import { childrenOf, descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
@@ -188,6 +189,19 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       yield* text(client, "terminal_send", { sessionId: "pty-1", text: "cd / && X=kept" })
       const sent = yield* text(client, "terminal_send", { sessionId: "pty-1", text: "echo \"$X in $(pwd)\"" })
       expect(sent.text).toBe("echo \"$X in $(pwd)\"\nkept in /\ndsh> \n[wait: stdin_read]\n[session: running]")
+      expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
+    }))
+
+  it.scopedLive.skipIf(!bwrapUsable)("--terminals with --sandbox runs the terminal's shell in bubblewrap", () =>
+    Effect.gen(function*() {
+      const { client } = yield* Effect.acquireRelease(
+        connectWith({ flags: ["--terminals", "--sandbox", "read-only"] }),
+        closeClient
+      )
+      yield* text(client, "terminal_open", { type: "shell" })
+      const sent = yield* text(client, "terminal_send", { sessionId: "pty-1", text: "echo \"pid $$\"; touch /usr/effect-bash-mcp" })
+      expect(sent.text).toContain("\npid 2\n")
+      expect(sent.text).toMatch(/touch: cannot touch '\/usr\/effect-bash-mcp': Read-only file system/)
       expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
     }))
 

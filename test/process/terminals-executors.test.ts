@@ -179,6 +179,22 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
       expect(pids.output).toContain("pid 2 parent 1")
     }).pipe(Effect.provide(terminalsIn(sandbox, workspace))))
 
+  it.live("network none: the shell has only a loopback and the unix-socket filter bubblewrap read from its input", () =>
+    Effect.gen(function*() {
+      const { id } = yield* Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell" }))
+      const result = yield* send(
+        id,
+        "echo \"nets: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' ')\"; grep '^Seccomp:' /proc/self/status"
+      )
+      expect(result.output).toContain("nets: lo \r\n")
+      expect(result.output).toMatch(/Seccomp:\s+2\r?\n/)
+    }).pipe(Effect.provide(
+      TerminalsLive.layer().pipe(
+        Layer.provide(Layer.merge(NodePtySpawner.layer, SandboxBashExecutor.layer({ cwd: workspace, network: "none" }))),
+        Layer.orDie
+      )
+    )))
+
   it.live("a sandbox whose runner cannot start refuses the terminal (fail closed)", () =>
     Effect.gen(function*() {
       const terminals = yield* Terminals
