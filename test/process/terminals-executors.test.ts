@@ -1,6 +1,6 @@
 /**
- * The same terminal behaviour under each executor a terminal can run in — on the host (local) and in
- * bubblewrap (sandbox) — with real programs: shell state across sends, a `read -p` prompt answered,
+ * The same terminal behaviour under each executor a terminal can run in — on the host (local), in
+ * bubblewrap's PID namespace (contained local) and confined in bubblewrap (sandbox) — with real programs: shell state across sends, a `read -p` prompt answered,
  * a job interrupted by `terminal_signal`, a program that never returns, `setsid` children gone after
  * close; then each executor's own confinement.
  */
@@ -53,6 +53,11 @@ interface Placement {
 const placements: ReadonlyArray<Placement> = [
   { name: "local", enabled: true, executor: (workspace) => LocalBashExecutor.layer({ cwd: workspace }) },
   {
+    name: "contained local",
+    enabled: bwrapUsable,
+    executor: (workspace) => LocalBashExecutor.layer({ cwd: workspace, contain: true })
+  },
+  {
     name: "sandbox",
     enabled: bwrapUsable,
     executor: (workspace) =>
@@ -68,7 +73,7 @@ const terminalsIn = (placement: Placement, workspace: string, settings: Terminal
 
 for (const placement of placements) {
   describe.skipIf(!placement.enabled)(`terminals under the ${placement.name} executor`, () => {
-    const workspace = dirs.fresh(placement.name)
+    const workspace = dirs.fresh(placement.name.replace(/\W+/g, "-"))
     const layer = (settings: TerminalsLive.Settings.Input = {}) => terminalsIn(placement, workspace, settings)
     const shell = Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell" }))
 
