@@ -36,7 +36,6 @@ import * as SessionPersistenceJsonl from "./layers/SessionPersistenceJsonl.js"
 import * as TasksLive from "./layers/TasksLive.js"
 import * as NodePtySpawner from "./layers/NodePtySpawner.js"
 import * as TerminalsLive from "./layers/TerminalsLive.js"
-import { terminalsInContainerText } from "./layers/internal/terminal/confinementTexts.js"
 
 /**
  * Settings of the whole graph.
@@ -62,7 +61,8 @@ export interface BashStackConfig {
   /**
    * Persistent terminals and the six `terminal_*` tools (needs the optional peer `node-pty`): `true`
    * or settings to offer them; off when absent or `false`. Their shells run as the executor's commands
-   * do: under `sandbox`, in bubblewrap with the session's mode. Not together with `container` yet.
+   * do: under `sandbox`, in bubblewrap with the session's mode. Not together with `container` yet
+   * (the layer fails: never unconfined).
    */
   readonly terminals?: boolean | TerminalsLive.Settings.Input
 }
@@ -134,12 +134,7 @@ export const layer = (
   const persistence: Option.Option<Layer.Layer<never>> = overrides.persistence
     ? Option.some(overrides.persistence(configured))
     : configured
-  // A container's terminals would be engine execs in its box, which are not built yet: refused.
-  const terminalsInContainer = config.terminals !== undefined && config.terminals !== false &&
-    config.container !== undefined
-  const executor = terminalsInContainer
-    ? Layer.fail(new LocalBashExecutorConfigError({ field: "terminals", message: terminalsInContainerText }))
-    : overrides.executor ??
+  const executor = overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
         ? containerExecutor({ ...config.executor, ...config.container })

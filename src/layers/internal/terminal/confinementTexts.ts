@@ -1,6 +1,6 @@
 /**
  * The texts of confined terminals, in one place (each is tested verbatim): a runner that did not
- * start the shell, an executor whose confinement terminals cannot share, and a container executor.
+ * start the shell, and an executor whose confinement terminals cannot share (a container's, a custom one).
  *
  * @internal
  */
@@ -16,6 +16,3 @@ export const runnerSlowText = (ms: number): string => `the runner did not start 
 export const unconfinableText =
   "bash-terminals: the executor confines its commands but cannot start terminals under the same rules; configure terminals without it"
 
-/** Terminals configured together with a container executor, whose boxes cannot host them yet. */
-export const terminalsInContainerText =
-  "bash-terminals: terminals do not run in containers yet; configure them without container"
