@@ -7,6 +7,8 @@
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import * as NodeFs from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as NodePath from "node:path"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
@@ -15,7 +17,7 @@ import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { type BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
 import { PtySpawner } from "../../src/services/PtySpawner.js"
 import { Terminals } from "../../src/services/Terminals.js"
-import { bwrapUsable } from "../support/bwrap.js"
+import { bwrapUsable, socatUsable } from "../support/bwrap.js"
 import { commandLineOf, isAlive, processTable } from "../support/processes.js"
 import { tempDirs } from "../support/tempDirs.js"
 
@@ -196,6 +198,70 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
     }).pipe(Effect.provide(
       TerminalsLive.layer().pipe(
         Layer.provide(Layer.merge(NodePtySpawner.layer, SandboxBashExecutor.layer({ cwd: workspace, network: "none" }))),
+        Layer.orDie
+      )
+    )))
+
+  it.live.skipIf(!socatUsable)("an allow-listed network: the proxies live as long as the terminal, and admit only the list", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const created = Http.createServer((_request, response) => response.end(`page of ${_request.headers.host}\n`))
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (server.address() as AddressInfo).port
+      const sandboxed = SandboxBashExecutor.layer({
+        cwd: workspace,
+        network: { allow: ["allowed.test"], hosts: { "allowed.test": "127.0.0.1", "other.test": "127.0.0.1" } }
+      })
+      yield* Effect.gen(function*() {
+        const { id } = yield* Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell" }))
+        const curl = (host: string) => `curl -sS --max-time 10 http://${host}:${port}/`
+        const allowed = yield* send(id, curl("allowed.test"))
+        expect(allowed.output).toContain(`page of allowed.test:${port}`)
+        const refused = yield* send(id, curl("other.test"))
+        expect(refused.output).not.toContain("page of")
+        expect(refused.output).toContain(`[network: refused other.test:${port} — not in the allow-list]`)
+      }).pipe(Effect.provide(
+        TerminalsLive.layer().pipe(Layer.provide(Layer.merge(NodePtySpawner.layer, sandboxed)), Layer.orDie)
+      ))
+      // The layer is closed: no relay of the terminal's proxies is left.
+      expect(processTable().filter((row) => commandLineOf(row.pid).startsWith("socat "))).toEqual([])
+    }).pipe(Effect.scoped))
+
+  it.live("a daemon that left the session and closed the terminal is gone after close: its PID namespace ended", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* terminals.open(owner, { type: "shell" })
+      yield* send(id, "(setsid sh -c 'exec sleep 9141 </dev/null >/dev/null 2>&1' &)")
+      const daemon = () => processTable().filter((row) => commandLineOf(row.pid) === "sleep 9141")
+      yield* until(() => daemon().length === 1, "no daemon")
+      const [row] = daemon()
+      expect(row!.sid).toBe(row!.pid)
+      expect(row!.tty).toBe(0)
+      expect(yield* terminals.close(owner, id)).toBe("closed")
+      expect(isAlive(row!.pid)).toBe(false)
+    }).pipe(Effect.provide(terminalsIn(sandbox, workspace))))
+
+  it.live("a runner that fails as it starts refuses the terminal with its first line", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const refused = yield* Effect.flip(terminals.open(owner, { type: "shell" }))
+      expect(refused.message).toMatch(
+        /^the runner exited before the shell started: bwrap: Can't find source path \/var\/tmp\/term-exec-gone-\w+\/missing: No such file or directory$/
+      )
+    }).pipe(Effect.provide(
+      TerminalsLive.layer().pipe(
+        Layer.provide(Layer.merge(
+          NodePtySpawner.layer,
+          SandboxBashExecutor.layer({
+            cwd: workspace,
+            sandboxMode: "workspace-write",
+            workspaceRoot: NodePath.join(hostDirs.fresh("gone"), "missing")
+          })
+        )),
         Layer.orDie
       )
     )))
