@@ -2,7 +2,9 @@
  * The {@link Terminals} service over a {@link PtySpawner}: interactive bash shells on PTYs, each
  * owned by the session that opened it, with the executor's scrubbed environment, bounded scrollback
  * and send results, caps on how many are open, and close that leaves none of their processes
- * behind. Closing the layer closes every terminal.
+ * behind. Closing the layer closes every terminal. With a `BashExecutor` in context, a shell runs
+ * where that executor runs a call of its owner (the sandbox's bubblewrap, with the owner's mode
+ * from `SandboxSessions` when present).
  *
  * @since 0.2.0
  */
@@ -384,7 +386,9 @@ const start = (config: Settings) =>
 
 /**
  * The terminals in the current scope: checks `settings` (a bad value fails with a `ConfigError`
- * naming the field), and closes every terminal when the scope closes.
+ * naming the field), and closes every terminal when the scope closes. Shells run under the
+ * `BashExecutor` in context, if any (with `SandboxSessions`' modes); a confining executor that
+ * cannot place a shell fails with a `ConfigError` rather than run one unconfined.
  *
  * @since 0.2.0
  * @category constructors
@@ -398,7 +402,8 @@ export const make = (
   )
 
 /**
- * The terminals as a layer over a {@link PtySpawner} (production: `NodePtySpawner.layer`).
+ * The terminals as a layer over a {@link PtySpawner} (production: `NodePtySpawner.layer`); give it the
+ * app's `BashExecutor` too, and its shells run as that executor's calls do (see {@link make}).
  *
  * @since 0.2.0
  * @category layers
