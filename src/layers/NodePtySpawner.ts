@@ -127,6 +127,27 @@ const awaitCommand = (
   })
 }
 
+/**
+ * Keeps the PTY's device open until the terminal is released. The processes of a terminal are found
+ * by the device they hold; once every process had closed it and node-pty its end, the kernel could
+ * give the same name to the next terminal, whose processes a late close of this one would then take
+ * for its own (bubblewrap, which dies on TERM, with its whole sandbox). Opened without becoming a
+ * controlling terminal; node-pty then reports an exit after its 200 ms wait for the device's end.
+ */
+const holdDevice = (pts: string | undefined) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      if (pts === undefined) return undefined
+      try {
+        const { O_NOCTTY, O_NONBLOCK, O_RDWR } = NodeFs.constants
+        return NodeFs.openSync(pts, O_RDWR | O_NOCTTY | O_NONBLOCK)
+      } catch {
+        return undefined
+      }
+    }),
+    (fd) => Effect.sync(() => fd === undefined ? undefined : NodeFs.closeSync(fd))
+  )
+
 const spawn = (options: PtySpawner.Options) =>
   Effect.gen(function*() {
     const nodePty = yield* loadNodePty
@@ -154,10 +175,11 @@ const spawn = (options: PtySpawner.Options) =>
     const members = new Map<number, string>()
     // node-pty names the PTY's device; reading the child's stdin could race its `login_tty`.
     const pts = (term as unknown as { readonly ptsName?: string }).ptsName ?? ptsOf(term.pid)
+    yield* holdDevice(pts)
     // Until a runner's command is up, what it prints is kept too: a runner that fails says why there.
-    const starting = { exited: false, text: "" }
+    const starting = { exited: false, text: "", keeping: options.wrapper !== undefined }
     term.onData((chunk) => {
-      if (options.wrapper !== undefined && starting.text.length < 4096) starting.text += chunk
+      if (starting.keeping && starting.text.length < 4096) starting.text += chunk
       options.onData(chunk)
     })
     term.onExit(({ exitCode, signal }) => {
@@ -171,6 +193,7 @@ const spawn = (options: PtySpawner.Options) =>
       : yield* awaitCommand(term.pid, options.wrapper.pidNamespace, starting).pipe(
         Effect.interruptible
       )
+    starting.keeping = false
     const shell = command.pid
     const runners: ReadonlySet<number> = options.wrapper === undefined ? new Set() : new Set([term.pid, ...command.between])
     const pty: PtySpawner.Pty = {

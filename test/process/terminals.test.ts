@@ -122,6 +122,21 @@ describe("a shell that ends", () => {
 })
 
 describe("close leaves nothing running", () => {
+  it.live("a terminal whose shell died keeps its device until closed: its close never reaches the next terminal", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const first = yield* shell
+      const deviceOf = (pid: number) => NodeFs.readlinkSync(`/proc/${pid}/fd/0`)
+      const device = deviceOf(first.pid)
+      expect((yield* send(first.id, "kill -9 $$")).wait).toBe("session_exit")
+      const second = yield* shell
+      expect(deviceOf(second.pid)).not.toBe(device)
+      expect(yield* terminals.close(owner, first.id)).toBe("closed")
+      const after = yield* send(second.id, "echo still here")
+      expect(after.output).toContain("still here")
+      expect(after.status).toEqual({ kind: "running" })
+    }).pipe(Effect.provide(layer())))
+
   it.live("another session is refused, and the owner's terminal lists only for it", () =>
     Effect.gen(function*() {
       const terminals = yield* Terminals
