@@ -223,6 +223,22 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       yield* Effect.promise(() => client.close())
     }))
 
+  it.scopedLive.skipIf(!bwrapUsable)("a sandboxed terminal's daemon that ignores hangups goes with a host killed by SIGKILL", () =>
+    Effect.gen(function*() {
+      const { client, pid } = yield* connectWith({ flags: ["--terminals", "--sandbox", "read-only"] })
+      yield* text(client, "terminal_open", { type: "shell" })
+      yield* text(client, "terminal_send", {
+        sessionId: "pty-1",
+        text: "(setsid sh -c 'trap \"\" HUP; exec sleep 9964' </dev/null >/dev/null 2>&1 &)"
+      })
+      const daemon = () => listSleeps(/^sleep\u00009964\u0000$/)
+      expect(yield* Effect.promise(() => pollUntil(daemon, (found) => found.length === 1, 10_000, 20))).toHaveLength(1)
+      process.kill(pid, "SIGKILL")
+      // bubblewrap dies with its parent, and its PID namespace with it.
+      expect(yield* Effect.promise(() => pollUntil(daemon, (found) => found.length === 0, 10_000, 20))).toEqual([])
+      yield* Effect.promise(() => client.close())
+    }))
+
   it.scopedLive("runs ok, failing and timed-out commands, answering with the model-facing text", () =>
     Effect.gen(function*() {
       const { client } = yield* connect
