@@ -128,13 +128,15 @@ const awaitCommand = (
 }
 
 /**
- * Keeps the PTY's device open until the terminal is released. The processes of a terminal are found
- * by the device they hold; once every process had closed it and node-pty its end, the kernel could
- * give the same name to the next terminal, whose processes a late close of this one would then take
- * for its own (bubblewrap, which dies on TERM, with its whole sandbox). Opened without becoming a
- * controlling terminal; node-pty then reports an exit after its 200 ms wait for the device's end.
+ * Keeps the PTY's device open until the terminal is released, and on release SIGKILLs whatever of
+ * the terminal is left (found afresh: a runner that never started its shell was never looked for)
+ * before letting the device go. The processes of a terminal are found by the device they hold; once
+ * every process had closed it and node-pty its end, the kernel could give the same name to the next
+ * terminal, whose processes a late look of this one would then take for its own (bubblewrap, which
+ * dies on TERM, with its whole sandbox). Opened without becoming a controlling terminal; node-pty
+ * then reports an exit after its 200 ms wait for the device's end.
  */
-const holdDevice = (pts: string | undefined) =>
+const holdDevice = (leader: number, pts: string | undefined, members: Map<number, string>) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       if (pts === undefined) return undefined
@@ -145,7 +147,12 @@ const holdDevice = (pts: string | undefined) =>
         return undefined
       }
     }),
-    (fd) => Effect.sync(() => fd === undefined ? undefined : NodeFs.closeSync(fd))
+    (fd) =>
+      Effect.sync(() => {
+        refreshMembers(leader, pts, members)
+        signalMembers(members, "SIGKILL")
+        if (fd !== undefined) NodeFs.closeSync(fd)
+      })
   )
 
 const spawn = (options: PtySpawner.Options) =>
@@ -165,17 +172,13 @@ const spawn = (options: PtySpawner.Options) =>
           }),
         catch: (cause) => new PtySpawnError({ message: `could not start ${options.file} on a PTY`, cause })
       }),
-      (term) =>
-        Effect.sync(() => {
-          // Whatever close left behind, and the PTY itself.
-          signalMembers(members, "SIGKILL")
-          ;(term as unknown as { readonly destroy?: () => void }).destroy?.()
-        })
+      // After the device's hold is released, which kills whatever of the terminal is left.
+      (term) => Effect.sync(() => (term as unknown as { readonly destroy?: () => void }).destroy?.())
     )
     const members = new Map<number, string>()
     // node-pty names the PTY's device; reading the child's stdin could race its `login_tty`.
     const pts = (term as unknown as { readonly ptsName?: string }).ptsName ?? ptsOf(term.pid)
-    yield* holdDevice(pts)
+    yield* holdDevice(term.pid, pts, members)
     // Until a runner's command is up, what it prints is kept too: a runner that fails says why there.
     const starting = { exited: false, text: "", keeping: options.wrapper !== undefined }
     term.onData((chunk) => {

@@ -283,6 +283,28 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
       )
     )))
 
+  it.live("a runner that never starts its command is bounded, says so, and is killed", () =>
+    Effect.gen(function*() {
+      const spawner = yield* PtySpawner
+      const failed = yield* Effect.flip(spawner.spawn({
+        file: "/bin/bash",
+        args: [],
+        cwd: workspace,
+        env: {},
+        rows: 24,
+        cols: 80,
+        onData: () => {},
+        onExit: () => {},
+        wrapper: { argv: ["/bin/sh", "-c", "trap '' HUP; exec sleep 9173", "runner", "--"], pidNamespace: false }
+      }).pipe(Effect.scoped))
+      expect(failed.message).toBe("the runner did not start the shell within 10000ms")
+      // SIGKILLed as the spawn's scope closed: gone once the kernel has run the kill.
+      yield* until(
+        () => !processTable().some((row) => commandLineOf(row.pid) === "sleep 9173" && isAlive(row.pid)),
+        "the runner is still alive"
+      )
+    }).pipe(Effect.provide(NodePtySpawner.layer)), 20_000)
+
   it.live("a runner that exits before its command says so, with the first line it printed", () =>
     Effect.gen(function*() {
       const spawner = yield* PtySpawner
