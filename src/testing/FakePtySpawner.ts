@@ -72,6 +72,7 @@ export interface Script {
    * process unless `stubbornChildren`, on KILL, or when the test ends them.
    */
   readonly children?: number
+  /** The {@link children} survive TERM and HUP: only KILL (or the test) ends them. */
   readonly stubbornChildren?: boolean
   /** Fail every spawn with this error. */
   readonly spawnError?: PtySpawnError
