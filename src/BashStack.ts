@@ -60,8 +60,9 @@ export interface BashStackConfig {
   readonly sessionJsonlDir?: string
   /**
    * Persistent terminals and the six `terminal_*` tools (needs the optional peer `node-pty`): `true`
-   * or settings to offer them; off when absent or `false`. Not together with `sandbox` or `container`
-   * (terminals are not confined yet).
+   * or settings to offer them; off when absent or `false`. Their shells run as the executor's commands
+   * do: under `sandbox`, in bubblewrap with the session's mode. Not together with `container` yet
+   * (the layer fails: never unconfined).
    */
   readonly terminals?: boolean | TerminalsLive.Settings.Input
 }
@@ -133,17 +134,7 @@ export const layer = (
   const persistence: Option.Option<Layer.Layer<never>> = overrides.persistence
     ? Option.some(overrides.persistence(configured))
     : configured
-  // Phase 1 terminals run on the host: composed with a confining executor they would escape it.
-  const unconfinedTerminals = config.terminals !== undefined && config.terminals !== false &&
-    (config.sandbox !== undefined || config.container !== undefined)
-  const executor = unconfinedTerminals
-    ? Layer.fail(
-      new LocalBashExecutorConfigError({
-        field: "terminals",
-        message: "bash-terminals: terminals are not confined yet; configure them without sandbox or container"
-      })
-    )
-    : overrides.executor ??
+  const executor = overrides.executor ??
     (config.container !== undefined
       ? config.sandbox === undefined
         ? containerExecutor({ ...config.executor, ...config.container })
@@ -182,27 +173,28 @@ export const layer = (
         ...(spillParent === undefined ? {} : { spillParent }),
         ...(config.terminals === true ? {} : config.terminals)
       }
-    const terminals = terminalSettings === undefined
-      ? Effect.succeed(Context.empty())
-      : own(Effect.map(
-        Effect.provide(TerminalsLive.make(terminalSettings), overrides.ptySpawner ?? NodePtySpawner.layer),
-        (service) => Context.make(Terminals, service)
-      ))
-    const [executorContext, persistenceContext, approvalContext, tasks, registry, terminalContext] = yield* Effect
+    // Over the executor and the session modes: a terminal's shell runs as the session's calls do.
+    const terminals = (executorContext: Context.Context<BashExecutor | SandboxSessions>) =>
+      terminalSettings === undefined
+        ? Effect.succeed(executorContext)
+        : own(Effect.map(
+          Effect.provide(
+            TerminalsLive.make(terminalSettings),
+            Layer.succeedContext(executorContext).pipe(Layer.merge(overrides.ptySpawner ?? NodePtySpawner.layer))
+          ),
+          (service) => Context.add(executorContext, Terminals, service)
+        ))
+    const [executorContext, persistenceContext, approvalContext, tasks, registry] = yield* Effect
       .all([
       Effect.flatMap(build(executor), (context) =>
-        Effect.map(Effect.provide(SandboxSessionsLive.make, context), (sessions) =>
-          Context.add(context, SandboxSessions, sessions))),
+        Effect.flatMap(Effect.provide(SandboxSessionsLive.make, context), (sessions) =>
+          terminals(Context.add(context, SandboxSessions, sessions)))),
       composed(persistence),
       composed(Option.fromNullable(overrides.approval)),
       own(TasksLive.make(config.tasks)),
-      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome }),
-      terminals
+      BashEnvRegistryLive.make(config.dshHome === undefined ? {} : { dshHome: config.dshHome })
     ], { concurrency: "unbounded" })
-    const services = Context.merge(
-      Context.merge(Context.merge(executorContext, persistenceContext), approvalContext),
-      terminalContext
-    ).pipe(
+    const services = Context.merge(Context.merge(executorContext, persistenceContext), approvalContext).pipe(
       Context.add(Tasks, tasks),
       Context.add(BashEnvRegistry, registry)
     )

@@ -2,7 +2,9 @@
  * The {@link Terminals} service over a {@link PtySpawner}: interactive bash shells on PTYs, each
  * owned by the session that opened it, with the executor's scrubbed environment, bounded scrollback
  * and send results, caps on how many are open, and close that leaves none of their processes
- * behind. Closing the layer closes every terminal.
+ * behind. Closing the layer closes every terminal. With a `BashExecutor` in context, a shell runs
+ * where that executor runs a call of its owner (the sandbox's bubblewrap, with the owner's mode
+ * from `SandboxSessions` when present).
  *
  * @since 0.2.0
  */
@@ -14,11 +16,17 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as ScopeModule from "effect/Scope"
 import * as NodePath from "node:path"
+import { BashExecutor } from "../services/BashExecutor.js"
 import { PtySpawner } from "../services/PtySpawner.js"
+import { SandboxSessions } from "../services/SandboxSessions.js"
+import { canonicalDirSync } from "./internal/sandbox/canonicalDir.js"
+import { unconfinableText } from "./internal/terminal/confinementTexts.js"
+import { terminalPlacementOf } from "./internal/terminal/placement.js"
 import { TerminalError, Terminals } from "../services/Terminals.js"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePlatformPath from "@effect/platform-node/NodePath"
@@ -133,9 +141,44 @@ const fail = (reason: TerminalError["reason"], message: string) => Effect.fail(n
 
 const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) && value >= min
 
+/**
+ * Where the terminals' shells run: under the `BashExecutor` in context, as one of its calls would (a
+ * sandbox's bubblewrap with the owner's standing mode, its masks and network); with none, on the
+ * host. A confining executor that cannot place a shell fails the layer: never silently unconfined.
+ */
+const placement = Effect.gen(function*() {
+  const executor = yield* Effect.serviceOption(BashExecutor)
+  if (Option.isNone(executor)) return undefined
+  const placed = terminalPlacementOf(executor.value)
+  if (placed === undefined) {
+    if (executor.value.sandboxMode === undefined && executor.value.container === undefined) return undefined
+    return yield* Effect.fail(ConfigError.Unsupported(["terminals"], unconfinableText))
+  }
+  const sessions = yield* Effect.serviceOption(SandboxSessions)
+  const service = executor.value
+  const launch = (owner: string | undefined, cwd: string) =>
+    Effect.gen(function*() {
+      const mode = Option.isSome(sessions) ? yield* sessions.value.standingMode(owner) : service.sandboxMode
+      const networkAllow = Option.isSome(sessions) ? yield* sessions.value.networkOf(owner) : []
+      // The writable root is the executor's, never one the model names with a terminal's cwd.
+      const workspaceRoot = service.workspaceRoot ?? canonicalDirSync(yield* service.defaultWorkdir)
+      const spec = yield* service.resolve({
+        command: shellFile,
+        workdir: cwd,
+        ...(owner === undefined ? {} : { owner }),
+        ...(mode === undefined
+          ? {}
+          : { sandboxPolicy: { mode, workspaceRoot, ...(networkAllow.length === 0 ? {} : { networkAllow }) } })
+      })
+      return yield* placed.launch(spec)
+    })
+  return { launch, defaultWorkdir: service.defaultWorkdir }
+})
+
 const start = (config: Settings) =>
   Effect.gen(function*() {
     const spawner = yield* PtySpawner
+    const placed = yield* placement
     // Made before the terminals' finalizer: closed after it, once every transcript is removed.
     const spills = yield* makeSpillStore({
       keep: false,
@@ -228,12 +271,24 @@ const start = (config: Settings) =>
     const opening = (id: string, owner: string | undefined, options: Terminals.OpenOptions) =>
       Effect.gen(function*() {
         yield* Effect.annotateCurrentSpan({ "terminal.id": id })
-        const base = config.cwd ?? process.cwd()
+        const base = config.cwd ?? (placed === undefined ? process.cwd() : yield* placed.defaultWorkdir)
         const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
         const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+        const launch = placed === undefined
+          ? {}
+          : yield* Effect.mapError(placed.launch(owner, cwd), (error) =>
+            new TerminalError({ reason: "startup", message: error.message }))
         return yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
             const scope = yield* ScopeModule.fork(layerScope, ExecutionStrategy.sequential)
+            // A proxied network's relays live as long as the terminal.
+            if (launch.network !== undefined) {
+              yield* launch.network.pipe(
+                ScopeModule.extend(scope),
+                Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
+                Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
+              )
+            }
             const events = yield* Queue.unbounded<PtyEvent>()
             const exited = yield* Deferred.make<void>()
             const pty = yield* spawner.spawn({
@@ -243,6 +298,7 @@ const start = (config: Settings) =>
               env,
               rows: options.rows ?? config.rows,
               cols: options.cols ?? config.cols,
+              ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper }),
               onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
               onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
             }).pipe(
@@ -363,7 +419,9 @@ const start = (config: Settings) =>
 
 /**
  * The terminals in the current scope: checks `settings` (a bad value fails with a `ConfigError`
- * naming the field), and closes every terminal when the scope closes.
+ * naming the field), and closes every terminal when the scope closes. Shells run under the
+ * `BashExecutor` in context, if any (with `SandboxSessions`' modes); a confining executor that
+ * cannot place a shell fails with a `ConfigError` rather than run one unconfined.
  *
  * @since 0.2.0
  * @category constructors
@@ -377,7 +435,8 @@ export const make = (
   )
 
 /**
- * The terminals as a layer over a {@link PtySpawner} (production: `NodePtySpawner.layer`).
+ * The terminals as a layer over a {@link PtySpawner} (production: `NodePtySpawner.layer`); give it the
+ * app's `BashExecutor` too, and its shells run as that executor's calls do (see {@link make}).
  *
  * @since 0.2.0
  * @category layers

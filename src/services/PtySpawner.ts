@@ -9,6 +9,7 @@ import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import type { ProcessSpawner } from "./ProcessSpawner.js"
 
 /**
  * The PTY could not be started: no PTY implementation is installed (the optional peer `node-pty`),
@@ -71,6 +72,11 @@ export declare namespace PtySpawner {
     readonly onData: (chunk: string) => void
     /** Called once when the leader has exited and its output has been delivered. */
     readonly onExit: (exit: Exit) => void
+    /**
+     * A runner to start `file` under (e.g. bubblewrap): the PTY's session leader is then the runner,
+     * and `file` its command, with its own PID namespace when the runner says so.
+     */
+    readonly wrapper?: ProcessSpawner.Wrapper
   }
 
   /**
@@ -108,7 +114,10 @@ export declare namespace PtySpawner {
    * @category models
    */
   export interface Pty {
-    /** The leader's pid: also its process group and session id. */
+    /**
+     * The shell's pid, which is also its process group: the PTY's session leader, or under a runner
+     * the runner's command (its pid as the host sees it).
+     */
     readonly pid: number
     readonly write: (data: string) => Effect.Effect<void>
     /** The foreground group now; `undefined` once the leader is gone or off Linux. */
@@ -122,5 +131,7 @@ export declare namespace PtySpawner {
     readonly signalAll: (signal: Signal) => Effect.Effect<number>
     /** How many processes of the terminal (as {@link signalAll} finds them) are alive. */
     readonly alive: Effect.Effect<number>
+    /** How many of them are alive besides the shell (and a runner that started it). */
+    readonly othersAlive: Effect.Effect<number>
   }
 }

@@ -51,6 +51,8 @@ export interface FakePty {
   readonly setForeground: (foreground: { readonly pgid: number; readonly readingInput: boolean } | undefined) => void
   /** The shell exits (every process of the terminal is gone). */
   readonly exit: (exit?: PtySpawner.Exit) => void
+  /** The shell's other processes ({@link Script.children}) end. */
+  readonly endChildren: () => void
   readonly alive: () => number
 }
 
@@ -65,6 +67,13 @@ export interface Script {
   readonly onSpawn?: (pty: FakePty) => void
   readonly onWrite?: (pty: FakePty, data: string) => void
   readonly stubborn?: boolean
+  /**
+   * Processes of the terminal besides the shell (default none): they end on a TERM or HUP to every
+   * process unless `stubbornChildren`, on KILL, or when the test ends them.
+   */
+  readonly children?: number
+  /** The {@link children} survive TERM and HUP: only KILL (or the test) ends them. */
+  readonly stubbornChildren?: boolean
   /** How long each spawn takes, on the Clock (a real one waits, e.g. for `node-pty` to load). */
   readonly spawnDelayMs?: number
   /** Fail every spawn with this error. */
@@ -100,12 +109,14 @@ export const make = (script: Script = {}): FakePtySpawner => {
       const written: Array<string> = []
       const signals: Array<SentSignal> = []
       let members = 1
+      let children = script.children ?? 0
       let exited = false
       let foreground: PtySpawner.Foreground | undefined = { pgid: pid, readingInput: false, wakeups: 0 }
       const exit = (result: PtySpawner.Exit = { exitCode: 0, signal: null }) => {
         if (exited) return
         exited = true
         members = 0
+        children = 0
         foreground = undefined
         options.onExit(result)
       }
@@ -133,7 +144,10 @@ export const make = (script: Script = {}): FakePtySpawner => {
             : { ...next, wakeups: (foreground?.wakeups ?? 0) + 1 }
         },
         exit,
-        alive: () => members
+        endChildren: () => {
+          children = 0
+        },
+        alive: () => members + children
       }
       ptys.push(pty)
       const port: PtySpawner.Pty = {
@@ -157,11 +171,15 @@ export const make = (script: Script = {}): FakePtySpawner => {
           Effect.zipRight(
             record("all", signal),
             Effect.sync(() => {
+              if (signal === "SIGKILL" || (!script.stubbornChildren && (signal === "SIGTERM" || signal === "SIGHUP"))) {
+                children = 0
+              }
               if (dies(signal)) exit({ exitCode: null, signal })
-              return members
+              return members + children
             })
           ),
-        alive: Effect.sync(() => members)
+        alive: Effect.sync(() => members + children),
+        othersAlive: Effect.sync(() => children)
       }
       yield* Effect.addFinalizer(() => Effect.sync(() => exit({ exitCode: null, signal: "SIGKILL" })))
       if (script.onSpawn === undefined) pty.prompt()

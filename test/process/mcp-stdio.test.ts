@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { bwrapUsable } from "../support/bwrap.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
 import { pollUntil } from "../support/poll.js"
 import { childrenOf, descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
@@ -191,6 +192,19 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
     }))
 
+  it.scopedLive.skipIf(!bwrapUsable)("--terminals with --sandbox runs the terminal's shell in bubblewrap", () =>
+    Effect.gen(function*() {
+      const { client } = yield* Effect.acquireRelease(
+        connectWith({ flags: ["--terminals", "--sandbox", "read-only"] }),
+        closeClient
+      )
+      yield* text(client, "terminal_open", { type: "shell" })
+      const sent = yield* text(client, "terminal_send", { sessionId: "pty-1", text: "echo \"pid $$\"; touch /usr/effect-bash-mcp" })
+      expect(sent.text).toContain("\npid 2\n")
+      expect(sent.text).toMatch(/touch: cannot touch '\/usr\/effect-bash-mcp': Read-only file system/)
+      expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
+    }))
+
   it.scopedLive("a host killed with SIGKILL takes its terminal's jobs along (the PTY hangs up)", () =>
     Effect.gen(function*() {
       const { client, pid } = yield* connectWith({ flags: ["--terminals"] })
@@ -206,6 +220,22 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(yield* Effect.promise(() => pollUntil(sleeps, (found) => found.length === 2, 10_000, 20))).toHaveLength(2)
       process.kill(pid, "SIGKILL")
       expect(yield* Effect.promise(() => pollUntil(sleeps, (found) => found.length === 0, 10_000, 20))).toEqual([])
+      yield* Effect.promise(() => client.close())
+    }))
+
+  it.scopedLive.skipIf(!bwrapUsable)("a sandboxed terminal's daemon that ignores hangups goes with a host killed by SIGKILL", () =>
+    Effect.gen(function*() {
+      const { client, pid } = yield* connectWith({ flags: ["--terminals", "--sandbox", "read-only"] })
+      yield* text(client, "terminal_open", { type: "shell" })
+      yield* text(client, "terminal_send", {
+        sessionId: "pty-1",
+        text: "(setsid sh -c 'trap \"\" HUP; exec sleep 9964' </dev/null >/dev/null 2>&1 &)"
+      })
+      const daemon = () => listSleeps(/^sleep\u00009964\u0000$/)
+      expect(yield* Effect.promise(() => pollUntil(daemon, (found) => found.length === 1, 10_000, 20))).toHaveLength(1)
+      process.kill(pid, "SIGKILL")
+      // bubblewrap dies with its parent, and its PID namespace with it.
+      expect(yield* Effect.promise(() => pollUntil(daemon, (found) => found.length === 0, 10_000, 20))).toEqual([])
       yield* Effect.promise(() => client.close())
     }))
 

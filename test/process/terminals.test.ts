@@ -1,19 +1,18 @@
 /**
- * Terminals on real PTYs (node-pty) with real programs: shell state across sends, prompts answered,
- * a REPL, interruption by a real SIGINT, a program that never returns, a flood, a full-screen
- * program, `setsid` children gone after close, owner isolation, and nothing left running.
+ * Terminals on real PTYs (node-pty) with real programs: prompts answered, REPLs, a flood, a
+ * full-screen program, a shell that ends, owner isolation, and the stack's terminals (in a sandbox
+ * too). What every executor must do alike is in terminals-executors.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import * as BashStack from "../../src/BashStack.js"
 import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { Terminals } from "../../src/services/Terminals.js"
-import { commandLineOf } from "../support/processes.js"
+import { dockerUnavailable, testImage } from "../support/docker.js"
 
 const layer = (settings: TerminalsLive.Settings.Input = {}) =>
   TerminalsLive.layer({ idleSilenceMs: 1_500, closeGraceMs: 1_000, ...settings }).pipe(
@@ -27,39 +26,8 @@ const shell = Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { t
 const send = (id: string, text: string, submit = true) =>
   Effect.flatMap(Terminals, (terminals) => terminals.send(owner, id, { text, submit }))
 
-const isAlive = (pid: number): boolean => {
-  try {
-    const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
-    const state = stat.slice(stat.lastIndexOf(")") + 2)[0]
-    return state !== "Z" && state !== "X"
-  } catch {
-    return false
-  }
-}
-
-const foregroundOf = (pid: number): number => {
-  const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5])
-}
-
 const hasProgram = (name: string): boolean =>
   (process.env.PATH ?? "").split(":").some((dir) => NodeFs.existsSync(NodePath.join(dir, name)))
-
-describe("a terminal keeps its shell's state across sends", () => {
-  it.live("cd and variables persist; the prompt settles each send as stdin_read", () =>
-    Effect.gen(function*() {
-      const dir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "term-"))
-      const opened = yield* shell
-      expect(opened.id).toBe("pty-1")
-      expect(opened.startup).toContain("dsh> ")
-      yield* send(opened.id, `cd ${dir} && export GREETING=hello`)
-      const result = yield* send(opened.id, "echo \"$GREETING from $(pwd)\"")
-      expect(result.wait).toBe("stdin_read")
-      expect(result.status).toEqual({ kind: "running" })
-      expect(result.output).toContain(`hello from ${dir}`)
-      NodeFs.rmSync(dir, { recursive: true })
-    }).pipe(Effect.provide(layer())))
-})
 
 describe("interactive input", () => {
   it.live("read -p and read -s prompts are answered by the next send", () =>
@@ -118,62 +86,6 @@ describe("a node REPL", () => {
 })
 
 describe("stopping what runs", () => {
-  it.live("terminal_signal interrupts the foreground job with a real SIGINT", () =>
-    Effect.gen(function*() {
-      const terminals = yield* Terminals
-      const { id, pid } = yield* shell
-      const running = yield* send(id, "sleep 600", true).pipe(Effect.timeout("300 millis"), Effect.option)
-      expect(running._tag).toBe("None")
-      // The interrupted send already sent SIGINT; once the shell has its terminal back (else the signal
-      // below could reach the dying first sleep), start another to signal explicitly.
-      yield* Effect.retry(
-        Effect.suspend(() => foregroundOf(pid) === pid ? Effect.void : Effect.fail("the first sleep in the foreground")),
-        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
-      )
-      const operation = yield* terminals.startSend(owner, id, { text: "sleep 601" })
-      // Signal once sleep itself holds the foreground (the shell's tpgid in /proc, its leader exec'd):
-      // a signal to the forked child before its exec may not end the sleep it becomes.
-      yield* Effect.retry(
-        Effect.suspend(() => commandLineOf(foregroundOf(pid)) === "sleep 601" ? Effect.void : Effect.fail("sleep not yet in the foreground")),
-        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
-      )
-      const { pgid } = yield* terminals.signal(owner, id, "SIGINT")
-      expect(pgid).not.toBe(pid)
-      const result = yield* operation.done
-      // The job is gone: the shell has its terminal back and showed its prompt.
-      expect(foregroundOf(pid)).toBe(pid)
-      expect(result.output).toContain("dsh> ")
-      expect(result.wait).toBe("stdin_read")
-    }).pipe(Effect.provide(layer())))
-
-  it.live("a cancelled send stops its command with a real SIGINT; the shell is ready for the next", () =>
-    Effect.gen(function*() {
-      const { id, pid } = yield* shell
-      const sleeps = () =>
-        NodeFs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((p) =>
-          commandLineOf(p) === "sleep 612" && isAlive(p)
-        )
-      const cancelled = yield* send(id, "sleep 612").pipe(Effect.timeout("1 second"), Effect.option)
-      expect(cancelled._tag).toBe("None")
-      // The sleep is gone and the shell has its terminal back.
-      yield* Effect.retry(
-        Effect.suspend(() => sleeps().length === 0 && foregroundOf(pid) === pid ? Effect.void : Effect.fail("running")),
-        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
-      )
-      const next = yield* send(id, "echo after")
-      expect(next.output).toContain("after")
-      expect(next.wait).toBe("stdin_read")
-    }).pipe(Effect.provide(layer())))
-
-  it.live("a program that never returns settles at the timeout, still running", () =>
-    Effect.gen(function*() {
-      const { id } = yield* shell
-      const result = yield* send(id, "while :; do echo tick; sleep 0.2; done")
-      expect(result.wait).toBe("timeout")
-      expect(result.status).toEqual({ kind: "running" })
-      expect(result.output).toContain("tick")
-    }).pipe(Effect.provide(layer({ timeoutMs: 1_500 }))))
-
   it.live("a flood is bounded to the newest bytes", () =>
     Effect.gen(function*() {
       const { id } = yield* shell
@@ -236,24 +148,19 @@ describe("a shell that ends", () => {
 })
 
 describe("close leaves nothing running", () => {
-  it.live("setsid children that left the session are gone after close", () =>
+  it.live("a terminal whose shell died keeps its device until closed: its close never reaches the next terminal", () =>
     Effect.gen(function*() {
       const terminals = yield* Terminals
-      const { id, pid } = yield* shell
-      const started = yield* send(id, "setsid sleep 9137 & sleep 9138 & echo pids $!")
-      expect(started.output).toContain("pids")
-      const children = NodeFs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((p) => {
-        try {
-          return /^sleep\u0000913[78]\u0000$/.test(NodeFs.readFileSync(`/proc/${p}/cmdline`, "latin1"))
-        } catch {
-          return false
-        }
-      })
-      expect(children).toHaveLength(2)
-      expect(yield* terminals.close(owner, id)).toBe("closed")
-      expect(isAlive(pid)).toBe(false)
-      expect(children.filter(isAlive)).toEqual([])
-      expect(yield* terminals.list(owner)).toEqual([])
+      const first = yield* shell
+      const deviceOf = (pid: number) => NodeFs.readlinkSync(`/proc/${pid}/fd/0`)
+      const device = deviceOf(first.pid)
+      expect((yield* send(first.id, "kill -9 $$")).wait).toBe("session_exit")
+      const second = yield* shell
+      expect(deviceOf(second.pid)).not.toBe(device)
+      expect(yield* terminals.close(owner, first.id)).toBe("closed")
+      const after = yield* send(second.id, "echo still here")
+      expect(after.output).toContain("still here")
+      expect(after.status).toEqual({ kind: "running" })
     }).pipe(Effect.provide(layer())))
 
   it.live("another session is refused, and the owner's terminal lists only for it", () =>
@@ -285,11 +192,26 @@ describe("through the stack", () => {
       expect(closed.text).toBe("closed terminal session pty-1")
     }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 } }))))
 
-  it.live("terminals with a sandbox are refused: they are not confined yet", () =>
+  it.live("BashStack({ terminals, sandbox }) runs the terminal's shell in bubblewrap with the session's mode", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(BashStack.layer({ terminals: true, sandbox: { sandboxMode: "read-only" } })))
-      expect(error.message).toBe(
-        "bash-terminals: terminals are not confined yet; configure them without sandbox or container"
+      const tools = yield* AgentTools
+      const context = { callId: "c1", session: { id: "s-sandbox" } }
+      yield* tools.callUnknown("terminal_open", { type: "shell" }, context)
+      const sent = yield* tools.callUnknown(
+        "terminal_send",
+        { sessionId: "pty-1", text: "echo \"pid $$\"; touch /usr/effect-bash-escape" },
+        { ...context, callId: "c2" }
+      )
+      expect(sent.text).toContain("pid 2\n")
+      expect(sent.text).toMatch(/Read-only file system/)
+      expect(NodeFs.existsSync("/usr/effect-bash-escape")).toBe(false)
+    }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 }, sandbox: { sandboxMode: "read-only" } }))))
+
+  it.live.skipIf(dockerUnavailable !== undefined)("terminals with a container fail the stack: they never run unconfined", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(BashStack.layer({ terminals: true, container: { image: testImage } })))
+      expect(String(error)).toContain(
+        "bash-terminals: the executor confines its commands but cannot start terminals under the same rules; configure terminals without it"
       )
     }).pipe(Effect.scoped))
 })

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, TestClock } from "effect"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { Terminals } from "../../src/services/Terminals.js"
+import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
 import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
 
 const owner = "s1"
@@ -36,6 +37,21 @@ const answering = (out: (line: string) => string) =>
       pty.prompt()
     }
   })
+
+describe("confinement", () => {
+  it.effect("a confining executor that cannot place a shell fails the layer: never unconfined", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(
+        TerminalsLive.layer().pipe(
+          Layer.provide(Layer.merge(FakePtySpawner.make().layer, FakeConfiningExecutor.layer({ sandboxMode: "read-only" })))
+        )
+      ))
+      expect(error._op).toBe("Unsupported")
+      expect(error.toString()).toContain(
+        "bash-terminals: the executor confines its commands but cannot start terminals under the same rules; configure terminals without it"
+      )
+    }).pipe(Effect.scoped))
+})
 
 describe("opening", () => {
   it.effect("a terminal opens at its first prompt, with what the shell printed", () => {
@@ -404,6 +420,27 @@ describe("stopping", () => {
       ])
       expect(fake.ptys[0]!.alive()).toBe(0)
       expect(yield* terminals.list(owner)).toEqual([])
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("close hangs the shell up only once its other processes are gone (a runner's namespace ends with it)", () => {
+    const fake = FakePtySpawner.make({ stubborn: true, children: 1, stubbornChildren: true })
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id, pid } = yield* openShell
+      const start = fake.ptys[0]!.signals.length
+      const fiber = yield* Effect.fork(terminals.close(owner, id))
+      yield* TestClock.adjust(1_000)
+      fake.ptys[0]!.endChildren()
+      yield* TestClock.adjust(2_100)
+      expect(yield* Fiber.join(fiber)).toBe("closed")
+      const sent = fake.ptys[0]!.signals.slice(start).map(({ signal, target, atMillis }) => ({ signal, target, atMillis }))
+      expect(sent).toEqual([
+        { signal: "SIGTERM", target: "all", atMillis: 100 },
+        // At the first poll (every 50 ms) after they ended.
+        { signal: "SIGHUP", target: pid, atMillis: 1_150 },
+        { signal: "SIGKILL", target: "all", atMillis: 3_100 }
+      ])
     }).pipe(Effect.provide(withFake(fake)))
   })
 

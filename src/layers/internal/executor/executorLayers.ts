@@ -20,6 +20,7 @@ import type { LocalBashExecutorConfig, LocalBashExecutorConfigError } from "../.
 import * as NodeProcessSpawner from "../../NodeProcessSpawner.js"
 import type { Confinement } from "./executorCore.js"
 import { makeExecutorCore } from "./executorCore.js"
+import { registerTerminalPlacement } from "../terminal/placement.js"
 
 /** The ports an executor runs on. */
 type Ports = ProcessSpawner | FileSystem.FileSystem | Path.Path
@@ -40,7 +41,10 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
   readonly confinesByDefault?: (config: Resolved) => boolean
 }) => {
   const start = (config: Resolved): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
-    Effect.flatMap(executor.confine(config), (confinement) => makeExecutorCore(config, confinement))
+    Effect.flatMap(executor.confine(config), (confinement) =>
+      // A terminal's shell starts as one of this executor's calls does.
+      Effect.tap(makeExecutorCore(config, confinement), (service) =>
+        Effect.sync(() => registerTerminalPlacement(service, confinement))))
   const make = (
     settings: Input = executor.empty
   ): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>

@@ -101,7 +101,8 @@ const isAlive = (pid: number, start: string): boolean => {
 
 /**
  * The terminal's processes alive now, added to `known` (pid → start time): those already known and
- * still alive, plus a fresh scan of `/proc`. Known ones that are gone are removed.
+ * still alive, plus a fresh scan of `/proc`. Known ones that are gone are removed. `leader` is the
+ * PTY's session leader (the shell, or the runner that started it).
  */
 export const refreshMembers = (leader: number, pts: string | undefined, known: Map<number, string>): void => {
   for (const [pid, start] of known) if (!isAlive(pid, start)) known.delete(pid)
@@ -142,10 +143,33 @@ export const refreshMembers = (leader: number, pts: string | undefined, known: M
   }
 }
 
-/** Sends `signal` to each known process that is still the one known. */
-export const signalMembers = (known: Map<number, string>, signal: NodeJS.Signals | 0): void => {
+/**
+ * The children of `pid` now (from `/proc/<pid>/task/<pid>/children`, a scan of `/proc` where the
+ * kernel lacks it).
+ */
+export const childrenOf = (pid: number): ReadonlyArray<number> => {
+  const listed = readText(`/proc/${pid}/task/${pid}/children`)
+  if (listed !== undefined) return listed.split(" ").filter((entry) => entry !== "").map(Number)
+  let entries: Array<string>
+  try {
+    entries = NodeFs.readdirSync("/proc")
+  } catch {
+    return []
+  }
+  return entries.filter((entry) => /^\d+$/.test(entry) && procStatFields(entry)?.[1] === String(pid)).map(Number)
+}
+
+/**
+ * Sends `signal` to each known process that is still the one known, but those in `spared` (a
+ * runner, whose death would take the others along before they could handle the signal).
+ */
+export const signalMembers = (
+  known: Map<number, string>,
+  signal: NodeJS.Signals | 0,
+  spared: ReadonlySet<number> = new Set()
+): void => {
   for (const [pid, start] of known) {
-    if (!isAlive(pid, start)) continue
+    if (spared.has(pid) || !isAlive(pid, start)) continue
     try {
       process.kill(pid, signal)
     } catch {

@@ -310,24 +310,31 @@ export class TerminalSession {
   }
 
   /**
-   * TERM to every process of the terminal and a hangup to its shell (an interactive bash ignores
-   * TERM), up to the grace; then KILL, and a bounded wait until none is alive. Clock-driven.
+   * TERM to every process of the terminal; a hangup to its shell (an interactive bash ignores TERM)
+   * once the others are gone, or at the grace: under a runner with its own PID namespace
+   * (bubblewrap), the shell's exit ends every process in it at once, before they could handle the
+   * TERM. Then KILL at the grace, and a bounded wait until none is alive. Clock-driven.
    */
   terminate(): Effect.Effect<number> {
     const interval = Duration.millis(this.config.pollIntervalMs)
-    const untilNoneAlive: Effect.Effect<void> = Effect.flatMap(
-      this.pty.alive,
-      (alive) => alive === 0 ? Effect.void : Effect.zipRight(Effect.sleep(interval), untilNoneAlive)
-    )
-    const within = (ms: number) =>
+    const untilNone = (count: Effect.Effect<number>): Effect.Effect<void> =>
+      Effect.flatMap(count, (alive) => alive === 0 ? Effect.void : Effect.zipRight(Effect.sleep(interval), untilNone(count)))
+    const within = (count: Effect.Effect<number>, ms: number) =>
       // Interruptible: close runs uninterruptibly, and the timeout must be able to stop the poll.
-      Effect.timeoutTo(Effect.interruptible(untilNoneAlive), { duration: Duration.millis(ms), onTimeout: () => false, onSuccess: () => true })
+      Effect.timeoutTo(Effect.interruptible(untilNone(count)), {
+        duration: Duration.millis(ms),
+        onTimeout: () => false,
+        onSuccess: () => true
+      })
     return Effect.gen(this, function*() {
+      const start = yield* Clock.currentTimeMillis
       yield* this.pty.signalAll("SIGTERM")
+      yield* within(this.pty.othersAlive, this.config.closeGraceMs)
       yield* this.pty.signalGroup(this.pty.pid, "SIGHUP")
-      if (!(yield* within(this.config.closeGraceMs))) {
+      const left = this.config.closeGraceMs - ((yield* Clock.currentTimeMillis) - start)
+      if (!(yield* within(this.pty.alive, Math.max(0, left)))) {
         yield* this.pty.signalAll("SIGKILL")
-        yield* within(this.config.killWaitMs)
+        yield* within(this.pty.alive, this.config.killWaitMs)
       }
       return yield* this.pty.alive
     })

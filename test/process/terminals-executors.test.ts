@@ -1,0 +1,340 @@
+/**
+ * The same terminal behaviour under each executor a terminal can run in — on the host (local), in
+ * bubblewrap's PID namespace (contained local) and confined in bubblewrap (sandbox) — with real programs: shell state across sends, a `read -p` prompt answered,
+ * a job interrupted by `terminal_signal`, a program that never returns, `setsid` children gone after
+ * close; then each executor's own confinement.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Schedule } from "effect"
+import * as NodeFs from "node:fs"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as NodePath from "node:path"
+import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
+import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
+import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
+import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
+import { type BashExecutor, sandboxUnavailableText } from "../../src/services/BashExecutor.js"
+import { PtySpawner } from "../../src/services/PtySpawner.js"
+import { Terminals } from "../../src/services/Terminals.js"
+import { bwrapUsable, socatUsable } from "../support/bwrap.js"
+import { commandLineOf, isAlive, processTable } from "../support/processes.js"
+import { tempDirs } from "../support/tempDirs.js"
+
+const dirs = tempDirs("term-exec")
+// Outside /tmp, which a workspace-write sandbox replaces with its own: a host directory it sees read-only.
+const hostDirs = tempDirs("term-exec", NodeFs.realpathSync("/var/tmp"))
+afterAll(() => {
+  dirs.removeAll()
+  hostDirs.removeAll()
+})
+
+const owner = "session-a"
+
+const send = (id: string, text: string, submit = true) =>
+  Effect.flatMap(Terminals, (terminals) => terminals.send(owner, id, { text, submit }))
+
+const foregroundOf = (pid: number): number => {
+  const stat = NodeFs.readFileSync(`/proc/${pid}/stat`, "latin1")
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[5])
+}
+
+const until = (check: () => boolean, what: string) =>
+  Effect.retry(
+    Effect.suspend(() => check() ? Effect.void : Effect.fail(what)),
+    Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
+  )
+
+/** An executor a terminal runs under, over a fresh workspace: its shell starts there. */
+interface Placement {
+  readonly name: string
+  readonly enabled: boolean
+  readonly executor: (workspace: string) => Layer.Layer<BashExecutor, unknown>
+}
+
+const placements: ReadonlyArray<Placement> = [
+  { name: "local", enabled: true, executor: (workspace) => LocalBashExecutor.layer({ cwd: workspace }) },
+  {
+    name: "contained local",
+    enabled: bwrapUsable,
+    executor: (workspace) => LocalBashExecutor.layer({ cwd: workspace, contain: true })
+  },
+  {
+    name: "sandbox",
+    enabled: bwrapUsable,
+    executor: (workspace) =>
+      SandboxBashExecutor.layer({ cwd: workspace, sandboxMode: "workspace-write", workspaceRoot: workspace })
+  }
+]
+
+const terminalsIn = (placement: Placement, workspace: string, settings: TerminalsLive.Settings.Input = {}) =>
+  TerminalsLive.layer({ idleSilenceMs: 1_500, closeGraceMs: 1_000, ...settings }).pipe(
+    Layer.provide(Layer.merge(NodePtySpawner.layer, placement.executor(workspace))),
+    Layer.orDie
+  )
+
+for (const placement of placements) {
+  describe.skipIf(!placement.enabled)(`terminals under the ${placement.name} executor`, () => {
+    const workspace = dirs.fresh(placement.name.replace(/\W+/g, "-"))
+    const layer = (settings: TerminalsLive.Settings.Input = {}) => terminalsIn(placement, workspace, settings)
+    const shell = Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell" }))
+
+    it.live("cd and variables persist; the prompt settles each send as stdin_read", () =>
+      Effect.gen(function*() {
+        const dir = NodeFs.mkdtempSync(NodePath.join(workspace, "cd-"))
+        const opened = yield* shell
+        expect(opened.startup).toContain("dsh> ")
+        yield* send(opened.id, `cd ${dir} && export GREETING=hello`)
+        const result = yield* send(opened.id, "echo \"$GREETING from $(pwd)\"")
+        expect(result.wait).toBe("stdin_read")
+        expect(result.status).toEqual({ kind: "running" })
+        expect(result.output).toContain(`hello from ${dir}`)
+      }).pipe(Effect.provide(layer())))
+
+    it.live("a read -p prompt is answered by the next send", () =>
+      Effect.gen(function*() {
+        const { id } = yield* shell
+        const asked = yield* send(id, "read -p 'name? ' NAME; echo \"got $NAME\"")
+        expect(asked.wait).toBe("stdin_read")
+        expect(asked.output).toContain("name? ")
+        const done = yield* send(id, "ada")
+        expect(done.output).toContain("got ada")
+        expect(done.wait).toBe("stdin_read")
+      }).pipe(Effect.provide(layer())))
+
+    it.live("terminal_signal interrupts the foreground job with a real SIGINT", () =>
+      Effect.gen(function*() {
+        const terminals = yield* Terminals
+        const { id, pid } = yield* shell
+        const running = yield* send(id, "sleep 600", true).pipe(Effect.timeout("300 millis"), Effect.option)
+        expect(running._tag).toBe("None")
+        // The interrupted send already sent SIGINT; once the shell has its terminal back (else the signal
+        // below could reach the dying first sleep), start another to signal explicitly.
+        yield* until(() => foregroundOf(pid) === pid, "the first sleep in the foreground")
+        const operation = yield* terminals.startSend(owner, id, { text: "sleep 601" })
+        // Signal once sleep itself holds the foreground (the shell's tpgid in /proc, its leader exec'd):
+        // a signal to the forked child before its exec may not end the sleep it becomes.
+        yield* until(() => commandLineOf(foregroundOf(pid)) === "sleep 601", "sleep not yet in the foreground")
+        const { pgid } = yield* terminals.signal(owner, id, "SIGINT")
+        expect(pgid).not.toBe(pid)
+        const result = yield* operation.done
+        // The job is gone: the shell has its terminal back and showed its prompt.
+        expect(foregroundOf(pid)).toBe(pid)
+        expect(result.output).toContain("dsh> ")
+        expect(result.wait).toBe("stdin_read")
+      }).pipe(Effect.provide(layer())))
+
+    it.live("a cancelled send stops its command with a real SIGINT; the shell is ready for the next", () =>
+      Effect.gen(function*() {
+        const { id, pid } = yield* shell
+        const sleeps = () =>
+          NodeFs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number).filter((p) =>
+            commandLineOf(p) === "sleep 612" && isAlive(p)
+          )
+        const cancelled = yield* send(id, "sleep 612").pipe(Effect.timeout("1 second"), Effect.option)
+        expect(cancelled._tag).toBe("None")
+        // The sleep is gone and the shell has its terminal back.
+        yield* until(() => sleeps().length === 0 && foregroundOf(pid) === pid, "running")
+        const next = yield* send(id, "echo after")
+        expect(next.output).toContain("after")
+        expect(next.wait).toBe("stdin_read")
+      }).pipe(Effect.provide(layer())))
+
+    it.live("a program that never returns settles at the timeout, still running", () =>
+      Effect.gen(function*() {
+        const { id } = yield* shell
+        const result = yield* send(id, "while :; do echo tick; sleep 0.2; done")
+        expect(result.wait).toBe("timeout")
+        expect(result.status).toEqual({ kind: "running" })
+        expect(result.output).toContain("tick")
+      }).pipe(Effect.provide(layer({ timeoutMs: 1_500 }))))
+
+    it.live("setsid children that left the session are gone after close", () =>
+      Effect.gen(function*() {
+        const terminals = yield* Terminals
+        const { id, pid } = yield* shell
+        const started = yield* send(id, "setsid sleep 9137 & sleep 9138 & echo pids $!")
+        expect(started.output).toContain("pids")
+        const children = processTable().filter((row) => /^sleep 913[78]$/.test(commandLineOf(row.pid))).map((row) =>
+          row.pid
+        )
+        expect(children).toHaveLength(2)
+        expect(yield* terminals.close(owner, id)).toBe("closed")
+        expect(isAlive(pid)).toBe(false)
+        expect(children.filter(isAlive)).toEqual([])
+        expect(yield* terminals.list(owner)).toEqual([])
+      }).pipe(Effect.provide(layer())))
+
+    it.live("close's TERM reaches a child that handles it before anything is killed", () =>
+      Effect.gen(function*() {
+        const terminals = yield* Terminals
+        const { id } = yield* shell
+        const mark = NodePath.join(workspace, `termed-${id}`)
+        const started = yield* send(
+          id,
+          `setsid bash -c 'trap "echo termed > ${mark}; exit 0" TERM; echo trapping; while :; do sleep 0.05; done' &`
+        )
+        expect(started.wait).toBe("stdin_read")
+        yield* until(() => processTable().some((row) => commandLineOf(row.pid).includes(`echo termed > ${mark}`)), "no trapping child")
+        expect(yield* terminals.close(owner, id)).toBe("closed")
+        expect(NodeFs.readFileSync(mark, "utf8")).toBe("termed\n")
+      }).pipe(Effect.provide(layer())))
+  })
+}
+
+describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
+  const workspace = dirs.fresh("confined")
+  const sandbox = placements.find((placement) => placement.name === "sandbox")!
+
+  it.live("a write outside the writable root is refused, one inside it lands, and the shell is in a PID namespace", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const outside = hostDirs.fresh("outside")
+      const { id } = yield* terminals.open(owner, { type: "shell" })
+      const refused = yield* send(id, `echo x > ${outside}/escaped; echo "status $?"`)
+      expect(refused.output).toMatch(/read-only file system/i)
+      expect(refused.output).toContain("status 1")
+      expect(NodeFs.existsSync(NodePath.join(outside, "escaped"))).toBe(false)
+      yield* send(id, `echo inside > ${workspace}/landed`)
+      expect(NodeFs.readFileSync(NodePath.join(workspace, "landed"), "utf8")).toBe("inside\n")
+      // bubblewrap's init is pid 1 and the shell pid 2 of the terminal's own namespace.
+      const pids = yield* send(id, "echo \"pid $$ parent $PPID\"")
+      expect(pids.output).toContain("pid 2 parent 1")
+    }).pipe(Effect.provide(terminalsIn(sandbox, workspace))))
+
+  it.live("network none: the shell has only a loopback and the unix-socket filter bubblewrap read from its input", () =>
+    Effect.gen(function*() {
+      const { id } = yield* Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell" }))
+      const result = yield* send(
+        id,
+        "echo \"nets: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' ')\"; grep '^Seccomp:' /proc/self/status"
+      )
+      expect(result.output).toContain("nets: lo \r\n")
+      expect(result.output).toMatch(/Seccomp:\s+2\r?\n/)
+    }).pipe(Effect.provide(
+      TerminalsLive.layer().pipe(
+        Layer.provide(Layer.merge(NodePtySpawner.layer, SandboxBashExecutor.layer({ cwd: workspace, network: "none" }))),
+        Layer.orDie
+      )
+    )))
+
+  it.live.skipIf(!socatUsable)("an allow-listed network: the proxies live as long as the terminal, and admit only the list", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const created = Http.createServer((_request, response) => response.end(`page of ${_request.headers.host}\n`))
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (server.address() as AddressInfo).port
+      const sandboxed = SandboxBashExecutor.layer({
+        cwd: workspace,
+        network: { allow: ["allowed.test"], hosts: { "allowed.test": "127.0.0.1", "other.test": "127.0.0.1" } }
+      })
+      yield* Effect.gen(function*() {
+        const { id } = yield* Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell" }))
+        const curl = (host: string) => `curl -sS --max-time 10 http://${host}:${port}/`
+        const allowed = yield* send(id, curl("allowed.test"))
+        expect(allowed.output).toContain(`page of allowed.test:${port}`)
+        const refused = yield* send(id, curl("other.test"))
+        expect(refused.output).not.toContain("page of")
+        expect(refused.output).toContain(`[network: refused other.test:${port} — not in the allow-list]`)
+      }).pipe(Effect.provide(
+        TerminalsLive.layer().pipe(Layer.provide(Layer.merge(NodePtySpawner.layer, sandboxed)), Layer.orDie)
+      ))
+      // The layer is closed: no relay of the terminal's proxies is left.
+      expect(processTable().filter((row) => commandLineOf(row.pid).startsWith("socat "))).toEqual([])
+    }).pipe(Effect.scoped))
+
+  it.live("a daemon that left the session and closed the terminal is gone after close: its PID namespace ended", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* terminals.open(owner, { type: "shell" })
+      yield* send(id, "(setsid sh -c 'exec sleep 9141 </dev/null >/dev/null 2>&1' &)")
+      const daemon = () => processTable().filter((row) => commandLineOf(row.pid) === "sleep 9141")
+      yield* until(() => daemon().length === 1, "no daemon")
+      const [row] = daemon()
+      expect(row!.sid).toBe(row!.pid)
+      expect(row!.tty).toBe(0)
+      expect(yield* terminals.close(owner, id)).toBe("closed")
+      expect(isAlive(row!.pid)).toBe(false)
+    }).pipe(Effect.provide(terminalsIn(sandbox, workspace))))
+
+  it.live("a runner that fails as it starts refuses the terminal with its first line", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const refused = yield* Effect.flip(terminals.open(owner, { type: "shell" }))
+      expect(refused.message).toMatch(
+        /^the runner exited before the shell started: bwrap: Can't find source path \/var\/tmp\/term-exec-gone-\w+\/missing: No such file or directory$/
+      )
+    }).pipe(Effect.provide(
+      TerminalsLive.layer().pipe(
+        Layer.provide(Layer.merge(
+          NodePtySpawner.layer,
+          SandboxBashExecutor.layer({
+            cwd: workspace,
+            sandboxMode: "workspace-write",
+            workspaceRoot: NodePath.join(hostDirs.fresh("gone"), "missing")
+          })
+        )),
+        Layer.orDie
+      )
+    )))
+
+  it.live("a sandbox whose runner cannot start refuses the terminal (fail closed)", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const refused = yield* Effect.flip(terminals.open(owner, { type: "shell" }))
+      expect(refused.reason).toBe("startup")
+      expect(refused.message).toBe(sandboxUnavailableText("read-only"))
+      expect(yield* terminals.list(owner)).toEqual([])
+    }).pipe(Effect.provide(
+      TerminalsLive.layer().pipe(
+        Layer.provide(Layer.merge(
+          NodePtySpawner.layer,
+          SandboxBashExecutor.layer({ cwd: workspace, bwrapPath: "/nonexistent/bwrap", probeTimeoutMs: 5_000 })
+        )),
+        Layer.orDie
+      )
+    )))
+
+  it.live("a runner that never starts its command is bounded, says so, and is killed", () =>
+    Effect.gen(function*() {
+      const spawner = yield* PtySpawner
+      const failed = yield* Effect.flip(spawner.spawn({
+        file: "/bin/bash",
+        args: [],
+        cwd: workspace,
+        env: {},
+        rows: 24,
+        cols: 80,
+        onData: () => {},
+        onExit: () => {},
+        wrapper: { argv: ["/bin/sh", "-c", "trap '' HUP; exec sleep 9173", "runner", "--"], pidNamespace: false }
+      }).pipe(Effect.scoped))
+      expect(failed.message).toBe("the runner did not start the shell within 10000ms")
+      // SIGKILLed as the spawn's scope closed: gone once the kernel has run the kill.
+      yield* until(
+        () => !processTable().some((row) => commandLineOf(row.pid) === "sleep 9173" && isAlive(row.pid)),
+        "the runner is still alive"
+      )
+    }).pipe(Effect.provide(NodePtySpawner.layer)), 20_000)
+
+  it.live("a runner that exits before its command says so, with the first line it printed", () =>
+    Effect.gen(function*() {
+      const spawner = yield* PtySpawner
+      const failed = yield* Effect.flip(spawner.spawn({
+        file: "/bin/bash",
+        args: [],
+        cwd: workspace,
+        env: {},
+        rows: 24,
+        cols: 80,
+        onData: () => {},
+        onExit: () => {},
+        wrapper: { argv: ["/bin/sh", "-c", "echo 'bwrap: no way' >&2; exit 1", "runner", "--"], pidNamespace: true }
+      }).pipe(Effect.scoped))
+      expect(failed.message).toBe("the runner exited before the shell started: bwrap: no way")
+    }).pipe(Effect.provide(NodePtySpawner.layer)))
+})
