@@ -59,6 +59,18 @@ export class EngineUnavailableError extends Data.TaggedError("EngineUnavailable"
 }> {}
 
 /**
+ * An archive of a box's path is larger than the bound its reader set: the read stopped there.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ArchiveTooLargeError extends Data.TaggedError("ArchiveTooLarge")<{
+  readonly message: string
+  /** The bound, in bytes. */
+  readonly maxBytes: number
+}> {}
+
+/**
  * A container engine.
  *
  * @since 0.2.0
@@ -231,7 +243,11 @@ export declare namespace ContainerEngine {
     readonly listBoxes: (labels: Readonly<Record<string, string>>) => Effect.Effect<ReadonlyArray<BoxListing>, Error>
     /** Unpacks the tar archive `tar` into the directory `path` of the box. */
     readonly putArchive: (box: string, path: string, tar: Uint8Array) => Effect.Effect<void, Error>
-    /** `path` in the box (a file or a directory's tree), as a tar archive. */
-    readonly getArchive: (box: string, path: string) => Effect.Effect<Uint8Array, Error>
+    /**
+     * `path` in the box (a file or a directory's tree), as a tar archive whose one top entry is named
+     * after `path`'s last component; a link at `path` is the link, not what it names. An archive
+     * longer than `maxBytes` fails with {@link ArchiveTooLargeError}, having read no more than that.
+     */
+    readonly getArchive: (box: string, path: string, maxBytes: number) => Effect.Effect<Uint8Array, Error | ArchiveTooLargeError>
   }
 }

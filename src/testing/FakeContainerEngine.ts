@@ -10,13 +10,14 @@
  * @since 0.2.0
  */
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { ContainerEngine, ContainerNotFoundError } from "../services/ContainerEngine.js"
+import { ArchiveTooLargeError, ContainerEngine, ContainerNotFoundError } from "../services/ContainerEngine.js"
 
 /**
  * The script for one command.
@@ -112,8 +113,85 @@ interface BoxState {
   removed: boolean
   stopped: boolean
   readonly commands: Set<CommandState>
-  readonly files: Map<string, Uint8Array>
+  /** The box's files that archives put there, by absolute path. */
+  readonly files: Map<string, FakeFile>
 }
+
+/** A file, a directory or a link in a fake box. */
+interface FakeFile {
+  readonly type: "file" | "directory" | "symlink"
+  readonly mode: number
+  readonly uid: number
+  readonly gid: number
+  readonly bytes?: Uint8Array | undefined
+  readonly linkname?: string | undefined
+}
+
+type TarStream = typeof import("tar-stream")
+
+/** tar-stream, an optional peer: loaded only when a test moves archives. */
+const tarStream = Effect.promise(async () => {
+  const loaded = await import("tar-stream")
+  return ((loaded as { default?: TarStream }).default ?? loaded) as TarStream
+})
+
+/** The directories every box has: the root, `/tmp`, its mounts' and volumes' paths and their parents. */
+const builtInDirectory = (box: BoxState, path: string): boolean =>
+  path === "/" || path === "/tmp" ||
+  [...box.options.mounts, ...(box.options.volumes ?? [])].some(({ target }) => target === path || target.startsWith(`${path}/`))
+
+const isDirectory = (box: BoxState, path: string): boolean =>
+  box.files.get(path)?.type === "directory" || (!box.files.has(path) && builtInDirectory(box, path))
+
+/** Unpacks `tar` into the box's directory `directory`, as an engine's archive upload does. */
+const unpackInto = (box: BoxState, directory: string, tar: Uint8Array) =>
+  Effect.flatMap(tarStream, (tarLib) =>
+    Effect.promise(async () => {
+      const extract = tarLib.extract()
+      extract.end(Buffer.from(tar))
+      for await (const entry of extract) {
+        const chunks: Array<Buffer> = []
+        for await (const chunk of entry) chunks.push(chunk as Buffer)
+        const { header } = entry
+        const name = header.name.replace(/^(\.\/)+/, "").replace(/\/+$/, "")
+        if (name === "" || name === ".") continue
+        const type = header.type === "directory" || header.type === "symlink" ? header.type : "file"
+        box.files.set(NodePath.posix.join(directory, name), {
+          type,
+          mode: header.mode ?? 0o644,
+          uid: header.uid ?? 0,
+          gid: header.gid ?? 0,
+          bytes: type === "file" ? new Uint8Array(Buffer.concat(chunks)) : undefined,
+          linkname: header.linkname ?? undefined
+        })
+      }
+    }))
+
+/** `path` in the box and everything under it, as an archive whose top entry is `path`'s last component. */
+const packFrom = (box: BoxState, path: string) =>
+  Effect.flatMap(tarStream, (tarLib) =>
+    Effect.promise(async () => {
+      const pack = tarLib.pack()
+      const top = NodePath.posix.basename(path)
+      const root: FakeFile = box.files.get(path) ?? { type: "directory", mode: 0o755, uid: 0, gid: 0 }
+      const below = [...box.files.entries()].filter(([name]) => name.startsWith(`${path}/`)).sort(([a], [b]) => a.localeCompare(b))
+      for (const [name, file] of [[path, root] as const, ...below]) {
+        const header = {
+          name: name === path ? top : `${top}/${name.slice(path.length + 1)}`,
+          type: file.type,
+          mode: file.mode,
+          uid: file.uid,
+          gid: file.gid,
+          ...(file.linkname === undefined ? {} : { linkname: file.linkname })
+        }
+        if (file.type === "file") pack.entry(header, Buffer.from(file.bytes ?? new Uint8Array()))
+        else pack.entry(header)
+      }
+      pack.finalize()
+      const chunks: Array<Buffer> = []
+      for await (const chunk of pack) chunks.push(chunk as Buffer)
+      return new Uint8Array(Buffer.concat(chunks))
+    }))
 
 interface CommandState {
   readonly handle: FakeContainerCommand
@@ -311,12 +389,19 @@ export const layer = (
             .filter((box) => !box.removed && Object.entries(labels).every(([name, value]) => box.options.labels[name] === value))
             .map((box) => ({ id: box.id, labels: box.options.labels, createdMillis: 0 }))
         ),
-      putArchive: (id, path, tar) => Effect.flatMap(boxOf(id), (box) => Effect.sync(() => void box.files.set(path, tar))),
-      getArchive: (id, path) =>
-        Effect.flatMap(boxOf(id), (box) => {
-          const tar = box.files.get(path)
-          return tar === undefined ? Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })) : Effect.succeed(tar)
-        })
+      putArchive: (id, path, tar) =>
+        Effect.flatMap(boxOf(id), (box) =>
+          isDirectory(box, path)
+            ? unpackInto(box, path, tar)
+            : Effect.fail(new ContainerNotFoundError({ message: `no such directory in ${id}: ${path}` }))),
+      getArchive: (id, path, maxBytes) =>
+        Effect.flatMap(boxOf(id), (box): Effect.Effect<Uint8Array, ContainerNotFoundError | ArchiveTooLargeError> =>
+          box.files.has(path) || builtInDirectory(box, path)
+            ? Effect.flatMap(packFrom(box, path), (tar) =>
+              tar.length > maxBytes
+                ? Effect.fail(new ArchiveTooLargeError({ message: `the archive of ${path} is larger than ${maxBytes} bytes`, maxBytes }))
+                : Effect.succeed(tar))
+            : Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })))
     }
 
     return Context.make(ContainerEngine, engine).pipe(

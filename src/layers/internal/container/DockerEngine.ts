@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import type { Duplex, Readable } from "node:stream"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import {
+  ArchiveTooLargeError,
   ContainerConflictError,
   ContainerEngineError,
   ContainerNotFoundError,
@@ -182,12 +183,23 @@ export const makeDockerEngine = (
         })
       )
 
-    /** The whole body of a streamed answer, bounded as a request is. */
-    const readBody = (what: string, body: Readable) =>
+    /**
+     * The whole body of a streamed answer, bounded in time as a request is and in size by `maxBytes`:
+     * past it the body is dropped, unread.
+     */
+    const readBody = (what: string, body: Readable, maxBytes: number) =>
       Effect.tryPromise({
         try: async () => {
           const chunks: Array<Buffer> = []
-          for await (const chunk of body) chunks.push(chunk as Buffer)
+          let length = 0
+          for await (const chunk of body) {
+            length += (chunk as Buffer).length
+            if (length > maxBytes) {
+              body.destroy()
+              return undefined
+            }
+            chunks.push(chunk as Buffer)
+          }
           return new Uint8Array(Buffer.concat(chunks))
         },
         catch: (cause) => failure(what, cause)
@@ -196,7 +208,12 @@ export const makeDockerEngine = (
         Effect.timeoutFail({
           duration: requestTimeoutMs,
           onTimeout: () => new EngineUnavailableError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${requestTimeoutMs} ms` })
-        })
+        }),
+        Effect.flatMap((bytes) =>
+          bytes === undefined
+            ? Effect.fail(new ArchiveTooLargeError({ message: `${what}: the archive is larger than ${maxBytes} bytes`, maxBytes }))
+            : Effect.succeed(bytes)
+        )
       )
 
     const exec: ContainerEngine.Service["exec"] = (box, options) =>
@@ -381,14 +398,14 @@ export const makeDockerEngine = (
           options: { path },
           statusCodes: { 200: true, 400: "bad parameter", 403: "read-only", 404: "no such container or path" }
         })),
-      getArchive: (box, path) =>
+      getArchive: (box, path, maxBytes) =>
         dial("archive download", {
           path: `/containers/${box}/archive?`,
           method: "GET",
           isStream: true,
           options: { path },
           statusCodes: { 200: true, 400: "bad parameter", 404: "no such container or path" }
-        }).pipe(Effect.flatMap((body) => readBody("archive download", body as Readable)))
+        }).pipe(Effect.flatMap((body) => readBody(`archive download of ${path}`, body as Readable, maxBytes)))
     }
     return engine
   })
