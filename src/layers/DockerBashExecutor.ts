@@ -61,7 +61,7 @@ const workspaceOf = (config: Settings) =>
   Effect.gen(function*() {
     const field = config.workspaceRoot === undefined ? "cwd" : "workspaceRoot"
     const target = NodePathModule.resolve(config.workspaceRoot ?? config.cwd ?? process.cwd())
-    if (config.workspace === "volume") {
+    if (config.workspace === "volume" || config.volume !== undefined) {
       if (target === NodePathModule.parse(target).root) {
         return yield* new LocalBashExecutorConfigError({
           field,
@@ -69,7 +69,7 @@ const workspaceOf = (config: Settings) =>
             "set workspaceRoot (or cwd) to the project's path"
         })
       }
-      return { kind: "volume" as const, target }
+      return { kind: "volume" as const, target, name: config.volume }
     }
     const host = yield* Effect.try(() => NodeFs.realpathSync(target)).pipe(Effect.orElseSucceed(() => target))
     if (host === NodePathModule.parse(host).root) {
@@ -123,6 +123,12 @@ const identityOf = (config: Settings, workspace: Workspace) =>
 const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.Effect<ContainerEngine.Service, ContainerUnavailableError, Scope.Scope>) =>
   Effect.gen(function*() {
     const config = yield* resolveContainerConfig(settings)
+    if (settings.workspace === "bind" && config.volume !== undefined) {
+      return yield* new LocalBashExecutorConfigError({
+        field: "volume",
+        message: `bash-container: volume names an engine volume (${JSON.stringify(config.volume)}), which is a "volume" workspace, not "bind"`
+      })
+    }
     const workspace = yield* workspaceOf(config)
     const engine = yield* engineOf(config)
     const unavailable = (message: string) => new ContainerUnavailableError({ engine: engine.address, message })
@@ -166,7 +172,7 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
     const executor = yield* makeExecutorCore(config, {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
-      container: { image: config.image, network: config.network, workspace: workspace.target, workspaceKind: config.workspace },
+      container: { image: config.image, network: config.network, workspace: workspace.target, workspaceKind: workspace.kind },
       launch: () => Effect.succeed({}),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))

@@ -95,6 +95,8 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly next: Effect.Effect<FakeContainerCommand>
     /** Every box made so far, removed ones included. */
     readonly boxes: Effect.Effect<ReadonlyArray<FakeBox>>
+    /** The names of the engine's volumes: those of live boxes, and the named ones. */
+    readonly volumes: Effect.Effect<ReadonlyArray<string>>
   }
 >() {}
 
@@ -323,9 +325,13 @@ export const layer = (
       readonly end: (how: string, code: number) => Effect.Effect<void>
     }>()
 
+    /** The engine's volumes by name: the box an anonymous one goes with. */
+    const volumes = new Map<string, { readonly labels: Readonly<Record<string, string>>; readonly box: string | undefined }>()
+
     const remove = (box: BoxState) =>
       Effect.suspend(() => {
         box.removed = true
+        for (const [name, volume] of volumes) if (volume.box === box.id) volumes.delete(name)
         const lost = [...box.commands]
         box.commands.clear()
         return Effect.forEach(lost, (command) => command.lose, { discard: true })
@@ -340,6 +346,11 @@ export const layer = (
         Effect.sync(() => {
           const id = `fake${String(++lastId).padStart(12, "0")}`
           boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map() })
+          // Anonymous volumes carry the box's labels and go with it; a named one stays.
+          for (const volume of options.volumes ?? []) {
+            if (volume.name === undefined) volumes.set(`${id}-volume-${volumes.size}`, { labels: options.labels, box: id })
+            else if (!volumes.has(volume.name)) volumes.set(volume.name, { labels: {}, box: undefined })
+          }
           return id
         }),
       exec: (id, options) =>
@@ -389,6 +400,13 @@ export const layer = (
             .filter((box) => !box.removed && Object.entries(labels).every(([name, value]) => box.options.labels[name] === value))
             .map((box) => ({ id: box.id, labels: box.options.labels, createdMillis: 0 }))
         ),
+      listVolumes: (labels) =>
+        Effect.sync(() =>
+          [...volumes]
+            .filter(([, volume]) => Object.entries(labels).every(([name, value]) => volume.labels[name] === value))
+            .map(([name, volume]) => ({ name, labels: volume.labels }))
+        ),
+      removeVolume: (name) => Effect.sync(() => void volumes.delete(name)),
       putArchive: (id, path, tar) =>
         Effect.flatMap(boxOf(id), (box) =>
           isDirectory(box, path)
@@ -407,7 +425,8 @@ export const layer = (
     return Context.make(ContainerEngine, engine).pipe(
       Context.add(FakeContainerEngineControl, {
         next: Queue.take(started),
-        boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed })))
+        boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed }))),
+        volumes: Effect.sync(() => [...volumes.keys()])
       })
     )
   }))

@@ -312,8 +312,12 @@ export const makeDockerEngine = (
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
                 Mounts: [
                   ...options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
-                  // Anonymous: removed with the box (`v` on its removal).
-                  ...(options.volumes ?? []).map(({ target }) => ({ Type: "volume", Target: target }))
+                  // Anonymous ones carry the box's labels and go with it (`v` on its removal); a named one stays.
+                  ...(options.volumes ?? []).map(({ name, target }) =>
+                    name === undefined
+                      ? { Type: "volume", Target: target, VolumeOptions: { Labels: options.labels } }
+                      : { Type: "volume", Source: name, Target: target }
+                  )
                 ],
                 ReadonlyRootfs: options.readOnlyRootfs,
                 Tmpfs: {
@@ -390,6 +394,24 @@ export const makeDockerEngine = (
             }))
           )
         ),
+      listVolumes: (labels) =>
+        dial("volume list", {
+          path: "/volumes?",
+          method: "GET",
+          options: { filters: { label: Object.entries(labels).map(([name, value]) => `${name}=${value}`) } },
+          statusCodes: { 200: true }
+        }).pipe(
+          Effect.map((list) =>
+            ((list as { readonly Volumes?: ReadonlyArray<{ readonly Name: string; readonly Labels?: Record<string, string> | null }> | null })
+              .Volumes ?? []).map((volume) => ({ name: volume.Name, labels: volume.Labels ?? {} }))
+          )
+        ),
+      removeVolume: (name) =>
+        dial("volume remove", {
+          path: `/volumes/${encodeURIComponent(name)}`,
+          method: "DELETE",
+          statusCodes: { 204: true, 404: "no such volume", 409: "volume in use" }
+        }).pipe(Effect.asVoid, Effect.catchTag("ContainerNotFound", () => Effect.void)),
       putArchive: (box, path, tar) =>
         Effect.asVoid(dial("archive upload", {
           path: `/containers/${box}/archive?`,
