@@ -35,6 +35,10 @@ const sessionOf = (env: Readonly<Record<string, string>>): string => env.DSH_SES
 export const boxGoneText = (box: string): string =>
   `effect-bash: the container ${box.slice(0, 12)} was removed while the command ran; the next command starts in a new one\n`
 
+/** The note of a call whose engine stopped answering before the command's end came through: `reason` says why. */
+export const engineLostText = (reason: string): string =>
+  `effect-bash: the container engine stopped answering while the command ran, so how it ended is unknown (it is reported killed): ${reason}\n`
+
 /** The note a command killed by the box's memory limit leaves in stderr. */
 export const oomText = (memoryMb: number | undefined): string =>
   `effect-bash: killed by the container's memory limit${memoryMb === undefined ? "" : ` (${memoryMb} MB)`}\n`
@@ -221,10 +225,12 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           outputEnded = true
           yield* status.settled
           const leader = status.read()
-          if (leader === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) {
-            box.gone = true
-          }
-          const note = leader === undefined ? (box.gone ? boxGoneText(box.id) : lostText)
+          // Without a status, the engine tells whether the box went; an engine that does not answer is the cause.
+          const running = leader === undefined ? yield* Effect.either(engine.boxRunning(box.id)) : undefined
+          if (running?._tag === "Right" && !running.right) box.gone = true
+          const unreachable = running?._tag === "Left" && running.left._tag === "EngineUnavailable" ? running.left.message : undefined
+          const note = leader === undefined
+            ? (box.gone ? boxGoneText(box.id) : unreachable !== undefined ? engineLostText(unreachable) : lostText)
             : leader.oomKilled && leader.signal === "SIGKILL" ? oomText(options.memoryMb)
             : undefined
           if (note !== undefined) {
