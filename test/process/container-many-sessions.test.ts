@@ -27,7 +27,6 @@ describe.skipIf(dockerUnavailable !== undefined)("many sessions on one engine", 
   it.live(`${sessionCount} sessions with two calls each at once: a box each, every call answered, nothing left`, () =>
     Effect.gen(function*() {
       const workspace = dirs.fresh("workspace")
-      const t0 = Date.now()
       yield* Effect.scoped(Effect.gen(function*() {
         const context = yield* Layer.build(DockerBashExecutor.layer({ image: testImage, cwd: workspace, graceMs: 500 }))
         const bash = Context.get(context, BashExecutor)
@@ -42,7 +41,6 @@ describe.skipIf(dockerUnavailable !== undefined)("many sessions on one engine", 
           ([session, n]) => call(session, n),
           { concurrency: "unbounded" }
         )
-        const t1 = Date.now()
         // Each call answered its own command, in its session's box: the two of a session share one
         // (its hostname), no two sessions do.
         const hostnames = results.map((result, i) => {
@@ -57,9 +55,7 @@ describe.skipIf(dockerUnavailable !== undefined)("many sessions on one engine", 
         const boxes = leftBoxes()
         expect(new Set(boxes).size).toBe(sessionCount)
         expect(boxes).toHaveLength(sessionCount)
-        console.log("calls", t1 - t0)
       }))
-      console.log("all", Date.now() - t0)
       expect(leftBoxes()).toEqual([])
     }), 120_000)
 })
