@@ -188,17 +188,12 @@ const makeSupervisorShell = (engine: ContainerEngine.Service, box: string, uid: 
     Effect.map((output) => output === "made")
   )
 
-/** How many boxes the layer creates, starts or stops at once: sessions' first calls do not queue one by one. */
-const concurrentChanges = 8
-
 export class Boxes {
   private readonly boxes = new Map<string, Box>()
   private readonly busy = new Map<Box, number>()
   private readonly idle = new Map<Box, Fiber.RuntimeFiber<void>>()
   private readonly stopped = new Set<Box>()
   private readonly layer = NodeCrypto.randomUUID()
-  /** One lock per session (never removed: a session's name is a few bytes). */
-  private readonly sessionLocks = new Map<string, Effect.Semaphore>()
 
   private constructor(
     private readonly engine: ContainerEngine.Service,
@@ -207,11 +202,7 @@ export class Boxes {
     private readonly host: string,
     /** Where the `bind` boxes' control directories are; none for `volume` boxes. */
     private readonly controlParent: string | undefined,
-    /**
-     * Held (one permit) by each session's create, start or stop, and wholly by the layer's close: at
-     * most {@link concurrentChanges} at once on the engine, and the close waits for those in flight.
-     */
-    private readonly changes: Effect.Semaphore,
+    private readonly lock: Effect.Semaphore,
     private readonly scope: Scope.Scope
   ) {}
 
@@ -223,7 +214,7 @@ export class Boxes {
       const controlParent = settings.workspace.kind === "bind"
         ? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
         : undefined
-      const boxes = new Boxes(engine, settings, host, controlParent, yield* Effect.makeSemaphore(concurrentChanges), yield* Effect.scope)
+      const boxes = new Boxes(engine, settings, host, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
       yield* Effect.addFinalizer(() => boxes.removeAll)
       return boxes
     })
@@ -233,7 +224,7 @@ export class Boxes {
   acquire(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     const existing = this.boxes.get(session)
     if (existing !== undefined && !existing.gone && !this.stopped.has(existing)) return this.use(existing)
-    return this.changing(session, Effect.suspend(() => {
+    return this.lock.withPermits(1)(Effect.suspend(() => {
       const box = this.boxes.get(session)
       if (box !== undefined && !box.gone) {
         if (!this.stopped.has(box)) return this.use(box)
@@ -300,19 +291,6 @@ export class Boxes {
     return Effect.asVoid(this.engine.run(box, ["chmod", "0777", "--", target, controlMount], "0:0"))
   }
 
-  /**
-   * Runs `change` (a create, start or stop of `session`'s box) alone among that session's changes,
-   * beside other sessions' own.
-   */
-  private changing<A, E>(session: string, change: Effect.Effect<A, E>): Effect.Effect<A, E> {
-    let lock = this.sessionLocks.get(session)
-    if (lock === undefined) {
-      lock = Effect.unsafeMakeSemaphore(1)
-      this.sessionLocks.set(session, lock)
-    }
-    return lock.withPermits(1)(this.changes.withPermits(1)(change))
-  }
-
   /** A call on `box` has settled. */
   release(box: Box): Effect.Effect<void> {
     return Effect.suspend(() => {
@@ -323,7 +301,7 @@ export class Boxes {
       if (count > 0 || this.settings.idleStopMs === undefined || box.gone) return Effect.void
       // Interruptible: `release` runs in a finalizer, and the fork would inherit its masked region.
       const stop = Effect.interruptible(Effect.sleep(Duration.millis(this.settings.idleStopMs))).pipe(
-        Effect.zipRight(this.changing(box.session, Effect.suspend(() => {
+        Effect.zipRight(this.lock.withPermits(1)(Effect.suspend(() => {
           if ((this.busy.get(box) ?? 0) > 0 || box.gone) return Effect.void
           this.stopped.add(box)
           return this.engine.stopBox(box.id).pipe(Effect.catchAll(() => Effect.sync(() => {
@@ -449,8 +427,8 @@ export class Boxes {
       Effect.zipRight(removeVolumes(this.engine, { [labels.layer]: this.layer }, () => false))
     )
     const controlParent = this.controlParent
-    // With every permit: the creates in flight (bounded) finish first, so their boxes are among the known.
-    return this.changes.withPermits(concurrentChanges)(known).pipe(
+    // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
+    return this.lock.withPermits(1)(known).pipe(
       Effect.zipRight(strays),
       // Empty unless a box could not be removed: its directory stays, and so does this one.
       Effect.ensuring(Effect.sync(() => {
