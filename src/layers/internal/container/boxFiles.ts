@@ -13,7 +13,7 @@ import { BoxFileError, BoxFileNotFoundError, BoxFileTooLargeError, defaultMaxByt
 import type { ArchiveTooLargeError, ContainerEngine } from "../../../services/ContainerEngine.js"
 import type { Boxes } from "./Boxes.js"
 import type { TarError, TarTooLarge } from "./tarArchive.js"
-import { extractTo, packDirectory, packEntries, unpackEntries } from "./tarArchive.js"
+import { extractTo, packDirectory, packFile, unpackEntries } from "./tarArchive.js"
 
 /** Room for the tar headers around a file read: a file's archive is its bytes and a few 512-byte blocks. */
 const headerRoom = 64 * 1024
@@ -134,9 +134,7 @@ export const makeBoxFiles = (options: BoxFilesOptions): BoxFiles.Service => {
       const directory = NodePath.posix.dirname(target)
       return withBox(target, given, (box) =>
         ownerIn(box, target).pipe(
-          Effect.flatMap((owner) =>
-            packEntries([{ name: NodePath.posix.basename(target), type: "file", mode: given?.mode ?? 0o644, ...owner, bytes }])
-          ),
+          Effect.flatMap((owner) => packFile(NodePath.posix.basename(target), bytes, given?.mode ?? 0o644, owner)),
           Effect.flatMap((tar) => engine.putArchive(box, directory, tar)),
           Effect.mapError((error) =>
             error._tag === "ContainerNotFound"

@@ -75,21 +75,21 @@ const collect = (readable: Source, maxBytes: number) =>
     return Effect.sync(() => readable.destroy())
   })
 
-/** An archive of `entries`, in order. */
-export const packEntries = (entries: ReadonlyArray<TarEntry>): Effect.Effect<Uint8Array, TarError> =>
+/** An archive of one file, `name`, with `bytes`, `mode` and owner `uid:gid`. */
+export const packFile = (
+  name: string,
+  bytes: Uint8Array,
+  mode: number,
+  owner: { readonly uid: number; readonly gid: number }
+): Effect.Effect<Uint8Array, TarError> =>
   Effect.flatMap(libraries, ({ stream }) =>
     Effect.suspend(() => {
       const pack = stream.pack()
-      const mtime = new Date()
-      for (const entry of entries) {
-        const header = { name: entry.name, mode: entry.mode, uid: entry.uid, gid: entry.gid, mtime }
-        if (entry.type === "file") pack.entry({ ...header, type: "file" }, Buffer.from(entry.bytes ?? new Uint8Array()))
-        else if (entry.type === "directory") pack.entry({ ...header, type: "directory" })
-        else if (entry.type === "symlink") pack.entry({ ...header, type: "symlink", linkname: entry.linkname ?? "" })
-      }
+      pack.entry({ name, type: "file", mode, uid: owner.uid, gid: owner.gid, mtime: new Date() }, Buffer.from(bytes))
       pack.finalize()
-      return collect(pack, Number.POSITIVE_INFINITY)
-    })).pipe(Effect.catchTag("TarTooLarge", () => Effect.die("unbounded")))
+      // A file's archive is its bytes and a few blocks: the caller bounded the bytes.
+      return collect(pack, Number.POSITIVE_INFINITY).pipe(Effect.catchTag("TarTooLarge", (error) => Effect.die(error)))
+    }))
 
 /** The entries of an archive held in memory (a hard link reads as `other`). */
 export const unpackEntries = (tar: Uint8Array): Effect.Effect<ReadonlyArray<TarEntry>, TarError> =>
