@@ -36,9 +36,10 @@ const outdir = join(root, "dist", "bin")
 /**
  * Optional peers stay out of the bundle: the command starts without them and imports them only for
  * the feature that needs them (`docker-modem` for the container flags, `node-pty` — a native module —
- * for `mcp --terminals`).
+ * for `mcp --terminals`, `tar-stream` and `tar-fs` for the container executor's `BoxFiles`, which no
+ * command uses).
  */
-const external = ["docker-modem", "node-pty"]
+const external = ["docker-modem", "node-pty", "tar-fs", "tar-stream"]
 
 /** The modules of the MCP SDK the sources import values from: `mcp-sdk-<hash>.cjs` holds these. */
 const mcpSdkModules = ["@modelcontextprotocol/sdk/server/index.js", "@modelcontextprotocol/sdk/types.js"]

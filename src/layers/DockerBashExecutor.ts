@@ -15,6 +15,7 @@ import type * as Path from "@effect/platform/Path"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Scope from "effect/Scope"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -22,6 +23,7 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePathModule from "node:path"
 import { BashExecutor } from "../services/BashExecutor.js"
+import { BoxFiles } from "../services/BoxFiles.js"
 import { ContainerEngine } from "../services/ContainerEngine.js"
 import { ProcessSpawner } from "../services/ProcessSpawner.js"
 import { LocalBashExecutorConfigError } from "./executorSettings.js"
@@ -29,6 +31,7 @@ import type { Settings } from "./containerSettings.js"
 import { environment, resolveContainerConfig } from "./containerSettings.js"
 import type { Workspace } from "./internal/container/Boxes.js"
 import { Boxes, sweepDeadHosts } from "./internal/container/Boxes.js"
+import { makeBoxFiles } from "./internal/container/boxFiles.js"
 import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
 import { makeDockerEngine } from "./internal/container/DockerEngine.js"
 import { seccompProfile } from "./internal/container/seccompProfile.js"
@@ -58,7 +61,7 @@ const workspaceOf = (config: Settings) =>
   Effect.gen(function*() {
     const field = config.workspaceRoot === undefined ? "cwd" : "workspaceRoot"
     const target = NodePathModule.resolve(config.workspaceRoot ?? config.cwd ?? process.cwd())
-    if (config.workspace === "volume") {
+    if (config.workspace === "volume" || config.volume !== undefined) {
       if (target === NodePathModule.parse(target).root) {
         return yield* new LocalBashExecutorConfigError({
           field,
@@ -66,7 +69,7 @@ const workspaceOf = (config: Settings) =>
             "set workspaceRoot (or cwd) to the project's path"
         })
       }
-      return { kind: "volume" as const, target }
+      return { kind: "volume" as const, target, name: config.volume }
     }
     const host = yield* Effect.try(() => NodeFs.realpathSync(target)).pipe(Effect.orElseSucceed(() => target))
     if (host === NodePathModule.parse(host).root) {
@@ -120,6 +123,12 @@ const identityOf = (config: Settings, workspace: Workspace) =>
 const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.Effect<ContainerEngine.Service, ContainerUnavailableError, Scope.Scope>) =>
   Effect.gen(function*() {
     const config = yield* resolveContainerConfig(settings)
+    if (settings.workspace === "bind" && config.volume !== undefined) {
+      return yield* new LocalBashExecutorConfigError({
+        field: "volume",
+        message: `bash-container: volume names an engine volume (${JSON.stringify(config.volume)}), which is a "volume" workspace, not "bind"`
+      })
+    }
     const workspace = yield* workspaceOf(config)
     const engine = yield* engineOf(config)
     const unavailable = (message: string) => new ContainerUnavailableError({ engine: engine.address, message })
@@ -158,14 +167,16 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       idleStopMs: config.idleStopMs
     })
     const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb, scope: yield* Effect.scope })
+    const files = makeBoxFiles({ engine, boxes, workspace: workspace.target, user: identity.user })
     // The box has its own environment (the image's): nothing of the host's is inherited.
-    return yield* makeExecutorCore(config, {
+    const executor = yield* makeExecutorCore(config, {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
-      container: { image: config.image, network: config.network, workspace: workspace.target, workspaceKind: config.workspace },
+      container: { image: config.image, network: config.network, workspace: workspace.target, workspaceKind: workspace.kind },
       launch: () => Effect.succeed({}),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))
+    return Context.make(BashExecutor, executor).pipe(Context.add(BoxFiles, files))
   })
 
 /**
@@ -183,12 +194,18 @@ export const make = (
   LocalBashExecutorConfigError | ContainerUnavailableError,
   FileSystem.FileSystem | Path.Path | Scope.Scope
 > =>
+  Effect.map(buildOnDocker(settings), Context.get(BashExecutor))
+
+const buildOnDocker = (settings: Settings.Input) =>
   build(settings, (config) =>
     makeDockerEngine(config.dockerHost).pipe(
       Effect.mapError((error) =>
         new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
       )
     ))
+
+const buildOnEngine = (settings: Settings.Input) =>
+  Effect.flatMap(ContainerEngine, (engine) => build(settings, () => Effect.succeed(engine)))
 
 /**
  * The container executor on the {@link ContainerEngine} in context (`dockerHost` is then not read),
@@ -203,30 +220,30 @@ export const makeWithEngine = (
   BashExecutor["Type"],
   LocalBashExecutorConfigError | ContainerUnavailableError,
   ContainerEngine | FileSystem.FileSystem | Path.Path | Scope.Scope
-> => Effect.flatMap(ContainerEngine, (engine) => build(settings, () => Effect.succeed(engine)))
+> => Effect.map(buildOnEngine(settings), Context.get(BashExecutor))
 
 /**
- * The container executor on Node.
+ * The container executor on Node, with the {@link BoxFiles} service on its boxes (since 0.2.0).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (
   settings: Settings.Input
-): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError> =>
-  Layer.scoped(BashExecutor, make(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+): Layer.Layer<BashExecutor | BoxFiles, LocalBashExecutorConfigError | ContainerUnavailableError> =>
+  Layer.scopedContext(buildOnDocker(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /**
- * The container executor on Node, on the {@link ContainerEngine} in context: another engine, or a
- * fake one (`FakeContainerEngine` in `effect-bash/testing`).
+ * The container executor on Node, on the {@link ContainerEngine} in context (another engine, or a
+ * fake one: `FakeContainerEngine` in `effect-bash/testing`), with the {@link BoxFiles} service on its boxes.
  *
  * @since 0.2.0
  * @category layers
  */
 export const layerWithEngine = (
   settings: Settings.Input
-): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError, ContainerEngine> =>
-  Layer.scoped(BashExecutor, makeWithEngine(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
+): Layer.Layer<BashExecutor | BoxFiles, LocalBashExecutorConfigError | ContainerUnavailableError, ContainerEngine> =>
+  Layer.scopedContext(buildOnEngine(settings)).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))
 
 /**
  * The container executor with its settings read through `Config`; without an argument it reads the
@@ -237,5 +254,5 @@ export const layerWithEngine = (
  */
 export const layerConfig = (
   config: Config.Config.Wrap<Settings.Input> = environment
-): Layer.Layer<BashExecutor, LocalBashExecutorConfigError | ContainerUnavailableError | ConfigError.ConfigError> =>
+): Layer.Layer<BashExecutor | BoxFiles, LocalBashExecutorConfigError | ContainerUnavailableError | ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -87,6 +87,18 @@ export const ContainerSettings = Schema.Struct({
     { default: () => "bind" as const }
   ),
   /**
+   * A volume of the engine's, by name, that every box of the layer mounts at the workspace's path
+   * (`workspace: "volume"` then, as when given): made when missing, and never removed by the layer or
+   * a sweep, so the sessions' files outlive their boxes and the layer. Its sessions share it.
+   */
+  volume: Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((name) => /^[A-Za-z0-9][A-Za-z0-9_.-]+$/.test(name), {
+        message: () => "must be a volume name: a letter or digit, then letters, digits, _ . or - (at least 2 characters)"
+      })
+    ).annotations(flaggedSetting("CONTAINER_VOLUME", "container-volume", "NAME", "Keep the containers' workspace in this engine volume"))
+  ),
+  /**
    * The host directory every container mounts, read-write, at the same path (with a `volume`
    * workspace: the path of the volume); `cwd` when absent. It may not be `/`.
    */
@@ -138,7 +150,7 @@ export const resolveContainerConfig = (input: Settings.Input): Effect.Effect<Set
  * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_CONTAINER_IMAGE`,
  * `_CONTAINER_NETWORK`, `_CONTAINER_MEMORY_MB`, `_CONTAINER_PIDS_LIMIT`, `_CONTAINER_CPUS`,
  * `_CONTAINER_USER`, `_CONTAINER_READ_ONLY_ROOT`, `_CONTAINER_DOCKER_HOST`,
- * `_CONTAINER_WORKSPACE`, `_CONTAINER_WORKSPACE_ROOT` and `_CONTAINER_IDLE_STOP_MS`.
+ * `_CONTAINER_WORKSPACE`, `_CONTAINER_VOLUME`, `_CONTAINER_WORKSPACE_ROOT` and `_CONTAINER_IDLE_STOP_MS`.
  *
  * @since 0.1.0
  * @category constructors

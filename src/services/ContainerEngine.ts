@@ -1,8 +1,8 @@
 /**
  * The container-engine port: everything the container executor asks of an engine. Make a box (image,
  * limits, network, labels, workspace), exec in it with stdin, stdout, stderr and an exit status,
- * signal a process group in it, copy files in and out as tar archives, list boxes by label, remove
- * them. The Docker Engine API is one implementation (`DockerContainerEngine`); docs/container.md maps
+ * signal a process group in it, copy files in and out as tar archives, list boxes and volumes by
+ * label, remove them. The Docker Engine API is one implementation (`DockerContainerEngine`); docs/container.md maps
  * each operation to the Kubernetes API, for a pod adapter.
  *
  * An engine answers in its own errors, never in its protocol's status codes: a box that is not there
@@ -59,6 +59,18 @@ export class EngineUnavailableError extends Data.TaggedError("EngineUnavailable"
 }> {}
 
 /**
+ * An archive of a box's path is larger than the bound its reader set: the read stopped there.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class ArchiveTooLargeError extends Data.TaggedError("ArchiveTooLarge")<{
+  readonly message: string
+  /** The bound, in bytes. */
+  readonly maxBytes: number
+}> {}
+
+/**
  * A container engine.
  *
  * @since 0.2.0
@@ -101,8 +113,12 @@ export declare namespace ContainerEngine {
     readonly labels: Readonly<Record<string, string>>
     /** The workspace: host directories mounted at the given paths inside (an engine on this machine only). */
     readonly mounts: ReadonlyArray<{ readonly host: string; readonly target: string }>
-    /** The workspace: volumes of the engine's, made with the box and removed with it, at these paths. */
-    readonly volumes?: ReadonlyArray<{ readonly target: string }> | undefined
+    /**
+     * The workspace: volumes of the engine's at these paths. Without a `name`, made with the box,
+     * carrying its labels ({@link Service.listVolumes}), and removed with it; with one, the volume of
+     * that name, made when missing and never removed by {@link Service.removeBox}.
+     */
+    readonly volumes?: ReadonlyArray<{ readonly target: string; readonly name?: string | undefined }> | undefined
     /** Private file systems of the box (memory, at most 16 MiB each) at `path`, with `mode`, e.g. `0777`. */
     readonly scratch?: ReadonlyArray<{ readonly path: string; readonly mode: string }> | undefined
     /** `none`: no interface but loopback. */
@@ -195,6 +211,17 @@ export declare namespace ContainerEngine {
   }
 
   /**
+   * What a listing sees of a volume.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface VolumeListing {
+    readonly name: string
+    readonly labels: Readonly<Record<string, string>>
+  }
+
+  /**
    * The engine's operations.
    *
    * @since 0.2.0
@@ -234,9 +261,17 @@ export declare namespace ContainerEngine {
     readonly removeBox: (box: string) => Effect.Effect<void, Error>
     /** The boxes carrying every one of `labels`. */
     readonly listBoxes: (labels: Readonly<Record<string, string>>) => Effect.Effect<ReadonlyArray<BoxListing>, Error>
+    /** The volumes carrying every one of `labels` (those made with boxes carry theirs). */
+    readonly listVolumes: (labels: Readonly<Record<string, string>>) => Effect.Effect<ReadonlyArray<VolumeListing>, Error>
+    /** Removes a volume no box uses; a gone one is not an error. */
+    readonly removeVolume: (name: string) => Effect.Effect<void, Error>
     /** Unpacks the tar archive `tar` into the directory `path` of the box. */
     readonly putArchive: (box: string, path: string, tar: Uint8Array) => Effect.Effect<void, Error>
-    /** `path` in the box (a file or a directory's tree), as a tar archive. */
-    readonly getArchive: (box: string, path: string) => Effect.Effect<Uint8Array, Error>
+    /**
+     * `path` in the box (a file or a directory's tree), as a tar archive whose one top entry is named
+     * after `path`'s last component; a link at `path` is the link, not what it names. An archive
+     * longer than `maxBytes` fails with {@link ArchiveTooLargeError}, having read no more than that.
+     */
+    readonly getArchive: (box: string, path: string, maxBytes: number) => Effect.Effect<Uint8Array, Error | ArchiveTooLargeError>
   }
 }

@@ -10,13 +10,14 @@
  * @since 0.2.0
  */
 import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
-import { ContainerConflictError, ContainerEngine, ContainerEngineError, ContainerNotFoundError } from "../services/ContainerEngine.js"
+import { ArchiveTooLargeError, ContainerConflictError, ContainerEngine, ContainerEngineError, ContainerNotFoundError } from "../services/ContainerEngine.js"
 
 /**
  * The script for one command.
@@ -109,6 +110,8 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
      * served execs take their input only once it is unpaused.
      */
     readonly pause: (box: string, paused: boolean) => Effect.Effect<void>
+    /** The names of the engine's volumes: those of live boxes, and the named ones. */
+    readonly volumes: Effect.Effect<ReadonlyArray<string>>
   }
 >() {}
 
@@ -127,13 +130,90 @@ interface BoxState {
   removed: boolean
   stopped: boolean
   readonly commands: Set<CommandState>
-  readonly files: Map<string, Uint8Array>
+  /** The box's files that archives put there, by absolute path. */
+  readonly files: Map<string, FakeFile>
   /** Its served execs waiting for a call: each ends its output when it dies. */
   readonly waiting: Map<object, Effect.Effect<void>>
   paused: boolean
   /** What its served execs do once it is unpaused. */
   readonly frozen: Array<Effect.Effect<void>>
 }
+
+/** A file, a directory or a link in a fake box. */
+interface FakeFile {
+  readonly type: "file" | "directory" | "symlink"
+  readonly mode: number
+  readonly uid: number
+  readonly gid: number
+  readonly bytes?: Uint8Array | undefined
+  readonly linkname?: string | undefined
+}
+
+type TarStream = typeof import("tar-stream")
+
+/** tar-stream, an optional peer: loaded only when a test moves archives. */
+const tarStream = Effect.promise(async () => {
+  const loaded = await import("tar-stream")
+  return ((loaded as { default?: TarStream }).default ?? loaded) as TarStream
+})
+
+/** The directories every box has: the root, `/tmp`, its mounts' and volumes' paths and their parents. */
+const builtInDirectory = (box: BoxState, path: string): boolean =>
+  path === "/" || path === "/tmp" ||
+  [...box.options.mounts, ...(box.options.volumes ?? [])].some(({ target }) => target === path || target.startsWith(`${path}/`))
+
+const isDirectory = (box: BoxState, path: string): boolean =>
+  box.files.get(path)?.type === "directory" || (!box.files.has(path) && builtInDirectory(box, path))
+
+/** Unpacks `tar` into the box's directory `directory`, as an engine's archive upload does. */
+const unpackInto = (box: BoxState, directory: string, tar: Uint8Array) =>
+  Effect.flatMap(tarStream, (tarLib) =>
+    Effect.promise(async () => {
+      const extract = tarLib.extract()
+      extract.end(Buffer.from(tar))
+      for await (const entry of extract) {
+        const chunks: Array<Buffer> = []
+        for await (const chunk of entry) chunks.push(chunk as Buffer)
+        const { header } = entry
+        const name = header.name.replace(/^(\.\/)+/, "").replace(/\/+$/, "")
+        if (name === "" || name === ".") continue
+        const type = header.type === "directory" || header.type === "symlink" ? header.type : "file"
+        box.files.set(NodePath.posix.join(directory, name), {
+          type,
+          mode: header.mode ?? 0o644,
+          uid: header.uid ?? 0,
+          gid: header.gid ?? 0,
+          bytes: type === "file" ? new Uint8Array(Buffer.concat(chunks)) : undefined,
+          linkname: header.linkname ?? undefined
+        })
+      }
+    }))
+
+/** `path` in the box and everything under it, as an archive whose top entry is `path`'s last component. */
+const packFrom = (box: BoxState, path: string) =>
+  Effect.flatMap(tarStream, (tarLib) =>
+    Effect.promise(async () => {
+      const pack = tarLib.pack()
+      const top = NodePath.posix.basename(path)
+      const root: FakeFile = box.files.get(path) ?? { type: "directory", mode: 0o755, uid: 0, gid: 0 }
+      const below = [...box.files.entries()].filter(([name]) => name.startsWith(`${path}/`)).sort(([a], [b]) => a.localeCompare(b))
+      for (const [name, file] of [[path, root] as const, ...below]) {
+        const header = {
+          name: name === path ? top : `${top}/${name.slice(path.length + 1)}`,
+          type: file.type,
+          mode: file.mode,
+          uid: file.uid,
+          gid: file.gid,
+          ...(file.linkname === undefined ? {} : { linkname: file.linkname })
+        }
+        if (file.type === "file") pack.entry(header, Buffer.from(file.bytes ?? new Uint8Array()))
+        else pack.entry(header)
+      }
+      pack.finalize()
+      const chunks: Array<Buffer> = []
+      for await (const chunk of pack) chunks.push(chunk as Buffer)
+      return new Uint8Array(Buffer.concat(chunks))
+    }))
 
 interface CommandState {
   readonly handle: FakeContainerCommand
@@ -397,9 +477,13 @@ export const layer = (
       readonly end: (how: string, code: number) => Effect.Effect<void>
     }>()
 
+    /** The engine's volumes by name: the box an anonymous one goes with. */
+    const volumes = new Map<string, { readonly labels: Readonly<Record<string, string>>; readonly box: string | undefined }>()
+
     const remove = (box: BoxState) =>
       Effect.suspend(() => {
         box.removed = true
+        for (const [name, volume] of volumes) if (volume.box === box.id) volumes.delete(name)
         const lost = [...box.commands]
         box.commands.clear()
         return Effect.forEach([...lost.map((command) => command.lose), ...box.waiting.values()], (lose) => lose, { discard: true })
@@ -414,6 +498,11 @@ export const layer = (
         Effect.sync(() => {
           const id = `fake${String(++lastId).padStart(12, "0")}`
           boxes.set(id, { id, options, removed: false, stopped: false, commands: new Set(), files: new Map(), waiting: new Map(), paused: false, frozen: [] })
+          // Anonymous volumes carry the box's labels and go with it; a named one stays.
+          for (const volume of options.volumes ?? []) {
+            if (volume.name === undefined) volumes.set(`${id}-volume-${volumes.size}`, { labels: options.labels, box: id })
+            else if (!volumes.has(volume.name)) volumes.set(volume.name, { labels: {}, box: undefined })
+          }
           return id
         }),
       exec: (id, options) =>
@@ -474,12 +563,26 @@ export const layer = (
             .filter((box) => !box.removed && Object.entries(labels).every(([name, value]) => box.options.labels[name] === value))
             .map((box) => ({ id: box.id, labels: box.options.labels, createdMillis: 0 }))
         ),
-      putArchive: (id, path, tar) => Effect.flatMap(boxOf(id), (box) => Effect.sync(() => void box.files.set(path, tar))),
-      getArchive: (id, path) =>
-        Effect.flatMap(boxOf(id), (box) => {
-          const tar = box.files.get(path)
-          return tar === undefined ? Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })) : Effect.succeed(tar)
-        })
+      listVolumes: (labels) =>
+        Effect.sync(() =>
+          [...volumes]
+            .filter(([, volume]) => Object.entries(labels).every(([name, value]) => volume.labels[name] === value))
+            .map(([name, volume]) => ({ name, labels: volume.labels }))
+        ),
+      removeVolume: (name) => Effect.sync(() => void volumes.delete(name)),
+      putArchive: (id, path, tar) =>
+        Effect.flatMap(boxOf(id), (box) =>
+          isDirectory(box, path)
+            ? unpackInto(box, path, tar)
+            : Effect.fail(new ContainerNotFoundError({ message: `no such directory in ${id}: ${path}` }))),
+      getArchive: (id, path, maxBytes) =>
+        Effect.flatMap(boxOf(id), (box): Effect.Effect<Uint8Array, ContainerNotFoundError | ArchiveTooLargeError> =>
+          box.files.has(path) || builtInDirectory(box, path)
+            ? Effect.flatMap(packFrom(box, path), (tar) =>
+              tar.length > maxBytes
+                ? Effect.fail(new ArchiveTooLargeError({ message: `the archive of ${path} is larger than ${maxBytes} bytes`, maxBytes }))
+                : Effect.succeed(tar))
+            : Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })))
     }
 
     return Context.make(ContainerEngine, engine).pipe(
@@ -498,7 +601,8 @@ export const layer = (
             if (box === undefined) return Effect.void
             box.paused = paused
             return paused ? Effect.void : Effect.forEach(box.frozen.splice(0), (resume) => resume, { discard: true })
-          })
+          }),
+        volumes: Effect.sync(() => [...volumes.keys()])
       })
     )
   }))

@@ -99,7 +99,7 @@ describe.skipIf(remote === undefined)("the engine port on an engine that shares 
       yield* engine.putArchive(id, "/tmp", tar)
       expect(yield* engine.run(id, ["cat", "/tmp/seed.txt"])).toBe("seeded\n")
       const back = dirs.fresh("download")
-      fs.writeFileSync(path.join(back, "copy.tar"), yield* engine.getArchive(id, "/tmp/seed.txt"))
+      fs.writeFileSync(path.join(back, "copy.tar"), yield* engine.getArchive(id, "/tmp/seed.txt", 1 << 20))
       execFileSync("tar", ["-x", "-C", back, "-f", path.join(back, "copy.tar")])
       expect(fs.readFileSync(path.join(back, "seed.txt"), "utf8")).toBe("seeded\n")
 

@@ -77,6 +77,11 @@ const surface: Record<string, Record<string, ReadonlyArray<string> | null>> = {
     CurrentToolSession: null
   },
   "src/docker.ts": {
+    ArchiveTooLargeError: null,
+    BoxFileError: null,
+    BoxFileNotFoundError: null,
+    BoxFileTooLargeError: null,
+    BoxFiles: null,
     ContainerConflictError: null,
     ContainerEngine: null,
     ContainerEngineError: null,
@@ -93,7 +98,8 @@ const surface: Record<string, Record<string, ReadonlyArray<string> | null>> = {
       "makeWithEngine"
     ],
     DockerContainerEngine: ["layer", "make"],
-    EngineUnavailableError: null
+    EngineUnavailableError: null,
+    boxFilesDefaultMaxBytes: null
   },
   "src/testing/index.ts": {
     ApprovalScripted: ["ApprovalScripted", "layer"],

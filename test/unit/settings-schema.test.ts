@@ -126,6 +126,7 @@ describe("settings Schemas", () => {
         "container-memory-mb",
         "container-pids-limit",
         "container-user",
+        "container-volume",
         "approval-timeout-ms"
       ],
       boolean: ["keep-spill-files", "direct-spawn", "contain", "allow-unix-sockets"]

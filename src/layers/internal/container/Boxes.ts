@@ -61,12 +61,13 @@ export class WorkspaceMissing extends Data.TaggedError("WorkspaceMissing")<{ rea
 
 /**
  * Where a box's files are: `bind`, a host directory mounted at the same path (an engine on this
- * machine); `volume`, an engine volume of the box's own at `target`, removed with it, with nothing of
- * the host mounted (any engine).
+ * machine); `volume`, an engine volume at `target`, with nothing of the host mounted (any engine):
+ * the box's own, removed with it, or the one `name` gives, which every box of the layer mounts and
+ * nothing of the layer removes.
  */
 export type Workspace =
   | { readonly kind: "bind"; readonly host: string; readonly target: string }
-  | { readonly kind: "volume"; readonly target: string }
+  | { readonly kind: "volume"; readonly target: string; readonly name?: string | undefined }
 
 /** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
 export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "volumes" | "scratch" | "labels" | "supervisorDir"> {
@@ -138,22 +139,40 @@ const removeDeadBox = (engine: ContainerEngine.Service, box: ContainerEngine.Box
   )
 
 /**
- * Removes the boxes of this machine's hosts that are no longer running, found on the engine by their
- * labels (this boot, a host whose pid is gone or now another process's), and their control
- * directories. Failures only cost the engine's resources and some disk, so they are logged, never
- * raised.
+ * Removes the volumes carrying `labels` that no box uses any more (one a box still uses is refused
+ * by the engine, and stays). Failures are logged, never raised.
  */
-export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> =>
-  bootId === undefined ? Effect.void : engine.listBoxes({ [labels.marker]: "1", [labels.boot]: bootId }).pipe(
-    Effect.flatMap((boxes) =>
+const removeVolumes = (engine: ContainerEngine.Service, selector: Readonly<Record<string, string>>, keep: (volume: ContainerEngine.VolumeListing) => boolean) =>
+  engine.listVolumes(selector).pipe(
+    Effect.flatMap((volumes) =>
       Effect.forEach(
-        boxes.filter((box) => ownerPrefixIsDead(box.labels[labels.host] ?? "")),
-        (box) => removeDeadBox(engine, box),
+        volumes.filter((volume) => !keep(volume)),
+        (volume) => Effect.catchAll(engine.removeVolume(volume.name), (error) => Effect.logDebug("could not remove a volume", volume.name, error.message)),
         { concurrency: "unbounded", discard: true }
       )
     ),
-    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message))
+    Effect.catchAll((error) => Effect.logWarning("could not list the volumes of dead hosts", error.message))
   )
+
+/**
+ * Removes the boxes of this machine's hosts that are no longer running, found on the engine by their
+ * labels (this boot, a host whose pid is gone or now another process's), their control directories,
+ * and then the volumes such hosts made with their boxes (a volume the user named carries no label of
+ * ours, and stays). Failures only cost the engine's resources and some disk, so they are logged,
+ * never raised.
+ */
+export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> => {
+  if (bootId === undefined) return Effect.void
+  const ours = { [labels.marker]: "1", [labels.boot]: bootId }
+  const alive = (listed: { readonly labels: Readonly<Record<string, string>> }) => !ownerPrefixIsDead(listed.labels[labels.host] ?? "")
+  return engine.listBoxes(ours).pipe(
+    Effect.flatMap((boxes) =>
+      Effect.forEach(boxes.filter((box) => !alive(box)), (box) => removeDeadBox(engine, box), { concurrency: "unbounded", discard: true })
+    ),
+    Effect.catchAll((error) => Effect.logWarning("could not list the containers of dead hosts", error.message)),
+    Effect.zipRight(removeVolumes(engine, ours, alive))
+  )
+}
 
 /**
  * Copies the image's bash to the box's supervisor directory, execute-only, as `uid` (see
@@ -319,7 +338,7 @@ export class Boxes {
   private create(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return Effect.gen(this, function*() {
       const { idleStopMs: _idle, uid, workspace, ...options } = this.settings
-      if (workspace.kind === "volume") return yield* this.createInVolume(session, workspace.target)
+      if (workspace.kind === "volume") return yield* this.createInVolume(session, workspace.target, workspace.name)
       if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.target })
       const controlParent = this.controlParent!
       const control = yield* Effect.try({
@@ -350,7 +369,7 @@ export class Boxes {
    * root directory is the engine's: the box's root, without a capability, opens it to every user of
    * the box), and a control directory in the box, read by a watcher.
    */
-  private createInVolume(session: string, target: string): Effect.Effect<Box, ContainerEngine.Error> {
+  private createInVolume(session: string, target: string, name: string | undefined): Effect.Effect<Box, ContainerEngine.Error> {
     return Effect.gen(this, function*() {
       const { idleStopMs: _idle, uid, workspace: _workspace, ...options } = this.settings
       const supervisor = supervisorUid(uid)
@@ -359,7 +378,7 @@ export class Boxes {
         supervisorDir: { path: supervisorDir, uid: supervisor },
         labels: this.labelsOf(session),
         mounts: [],
-        volumes: [{ target }],
+        volumes: [{ target, name }],
         scratch: [{ path: controlMount, mode: "0777" }]
       })
       const box = yield* Effect.gen(this, function*() {
@@ -403,7 +422,9 @@ export class Boxes {
       Effect.flatMap((found) =>
         Effect.forEach(found, (box) => Effect.ignore(this.engine.removeBox(box.id)), { concurrency: "unbounded", discard: true })
       ),
-      Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message))
+      Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message)),
+      // The volumes made with its boxes go with them; one left by a box removed from outside goes now.
+      Effect.zipRight(removeVolumes(this.engine, { [labels.layer]: this.layer }, () => false))
     )
     const controlParent = this.controlParent
     // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.

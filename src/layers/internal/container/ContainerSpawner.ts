@@ -25,7 +25,7 @@ import { execPipes } from "./execPipes.js"
 import { ExecPool } from "./ExecPool.js"
 import { servable } from "./served.js"
 import { spawnServed } from "./ServedSpawn.js"
-import { BoxGone, boxGoneText, lostText, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, missingStatusNote, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
 import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 export { boxGoneText, lostText, oomText } from "./spawnNotes.js"
@@ -227,10 +227,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           outputEnded = true
           yield* status.settled
           const leader = status.read()
-          if (leader === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) {
-            box.gone = true
-          }
-          const note = leader === undefined ? (box.gone ? boxGoneText(box.id) : lostText)
+          const note = leader === undefined ? yield* missingStatusNote(engine, box)
             : leader.oomKilled && leader.signal === "SIGKILL" ? oomText(options.memoryMb)
             : undefined
           if (note !== undefined) yield* deliver("stderr", encoder.encode(note))

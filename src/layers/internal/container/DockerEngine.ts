@@ -15,12 +15,15 @@ import * as Effect from "effect/Effect"
 import type { Duplex, Readable } from "node:stream"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import {
+  ArchiveTooLargeError,
   ContainerConflictError,
   ContainerEngineError,
   ContainerNotFoundError,
   EngineUnavailableError
 } from "../../../services/ContainerEngine.js"
 import { execSession } from "./demux.js"
+import type { EngineTls } from "./engineTls.js"
+import { isTlsFailure, readEngineTls, tlsRequested } from "./engineTls.js"
 import { groupAliveArgv, signalArgv } from "./wrapper.js"
 
 /** Bound on one API call (not on an exec's stream). */
@@ -47,11 +50,10 @@ const defaultAddress = (): string => {
 }
 
 /**
- * docker-modem's constructor options for an explicit address; `undefined` lets it read `DOCKER_HOST`.
- * docker-modem lays them over what it read from `DOCKER_HOST`, so a socket path also clears its host.
+ * docker-modem's constructor options for `address`, with `tls` on TCP. docker-modem lays them over
+ * what it read from `DOCKER_HOST`, so a socket path also clears its host.
  */
-const modemOptions = (address: string | undefined): Record<string, unknown> | undefined => {
-  if (address === undefined) return undefined
+const modemOptions = (address: string, tls: EngineTls | undefined): Record<string, unknown> => {
   const socket = (socketPath: string) => ({ socketPath, host: undefined, protocol: "http" })
   if (address.startsWith("unix://")) return socket(address.slice("unix://".length))
   if (address.startsWith("/")) return socket(address)
@@ -66,9 +68,13 @@ const modemOptions = (address: string | undefined): Record<string, unknown> | un
       sshOptions: { agent: process.env.SSH_AUTH_SOCK }
     }
   }
-  const tls = url.protocol === "https:" || url.port === "2376"
-  return { protocol: tls ? "https" : "http", host: url.hostname, port: url.port || (tls ? 2376 : 2375) }
+  const secure = tls !== undefined || url.protocol === "https:" || url.port === "2376"
+  return { protocol: secure ? "https" : "http", host: url.hostname, port: url.port || (secure ? 2376 : 2375), ...tls }
 }
+
+/** Whether `address` reaches the engine over TCP (where TLS applies), not a socket or ssh. */
+const overTcp = (address: string): boolean =>
+  !address.startsWith("/") && !address.startsWith("unix://") && !address.startsWith("npipe://") && !address.startsWith("ssh://")
 
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string"
@@ -112,8 +118,11 @@ export const makeDockerEngine = (
     const dockerHost = process.env.DOCKER_HOST
     const fromDockerHost = address === undefined && dockerHost !== undefined && dockerHost !== "unix://"
     const shown = fromDockerHost ? dockerHost : address ?? defaultAddress()
+    // TLS as the docker CLI reads it, for a `DOCKER_HOST` and an explicit address alike.
+    const tls = overTcp(shown) && tlsRequested() ? readEngineTls() : undefined
+    if (typeof tls === "string") return yield* new EngineUnavailableError({ message: `cannot reach the Docker Engine at ${shown} over TLS: ${tls}` })
     const modem: Modem = yield* Effect.try({
-      try: () => new Modem(modemOptions(fromDockerHost ? undefined : shown) as ConstructorParameters<typeof Modem>[0]),
+      try: () => new Modem(modemOptions(shown, tls) as ConstructorParameters<typeof Modem>[0]),
       catch: (cause) => new EngineUnavailableError({ message: `bad Docker Engine address ${shown}: ${String(cause)}`, cause })
     })
     // Connections are kept alive between calls (an idle one for 5 s, as by Node's global agent) in an
@@ -133,13 +142,26 @@ export const makeDockerEngine = (
     const failure = (what: string, error: unknown): ContainerEngine.Error => {
       const code = errnoOf(error)
       const status = statusOf(error)
+      // Over TLS 1.3 an engine that refuses the client's certificate may just close the connection.
+      if (status === undefined && code !== undefined && (isTlsFailure(code) || (tls !== undefined && code === "ECONNRESET"))) {
+        return new EngineUnavailableError({
+          message: `the TLS connection to the Docker Engine at ${shown} failed (${code}: ${error instanceof Error ? error.message : String(error)}): ` +
+            "check that DOCKER_CERT_PATH holds the CA that signed the engine's certificate (ca.pem) and a client certificate it accepts (cert.pem, key.pem)",
+          cause: error
+        })
+      }
       if (status === undefined && code !== undefined) {
         return new EngineUnavailableError({
           message: `cannot reach the Docker Engine at ${shown} (${code}): is dockerd running? Set DOCKER_HOST or dockerHost to its address`,
           cause: error
         })
       }
-      const message = `${what} failed on the Docker Engine at ${shown}: ${engineMessage(error)}`
+      const said = engineMessage(error)
+      // An engine started with `--tlsverify` answers a plain HTTP request so (Go's HTTPS server does).
+      const hint = /HTTP request to an HTTPS server/.test(said)
+        ? ": it speaks TLS; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the directory with its CA (ca.pem) and a client certificate and key (cert.pem, key.pem)"
+        : ""
+      const message = `${what} failed on the Docker Engine at ${shown}: ${said}${hint}`
       return status === 404 ? new ContainerNotFoundError({ message, cause: error })
         : status === 409 ? new ContainerConflictError({ message, cause: error })
         : new ContainerEngineError({ message, cause: error })
@@ -182,12 +204,23 @@ export const makeDockerEngine = (
         })
       )
 
-    /** The whole body of a streamed answer, bounded as a request is. */
-    const readBody = (what: string, body: Readable) =>
+    /**
+     * The whole body of a streamed answer, bounded in time as a request is and in size by `maxBytes`:
+     * past it the body is dropped, unread.
+     */
+    const readBody = (what: string, body: Readable, maxBytes: number) =>
       Effect.tryPromise({
         try: async () => {
           const chunks: Array<Buffer> = []
-          for await (const chunk of body) chunks.push(chunk as Buffer)
+          let length = 0
+          for await (const chunk of body) {
+            length += (chunk as Buffer).length
+            if (length > maxBytes) {
+              body.destroy()
+              return undefined
+            }
+            chunks.push(chunk as Buffer)
+          }
           return new Uint8Array(Buffer.concat(chunks))
         },
         catch: (cause) => failure(what, cause)
@@ -196,7 +229,12 @@ export const makeDockerEngine = (
         Effect.timeoutFail({
           duration: requestTimeoutMs,
           onTimeout: () => new EngineUnavailableError({ message: `${what}: the Docker Engine at ${shown} did not answer within ${requestTimeoutMs} ms` })
-        })
+        }),
+        Effect.flatMap((bytes) =>
+          bytes === undefined
+            ? Effect.fail(new ArchiveTooLargeError({ message: `${what}: the archive is larger than ${maxBytes} bytes`, maxBytes }))
+            : Effect.succeed(bytes)
+        )
       )
 
     const exec: ContainerEngine.Service["exec"] = (box, options) =>
@@ -295,8 +333,12 @@ export const makeDockerEngine = (
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
                 Mounts: [
                   ...options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
-                  // Anonymous: removed with the box (`v` on its removal).
-                  ...(options.volumes ?? []).map(({ target }) => ({ Type: "volume", Target: target }))
+                  // Anonymous ones carry the box's labels and go with it (`v` on its removal); a named one stays.
+                  ...(options.volumes ?? []).map(({ name, target }) =>
+                    name === undefined
+                      ? { Type: "volume", Target: target, VolumeOptions: { Labels: options.labels } }
+                      : { Type: "volume", Source: name, Target: target }
+                  )
                 ],
                 ReadonlyRootfs: options.readOnlyRootfs,
                 Tmpfs: {
@@ -373,6 +415,24 @@ export const makeDockerEngine = (
             }))
           )
         ),
+      listVolumes: (labels) =>
+        dial("volume list", {
+          path: "/volumes?",
+          method: "GET",
+          options: { filters: { label: Object.entries(labels).map(([name, value]) => `${name}=${value}`) } },
+          statusCodes: { 200: true }
+        }).pipe(
+          Effect.map((list) =>
+            ((list as { readonly Volumes?: ReadonlyArray<{ readonly Name: string; readonly Labels?: Record<string, string> | null }> | null })
+              .Volumes ?? []).map((volume) => ({ name: volume.Name, labels: volume.Labels ?? {} }))
+          )
+        ),
+      removeVolume: (name) =>
+        dial("volume remove", {
+          path: `/volumes/${encodeURIComponent(name)}`,
+          method: "DELETE",
+          statusCodes: { 204: true, 404: "no such volume", 409: "volume in use" }
+        }).pipe(Effect.asVoid, Effect.catchTag("ContainerNotFound", () => Effect.void)),
       putArchive: (box, path, tar) =>
         Effect.asVoid(dial("archive upload", {
           path: `/containers/${box}/archive?`,
@@ -381,14 +441,14 @@ export const makeDockerEngine = (
           options: { path },
           statusCodes: { 200: true, 400: "bad parameter", 403: "read-only", 404: "no such container or path" }
         })),
-      getArchive: (box, path) =>
+      getArchive: (box, path, maxBytes) =>
         dial("archive download", {
           path: `/containers/${box}/archive?`,
           method: "GET",
           isStream: true,
           options: { path },
           statusCodes: { 200: true, 400: "bad parameter", 404: "no such container or path" }
-        }).pipe(Effect.flatMap((body) => readBody("archive download", body as Readable)))
+        }).pipe(Effect.flatMap((body) => readBody(`archive download of ${path}`, body as Readable, maxBytes)))
     }
     return engine
   })

@@ -16,7 +16,7 @@ import { execPipes } from "./execPipes.js"
 import type { ExecPool, TakenExec } from "./ExecPool.js"
 import type { Piece, ServedKey } from "./served.js"
 import { goLine, MarkerScanner, randomServedKey, servedRequest } from "./served.js"
-import { BoxGone, boxGoneText, lostText, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, missingStatusNote, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { parseStatus, wrapperEnv } from "./wrapper.js"
 
@@ -179,10 +179,9 @@ export const spawnServed = (
             const held = scanners[stream].end()
             if (held !== undefined && !ended[stream]) yield* deliver(stream, held)
           }
-          if (status === undefined && !(yield* engine.boxRunning(box.id).pipe(Effect.orElseSucceed(() => true)))) box.gone = true
         }
         outputEnded = true
-        const note = status === undefined ? (box.gone ? boxGoneText(box.id) : lostText)
+        const note = status === undefined ? yield* missingStatusNote(engine, box)
           : status.oomKilled && status.signal === "SIGKILL" ? oomText(context.memoryMb)
           : undefined
         if (note !== undefined) yield* deliver("stderr", encoder.encode(note))

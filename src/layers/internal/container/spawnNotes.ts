@@ -5,11 +5,18 @@
  * @internal
  */
 import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import { SpawnError } from "../../../services/ProcessSpawner.js"
+import type { Box } from "./Boxes.js"
 
 /** The note a box removed mid-call leaves in stderr. */
 export const boxGoneText = (box: string): string =>
   `effect-bash: the container ${box.slice(0, 12)} was removed while the command ran; the next command starts in a new one\n`
+
+/** The note of a call whose engine stopped answering before the command's end came through: `reason` says why. */
+export const engineLostText = (reason: string): string =>
+  `effect-bash: the container engine stopped answering while the command ran, so how it ended is unknown (it is reported killed): ${reason}\n`
 
 /** The note a command killed by the box's memory limit leaves in stderr. */
 export const oomText = (memoryMb: number | undefined): string =>
@@ -22,6 +29,20 @@ export const oomText = (memoryMb: number | undefined): string =>
 export const lostText =
   "effect-bash: the command's supervisor in the container stopped answering before it said how the command " +
   "ended; what was left of the command is killed\n"
+
+/**
+ * The note of a call whose output ended without a status, asked of the engine: the box went (marked
+ * gone, so the next call gets a new one), the engine stopped answering, or the wrapper was lost.
+ */
+export const missingStatusNote = (engine: ContainerEngine.Service, box: Box): Effect.Effect<string> =>
+  Effect.gen(function*() {
+    if (!box.gone) {
+      const running = yield* Effect.either(engine.boxRunning(box.id))
+      if (running._tag === "Right" && !running.right) box.gone = true
+      if (running._tag === "Left" && running.left._tag === "EngineUnavailable") return engineLostText(running.left.message)
+    }
+    return box.gone ? boxGoneText(box.id) : lostText
+  })
 
 export const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
 
