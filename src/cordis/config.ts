@@ -6,7 +6,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import { ContainerSettings } from "../layers/containerSettings.js"
+import { ContainerNetworkSettings, ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import { expectationOf, kindOf, settingOf } from "../layers/settingsSchema.js"
@@ -90,7 +90,7 @@ export const PluginConfigFields = Schema.Struct({
     bwrapPath: named("bwrapPath", sandboxFields.bwrapPath.from)
   })),
   /** Run commands in containers on a Docker Engine, one per session (not together with `sandbox`). */
-  container: optional(Schema.Struct(settingsFields(ContainerSettings.fields)))
+  container: optional(Schema.Struct(settingsFields({ ...ContainerSettings.fields, ...ContainerNetworkSettings.fields })))
 })
 
 /**

@@ -197,8 +197,11 @@ export declare namespace BashExecutor {
   export interface ContainerFacts {
     /** The image each container starts from: its programs are the only ones a command finds. */
     readonly image: string
-    /** `none`: a loopback interface only; `bridge`: the engine's default network. */
-    readonly network: "none" | "bridge"
+    /**
+     * `none`: a loopback interface only; `bridge`: the engine's default network; `allow-list`: a
+     * loopback interface, and proxies that admit the names of the executor's `network` facts.
+     */
+    readonly network: "none" | "bridge" | "allow-list"
     /** The directory of the session's files in the container: with `bind`, a host directory at the same path. */
     readonly workspace: string
     /**
@@ -313,6 +316,11 @@ export declare namespace BashExecutor {
     readonly stdout: CollectedOutput
     readonly stderr: CollectedOutput
     readonly sandbox?: SandboxFacts
+    /**
+     * Connections a container's network proxies refused while the call ran, one line each as the
+     * model reads them (a sandbox's are in `sandbox`).
+     */
+    readonly networkRefusals?: ReadonlyArray<string>
   }
 
   /**
@@ -384,6 +392,8 @@ export declare namespace BashExecutor {
     readonly exitCode: number | null
     readonly signal: string | null
     readonly sandbox?: SandboxFacts
+    /** As {@link RunResult.networkRefusals}. */
+    readonly networkRefusals?: ReadonlyArray<string>
   }
 
   /**

@@ -7,6 +7,9 @@
 import type { AgentTools } from "../../services/AgentTools.js"
 import type { BashExecutor } from "../../services/BashExecutor.js"
 
+/** A container's allow-listed network, in the sentence that says where commands run. */
+export const containerAllowListText = "only a loopback interface and a proxy that admits the names listed below"
+
 /**
  * What a sandbox's allow-listed network lets its commands reach, and what a refusal line means. */
 export const allowListText = (network: BashExecutor.NetworkFacts): string =>

@@ -13,6 +13,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Scope from "effect/Scope"
 import type { BashRequestError } from "../../../services/BashExecutor.js"
 import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import type { SpawnError } from "../../../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry } from "../BackgroundRegistry.js"
@@ -40,7 +41,7 @@ export interface Launch {
    * The call's own network proxies, started in the call's scope before the spawn; what they
    * refused goes into the sandbox facts.
    */
-  readonly network?: Effect.Effect<NetworkCall, SandboxUnavailableError, Scope.Scope>
+  readonly network?: Effect.Effect<NetworkCall, SandboxUnavailableError | SpawnError, Scope.Scope>
   /** Present for a confining executor, even when this call runs unconfined. */
   readonly sandbox?: {
     readonly mode: BashExecutor.SandboxMode
@@ -59,6 +60,12 @@ export interface NetworkCall {
 const withRefusals = (facts: BashExecutor.SandboxFacts, network: NetworkCall | undefined): BashExecutor.SandboxFacts => {
   const refusals = network?.refusals() ?? []
   return refusals.length === 0 ? facts : { ...facts, networkRefusals: refusals }
+}
+
+/** A container's refusals (a launch without a sandbox), when there are any: a sandbox's go into its facts. */
+const refusalsOf = (launch: Launch, network: NetworkCall | undefined): { readonly networkRefusals?: ReadonlyArray<string> } => {
+  const refusals = launch.sandbox === undefined ? network?.refusals() ?? [] : []
+  return refusals.length === 0 ? {} : { networkRefusals: refusals }
 }
 
 /**
@@ -222,7 +229,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         timeoutMs: spec.timeoutMs,
         stdout: supervised.stdout,
         stderr: supervised.stderr,
-        ...(sandbox === undefined ? {} : { sandbox: withRefusals(sandbox.facts, network) })
+        ...(sandbox === undefined ? {} : { sandbox: withRefusals(sandbox.facts, network) }),
+        ...refusalsOf(launch, network)
       }
       return result
     }
@@ -285,7 +293,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
               }))
           )
           const state = settledState(supervised)
-          if (launch.sandbox === undefined) return state
+          if (launch.sandbox === undefined) return { ...state, ...refusalsOf(launch, network) }
           return { ...state, sandbox: withRefusals(judge(launch.sandbox, watch, supervised.exit).facts, network) }
         })
       ).pipe(
