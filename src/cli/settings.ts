@@ -50,8 +50,8 @@ export interface CliSettings {
   /** Present when a container image is set: commands run in containers (never with a sandbox mode). */
   readonly container?: ContainerOwn
   /**
-   * Present with a sandbox mode: how the CLI asks a human to approve a sandbox escalation (through
-   * the MCP client, or on the terminal).
+   * Present with a sandbox mode, or containers with an allow-list: how the CLI asks a human to approve
+   * a sandbox escalation or further network names (through the MCP client, or on the terminal).
    */
   readonly approval?: typeof ApprovalSettings.Type
 }
@@ -315,7 +315,9 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
     const [, first] = [...given].find(([key]) => !isLocal(key) && !forContainer(key)) ?? []
     if (first !== undefined) return yield* requiresSandbox(first.source)
   }
-  const approval = yield* checkApproval(yield* approvalGroup.gather(flags), sandbox.sandboxMode !== undefined)
+  // Containers with an allow-list ask the user for further names as a sandbox asks for a wider mode.
+  const approvable = sandbox.sandboxMode !== undefined || [...given.keys()].some(forContainer)
+  const approval = yield* checkApproval(yield* approvalGroup.gather(flags), approvable)
   if (container !== undefined && sandbox.sandboxMode !== undefined) {
     return yield* invalid(flagOf("sandboxMode"), "not together with --container-image: choose the sandbox or containers")
   }

@@ -36,6 +36,7 @@ import { seccompProfile } from "./internal/container/seccompProfile.js"
 import { makeExecutorCore } from "./internal/executor/executorCore.js"
 import { makeBoxNetwork } from "./internal/container/boxNetwork.js"
 import { systemResolver } from "./internal/network/admission.js"
+import { allCallEntries } from "./internal/network/callEntries.js"
 import { containerPolicyEither } from "./internal/network/settings.js"
 import { runnerPath } from "./internal/sandbox/runnerPath.js"
 
@@ -217,7 +218,10 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       ...(network === undefined ? {} : { network: network.facts }),
       launch: network === undefined
         ? () => Effect.succeed({})
-        : (spec) => Effect.succeed({ network: network.call(spec.dshEnv?.DSH_SESSION_ID ?? "", []) }),
+        : (spec) =>
+          Effect.map(allCallEntries(spec, true), (extraAllow) => ({
+            network: network.call(spec.dshEnv?.DSH_SESSION_ID ?? "", extraAllow)
+          })),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))
   })

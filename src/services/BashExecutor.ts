@@ -262,6 +262,16 @@ export declare namespace BashExecutor {
     readonly env?: Readonly<Record<string, string>>
     /** Managed variables; only `DSH_*` names. Merged last. */
     readonly dshEnv?: Readonly<Record<string, string>>
+    /**
+     * Entries this call may reach besides the executor's network allow-list (its deny-list still
+     * comes first): `example.com`, `*.example.com`, an IP literal, each with an optional `:port`.
+     * Only for an executor with an allow-listed network (`network` set); otherwise, or with a bad
+     * entry, the call fails (a `BashRequestError` on `networkAllow`, naming the entry). A sandbox
+     * also takes them as `sandboxPolicy.networkAllow`.
+     *
+     * @since 0.2.0
+     */
+    readonly networkAllow?: ReadonlyArray<string>
     /** A cooperative abort trigger: aborting it kills the group and yields `aborted: true`. */
     readonly signal?: AbortSignal
     readonly sandboxPolicy?: SandboxPolicy
