@@ -16,7 +16,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { socatUsable } from "../support/bwrap.js"
-import { containersWith, dockerUnavailable, mountSource } from "../support/docker.js"
+import { containerState, containersWith, dockerUnavailable, mountSource } from "../support/docker.js"
 import { tempDirs } from "../support/tempDirs.js"
 
 const dirs = tempDirs("effect-bash-boxnet", "/var/tmp")
@@ -177,7 +177,7 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
 
   it.live("the flat networkAllow form does the same; the relays run as the supervisor; the proxies go with the layer", () =>
     Effect.gen(function*() {
-      const seenBefore = new Set(containersWith({ "effect-bash": "1" }))
+      const session = `boxnet-flat-${process.pid}`
       const scope = yield* Scope.make()
       const layer = DockerBashExecutor.layer({
         image: curlImage,
@@ -187,18 +187,14 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
         networkHosts: ["example.test=127.0.0.1"]
       })
       const context = yield* Layer.buildWithScope(layer, scope)
-      const result = yield* run(curl(`http://example.test:${httpPort}/`)).pipe(Effect.provide(context))
+      const result = yield* Effect.flatMap(BashExecutor, (bash) =>
+        Effect.flatMap(
+          bash.resolve({ command: curl(`http://example.test:${httpPort}/`), workdir: workspace, dshEnv: { DSH_SESSION_ID: session } }),
+          bash.run
+        )).pipe(Effect.provide(context))
       expect(result.stdout.text).toBe(`page of example.test:${httpPort}\n`)
-      const proxiesOf = (id: string) => {
-        try {
-          return mountSource(id, "/.effect-bash-network/proxies")
-        } catch {
-          return undefined
-        }
-      }
-      // This layer's box: the one whose proxies' directory is under a directory that this layer made.
-      const [box] = containersWith({ "effect-bash": "1" }).filter((id) => proxiesOf(id) !== undefined && !seenBefore.has(id))
-      const proxyDir = proxiesOf(box!)!
+      const [box] = containersWith({ "effect-bash.session": session })
+      const proxyDir = mountSource(box!, "/.effect-bash-network/proxies")
       expect(fs.existsSync(path.join(proxyDir, "http.sock"))).toBe(true)
       expect(box).toBeDefined()
       const relays = execFileSync("docker", ["top", box!, "-eo", "pid,uid,args"], { encoding: "utf8" }).split("\n")
@@ -210,6 +206,28 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
       expect(fs.existsSync(path.dirname(proxyDir))).toBe(false)
       expect(containersWith({ "effect-bash": "1" })).not.toContain(box)
     }))
+
+  it.live("a box stopped when idle starts its relays again with the session's next call; a call's own networkAllow holds for it", () =>
+    Effect.gen(function*() {
+      const session = `boxnet-${process.pid}`
+      const context = yield* Layer.build(DockerBashExecutor.layer({ ...settings(), idleStopMs: 100 }))
+      const bash = yield* Effect.provide(BashExecutor, context)
+      const call = (command: string, networkAllow?: ReadonlyArray<string>) =>
+        Effect.flatMap(
+          bash.resolve({ command, workdir: workspace, timeoutMs: 30_000, dshEnv: { DSH_SESSION_ID: session }, ...(networkAllow === undefined ? {} : { networkAllow }) }),
+          bash.run
+        )
+      expect((yield* call(curl(`http://example.test:${httpPort}/`))).stdout.text).toBe(`page of example.test:${httpPort}\n`)
+      const [box] = containersWith({ "effect-bash.session": session })
+      const deadline = Date.now() + 20_000
+      while (containerState(box!) !== "exited" && Date.now() < deadline) yield* Effect.sleep(50)
+      expect(containerState(box!)).toBe("exited")
+      const again = yield* call(`${curl(`http://example.test:${httpPort}/`)}; ${curl(`http://other.test:${httpPort}/`)}`, ["other.test"])
+      expect(again.stdout.text).toBe(`page of example.test:${httpPort}\npage of other.test:${httpPort}\n`)
+      expect(containersWith({ "effect-bash.session": session })).toEqual([box])
+      const after = yield* call(`${curl(`http://other.test:${httpPort}/`)} >/dev/null; true`)
+      expect(after.networkRefusals).toEqual([`[network: refused other.test:${httpPort} — not in the allow-list]`])
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 
   it.live("a bad entry fails the build naming it; networkAllow with network bridge is refused", () =>
     Effect.gen(function*() {
