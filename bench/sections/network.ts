@@ -7,7 +7,6 @@
  * `effect-bash-net-test:latest`, which `scripts/docker-test-image.sh effect-bash-net-test:latest curl`
  * builds) and is skipped, with the reason, without it.
  */
-import { execFile } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -20,19 +19,11 @@ import { median, round, timed } from "../lib/stats.js"
 import type { NetworkCost, NetworkFound } from "../lib/results.js"
 import type { Runner } from "../runners/Runner.js"
 import { makeExecutorRunner } from "../runners/ours.js"
+import { docker } from "./container.js"
 import { interleavedRounds } from "./rounds.js"
 
 /** The container half's image: it needs curl. */
 const image = process.env["BENCH_NETWORK_IMAGE"] ?? "effect-bash-net-test:latest"
-
-/** A docker CLI answer within 30 s: its stdout, or the first line of why not. */
-const docker = (...args: ReadonlyArray<string>): Promise<{ readonly stdout: string } | { readonly failed: string }> =>
-  new Promise((resolve) => {
-    execFile("docker", args, { timeout: 30_000, encoding: "utf8" }, (error, stdout, stderr) => {
-      if (error === null) return resolve({ stdout })
-      resolve({ failed: (stderr.trim() || error.message).split("\n")[0]! })
-    })
-  })
 
 /** The bridge's gateway (where a bridge box reaches this machine), or why the container half cannot run. */
 const bridgeGateway = async (): Promise<{ readonly gateway: string } | { readonly missing: string }> => {

@@ -9,19 +9,13 @@ import type { Approval } from "../services/Approval.js"
 import { ToolError } from "../services/AgentTools.js"
 import { parseEntry } from "../services/internal/networkEntry.js"
 import type { SandboxSessions } from "../services/SandboxSessions.js"
-import type { ToolSession } from "../services/ToolExecution.js"
+import type { EscalationCall } from "./escalation.js"
 import { networkApprovalTexts } from "./internal/networkApprovalTexts.js"
 
-/** The call the names are for. */
-export interface NetworkAccessCall {
+/** The call the names are for: where and how it would run, as an escalation's. */
+export interface NetworkAccessCall extends Omit<EscalationCall, "escalation" | "current"> {
   readonly names: ReadonlyArray<string>
   readonly justification: string
-  readonly command: string
-  readonly callId: string
-  readonly session: ToolSession | undefined
-  readonly workdir: string
-  readonly background: boolean
-  readonly timeoutMs?: number | undefined
 }
 
 /**

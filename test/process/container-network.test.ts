@@ -10,13 +10,13 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
-import type * as net from "node:net"
 import * as path from "node:path"
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { socatUsable } from "../support/bwrap.js"
 import { containerState, containersWith, dockerUnavailable, mountSource } from "../support/docker.js"
+import { listenLoopback, proxyVariableLines, secureServer, testLists } from "../support/networkSites.js"
 import { tempDirs } from "../support/tempDirs.js"
 
 const dirs = tempDirs("effect-bash-boxnet", "/var/tmp")
@@ -32,27 +32,16 @@ let httpPort = 0
 let httpsPort = 0
 let workspace = ""
 
-const listen = (server: net.Server) =>
-  new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)))
-
 const usable = dockerUnavailable === undefined && socatUsable
 
 beforeAll(async () => {
   if (!usable) return
   execFileSync("bash", [path.join(import.meta.dirname, "../../scripts/docker-test-image.sh"), curlImage, "curl"], { stdio: "ignore" })
   workspace = dirs.fresh("workspace")
-  const certDir = dirs.fresh("cert")
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=secure.test",
-    "-keyout", path.join(certDir, "key.pem"), "-out", path.join(certDir, "cert.pem")
-  ], { stdio: "ignore" })
   httpServer = http.createServer((request, response) => response.end(`page of ${request.headers.host}\n`))
-  httpsServer = https.createServer({
-    key: fs.readFileSync(path.join(certDir, "key.pem")),
-    cert: fs.readFileSync(path.join(certDir, "cert.pem"))
-  }, (request, response) => response.end(`secure page of ${request.headers.host}\n`))
-  httpPort = await listen(httpServer)
-  httpsPort = await listen(httpsServer)
+  httpsServer = secureServer(dirs.fresh("cert"), (request, response) => response.end(`secure page of ${request.headers.host}\n`))
+  httpPort = await listenLoopback(httpServer)
+  httpsPort = await listenLoopback(httpsServer)
 }, 60_000)
 afterAll(async () => {
   await Promise.all([httpServer, httpsServer].map((server) =>
@@ -65,19 +54,7 @@ const settings = (): DockerBashExecutor.Settings.Input => ({
   image: curlImage,
   workspaceRoot: workspace,
   graceMs: 1_000,
-  network: {
-    allow: ["example.test", "secure.test", "*.wild.test"],
-    deny: ["bad.wild.test", "worse.wild.test"],
-    denyReasons: { "worse.wild.test": "known exfiltration host" },
-    hosts: {
-      "example.test": loopback,
-      "secure.test": loopback,
-      "a.wild.test": loopback,
-      "bad.wild.test": loopback,
-      "worse.wild.test": loopback,
-      "other.test": loopback
-    }
-  }
+  network: testLists()
 })
 
 const run = (command: string) =>
@@ -151,14 +128,7 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
         "udp-refused",
         "dns-refused",
         "direct-refused",
-        "ALL_PROXY=socks5h://127.0.0.1:1080",
-        "HTTPS_PROXY=http://127.0.0.1:3128",
-        "HTTP_PROXY=http://127.0.0.1:3128",
-        "NO_PROXY=localhost,127.0.0.1,::1",
-        "all_proxy=socks5h://127.0.0.1:1080",
-        "http_proxy=http://127.0.0.1:3128",
-        "https_proxy=http://127.0.0.1:3128",
-        "no_proxy=localhost,127.0.0.1,::1",
+        ...proxyVariableLines,
         ""
       ].join("\n"))
     }).pipe(Effect.provide(DockerBashExecutor.layer(settings()))))

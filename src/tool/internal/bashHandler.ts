@@ -111,29 +111,24 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
       const asking = (escalation !== undefined && standing !== undefined) || args.network_access !== undefined
       // Asked before anything runs, showing where and how the command would run (defaults filled in).
       const shown = asking ? yield* executor.resolve(request).pipe(Effect.mapError(failWith)) : undefined
-      if (escalation !== undefined && standing !== undefined && shown !== undefined) {
-        yield* approveEscalation(deps.approval, {
-          escalation,
-          current: standing,
-          command: args.command,
-          callId: call.callId,
-          session: call.session,
-          workdir: shown.workdir,
-          background: args.run_in_background === true,
-          timeoutMs: shown.timeoutMs
-        })
+      // What the user is shown of the call, whatever is asked.
+      const asked = shown === undefined ? undefined : {
+        command: args.command,
+        callId: call.callId,
+        session: call.session,
+        workdir: shown.workdir,
+        background: args.run_in_background === true,
+        timeoutMs: shown.timeoutMs
       }
-      const approved = args.network_access === undefined || args.justification === undefined || shown === undefined
+      if (escalation !== undefined && standing !== undefined && asked !== undefined) {
+        yield* approveEscalation(deps.approval, { ...asked, escalation, current: standing })
+      }
+      const approved = args.network_access === undefined || args.justification === undefined || asked === undefined
         ? []
         : yield* approveNetworkAccess(deps.approval, deps.sessions, {
+          ...asked,
           names: args.network_access,
-          justification: args.justification,
-          command: args.command,
-          callId: call.callId,
-          session: call.session,
-          workdir: shown.workdir,
-          background: args.run_in_background === true,
-          timeoutMs: shown.timeoutMs
+          justification: args.justification
         })
       const dshEnv = yield* env.collect({
         callId: call.callId,
