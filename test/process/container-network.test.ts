@@ -199,6 +199,34 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
       expect(after.networkRefusals).toEqual([`[network: refused other.test:${httpPort} — not in the allow-list]`])
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
+  it.live("relays that never listen fail the call with a clear error and leave no box (a static socat is copied as it is)", () =>
+    Effect.gen(function*() {
+      // A `socat` that is no dynamic executable (so it is copied as it is) and exits at once.
+      const bin = dirs.fresh("fake-socat")
+      fs.writeFileSync(path.join(bin, "socat"), "#!/bin/sh\nexit 1\n", { mode: 0o755 })
+      const saved = process.env.PATH
+      const session = `boxnet-dead-${process.pid}`
+      const context = yield* Effect.acquireUseRelease(
+        Effect.sync(() => {
+          process.env.PATH = `${bin}:${saved}`
+        }),
+        () => Layer.build(DockerBashExecutor.layer(settings())),
+        () => Effect.sync(() => {
+          process.env.PATH = saved
+        })
+      )
+      const bash = yield* Effect.provide(BashExecutor, context)
+      const failure = yield* Effect.flip(Effect.flatMap(
+        bash.resolve({ command: "echo ran", workdir: workspace, dshEnv: { DSH_SESSION_ID: session } }),
+        bash.run
+      ))
+      expect({ tag: failure._tag, message: failure.message }).toEqual({
+        tag: "SpawnError",
+        message: "the command's container could not be started: the container's network relays did not start"
+      })
+      expect(containersWith({ "effect-bash.session": session })).toEqual([])
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+
   it.live("a bad entry fails the build naming it; networkAllow with network bridge is refused", () =>
     Effect.gen(function*() {
       const bad = yield* Effect.flip(Layer.build(DockerBashExecutor.layer({ image: curlImage, networkAllow: ["example.test", "exa mple.test"] })))

@@ -57,10 +57,18 @@ export interface BoxNetwork {
   readonly call: (session: string, extraAllow: ReadonlyArray<Entry>) => Effect.Effect<NetworkCall, SpawnError, Scope.Scope>
 }
 
-/** The files `socat` needs, as `ldd` lists them: its libraries and the loader. */
+/** The files `socat` needs, as `ldd` lists them: its libraries and the loader; none for a static `socat`. */
 const linkedFiles = (socatPath: string): ReadonlyArray<string> => {
-  // Bounded, and synchronous: it ends (or is killed) before this returns.
-  const listing = NodeChildProcess.execFileSync("ldd", [socatPath], { encoding: "utf8", timeout: 5_000, killSignal: "SIGKILL" })
+  let listing: string
+  try {
+    // Bounded, and synchronous: it ends (or is killed) before this returns.
+    listing = NodeChildProcess.execFileSync("ldd", [socatPath], { encoding: "utf8", timeout: 5_000, killSignal: "SIGKILL", stdio: ["ignore", "pipe", "pipe"] })
+  } catch (error) {
+    // `ldd` answers a static executable with "not a dynamic executable" (and a non-zero exit).
+    const said = String((error as { readonly stdout?: unknown }).stdout ?? "") + String((error as { readonly stderr?: unknown }).stderr ?? "")
+    if (/not a dynamic executable|statically linked/.test(said)) return []
+    throw error
+  }
   return listing.split("\n").flatMap((line) => {
     const found = /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line)
     return found === null ? [] : [found[1]!]
@@ -74,12 +82,14 @@ const linkedFiles = (socatPath: string): ReadonlyArray<string> => {
 const copyRelay = (socatPath: string, dir: string) => {
   const files = linkedFiles(socatPath)
   const loader = loaderOf(files)
-  if (loader === undefined) throw new Error(`ldd names no loader for ${socatPath}`)
   NodeFs.mkdirSync(dir, { mode: 0o755 })
   const place = (from: string, name: string) => {
     NodeFs.copyFileSync(from, NodePath.join(dir, name))
     NodeFs.chmodSync(NodePath.join(dir, name), 0o755)
   }
+  // A static `socat` runs as it is.
+  if (files.length === 0) return place(socatPath, "socat")
+  if (loader === undefined) throw new Error(`ldd names no loader for ${socatPath}`)
   for (const file of files) if (file !== loader) place(file, NodePath.basename(file))
   place(loader, "ld.so")
   place(socatPath, "socat.bin")
