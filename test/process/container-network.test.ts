@@ -149,6 +149,8 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
     Effect.gen(function*() {
       const session = `boxnet-flat-${process.pid}`
       const scope = yield* Scope.make()
+      // Closed again (a no-op) at the end: a failed assertion leaves nothing behind either.
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
       const layer = DockerBashExecutor.layer({
         image: curlImage,
         workspaceRoot: workspace,
@@ -175,7 +177,7 @@ describe.skipIf(!usable)("DockerBashExecutor with network: { allow } (the local 
       yield* Scope.close(scope, Exit.void)
       expect(fs.existsSync(path.dirname(proxyDir))).toBe(false)
       expect(containersWith({ "effect-bash": "1" })).not.toContain(box)
-    }))
+    }).pipe(Effect.scoped))
 
   it.live("a box stopped when idle starts its relays again with the session's next call; a call's own networkAllow holds for it", () =>
     Effect.gen(function*() {
