@@ -25,6 +25,7 @@ import {
   renderHeap,
   renderMarkdown,
   renderModes,
+  renderNetwork,
   renderPerCall,
   renderPhases,
   renderTargets
@@ -37,6 +38,7 @@ import type {
   HeapCalls,
   HeapItem,
   ModelTextTiming,
+  NetworkItem,
   PerCall,
   RssReport,
   Settle,
@@ -110,6 +112,8 @@ const settings = {
   modelTextSmallBytes: 256 * 1024,
   modelTextLargeBytes: 1024 * 1024,
   modelTextRounds: 5,
+  networkCount: quick ? 5 : 20,
+  networkRounds: quick ? 1 : 5,
   coldStartRounds: quick ? 3 : 10,
   coldStartRssRounds: quick ? 1 : 3
 } as const
@@ -583,18 +587,22 @@ const mainHeap = async () => {
   await writeItem("l", { heap }, targets)
 }
 
-/** `--only=network`: item (m) alone, printed, nothing written. */
-const mainNetwork = async () => {
-  const [count, rounds] = quick ? [5, 1] : [20, 5]
+const runNetwork = async (): Promise<NetworkItem> => {
+  const { networkCount: count, networkRounds: rounds } = settings
   log(`(m) a proxied curl of 1 KiB: ${rounds} × ${count} sequential calls per contender, interleaved`)
+  const date = new Date().toISOString()
   const start = round(loadavg()[0]!)
-  const rows = await measureNetwork(count, rounds)
-  process.stdout.write([
-    `load average ${start} → ${round(loadavg()[0]!)}`,
-    "| contender | ms per call | added to the host network |",
-    "|---|---:|---:|",
-    ...rows.map((row) => `| ${row.label} | ${row.msPerCall} | ${row.addedMs} |`)
-  ].join("\n") + "\n")
+  const m = await measureNetwork(count, rounds)
+  if (m.containerMissing !== undefined) log(`  containers skipped: ${m.containerMissing}`)
+  for (const r of m.rows) log(`  ${r.label}: ${r.msPerCall} ms/call (${r.addedMs >= 0 ? "+" : ""}${r.addedMs} ms over ${r.baseline})`)
+  return { date, loadAverage: { start, end: round(loadavg()[0]!) }, ...m }
+}
+
+/** `--only=network`: item (m) alone, printed; `--write` merges it into the results. */
+const mainNetwork = async () => {
+  const network = await runNetwork()
+  process.stdout.write(renderNetwork(network) + "\n")
+  await writeItem("m", { network }, [])
 }
 
 /** `--only=terminals`: item (n) alone, printed, nothing written. */
@@ -653,6 +661,7 @@ const main = async () => {
   const container = await runContainer()
   const heap = await runHeap()
   const coldStart = await runColdStart()
+  const network = await runNetwork()
   const results: BenchResults = {
     machine: describeMachine(),
     loadAverage: { start: round(loadAtStart), end: round(loadavg()[0]!) },
@@ -671,6 +680,7 @@ const main = async () => {
     container,
     heap,
     coldStart,
+    network,
     targets: [
       ...judgeAll(comparisons, perCall, rss, settle),
       ...judgeModelText(modelText),

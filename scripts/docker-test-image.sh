@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the container tests' image from this host's own files (no registry is needed): bash, the
 # coreutils and process tools the tests call, every library `ldd` names, the dynamic loader, an
-# /etc/passwd with a non-root user, and a world-writable /tmp. Usage: docker-test-image.sh [NAME:TAG]
+# /etc/passwd with a non-root user, and a world-writable /tmp. Usage: docker-test-image.sh [NAME:TAG [TOOL...]],
+# where each TOOL is a further program of this host's to copy in (the network tests add curl).
 set -euo pipefail
 image="${1:-effect-bash-test:latest}"
+extra=("${@:2}")
 
 if docker image inspect "$image" >/dev/null 2>&1; then
   echo "image $image exists"
@@ -14,7 +16,7 @@ root="$(mktemp -d)"
 trap 'rm -rf "$root"' EXIT
 
 tools=(bash sh cat echo printf true false sleep ls mkdir rm mv cp touch head tail wc tr cut sort uniq
-  grep sed env id pwd stat dd seq yes ps kill readlink dirname basename nproc timeout tee chmod)
+  grep sed env id pwd stat dd seq yes ps kill readlink dirname basename nproc timeout tee chmod ${extra[@]+"${extra[@]}"})
 copy() {
   local source="$1"
   mkdir -p "$root$(dirname "$source")"

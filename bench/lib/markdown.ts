@@ -8,6 +8,7 @@ import type {
   CallRow,
   Comparison,
   ContainerCalls,
+  NetworkItem,
   ContenderStat,
   HeapItem,
   ItemRun,
@@ -104,6 +105,17 @@ export const renderContainer = (k: ContainerCalls): string => {
       ratioText(r, row("local"))
     ])
   )
+}
+
+/** (m) A proxied `curl` of 1 KiB, against the same executor without the allow-list. */
+export const renderNetwork = (m: NetworkItem): string => {
+  const labelOf = (id: string) => m.rows.find((r) => r.id === id)?.label ?? id
+  return `(m) A proxied \`curl\` of 1 KiB from a server on this machine, ${whenText(m)}: ${m.rounds} × ${m.count} ` +
+    `sequential calls per contender, interleaved${m.containerMissing === undefined ? "" : `; containers skipped, ${m.containerMissing}`}.\n\n` +
+    table(
+      ["(m) Contender", "ms per call", "added", "against"],
+      m.rows.map((r) => [r.label, fmt(r.msPerCall, "ms"), r.id === r.baseline ? "—" : fmt(r.addedMs, "ms"), r.id === r.baseline ? "—" : labelOf(r.baseline)])
+    )
 }
 
 /** (l) Launcher, direct spawn and the reference, per host heap size: one column per size. */
@@ -206,6 +218,7 @@ export const renderMarkdown = (r: BenchResults): string => {
     ...(r.modes === undefined ? [] : [renderModes(r.modes)]),
     ...(r.container === undefined ? [] : [renderContainer(r.container)]),
     ...(r.heap === undefined ? [] : [renderHeap(r.heap)]),
+    ...(r.network === undefined ? [] : [renderNetwork(r.network)]),
     table(
       ["Model-text cleaning (ANSI, `\\r`)", "size", "time (median)"],
       r.modelText.map((t) => [t.input, `${t.kib} KiB`, fmt(t.medianMs, "ms")])

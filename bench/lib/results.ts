@@ -134,6 +134,29 @@ export type ContainerFound =
 /** (k) with when it was measured. */
 export type ContainerCalls = ItemRun & ContainerFound
 
+/** (m) One contender's cost per proxied call. */
+export interface NetworkCost {
+  readonly id: string
+  readonly label: string
+  readonly msPerCall: number
+  /** The contender it is measured against: the same executor without the allow-list. */
+  readonly baseline: string
+  /** Over {@link baseline}. */
+  readonly addedMs: number
+}
+
+/** (m) What a run found: the sandbox's contenders, and the containers' unless `containerMissing` says why not. */
+export interface NetworkFound {
+  /** Sequential calls per contender in a round, and the rounds. */
+  readonly count: number
+  readonly rounds: number
+  readonly rows: ReadonlyArray<NetworkCost>
+  readonly containerMissing?: string
+}
+
+/** (m) with when it was measured. */
+export type NetworkItem = ItemRun & NetworkFound
+
 /** (l) Our executor with the launcher, with `directSpawn`, and the reference, at each host heap size. */
 export interface HeapItem extends ItemRun {
   readonly sizes: ReadonlyArray<HeapCalls>
@@ -181,6 +204,8 @@ export interface BenchResults {
   readonly heap?: HeapItem
   /** (j) Cold start of the command and the entry points. */
   readonly coldStart?: ColdStart
+  /** (m) What an allow-listed network adds to a small `curl`. */
+  readonly network?: NetworkItem
   /** Why a contender or target is missing from this run (e.g. the reference not installed). */
   readonly notes: ReadonlyArray<string>
   readonly targets: ReadonlyArray<Target>

@@ -20,7 +20,7 @@ import { interleavedCalls, spreadOf } from "./calls.js"
 const image = process.env["BENCH_CONTAINER_IMAGE"] ?? "effect-bash-test:latest"
 
 /** A docker CLI call that must answer within 30 s: its stdout, or the first line of why not. */
-const docker = (...args: ReadonlyArray<string>): Promise<{ readonly stdout: string } | { readonly failed: string }> =>
+export const docker = (...args: ReadonlyArray<string>): Promise<{ readonly stdout: string } | { readonly failed: string }> =>
   new Promise((resolve) => {
     execFile("docker", args, { timeout: 30_000, encoding: "utf8" }, (error, stdout, stderr) => {
       if (error === null) return resolve({ stdout })

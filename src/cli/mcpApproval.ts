@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
 import { runFacts, shownCommand, shownJustification } from "../tool/internal/approvalText.js"
+import { networkApprovalTexts } from "../tool/internal/networkApprovalTexts.js"
 
 /**
  * Whether `message` is an `initialize` request whose client can answer a form elicitation (an empty
@@ -107,5 +108,38 @@ export const make = (server: Effect.Effect<Server>, options: Options): Approval[
       )
     )
   })
-  return ApprovalCallback.make((request) => ask(request), { timeoutMs: options.timeoutMs })
+  const askNetwork = Effect.fn("McpServer.elicitNetworkApproval")(function*(request: Approval.NetworkRequest) {
+    const connected = yield* server
+    yield* takeIdZero(connected)
+    return yield* Effect.tryPromise((signal) =>
+      connected.elicitInput(networkElicitationParams(request), { signal, timeout: Math.min(options.timeoutMs + 1000, maxTimerMs) })
+    ).pipe(
+      Effect.map(networkOutcomeOf),
+      Effect.catchAll((error) =>
+        Effect.logWarning("mcp: network access could not be asked through elicitation", error.cause).pipe(
+          Effect.as<Approval.NetworkOutcome>("unavailable")
+        )
+      )
+    )
+  })
+  return ApprovalCallback.make((request) => ask(request), { timeoutMs: options.timeoutMs, askNetwork: (request) => askNetwork(request) })
 }
+
+/** The `elicitation/create` params for network access: the question, and whether for the session. */
+const networkElicitationParams = (request: Approval.NetworkRequest): ElicitRequestFormParams => ({
+  mode: "form",
+  message: networkApprovalTexts.elicitation(request),
+  requestedSchema: {
+    type: "object",
+    properties: { scope: { type: "string", title: "Allow for", enum: ["once", "session"], default: "once" } },
+    required: ["scope"]
+  }
+})
+
+/** Accept allows this call (or, with scope `session`, the session); decline rejects; cancel cancels. */
+const networkOutcomeOf = (result: ElicitResult): Approval.NetworkOutcome =>
+  result.action === "accept"
+    ? result.content?.scope === "session" ? "allowed-for-session" : "allowed-once"
+    : result.action === "decline"
+    ? "rejected"
+    : "cancelled"

@@ -49,6 +49,14 @@ const justification = Options.text("justification").pipe(
   Options.optional
 )
 
+const networkAccess = Options.text("network-access").pipe(
+  Options.withPseudoName("NAME"),
+  Options.withDescription(
+    "Ask for this one command to reach a name beyond --network-allow, as the bash tool's network_access; repeatable; needs --justification and the user's approval"
+  ),
+  Options.repeated
+)
+
 const approvePrompt = Options.boolean("approve-prompt").pipe(
   Options.withDescription(
     "Ask for escalation approval on the terminal (/dev/tty) even when stdin or stderr is not one (it is asked when both are)"
@@ -64,7 +72,7 @@ const command = Args.text({ name: "command" }).pipe(
  * The flags `run` accepts (see `runArgv.ts`).
  */
 export const runFlagNames: FlagNames = {
-  valued: ["description", "sandbox-permissions", "justification", ...settingsFlagNames.valued],
+  valued: ["description", "sandbox-permissions", "justification", "network-access", ...settingsFlagNames.valued],
   boolean: ["json", "approve-prompt", ...settingsFlagNames.boolean]
 }
 
@@ -105,7 +113,11 @@ const runOnce = Effect.fn("Cli.run")(function*(input: {
   readonly json: boolean
   readonly live?: boolean
   /** The bash tool's escalation fields, as given (the tool checks them). */
-  readonly escalation?: { readonly sandbox_permissions?: string; readonly justification?: string }
+  readonly escalation?: {
+    readonly sandbox_permissions?: string
+    readonly justification?: string
+    readonly network_access?: ReadonlyArray<string>
+  }
   /** The confined mode and the bubblewrap it runs with, to explain a refusal for want of a runner. */
   readonly sandbox?: { readonly mode: BashExecutor.SandboxMode; readonly bwrapPath: string }
 }) {
@@ -116,7 +128,7 @@ const runOnce = Effect.fn("Cli.run")(function*(input: {
     command: input.command,
     description: input.description,
     // Checked by the tool, which names a bad value in its message.
-    ...(input.escalation as Pick<BashTool.Parameters, "sandbox_permissions" | "justification"> | undefined)
+    ...(input.escalation as Pick<BashTool.Parameters, "sandbox_permissions" | "justification" | "network_access"> | undefined)
   }
   const result = yield* tools.call("bash", args, {
     callId: "cli-run",
@@ -172,7 +184,7 @@ export const asksOnTerminal = (
  */
 export const runCommand = Command.make(
   "run",
-  { settings: settingsOptions, json, description, sandboxPermissions, justification, approvePrompt, command },
+  { settings: settingsOptions, json, description, sandboxPermissions, justification, networkAccess, approvePrompt, command },
   (input) =>
     Effect.gen(function*() {
       const settings = yield* resolveSettings(input.settings)
@@ -185,7 +197,8 @@ export const runCommand = Command.make(
         : {}
       const escalation = {
         ...(input.sandboxPermissions._tag === "Some" ? { sandbox_permissions: input.sandboxPermissions.value } : {}),
-        ...(input.justification._tag === "Some" ? { justification: input.justification.value } : {})
+        ...(input.justification._tag === "Some" ? { justification: input.justification.value } : {}),
+        ...(input.networkAccess.length === 0 ? {} : { network_access: input.networkAccess })
       }
       const outcome = yield* runOnce({
         command: input.command.join(" "),

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
-import { ContainerSettings } from "../layers/containerSettings.js"
+import { ContainerNetworkSettings, ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import type { Setting, SettingKind } from "../layers/settingsSchema.js"
@@ -50,8 +50,8 @@ export interface CliSettings {
   /** Present when a container image is set: commands run in containers (never with a sandbox mode). */
   readonly container?: ContainerOwn
   /**
-   * Present with a sandbox mode: how the CLI asks a human to approve a sandbox escalation (through
-   * the MCP client, or on the terminal).
+   * Present with a sandbox mode, or containers with an allow-list: how the CLI asks a human to approve
+   * a sandbox escalation or further network names (through the MCP client, or on the terminal).
    */
   readonly approval?: typeof ApprovalSettings.Type
 }
@@ -197,7 +197,10 @@ const isLocal = (key: Key): key is keyof typeof LocalBashExecutor.Settings.field
 /** The sandbox's own settings (mode, workspace root, network, …); they apply only with a sandbox mode. */
 type SandboxOwn = Omit<SandboxBashExecutor.Settings.Input, keyof LocalBashExecutor.Settings.Input>
 
-type ContainerOwn = typeof ContainerSettings.Encoded
+type ContainerOwn = typeof ContainerSettings.Encoded & Partial<typeof ContainerNetworkSettings.Encoded>
+
+/** The sandbox's allow-list flags and variables, which serve containers too (with `--container-image`). */
+const containerNetworkKeys: ReadonlySet<string> = new Set(Object.keys(ContainerNetworkSettings.fields))
 
 const allFlagged = [...executorGroup.flagged, ...containerGroup.flagged, ...approvalGroup.flagged]
 
@@ -305,12 +308,16 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
   yield* executorGroup.decode(given)
   const executor: LocalBashExecutor.Settings.Input = valuesOf(given, isLocal)
   const sandbox: SandboxOwn = valuesOf(given, (key) => !isLocal(key))
+  const container = yield* checkContainer(yield* containerGroup.gather(flags))
+  // With a container image and no sandbox mode, the allow-list's settings are the containers'.
+  const forContainer = (key: Key) => container !== undefined && sandbox.sandboxMode === undefined && containerNetworkKeys.has(key)
   if (sandbox.sandboxMode === undefined) {
-    const [, first] = [...given].find(([key]) => !isLocal(key)) ?? []
+    const [, first] = [...given].find(([key]) => !isLocal(key) && !forContainer(key)) ?? []
     if (first !== undefined) return yield* requiresSandbox(first.source)
   }
-  const container = yield* checkContainer(yield* containerGroup.gather(flags))
-  const approval = yield* checkApproval(yield* approvalGroup.gather(flags), sandbox.sandboxMode !== undefined)
+  // Containers with an allow-list ask the user for further names as a sandbox asks for a wider mode.
+  const approvable = sandbox.sandboxMode !== undefined || [...given.keys()].some(forContainer)
+  const approval = yield* checkApproval(yield* approvalGroup.gather(flags), approvable)
   if (container !== undefined && sandbox.sandboxMode !== undefined) {
     return yield* invalid(flagOf("sandboxMode"), "not together with --container-image: choose the sandbox or containers")
   }
@@ -329,7 +336,7 @@ export const resolveSettings = Effect.fn("Cli.resolveSettings")(function*(flags:
     sandbox: { ...sandbox, ...(yield* rootOf(sandbox.workspaceRoot)) }
   }
   const contained = container === undefined ? {} : {
-    container: { ...container, ...(yield* rootOf(container.workspaceRoot)) }
+    container: { ...container, ...valuesOf(given, forContainer), ...(yield* rootOf(container.workspaceRoot)) }
   }
   return { workdir, executor: { ...executor, cwd: workdir }, ...confined, ...contained, ...(approval === undefined ? {} : { approval }) } satisfies CliSettings
 })

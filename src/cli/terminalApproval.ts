@@ -10,6 +10,7 @@ import * as tty from "node:tty"
 import * as ApprovalCallback from "../layers/ApprovalCallback.js"
 import type { Approval } from "../services/Approval.js"
 import { runFacts, shownCommand, shownJustification } from "../tool/internal/approvalText.js"
+import { networkApprovalTexts } from "../tool/internal/networkApprovalTexts.js"
 
 /**
  * A terminal to ask on: writes `question` and reads one line of answer (without its newline), or
@@ -60,8 +61,31 @@ export const make = (terminal: TerminalPort, options: Options): Approval["Type"]
       )
     )
   })
-  return ApprovalCallback.make((request) => ask(request), { timeoutMs: options.timeoutMs })
+  const askNetwork = Effect.fn("Cli.networkApprovalPrompt")(function*(request: Approval.NetworkRequest) {
+    return yield* Effect.tryPromise((signal) => terminal.ask(networkApprovalTexts.terminal(request), signal)).pipe(
+      Effect.map(networkOutcomeOf),
+      Effect.catchAll((error) =>
+        Effect.logWarning("run: no terminal to ask for network access on", error.cause).pipe(
+          Effect.as<Approval.NetworkOutcome>("unavailable")
+        )
+      )
+    )
+  })
+  return ApprovalCallback.make((request) => ask(request), { timeoutMs: options.timeoutMs, askNetwork: (request) => askNetwork(request) })
 }
+
+/**
+ * A network answer: `y` or `yes` allows this command, `s` or `session` the session too (any case);
+ * any other line rejects (the default is no); the end of input cancels.
+ */
+const networkOutcomeOf = (answer: string | undefined): Approval.NetworkOutcome =>
+  answer === undefined
+    ? "cancelled"
+    : /^\s*y(es)?\s*$/i.test(answer)
+    ? "allowed-once"
+    : /^\s*s(ession)?\s*$/i.test(answer)
+    ? "allowed-for-session"
+    : "rejected"
 
 /**
  * The controlling terminal, opened for each question and closed after it. The terminal stays in its

@@ -6,7 +6,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
-import { ContainerSettings } from "../layers/containerSettings.js"
+import { ContainerNetworkSettings, ContainerSettings } from "../layers/containerSettings.js"
 import * as LocalBashExecutor from "../layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../layers/SandboxBashExecutor.js"
 import * as TerminalsLive from "../layers/TerminalsLive.js"
@@ -101,7 +101,7 @@ export const PluginConfigFields = Schema.Struct({
     )
   ),
   /** Run commands in containers on a Docker Engine, one per session (not together with `sandbox`). */
-  container: optional(Schema.Struct(settingsFields(ContainerSettings.fields)))
+  container: optional(Schema.Struct(settingsFields({ ...ContainerSettings.fields, ...ContainerNetworkSettings.fields })))
 })
 
 /**

@@ -20,14 +20,30 @@ export type Ask = (
   signal: AbortSignal
 ) => PromiseLike<Approval.Outcome> | Effect.Effect<Approval.Outcome, unknown>
 
+/**
+ * How a host answers one network request ({@link Approval.NetworkRequest}), as {@link Ask} does.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type AskNetwork = (
+  request: Approval.NetworkRequest,
+  signal: AbortSignal
+) => PromiseLike<Approval.NetworkOutcome> | Effect.Effect<Approval.NetworkOutcome, unknown>
+
 const outcomes: ReadonlySet<unknown> = new Set<Approval.Outcome>(["allowed-once", "rejected", "cancelled", "unavailable"])
 
 const isOutcome = (value: unknown): value is Approval.Outcome => outcomes.has(value)
 
+const isNetworkOutcome = (value: unknown): value is Approval.NetworkOutcome => isOutcome(value) || value === "allowed-for-session"
+
 /** The host's raw answer: a thrown, rejected or failed ask fails here. */
-const hostAnswer = (ask: Ask, request: Approval.Request) =>
+const hostAnswer = <Request>(
+  ask: (request: Request, signal: AbortSignal) => PromiseLike<unknown> | Effect.Effect<unknown, unknown>,
+  request: Request
+) =>
   Effect.async<unknown, unknown>((resume, signal) => {
-    let reply: ReturnType<Ask>
+    let reply: PromiseLike<unknown> | Effect.Effect<unknown, unknown>
     try {
       reply = ask(request, signal)
     } catch (error) {
@@ -53,7 +69,23 @@ const hostAnswer = (ask: Ask, request: Approval.Request) =>
 export interface Options {
   /** How long a human may take (by the Clock); no answer by then counts as `cancelled`. Default: no limit. */
   readonly timeoutMs?: number
+  /**
+   * How the host answers network requests, under the same rules; without it the channel cannot grant
+   * names (they are `unavailable`).
+   *
+   * @since 0.2.0
+   */
+  readonly askNetwork?: AskNetwork
 }
+
+/** `answer` as one outcome: bounded by `timeoutMs`, anything but a clear answer `cancelled`. */
+const settle = <Outcome>(answer: Effect.Effect<unknown, unknown>, options: Options, isClear: (reply: unknown) => reply is Outcome) =>
+  (options.timeoutMs === undefined
+    ? answer
+    : Effect.timeoutFail(answer, { duration: options.timeoutMs, onTimeout: () => "no answer in time" })).pipe(
+      Effect.map((reply): Outcome | "cancelled" => (isClear(reply) ? reply : "cancelled")),
+      Effect.catchAllCause(() => Effect.succeed("cancelled" as const))
+    )
 
 /**
  * Approval answered by a host callback: asks `ask` for every request. A throw, a rejection, a failure
@@ -64,19 +96,19 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (ask: Ask, options: Options = {}): Approval["Type"] =>
-  Approval.of({
+export const make = (ask: Ask, options: Options = {}): Approval["Type"] => {
+  const askNetwork = options.askNetwork
+  return Approval.of({
     request: Effect.fn("Approval.request")(function*(request: Approval.Request) {
-      const answer = hostAnswer(ask, request)
-      const bounded = options.timeoutMs === undefined
-        ? answer
-        : Effect.timeoutFail(answer, { duration: options.timeoutMs, onTimeout: () => "no answer in time" })
-      return yield* bounded.pipe(
-        Effect.map((reply): Approval.Outcome => (isOutcome(reply) ? reply : "cancelled")),
-        Effect.catchAllCause(() => Effect.succeed<Approval.Outcome>("cancelled"))
-      )
+      return yield* settle(hostAnswer(ask, request), options, isOutcome)
+    }),
+    ...(askNetwork === undefined ? {} : {
+      requestNetwork: Effect.fn("Approval.requestNetwork")(function*(request: Approval.NetworkRequest) {
+        return yield* settle(hostAnswer(askNetwork, request), options, isNetworkOutcome)
+      })
     })
   })
+}
 
 /**
  * {@link Approval} answered by a host callback ({@link make}).

@@ -18,6 +18,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
@@ -36,6 +37,11 @@ import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
 import { makeDockerEngine } from "./internal/container/DockerEngine.js"
 import { seccompProfile } from "./internal/container/seccompProfile.js"
 import { makeExecutorCore } from "./internal/executor/executorCore.js"
+import { makeBoxNetwork } from "./internal/container/boxNetwork.js"
+import { systemResolver } from "./internal/network/admission.js"
+import { allCallEntries } from "./internal/network/callEntries.js"
+import { containerPolicyEither } from "./internal/network/settings.js"
+import { runnerPath } from "./internal/sandbox/runnerPath.js"
 
 export { ContainerSettings, environment, Settings } from "./containerSettings.js"
 
@@ -120,6 +126,44 @@ const identityOf = (config: Settings, workspace: Workspace) =>
     return { user: `${owner.uid}:${owner.gid}`, uid: owner.uid, root: false }
   })
 
+/**
+ * The boxes' allow-listed network, when the settings give one: the host's `socat` is brought into
+ * each box, and the proxies' sockets are bound in, so the engine must share this machine's files —
+ * one reached over a unix socket. Fails the build naming `networkAllow` (or `network`) otherwise.
+ */
+const networkOf = (config: Settings, engine: ContainerEngine.Service) =>
+  Effect.gen(function*() {
+    // Checked as the settings were decoded.
+    const policy = Either.getOrThrow(containerPolicyEither(config))
+    if (policy === undefined) return undefined
+    const field = typeof config.network === "object" ? "network" : "networkAllow"
+    if (!engine.address.startsWith("unix://")) {
+      return yield* new LocalBashExecutorConfigError({
+        field,
+        message: `bash-container: ${field}: an allow-list needs an engine on this machine, reached over a unix socket ` +
+          `(its containers reach the proxies through sockets bound in from this machine); the engine at ${engine.address} ` +
+          `cannot see this machine's files: use network "none" or "bridge" there`
+      })
+    }
+    const socatPath = runnerPath("socat")
+    if (!socatPath.includes("/")) {
+      return yield* new LocalBashExecutorConfigError({
+        field,
+        message: `bash-container: ${field}: an allow-list needs socat on PATH, which the containers' relays run ` +
+          "(Debian/Ubuntu: apt-get install socat)"
+      })
+    }
+    return yield* makeBoxNetwork(engine, {
+      policy,
+      resolve: systemResolver,
+      maxConnections: config.networkMaxConnections,
+      handshakeTimeoutMs: config.networkHandshakeTimeoutMs,
+      socatPath
+    }).pipe(
+      Effect.mapError((error) => new ContainerUnavailableError({ engine: engine.address, message: error.message }))
+    )
+  })
+
 const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.Effect<ContainerEngine.Service, ContainerUnavailableError, Scope.Scope>) =>
   Effect.gen(function*() {
     const config = yield* resolveContainerConfig(settings)
@@ -151,17 +195,20 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       }
     }
     const identity = yield* identityOf(config, workspace)
+    const network = yield* networkOf(config, engine)
     yield* sweepDeadHosts(engine)
     const boxes = yield* Boxes.make(engine, {
       image: config.image,
-      network: config.network,
+      network: network === undefined ? config.network as "none" | "bridge" : "none",
+      ...(network === undefined ? {} : { env: network.env, attach: network.attach }),
       memoryMb: config.memoryMb,
       pidsLimit: config.pidsLimit,
       cpus: config.cpus,
       user: identity.user,
       uid: identity.uid,
       dropCapabilities: !identity.root,
-      seccompProfile: seccompProfile({ blockUnixSockets: config.network === "none", blockSetId: !identity.root }),
+      // The relays of an allow-listed network connect to the proxies' unix sockets.
+      seccompProfile: seccompProfile({ blockUnixSockets: config.network === "none" && network === undefined, blockSetId: !identity.root }),
       readOnlyRootfs: config.readOnlyRoot,
       workspace,
       idleStopMs: config.idleStopMs
@@ -172,8 +219,19 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
     const executor = yield* makeExecutorCore(config, {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
-      container: { image: config.image, network: config.network, workspace: workspace.target, workspaceKind: workspace.kind },
-      launch: () => Effect.succeed({}),
+      container: {
+        image: config.image,
+        network: network === undefined ? config.network as "none" | "bridge" : "allow-list",
+        workspace: workspace.target,
+        workspaceKind: workspace.kind
+      },
+      ...(network === undefined ? {} : { network: network.facts }),
+      launch: network === undefined
+        ? () => Effect.succeed({})
+        : (spec) =>
+          Effect.map(allCallEntries(spec, true), (extraAllow) => ({
+            network: network.call(spec.dshEnv?.DSH_SESSION_ID ?? "", extraAllow)
+          })),
       inheritedEnv: {}
     }).pipe(Effect.provideService(ProcessSpawner, spawner))
     return Context.make(BashExecutor, executor).pipe(Context.add(BoxFiles, files))

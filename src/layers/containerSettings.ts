@@ -3,10 +3,12 @@
  * container's own fields. A problem in a local field reads `bash-local: …`, in a container field
  * `bash-container: …`.
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { LocalBashExecutorConfigError } from "./executorSettings.js"
 import { decodeWith, Settings as LocalSettings } from "./executorSettings.js"
+import { containerPolicyEither } from "./internal/network/settings.js"
+import { NetworkLists } from "./sandboxSettings.js"
 import { environmentOf, flaggedSetting, PositiveFinite, PositiveInt, setting } from "./settingsSchema.js"
 
 /** A number the engine takes only from `minimum` on (`why` names that bound). */
@@ -35,14 +37,21 @@ export const ContainerSettings = Schema.Struct({
       message: () => "must name an image"
     })
   ).annotations(flaggedSetting("CONTAINER_IMAGE", "container-image", "IMAGE", "Run commands in containers of this image")),
-  /** `none` (the default) gives each container only a loopback interface; `bridge` the engine's default network. */
+  /**
+   * `none` (the default) gives each container only a loopback interface; `bridge` the engine's default
+   * network; `{ allow, deny?, denyReasons?, hosts? }` only loopback and a proxy that admits the names on
+   * `allow` (see docs/container.md; an engine on this machine only).
+   */
   network: Schema.optionalWith(
-    Schema.Literal("none", "bridge").annotations({
+    Schema.Union(Schema.Literal("none", "bridge"), NetworkLists).annotations({
       ...setting({
         env: "CONTAINER_NETWORK",
         flag: { name: "container-network", description: (name) => `The containers' network: none or bridge (env ${name})` }
       }),
-      message: (issue) => ({ message: `must be "none" or "bridge", got ${JSON.stringify(issue.actual)}`, override: true })
+      message: (issue) => ({
+        message: `must be "none", "bridge" or { allow: [...] }, got ${JSON.stringify(issue.actual)}`,
+        override: true
+      })
     }),
     { default: () => "none" as const }
   ),
@@ -108,6 +117,37 @@ export const ContainerSettings = Schema.Struct({
 })
 
 /**
+ * The container's allow-list in the flat form the sandbox's flags and variables use
+ * (`EFFECT_BASH_NETWORK_ALLOW`, `--network-allow` with `--container-image`), and the proxies' bounds.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const ContainerNetworkSettings = Schema.Struct({
+  /** The allow-list as a flat list: the same as `network: { allow }`, with `network` left at `none`. */
+  networkAllow: Schema.optionalWith(Schema.Array(Schema.String).annotations(setting({ env: "NETWORK_ALLOW" })), {
+    default: () => []
+  }),
+  /** With {@link networkAllow}: names refused even when allowed. */
+  networkDeny: Schema.optionalWith(Schema.Array(Schema.String).annotations(setting({ env: "NETWORK_DENY" })), {
+    default: () => []
+  }),
+  /** With {@link networkAllow}: `name=address` pins, the same as `network: { hosts }`. */
+  networkHosts: Schema.optionalWith(Schema.Array(Schema.String).annotations(setting({ env: "NETWORK_HOSTS" })), {
+    default: () => []
+  }),
+  /** Under an allow-list, the most upstream connections open at once across all boxes. */
+  networkMaxConnections: Schema.optionalWith(PositiveInt.annotations(setting({ env: "NETWORK_MAX_CONNECTIONS" })), {
+    default: () => 64
+  }),
+  /** Under an allow-list, the bound on a client's proxy handshake and on each upstream connect. */
+  networkHandshakeTimeoutMs: Schema.optionalWith(
+    PositiveFinite.annotations(setting({ env: "NETWORK_HANDSHAKE_TIMEOUT_MS" })),
+    { default: () => 10_000 }
+  )
+})
+
+/**
  * The container executor's settings: the local executor's, plus the container's own.
  *
  * @since 0.1.0
@@ -115,7 +155,8 @@ export const ContainerSettings = Schema.Struct({
  */
 export const Settings = Schema.Struct({
   ...LocalSettings.fields,
-  ...ContainerSettings.fields
+  ...ContainerSettings.fields,
+  ...ContainerNetworkSettings.fields
 }).annotations({ identifier: "DockerBashExecutor.Settings" })
 
 /**
@@ -142,15 +183,17 @@ export declare namespace Settings {
 
 const decode = decodeWith(Settings, (field) => field in LocalSettings.fields ? "bash-local" : "bash-container")
 
-/** Fills defaults and checks every setting. */
+/** Fills defaults and checks every setting, the allow-list's entries too. */
 export const resolveContainerConfig = (input: Settings.Input): Effect.Effect<Settings, LocalBashExecutorConfigError> =>
-  decode(input)
+  Effect.tap(decode(input), (settings) => containerPolicyEither(settings))
 
 /**
  * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_CONTAINER_IMAGE`,
  * `_CONTAINER_NETWORK`, `_CONTAINER_MEMORY_MB`, `_CONTAINER_PIDS_LIMIT`, `_CONTAINER_CPUS`,
  * `_CONTAINER_USER`, `_CONTAINER_READ_ONLY_ROOT`, `_CONTAINER_DOCKER_HOST`,
- * `_CONTAINER_WORKSPACE`, `_CONTAINER_VOLUME`, `_CONTAINER_WORKSPACE_ROOT` and `_CONTAINER_IDLE_STOP_MS`.
+ * `_CONTAINER_WORKSPACE`, `_CONTAINER_VOLUME`, `_CONTAINER_WORKSPACE_ROOT`, `_CONTAINER_IDLE_STOP_MS`, and
+ * the allow-list's `_NETWORK_ALLOW`, `_NETWORK_DENY`, `_NETWORK_HOSTS`, `_NETWORK_MAX_CONNECTIONS` and
+ * `_NETWORK_HANDSHAKE_TIMEOUT_MS`.
  *
  * @since 0.1.0
  * @category constructors

@@ -16,6 +16,13 @@ export class Approval extends Context.Tag("effect-bash/Approval")<
   Approval,
   {
     readonly request: (request: Approval.Request) => Effect.Effect<Approval.Outcome>
+    /**
+     * Asks whether a call may reach names beyond the executor's network allow-list, for that call
+     * or for the session. A channel without it cannot grant that: such requests are `unavailable`.
+     *
+     * @since 0.2.0
+     */
+    readonly requestNetwork?: (request: Approval.NetworkRequest) => Effect.Effect<Approval.NetworkOutcome>
   }
 >() {}
 
@@ -33,6 +40,39 @@ export declare namespace Approval {
    * @category models
    */
   export type Outcome = "allowed-once" | "rejected" | "cancelled" | "unavailable"
+
+  /**
+   * The answer to a network request: besides {@link Outcome}'s, `allowed-for-session` keeps the
+   * names for the session's later calls too.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export type NetworkOutcome = Outcome | "allowed-for-session"
+
+  /**
+   * A call asks to reach names beyond the executor's allow-list (its deny-list still wins).
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface NetworkRequest {
+    readonly session?: ToolSession
+    readonly toolName: string
+    readonly callId: string
+    /** The model's justification, shown to the user. */
+    readonly reason: string
+    /** The exact command that would run. */
+    readonly command: string
+    /** The entries asked for: `example.com`, `*.example.com`, an IP literal, each with an optional `:port`. */
+    readonly names: ReadonlyArray<string>
+    /** The directory the command would run in, resolved. */
+    readonly workdir?: string
+    /** Whether the command would run as a background task. */
+    readonly background?: boolean
+    /** The foreground run's time limit in milliseconds; absent for a background task. */
+    readonly timeoutMs?: number
+  }
 
   /**
    * One approval request.

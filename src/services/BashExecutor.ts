@@ -197,8 +197,11 @@ export declare namespace BashExecutor {
   export interface ContainerFacts {
     /** The image each container starts from: its programs are the only ones a command finds. */
     readonly image: string
-    /** `none`: a loopback interface only; `bridge`: the engine's default network. */
-    readonly network: "none" | "bridge"
+    /**
+     * `none`: a loopback interface only; `bridge`: the engine's default network; `allow-list`: a
+     * loopback interface, and proxies that admit the names of the executor's `network` facts.
+     */
+    readonly network: "none" | "bridge" | "allow-list"
     /** The directory of the session's files in the container: with `bind`, a host directory at the same path. */
     readonly workspace: string
     /**
@@ -259,6 +262,16 @@ export declare namespace BashExecutor {
     readonly env?: Readonly<Record<string, string>>
     /** Managed variables; only `DSH_*` names. Merged last. */
     readonly dshEnv?: Readonly<Record<string, string>>
+    /**
+     * Entries this call may reach besides the executor's network allow-list (its deny-list still
+     * comes first): `example.com`, `*.example.com`, an IP literal, each with an optional `:port`.
+     * Only for an executor with an allow-listed network (`network` set); otherwise, or with a bad
+     * entry, the call fails (a `BashRequestError` on `networkAllow`, naming the entry). A sandbox
+     * also takes them as `sandboxPolicy.networkAllow`.
+     *
+     * @since 0.2.0
+     */
+    readonly networkAllow?: ReadonlyArray<string>
     /** A cooperative abort trigger: aborting it kills the group and yields `aborted: true`. */
     readonly signal?: AbortSignal
     readonly sandboxPolicy?: SandboxPolicy
@@ -313,6 +326,11 @@ export declare namespace BashExecutor {
     readonly stdout: CollectedOutput
     readonly stderr: CollectedOutput
     readonly sandbox?: SandboxFacts
+    /**
+     * Connections a container's network proxies refused while the call ran, one line each as the
+     * model reads them (a sandbox's are in `sandbox`).
+     */
+    readonly networkRefusals?: ReadonlyArray<string>
   }
 
   /**
@@ -384,6 +402,8 @@ export declare namespace BashExecutor {
     readonly exitCode: number | null
     readonly signal: string | null
     readonly sandbox?: SandboxFacts
+    /** As {@link RunResult.networkRefusals}. */
+    readonly networkRefusals?: ReadonlyArray<string>
   }
 
   /**

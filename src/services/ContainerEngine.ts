@@ -111,8 +111,13 @@ export declare namespace ContainerEngine {
     readonly image: string
     /** Labels the engine keeps with the box: {@link Service.listBoxes} finds boxes by them. */
     readonly labels: Readonly<Record<string, string>>
-    /** The workspace: host directories mounted at the given paths inside (an engine on this machine only). */
-    readonly mounts: ReadonlyArray<{ readonly host: string; readonly target: string }>
+    /**
+     * Host directories mounted at the given paths inside (an engine on this machine only): the
+     * workspace, read-write; others, such as an allow-listed network's proxies, `readOnly`.
+     */
+    readonly mounts: ReadonlyArray<{ readonly host: string; readonly target: string; readonly readOnly?: boolean | undefined }>
+    /** Variables every process of the box starts with, besides the image's (an exec's own win). */
+    readonly env?: Readonly<Record<string, string>> | undefined
     /**
      * The workspace: volumes of the engine's at these paths. Without a `name`, made with the box,
      * carrying its labels ({@link Service.listVolumes}), and removed with it; with one, the volume of

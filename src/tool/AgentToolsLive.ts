@@ -240,7 +240,7 @@ export const make = (
       promptSections: [
         BashTool.promptSection,
         ...(executor.container === undefined ? [] : [containerSection(executor.container)]),
-        ...(executor.network === undefined ? [] : [networkSection(executor.network)]),
+        ...(executor.network === undefined ? [] : [networkSection(executor.network, Option.isSome(approval))]),
         ...(Option.isSome(terminals) ? [terminalPromptSection] : [])
       ],
       call: (name, args, context) => respond(name, registered[name], args, context),

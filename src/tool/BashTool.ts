@@ -48,7 +48,8 @@ export const Foreground = Schema.Struct({
   timeoutMs: Schema.Number,
   stdout: CollectedOutput,
   stderr: CollectedOutput,
-  sandbox: Schema.optionalWith(SandboxFacts, { exact: true })
+  sandbox: Schema.optionalWith(SandboxFacts, { exact: true }),
+  networkRefusals: Schema.optionalWith(Schema.Array(Schema.String), { exact: true })
 }) satisfies Schema.Schema<{ readonly kind: "foreground" } & BashExecutor.RunResult, any>
 
 /**

@@ -41,7 +41,9 @@ export const bashTaskWork = (process: BashExecutor.Process, escalationOffered: b
       // The state is taken first: once it is final, this read holds everything the process wrote.
       const state = yield* process.state
       const read = yield* process.readOutput
-      const notices = state.status === "running" ? [] : sandboxNotices(state.sandbox, escalationOffered)
+      const notices = state.status === "running"
+        ? []
+        : [...(state.networkRefusals ?? []), ...sandboxNotices(state.sandbox, escalationOffered)]
       const fresh = notices.length > 0 && !(yield* Ref.getAndSet(sandboxReported, true))
       return renderBackgroundRead(read, fresh ? notices : [])
     }),

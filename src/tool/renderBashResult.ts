@@ -38,6 +38,7 @@ export const renderForeground = (result: BashExecutor.RunResult, escalationOffer
   const joined = renderForegroundOutput(result)
   const body = joined === "" ? "(no output)" : joined
   const markers = [
+    ...(result.networkRefusals ?? []),
     ...sandboxNotices(result.sandbox, escalationOffered),
     ...(result.timedOut ? [`[timed out after ${result.timeoutMs}ms]`] : []),
     ...(result.signal !== null

@@ -7,11 +7,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
+import * as http from "node:http"
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { bwrapUsable } from "../support/bwrap.js"
+import { bwrapUsable, socatUsable } from "../support/bwrap.js"
+import { listenLoopback } from "../support/networkSites.js"
 import { cleanEnv, cliPath, runCli } from "../support/cli.js"
 
 const ptyUsable = spawnSync("python3", ["-c", "import pty"]).status === 0
@@ -161,5 +163,32 @@ describe.skipIf(!bwrapUsable || !ptyUsable)("effect-bash run: escalation approve
     Effect.gen(function*() {
       const outcome = yield* Effect.promise(() => runCli(["run", "--workdir", workdir, "--approve-prompt", "--", "true"]))
       expect(outcome).toMatchObject({ code: 2, stderr: "effect-bash: --approve-prompt: applies only with --sandbox\n" })
+    }))
+})
+
+describe.skipIf(!bwrapUsable || !ptyUsable || !socatUsable)("effect-bash run --network-access: names approved on the terminal", () => {
+  const server = http.createServer((request, response) => response.end(`page of ${request.headers.host}\n`))
+  afterAll(() => new Promise((resolve) => server.close(resolve)))
+
+  it.live("y lets the command reach the name; n refuses with the exact text", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(() => listenLoopback(server))
+      const command = `curl -s http://other.test:${port}/`
+      const ask = [
+        "--sandbox", "read-only", "--network-allow", "example.test", "--network-host", "other.test=127.0.0.1",
+        "--network-access", "other.test", "--justification", justification, "--", command
+      ]
+      const question = `effect-bash: network access is requested: ${justification}\n` +
+        `  working directory: ${realpathSync(workdir)}\n` +
+        `  runs: in the foreground, stopped after 120000 ms\n` +
+        `allow reaching other.test for: ${command}? [y = this command, s = this session, N = no] `
+      const allowed = yield* inTerminal(ask, "y\n")
+      expect(allowed.screen).toContain(question)
+      expect(allowed.screen.endsWith(`page of other.test:${port}\n`)).toBe(true)
+      expect(allowed.code).toBe(0)
+      const refused = yield* inTerminal(ask, "n\n")
+      expect(refused.screen).toContain(question)
+      expect(refused.screen).toContain("Error: the user rejected network access to other.test\n")
+      expect(refused.code).toBe(125)
     }))
 })

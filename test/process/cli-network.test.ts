@@ -9,6 +9,8 @@ import type * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { cleanEnv, runCli } from "../support/cli.js"
 import { bwrapUsable, socatUsable } from "../support/bwrap.js"
+import { dockerUnavailable } from "../support/docker.js"
+import { tempDirs } from "../support/tempDirs.js"
 
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
@@ -46,5 +48,24 @@ describe.skipIf(!bwrapUsable || !socatUsable)("effect-bash run --network-allow",
       expect(bad.stderr).toContain(
         `networkAllow entry 1 "exa mple.test" is not a host name, a *.domain wildcard or an IP literal, each with an optional :port`
       )
+    }))
+})
+
+const dirs = tempDirs("effect-bash-cli-boxnet", "/var/tmp")
+afterAll(dirs.removeAll)
+
+describe.skipIf(dockerUnavailable !== undefined || !socatUsable)("effect-bash run --container-image --network-allow", () => {
+  it.live("an allowed name prints the page in the container; another prints the refusal line", () =>
+    Effect.gen(function*() {
+      const root = dirs.fresh("workspace")
+      // The image with curl, which container-network.test.ts builds from this host's files.
+      const flags = [
+        "--container-image", "effect-bash-net-test:latest", "--workdir", root,
+        "--network-allow", "example.test", "--network-host", "example.test=127.0.0.1"
+      ]
+      const allowed = yield* run([...flags, "--", `curl -s http://example.test:${port}/`])
+      expect(allowed).toMatchObject({ code: 0, stdout: `page of example.test:${port}\n` })
+      const refused = yield* run([...flags, "--", `curl -s -o /dev/null http://other.test:${port}/`])
+      expect(refused.stdout).toBe(`(no output)\n[network: refused other.test:${port} — not in the allow-list]\n`)
     }))
 })

@@ -10,11 +10,13 @@ import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/type
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
+import * as http from "node:http"
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll } from "vitest"
-import { bwrapUsable } from "../support/bwrap.js"
+import { bwrapUsable, socatUsable } from "../support/bwrap.js"
+import { listenLoopback } from "../support/networkSites.js"
 import { cleanEnv, cliPath } from "../support/cli.js"
 
 const workdir = mkdtempSync(join(tmpdir(), "effect-bash-mcp-elicit-"))
@@ -223,5 +225,31 @@ describe.skipIf(!bwrapUsable)("effect-bash mcp --sandbox: escalation approved th
         text: "sandbox escalation to \"workspace-write\" requires approval, but no approval service is composed"
       })
       expect(existsSync(join(workdir, "plain.txt"))).toBe(false)
+    }))
+})
+
+describe.skipIf(!bwrapUsable || !socatUsable)("effect-bash mcp --sandbox --network-allow: names approved through MCP elicitation", () => {
+  const server = http.createServer((request, response) => response.end(`page of ${request.headers.host}\n`))
+  const listening = Effect.promise(() => listenLoopback(server))
+  const flags = ["--network-allow", "example.test", "--network-host", "example.test=127.0.0.1", "--network-host", "other.test=127.0.0.1"]
+
+  it.scopedLive("network_access is offered; the user's accept for this command lets it reach the name; a decline runs nothing", () =>
+    Effect.gen(function*() {
+      const port = yield* listening
+      yield* Effect.addFinalizer(() => Effect.promise(() => new Promise((resolve) => server.close(resolve))))
+      const answers: Array<ElicitResult> = [{ action: "accept", content: { scope: "once" } }, { action: "decline" }]
+      const { asked, client } = yield* connect({ answer: async () => answers.shift()!, flags })
+      expect(yield* bashProperties(client)).toEqual(expect.arrayContaining(["network_access", "justification"]))
+      const command = `curl -s http://other.test:${port}/`
+      const refused = yield* bash(client, { command: `${command} -o /dev/null` })
+      expect(refused.text).toBe(`(no output)\n[network: refused other.test:${port} — not in the allow-list]`)
+      const granted = yield* bash(client, { command, network_access: ["other.test"], justification })
+      expect(granted).toEqual({ isError: false, text: `page of other.test:${port}\n` })
+      expect(asked[0]).toMatchObject({
+        mode: "form",
+        message: expect.stringContaining("Allow the bash tool's command to reach other.test beyond the network allow-list?")
+      })
+      const declined = yield* bash(client, { command, network_access: ["other.test"], justification })
+      expect(declined).toEqual({ isError: true, text: "the user rejected network access to other.test" })
     }))
 })

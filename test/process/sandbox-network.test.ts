@@ -9,13 +9,13 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
-import type * as net from "node:net"
 import * as path from "node:path"
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { bwrapUsable, socatUsable } from "../support/bwrap.js"
 import { commandLineOf, liveProcesses } from "../support/processes.js"
+import { listenLoopback, proxyVariableLines, secureServer, testLists } from "../support/networkSites.js"
 import { tempDirs } from "../support/tempDirs.js"
 
 
@@ -28,16 +28,8 @@ let httpPort = 0
 let httpsPort = 0
 let gitDir = ""
 
-const listen = (server: net.Server) =>
-  new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port)))
-
 beforeAll(async () => {
   if (!bwrapUsable || !socatUsable) return
-  const certDir = dirs.fresh("cert")
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=secure.test",
-    "-keyout", path.join(certDir, "key.pem"), "-out", path.join(certDir, "cert.pem")
-  ], { stdio: "ignore" })
   // A bare repository served over git's dumb HTTP protocol, as a static tree.
   gitDir = dirs.fresh("git")
   const work = path.join(gitDir, "work")
@@ -62,12 +54,9 @@ beforeAll(async () => {
     }
     response.end(`page of ${request.headers.host}\n`)
   })
-  httpsServer = https.createServer({
-    key: fs.readFileSync(path.join(certDir, "key.pem")),
-    cert: fs.readFileSync(path.join(certDir, "cert.pem"))
-  }, (request, response) => response.end(`secure page of ${request.headers.host}\n`))
-  httpPort = await listen(httpServer)
-  httpsPort = await listen(httpsServer)
+  httpsServer = secureServer(dirs.fresh("cert"), (request, response) => response.end(`secure page of ${request.headers.host}\n`))
+  httpPort = await listenLoopback(httpServer)
+  httpsPort = await listenLoopback(httpsServer)
 })
 afterAll(async () => {
   await Promise.all([httpServer, httpsServer].map((server) =>
@@ -79,20 +68,7 @@ const loopback = "127.0.0.1"
 const settings = (): SandboxBashExecutor.Settings.Input => ({
   graceMs: 1_000,
   sandboxMode: "read-only",
-  network: {
-    allow: ["example.test", "secure.test", "*.wild.test", `ported.test:${httpPort}`, "localhost", "nowhere.invalid"],
-    deny: ["bad.wild.test", "worse.wild.test"],
-    denyReasons: { "worse.wild.test": "known exfiltration host" },
-    hosts: {
-      "example.test": loopback,
-      "secure.test": loopback,
-      "a.wild.test": loopback,
-      "bad.wild.test": loopback,
-      "worse.wild.test": loopback,
-      "ported.test": loopback,
-      "other.test": loopback
-    }
-  }
+  network: testLists([`ported.test:${httpPort}`, "localhost", "nowhere.invalid"], ["ported.test"])
 })
 
 const run = (command: string) =>
@@ -184,14 +160,7 @@ describe.skipIf(!bwrapUsable || !socatUsable)("SandboxBashExecutor with network:
     Effect.gen(function*() {
       const result = yield* run("env | grep -i _proxy= | sort")
       expect(result.stdout.text).toBe([
-        "ALL_PROXY=socks5h://127.0.0.1:1080",
-        "HTTPS_PROXY=http://127.0.0.1:3128",
-        "HTTP_PROXY=http://127.0.0.1:3128",
-        "NO_PROXY=localhost,127.0.0.1,::1",
-        "all_proxy=socks5h://127.0.0.1:1080",
-        "http_proxy=http://127.0.0.1:3128",
-        "https_proxy=http://127.0.0.1:3128",
-        "no_proxy=localhost,127.0.0.1,::1",
+        ...proxyVariableLines,
         ""
       ].join("\n"))
     }).pipe(Effect.provide(SandboxBashExecutor.layer(settings()))))

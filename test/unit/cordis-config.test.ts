@@ -7,7 +7,7 @@ import * as upstream from "cordis"
 import { describe, expect, it } from "vitest"
 import EffectBash, { Config } from "../../src/cordis-adapter.js"
 import { EffectBashConfigFields } from "../../src/cordis/deepseek/config.js"
-import { ContainerSettings } from "../../src/layers/containerSettings.js"
+import { ContainerNetworkSettings, ContainerSettings } from "../../src/layers/containerSettings.js"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import * as SandboxBashExecutor from "../../src/layers/SandboxBashExecutor.js"
 import { settingOf } from "../../src/layers/settingsSchema.js"
@@ -45,7 +45,9 @@ describe("Config", () => {
     expect(Object.keys(configFields.sandbox.from.fields).sort()).toEqual(
       [...sandboxOwn.filter((key) => key !== "sandboxMode"), "mode", "bwrapPath"].sort()
     )
-    expect(Object.keys(configFields.container.from.fields).sort()).toEqual(settingNames(ContainerSettings.fields))
+    expect(Object.keys(configFields.container.from.fields).sort()).toEqual(
+      settingNames({ ...ContainerSettings.fields, ...ContainerNetworkSettings.fields })
+    )
   })
 
   it("accepts undefined and an empty object as all defaults", () => {

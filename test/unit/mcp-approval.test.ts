@@ -164,3 +164,42 @@ describe("HeldTransport", () => {
       expect(closed).toBe(true)
     }))
 })
+
+describe("McpApproval for network names", () => {
+  const networkRequest: Approval.NetworkRequest = {
+    toolName: "bash",
+    callId: "mcp-4",
+    reason: "The package is only on the yarn registry.",
+    command: "npm view left-pad version",
+    names: ["registry.yarnpkg.com"]
+  }
+
+  it.effect("accept once or for the session, decline and cancel map to their outcomes; the form asks for the scope", () =>
+    Effect.gen(function*() {
+      const answers: Array<() => Promise<ElicitResult>> = [
+        () => Promise.resolve({ action: "accept", content: { scope: "once" } }),
+        () => Promise.resolve({ action: "accept", content: { scope: "session" } }),
+        () => Promise.resolve({ action: "decline" }),
+        () => Promise.resolve({ action: "cancel" }),
+        () => Promise.reject(new Error("Method not found"))
+      ]
+      const { asked, server } = fakeServer(() => answers.shift()!())
+      const approval = McpApproval.make(Effect.succeed(server), { timeoutMs: 60_000 })
+      const outcomes: Array<Approval.NetworkOutcome> = []
+      for (let i = 0; i < 5; i++) outcomes.push(yield* approval.requestNetwork!(networkRequest))
+      expect(outcomes).toEqual(["allowed-once", "allowed-for-session", "rejected", "cancelled", "unavailable"])
+      expect(asked[0]).toEqual({
+        mode: "form",
+        message: "Allow the bash tool's command to reach registry.yarnpkg.com beyond the network allow-list?\n\n" +
+          "Command: npm view left-pad version\n" +
+          "Justification (from the model): The package is only on the yarn registry.\n\n" +
+          "Accept lets this command reach them (\"once\"), or every later command of the session too (\"session\"); " +
+          "decline leaves the allow-list as it is and the command does not run.",
+        requestedSchema: {
+          type: "object",
+          properties: { scope: { type: "string", title: "Allow for", enum: ["once", "session"], default: "once" } },
+          required: ["scope"]
+        }
+      })
+    }))
+})

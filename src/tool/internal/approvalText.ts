@@ -59,18 +59,18 @@ export const shownBounded = (text: string, limit: number, keepTail = false): str
 }
 
 /** The model's justification as the user reads it. */
-export const shownJustification = (request: Approval.Request): string =>
+export const shownJustification = (request: Pick<Approval.Request, "reason">): string =>
   shownBounded(request.reason, shownLimits.justification)
 
 /** The command as the user reads it. */
-export const shownCommand = (request: Approval.Request): string =>
+export const shownCommand = (request: Pick<Approval.Request, "command">): string =>
   shownBounded(request.command, shownLimits.command, true)
 
 /**
  * Where and how the command would run, one `[label, value]` per fact the request carries: its working
  * directory, then whether it runs in the foreground (with its time limit) or as a background task.
  */
-export const runFacts = (request: Approval.Request): Array<readonly [string, string]> => [
+export const runFacts = (request: Pick<Approval.Request, "workdir" | "background" | "timeoutMs">): Array<readonly [string, string]> => [
   ...(request.workdir === undefined ? [] : [["Working directory", shownBounded(request.workdir, shownLimits.command, true)] as const]),
   ...(request.background === true
     ? [["Runs", "in the background, as a task with no time limit"] as const]

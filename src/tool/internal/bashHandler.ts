@@ -24,6 +24,7 @@ import * as BashTool from "../BashTool.js"
 import { escalationOf } from "./bashParameters.js"
 import type { EscalationRequest } from "./bashParameters.js"
 import { approveEscalation } from "../escalation.js"
+import { approveNetworkAccess } from "../networkAccess.js"
 import { placeCall, startSessionDir } from "../placement.js"
 
 /** The message for a background call when no task runtime is composed. */
@@ -36,6 +37,14 @@ type BashArgs = BashTool.Parameters & { readonly escalation?: EscalationRequest 
 const lastUpdateGrace = "1 second"
 
 const failWith = (error: { readonly message: string }) => new ToolError({ message: error.message })
+
+/** `request` that may also reach `names`: a sandbox's policy takes them, else the request itself. */
+const withNames = (request: BashExecutor.Request, names: ReadonlyArray<string>): BashExecutor.Request =>
+  names.length === 0
+    ? request
+    : request.sandboxPolicy !== undefined
+    ? { ...request, sandboxPolicy: { ...request.sandboxPolicy, networkAllow: [...(request.sandboxPolicy.networkAllow ?? []), ...names] } }
+    : { ...request, networkAllow: [...(request.networkAllow ?? []), ...names] }
 
 /** What the tool runs against. */
 export interface Dependencies {
@@ -58,7 +67,8 @@ const policyOf = (deps: Dependencies): BashTool.Policy => {
     background: deps.enableRunInBackground,
     sandbox,
     escalation: sandbox && Option.isSome(deps.approval),
-    ...(deps.executor.container === undefined ? {} : { container: deps.executor.container })
+    ...(deps.executor.container === undefined ? {} : { container: deps.executor.container }),
+    ...(deps.executor.network !== undefined && Option.isSome(deps.approval) ? { networkApproval: true } : {})
   }
 }
 
@@ -93,29 +103,39 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
       const request: BashExecutor.Request = {
         command: args.command,
         ...placement,
+        // Without a sandbox policy (a container), the session's names are the request's own.
+        ...(placement.sandboxPolicy === undefined && networkAllow.length > 0 ? { networkAllow } : {}),
         ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}),
         ...extra
       }
-      if (escalation !== undefined && standing !== undefined) {
-        // Asked before anything runs, showing where and how the command would run (defaults filled in).
-        const shown = yield* executor.resolve(request).pipe(Effect.mapError(failWith))
-        yield* approveEscalation(deps.approval, {
-          escalation,
-          current: standing,
-          command: args.command,
-          callId: call.callId,
-          session: call.session,
-          workdir: shown.workdir,
-          background: args.run_in_background === true,
-          timeoutMs: shown.timeoutMs
-        })
+      const asking = (escalation !== undefined && standing !== undefined) || args.network_access !== undefined
+      // Asked before anything runs, showing where and how the command would run (defaults filled in).
+      const shown = asking ? yield* executor.resolve(request).pipe(Effect.mapError(failWith)) : undefined
+      // What the user is shown of the call, whatever is asked.
+      const asked = shown === undefined ? undefined : {
+        command: args.command,
+        callId: call.callId,
+        session: call.session,
+        workdir: shown.workdir,
+        background: args.run_in_background === true,
+        timeoutMs: shown.timeoutMs
       }
+      if (escalation !== undefined && standing !== undefined && asked !== undefined) {
+        yield* approveEscalation(deps.approval, { ...asked, escalation, current: standing })
+      }
+      const approved = args.network_access === undefined || args.justification === undefined || asked === undefined
+        ? []
+        : yield* approveNetworkAccess(deps.approval, deps.sessions, {
+          ...asked,
+          names: args.network_access,
+          justification: args.justification
+        })
       const dshEnv = yield* env.collect({
         callId: call.callId,
         toolName: "bash",
         ...(call.session !== undefined ? { session: call.session } : {})
       }).pipe(Effect.mapError(failWith))
-      return yield* executor.resolve({ ...request, dshEnv }).pipe(Effect.mapError(failWith))
+      return yield* executor.resolve({ ...withNames(request, approved), dshEnv }).pipe(Effect.mapError(failWith))
     })
 
   // With a progress callback the run is watched. The reporter ends soon after the run has settled —

@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import type { BashExecutor } from "../../services/BashExecutor.js"
 import { commandNulProblem, echoValue, workdirProblem } from "../../services/internal/requestChecks.js"
 import * as AgentTool from "../AgentTool.js"
+import { maxNetworkNames, networkApprovalTexts } from "./networkApprovalTexts.js"
 
 /**
  * The modes a call may escalate to.
@@ -25,6 +26,13 @@ const descriptionMessage = () => "invalid description: expected a non-empty stri
 const timeoutMessage = (actual: unknown) => `invalid timeoutMs: expected a positive number, got ${echoValue(actual)}`
 const workdirMessage = (actual: unknown) => `invalid workdir: expected a non-empty string, got ${echoValue(actual)}`
 const justificationMessage = () => "invalid justification: expected a non-empty sentence"
+
+const justificationField = (description: string) =>
+  AgentTool.optional(
+    AgentTool.expecting(Schema.String, description, justificationMessage).pipe(
+      Schema.filter((justification) => AgentTool.isNonBlank(justification) || justificationMessage())
+    )
+  )
 
 // Every field the tool knows, as published; a composition leaves some unadvertised (see `parametersFor`).
 const fields = {
@@ -79,13 +87,17 @@ const fields = {
         }`
     )
   ),
-  justification: AgentTool.optional(
-    AgentTool.expecting(
-      Schema.String,
-      "Required with `sandbox_permissions`: one sentence telling the user why this exact command " +
-        "needs the wider access.",
-      justificationMessage
-    ).pipe(Schema.filter((justification) => AgentTool.isNonBlank(justification) || justificationMessage()))
+  justification: justificationField(
+    "Required with `sandbox_permissions`: one sentence telling the user why this exact command " +
+      "needs the wider access."
+  ),
+  network_access: AgentTool.optional(
+    AgentTool.expecting(Schema.Array(Schema.String), networkApprovalTexts.parameter, networkApprovalTexts.invalid).pipe(
+      Schema.filter((names) =>
+        (names.length >= 1 && names.length <= maxNetworkNames && names.every(AgentTool.isNonBlank)) ||
+        networkApprovalTexts.invalid(names)
+      )
+    )
   )
 }
 
@@ -118,8 +130,16 @@ export interface Parameters {
    * `justification`. Published only where the executor confines and an `Approval` service is composed.
    */
   readonly sandbox_permissions?: (typeof escalationTargets)[number]
-  /** Why this exact command needs the wider mode, one sentence shown to the user. */
+  /** Why this exact command needs the wider mode (or the names), one sentence shown to the user. */
   readonly justification?: string
+  /**
+   * Names this one call needs beyond the executor's network allow-list, after a refusal; the user
+   * approves them for the call or for the session. Needs `justification`. Published only where the
+   * executor has an allow-listed network and an `Approval` service is composed.
+   *
+   * @since 0.2.0
+   */
+  readonly network_access?: ReadonlyArray<string>
 }
 
 /**
@@ -141,6 +161,13 @@ export interface Policy {
   readonly escalation: boolean
   /** Commands run in containers, not on the host: the description and a prompt section say where. */
   readonly container?: BashExecutor.ContainerFacts | undefined
+  /**
+   * A call may ask the user for names beyond the executor's network allow-list: `network_access` is
+   * published. Only with an allow-listed network and an `Approval` service composed.
+   *
+   * @since 0.2.0
+   */
+  readonly networkApproval?: boolean | undefined
 }
 
 /**
@@ -178,6 +205,34 @@ const unpublishedEscalation = AgentTool.composite(
   escalation.checkOrder
 )
 
+/** `network_access` where it cannot be had: refused in its turn, whatever its value. */
+const unavailableNetworkAccess = AgentTool.unadvertised(networkApprovalTexts.unavailable, () => true)
+
+/**
+ * The escalation and the network request as one step, where both are offered (`withEscalation`) or
+ * only the network request: each needs the justification, which needs one of them.
+ */
+const withNetworkAccess = (withEscalation: boolean) =>
+  AgentTool.composite(
+    {
+      sandbox_permissions: withEscalation
+        ? fields.sandbox_permissions
+        : AgentTool.unadvertised(escalationUnavailableMessage, () => true),
+      network_access: fields.network_access,
+      justification: justificationField(networkApprovalTexts.justification(withEscalation))
+    },
+    (given) =>
+      withEscalation && given.sandbox_permissions !== undefined && given.justification === undefined
+        ? "invalid escalation: sandbox_permissions requires a justification"
+        : given.network_access !== undefined && given.justification === undefined
+        ? networkApprovalTexts.needsJustification
+        : given.justification !== undefined && given.network_access === undefined &&
+            (!withEscalation || given.sandbox_permissions === undefined)
+        ? networkApprovalTexts.justificationAlone(withEscalation)
+        : undefined,
+    ["justification", "sandbox_permissions", "network_access"]
+  )
+
 const commonFields = {
   command: fields.command,
   description: fields.description,
@@ -202,15 +257,19 @@ export const parametersFor = (
   const run_in_background = policy.background
     ? fields.run_in_background
     : AgentTool.unadvertised(backgroundDisabledMessage, (value) => value === true)
+  if (policy.networkApproval === true) {
+    return AgentTool.parameters({ ...commonFields, run_in_background }, withNetworkAccess(policy.sandbox && policy.escalation))
+  }
   if (!policy.sandbox) {
     return AgentTool.parameters({
       ...commonFields,
       run_in_background,
-      sandbox_permissions: AgentTool.unadvertised(escalationUnavailableMessage, () => true)
+      sandbox_permissions: AgentTool.unadvertised(escalationUnavailableMessage, () => true),
+      network_access: unavailableNetworkAccess
     })
   }
   return AgentTool.parameters(
-    { ...commonFields, run_in_background },
+    { ...commonFields, run_in_background, network_access: unavailableNetworkAccess },
     policy.escalation ? escalation : unpublishedEscalation
   )
 }

@@ -6,6 +6,7 @@
  */
 import type { AgentTools } from "../../services/AgentTools.js"
 import type { BashExecutor } from "../../services/BashExecutor.js"
+import { containerAllowListText } from "./networkTexts.js"
 
 /**
  * What the `$DSH_*` variables are, in one paragraph of the description.
@@ -22,6 +23,8 @@ export const managedVariables =
 const networkText = (network: BashExecutor.ContainerFacts["network"]): string =>
   network === "none"
     ? "no network (only a loopback interface, so nothing can be downloaded)"
+    : network === "allow-list"
+    ? containerAllowListText
     : "the container engine's default network"
 
 /**

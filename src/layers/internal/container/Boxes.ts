@@ -69,6 +69,15 @@ export type Workspace =
   | { readonly kind: "bind"; readonly host: string; readonly target: string }
   | { readonly kind: "volume"; readonly target: string; readonly name?: string | undefined }
 
+/**
+ * What a network of the layer's adds to each box: mounts of its own for the session's box, and what
+ * runs once the box has started (created, or started again), as the supervisor's uid.
+ */
+export interface BoxAttachment {
+  readonly mounts: (session: string) => Effect.Effect<ContainerEngine.BoxOptions["mounts"], ContainerEngine.Error>
+  readonly started: (box: string, supervisorUid: number) => Effect.Effect<void, ContainerEngine.Error>
+}
+
 /** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
 export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "volumes" | "scratch" | "labels" | "supervisorDir"> {
   /** The uid the box's user has, when known (the supervisor's copy of bash belongs to another). */
@@ -82,6 +91,8 @@ export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" |
   readonly workspace: Workspace
   /** Stop a box that ran nothing for this long; never when absent. */
   readonly idleStopMs?: number | undefined
+  /** An allow-listed network's part in each box. */
+  readonly attach?: BoxAttachment | undefined
 }
 
 /** One live box. */
@@ -231,6 +242,7 @@ export class Boxes {
         // One that cannot start again (removed from outside while stopped, its mount gone) is replaced.
         return this.engine.startBox(box.id).pipe(
           Effect.zipRight(makeSupervisorShell(this.engine, box.id, box.supervisorUid)),
+          Effect.zipRight(this.attached(box.id, box.supervisorUid)),
           Effect.zipRight(this.restartControl(box)),
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
@@ -265,8 +277,18 @@ export class Boxes {
    */
   repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngine.Error> {
     return makeSupervisorShell(this.engine, box.id, box.supervisorUid).pipe(
-      Effect.tap((made) => made ? this.restartControl(box) : Effect.void)
+      Effect.tap((made) => made ? Effect.zipRight(this.restartControl(box), this.attached(box.id, box.supervisorUid)) : Effect.void)
     )
+  }
+
+  /** Starts the attachment's part in a box that has just started. */
+  private attached(box: string, supervisor: number): Effect.Effect<void, ContainerEngine.Error> {
+    return this.settings.attach === undefined ? Effect.void : this.settings.attach.started(box, supervisor)
+  }
+
+  /** The attachment's mounts for a new box of `session`. */
+  private attachedMounts(session: string): Effect.Effect<ContainerEngine.BoxOptions["mounts"], ContainerEngine.Error> {
+    return this.settings.attach === undefined ? Effect.succeed([]) : this.settings.attach.mounts(session)
   }
 
   /**
@@ -337,7 +359,7 @@ export class Boxes {
 
   private create(session: string): Effect.Effect<Box, ContainerEngine.Error | WorkspaceMissing> {
     return Effect.gen(this, function*() {
-      const { idleStopMs: _idle, uid, workspace, ...options } = this.settings
+      const { attach: _attach, idleStopMs: _idle, uid, workspace, ...options } = this.settings
       if (workspace.kind === "volume") return yield* this.createInVolume(session, workspace.target, workspace.name)
       if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.target })
       const controlParent = this.controlParent!
@@ -346,14 +368,20 @@ export class Boxes {
         catch: (cause) => new ContainerEngineError({ message: `cannot make the container's control directory: ${String(cause)}`, cause })
       })
       const supervisor = supervisorUid(uid)
-      const id = yield* this.engine.createBox({
-        ...options,
-        supervisorDir: { path: supervisorDir, uid: supervisor },
-        labels: { ...this.labelsOf(session), [labels.control]: control.path },
-        mounts: [{ host: workspace.host, target: workspace.target }, { host: control.path, target: controlMount }]
-      }).pipe(
+      const id = yield* this.attachedMounts(session).pipe(
+        Effect.flatMap((attached) =>
+          this.engine.createBox({
+            ...options,
+            supervisorDir: { path: supervisorDir, uid: supervisor },
+            labels: { ...this.labelsOf(session), [labels.control]: control.path },
+            mounts: [{ host: workspace.host, target: workspace.target }, { host: control.path, target: controlMount }, ...attached]
+          })
+        ),
         Effect.tap((id) =>
-          makeSupervisorShell(this.engine, id, supervisor).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
+          makeSupervisorShell(this.engine, id, supervisor).pipe(
+            Effect.zipRight(this.attached(id, supervisor)),
+            Effect.onError(() => Effect.ignore(this.engine.removeBox(id)))
+          )
         ),
         // A box made for a create that failed or was interrupted has run nothing of a command.
         Effect.onError(() => control.close({ boxGone: true }))
@@ -371,18 +399,20 @@ export class Boxes {
    */
   private createInVolume(session: string, target: string, name: string | undefined): Effect.Effect<Box, ContainerEngine.Error> {
     return Effect.gen(this, function*() {
-      const { idleStopMs: _idle, uid, workspace: _workspace, ...options } = this.settings
+      const { attach: _attach, idleStopMs: _idle, uid, workspace: _workspace, ...options } = this.settings
       const supervisor = supervisorUid(uid)
+      const attached = yield* this.attachedMounts(session)
       const id = yield* this.engine.createBox({
         ...options,
         supervisorDir: { path: supervisorDir, uid: supervisor },
         labels: this.labelsOf(session),
-        mounts: [],
+        mounts: attached,
         volumes: [{ target, name }],
         scratch: [{ path: controlMount, mode: "0777" }]
       })
       const box = yield* Effect.gen(this, function*() {
         yield* makeSupervisorShell(this.engine, id, supervisor)
+        yield* this.attached(id, supervisor)
         yield* this.openToBoxUsers(id, target)
         const control = yield* BoxControl.start(this.engine, id, controlMount, supervisor, this.scope)
         return { id, session, control, supervisorUid: supervisor, gone: false } satisfies Box

@@ -320,7 +320,7 @@ export const makeDockerEngine = (
               Image: options.image,
               Cmd: ["sleep", "infinity"],
               Entrypoint: [],
-              Env: [],
+              Env: Object.entries(options.env ?? {}).map(([name, value]) => `${name}=${value}`),
               Labels: options.labels,
               User: options.user,
               HostConfig: {
@@ -332,7 +332,7 @@ export const makeDockerEngine = (
                 NetworkMode: options.network,
                 // Not `Binds`: a bind mount refuses a missing source instead of creating it on the host.
                 Mounts: [
-                  ...options.mounts.map(({ host, target }) => ({ Type: "bind", Source: host, Target: target })),
+                  ...options.mounts.map(({ host, readOnly, target }) => ({ Type: "bind", Source: host, Target: target, ReadOnly: readOnly === true })),
                   // Anonymous ones carry the box's labels and go with it (`v` on its removal); a named one stays.
                   ...(options.volumes ?? []).map(({ name, target }) =>
                     name === undefined

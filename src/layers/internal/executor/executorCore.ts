@@ -11,8 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Scope from "effect/Scope"
-import type { BashRequestError } from "../../../services/BashExecutor.js"
-import { BackgroundLimitError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import { BackgroundLimitError, BashRequestError, BashExecutor, SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import type { SpawnError } from "../../../services/ProcessSpawner.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { BackgroundEntry } from "./background.js"
 import { BackgroundRegistry } from "../BackgroundRegistry.js"
@@ -27,6 +27,7 @@ import { RunnerWatch } from "./RunnerWatch.js"
 import { makeSpillStore } from "./SpillStore.js"
 import { StreamCollector } from "./StreamCollector.js"
 import { supervise } from "./supervise.js"
+import { unproxiedMessage } from "../network/callEntries.js"
 import { fnWhenTraced, whenTraced } from "../../../services/internal/whenTraced.js"
 
 const encoder = new TextEncoder()
@@ -40,7 +41,7 @@ export interface Launch {
    * The call's own network proxies, started in the call's scope before the spawn; what they
    * refused goes into the sandbox facts.
    */
-  readonly network?: Effect.Effect<NetworkCall, SandboxUnavailableError, Scope.Scope>
+  readonly network?: Effect.Effect<NetworkCall, SandboxUnavailableError | SpawnError, Scope.Scope>
   /** Present for a confining executor, even when this call runs unconfined. */
   readonly sandbox?: {
     readonly mode: BashExecutor.SandboxMode
@@ -59,6 +60,12 @@ export interface NetworkCall {
 const withRefusals = (facts: BashExecutor.SandboxFacts, network: NetworkCall | undefined): BashExecutor.SandboxFacts => {
   const refusals = network?.refusals() ?? []
   return refusals.length === 0 ? facts : { ...facts, networkRefusals: refusals }
+}
+
+/** A container's refusals (a launch without a sandbox), when there are any: a sandbox's go into its facts. */
+const refusalsOf = (launch: Launch, network: NetworkCall | undefined): { readonly networkRefusals?: ReadonlyArray<string> } => {
+  const refusals = launch.sandbox === undefined ? network?.refusals() ?? [] : []
+  return refusals.length === 0 ? {} : { networkRefusals: refusals }
 }
 
 /**
@@ -180,10 +187,17 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     }
     const resolve = fnWhenTraced("BashExecutor.resolve")(resolveBody)
 
+    // A call's own allow entries need proxies to widen: without them they would be ignored.
+    const refuseUnproxied = (spec: BashExecutor.Spec) =>
+      confinement.network === undefined && (spec.networkAllow?.length ?? 0) > 0
+        ? Effect.fail(new BashRequestError({ field: "networkAllow", message: unproxiedMessage("networkAllow") }))
+        : Effect.void
+
     // `live` is the feed runStreaming watches; a plain run's has no consumer.
     // A spec is checked by `resolve` (its brand says so): only the abort trigger can have changed.
     const runBody = function*(spec: BashExecutor.Spec, live: LiveFeed = new LiveFeed()) {
       yield* refuseIfAborted(spec)
+      yield* refuseUnproxied(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
       // From the spawn to the kill finalizer nothing may interrupt: the command may be running already.
@@ -222,7 +236,8 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
         timeoutMs: spec.timeoutMs,
         stdout: supervised.stdout,
         stderr: supervised.stderr,
-        ...(sandbox === undefined ? {} : { sandbox: withRefusals(sandbox.facts, network) })
+        ...(sandbox === undefined ? {} : { sandbox: withRefusals(sandbox.facts, network) }),
+        ...refusalsOf(launch, network)
       }
       return result
     }
@@ -248,6 +263,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
     const start = Effect.fn("BashExecutor.start")(function*(spec: BashExecutor.Spec) {
       yield* refuseIfAborted(spec)
       if (!registry.hasCapacity) return yield* new BackgroundLimitError({ limit: config.maxBackground })
+      yield* refuseUnproxied(spec)
       const launch = yield* confinement.launch(spec)
       const watch = watchFor(launch)
       const live = new LiveFeed()
@@ -285,7 +301,7 @@ export const makeExecutorCore = (config: LocalBashExecutorConfig, confinement: C
               }))
           )
           const state = settledState(supervised)
-          if (launch.sandbox === undefined) return state
+          if (launch.sandbox === undefined) return { ...state, ...refusalsOf(launch, network) }
           return { ...state, sandbox: withRefusals(judge(launch.sandbox, watch, supervised.exit).facts, network) }
         })
       ).pipe(

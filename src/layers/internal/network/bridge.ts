@@ -17,6 +17,26 @@ import { readFileSync } from "node:fs"
 /** The loopback ports the relays listen on inside the sandbox (its own network namespace). */
 const bridgePorts = { http: 3128, socks: 1080 } as const
 
+/**
+ * The variables that send curl, git, npm, pip and most HTTP clients through relays on
+ * {@link bridgePorts} (`bridge.sh` sets the same in a sandbox).
+ */
+export const proxyVariables: Readonly<Record<string, string>> = (() => {
+  const http = `http://127.0.0.1:${bridgePorts.http}`
+  const socks = `socks5h://127.0.0.1:${bridgePorts.socks}`
+  const here = "localhost,127.0.0.1,::1"
+  return {
+    HTTP_PROXY: http,
+    HTTPS_PROXY: http,
+    http_proxy: http,
+    https_proxy: http,
+    ALL_PROXY: socks,
+    all_proxy: socks,
+    NO_PROXY: here,
+    no_proxy: here
+  }
+})()
+
 /** `prctl`'s system call number, by Node's `process.arch`; the filter exists for these two only. */
 const prctlNumber: Readonly<Record<string, number>> = { x64: 157, arm64: 167 }
 

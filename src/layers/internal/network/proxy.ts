@@ -49,12 +49,15 @@ type Upstream =
 export interface NetworkProxy {
   /**
    * Starts a call's proxies on `httpPath` and `socksPath`, closed with the scope; `extraAllow` is
-   * what this call may reach besides the policy's allow-list.
+   * what this call may reach besides the policy's allow-list (read at each connection when a
+   * function: a container's proxies serve a session's calls as they come and go), and `onRefusal`
+   * hears each refusal as it happens.
    */
   readonly open: (
     httpPath: string,
     socksPath: string,
-    extraAllow?: ReadonlyArray<Entry>
+    extraAllow?: ReadonlyArray<Entry> | (() => ReadonlyArray<Entry>),
+    onRefusal?: (refusal: string) => void
   ) => Effect.Effect<CallProxy, NetworkProxyError, Scope.Scope>
 }
 
@@ -64,17 +67,40 @@ export interface CallProxy {
   readonly refusals: () => ReadonlyArray<string>
 }
 
+/** The refusals one call has seen, as the model reads them: each once, at most {@link maxRefusalLines}, the rest counted. */
+export interface RefusalLog {
+  readonly add: (refusal: string) => void
+  readonly lines: () => ReadonlyArray<string>
+}
+
+/** An empty {@link RefusalLog}. */
+export const makeRefusalLog = (): RefusalLog => {
+  const refused = new Set<string>()
+  let overflow = 0
+  return {
+    add: (refusal) => {
+      if (refused.has(refusal)) return
+      if (refused.size < maxRefusalLines) refused.add(refusal)
+      else overflow++
+    },
+    lines: () => [
+      ...[...refused].map(refusalLine),
+      ...(overflow > 0 ? [`[network: refused ${overflow} more connections]`] : [])
+    ]
+  }
+}
+
 /** A layer's proxies under `options`. */
 export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
   const denied = deniedAddresses()
   let upstreams = 0
   return {
-    open: (httpPath, socksPath, extraAllow = []) => {
-      const policy: Policy = extraAllow.length === 0
-        ? options.policy
-        : { ...options.policy, allow: [...options.policy.allow, ...extraAllow] }
-      const refused = new Set<string>()
-      let overflow = 0
+    open: (httpPath, socksPath, extraAllow = [], onRefusal) => {
+      const policyNow = (): Policy => {
+        const extra = typeof extraAllow === "function" ? extraAllow() : extraAllow
+        return extra.length === 0 ? options.policy : { ...options.policy, allow: [...options.policy.allow, ...extra] }
+      }
+      const log = makeRefusalLog()
       const sockets = new Set<NodeNet.Socket>()
       // Set as the call's scope closes: an admission still resolving then opens nothing.
       let closed = false
@@ -85,13 +111,12 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         socket.on("error", () => socket.destroy())
       }
       const refuse = (refusal: string) => {
-        if (refused.has(refusal)) return
-        if (refused.size < maxRefusalLines) refused.add(refusal)
-        else overflow++
+        onRefusal?.(refusal)
+        log.add(refusal)
       }
       /** The upstream socket for `host:port`, or the refusal. */
       const connect = async (host: string, port: number): Promise<Upstream> => {
-        const admission = await admit(policy, denied, options.resolve, host, port)
+        const admission = await admit(policyNow(), denied, options.resolve, host, port)
         if (closed) return { _tag: "Failed" }
         if (admission._tag === "Refused") {
           refuse(admission.refusal)
@@ -223,12 +248,7 @@ export const makeNetworkProxy = (options: ProxyOptions): NetworkProxy => {
         () => release
       ).pipe(
         Effect.withSpan("SandboxNetwork.open"),
-        Effect.as({
-          refusals: () => [
-            ...[...refused].map(refusalLine),
-            ...(overflow > 0 ? [`[network: refused ${overflow} more connections]`] : [])
-          ]
-        })
+        Effect.as({ refusals: log.lines })
       )
     }
   }

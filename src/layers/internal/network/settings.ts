@@ -30,14 +30,19 @@ export interface NetworkSettings {
   readonly allowUnixSockets: boolean
 }
 
-const fail = (field: string, message: string) =>
-  Either.left(new LocalBashExecutorConfigError({ field, message: `bash-sandbox: ${field} ${message}` }))
+/** Whose settings these are, as errors name them. */
+type Owner = "bash-sandbox" | "bash-container"
 
-const entries = (field: string, texts: ReadonlyArray<string>) => {
+const failOf = (owner: Owner) => (field: string, message: string) =>
+  Either.left(new LocalBashExecutorConfigError({ field, message: `${owner}: ${field} ${message}` }))
+
+const fail = failOf("bash-sandbox")
+
+const entries = (field: string, texts: ReadonlyArray<string>, owner: Owner) => {
   const parsed: Array<Entry> = []
   for (const [index, text] of texts.entries()) {
     const entry = parseEntry(text)
-    if (typeof entry === "string") return fail(field, `entry ${index} ${JSON.stringify(text)} ${entry}`)
+    if (typeof entry === "string") return failOf(owner)(field, `entry ${index} ${JSON.stringify(text)} ${entry}`)
     parsed.push(entry)
   }
   return Either.right(parsed)
@@ -54,8 +59,10 @@ const splitPin = (pair: string): readonly [string, string] => {
  * checked lists. Fails naming the field and the first bad entry.
  */
 export const policyEither = (
-  settings: Pick<NetworkSettings, "network" | "networkAllow" | "networkDeny" | "networkHosts">
+  settings: Pick<NetworkSettings, "network" | "networkAllow" | "networkDeny" | "networkHosts">,
+  owner: Owner = "bash-sandbox"
 ): Either.Either<Policy | undefined, LocalBashExecutorConfigError> => {
+  const fail = failOf(owner)
   const lists = typeof settings.network === "object" ? settings.network : undefined
   const flat = settings.networkAllow.length > 0 || settings.networkDeny.length > 0 || settings.networkHosts.length > 0
   if (lists === undefined && !flat) return Either.right(undefined)
@@ -84,7 +91,7 @@ export const policyEither = (
     hosts.set(normalHost(entry.host), canonicalIp(address))
   }
   const denyField = lists === undefined ? "networkDeny" : "network.deny"
-  return Either.all([entries(field, allowTexts), entries(denyField, lists?.deny ?? settings.networkDeny)]).pipe(
+  return Either.all([entries(field, allowTexts, owner), entries(denyField, lists?.deny ?? settings.networkDeny, owner)]).pipe(
     Either.flatMap(([allow, deny]) => {
       const reasons = lists?.denyReasons ?? {}
       const stray = Object.keys(reasons).find((key) => !deny.some((entry) => entry.text === key))
@@ -96,6 +103,23 @@ export const policyEither = (
       return Either.right<Policy>({ allow, deny, denyReasons: reasons, hosts })
     })
   )
+}
+
+/**
+ * The container settings' policy: `network: { allow, … }`, or the flat lists with `network` "none"
+ * (the container's default, which the allow-list then replaces), checked as {@link policyEither} does.
+ */
+export const containerPolicyEither = (
+  settings: Pick<NetworkSettings, "networkAllow" | "networkDeny" | "networkHosts"> & {
+    readonly network: "none" | "bridge" | Exclude<NetworkSettings["network"], string>
+  }
+): Either.Either<Policy | undefined, LocalBashExecutorConfigError> => {
+  const flat = settings.networkAllow.length > 0 || settings.networkDeny.length > 0 || settings.networkHosts.length > 0
+  if (settings.network === "bridge" && flat) {
+    return failOf("bash-container")("networkAllow", `needs network "none" (the default) or an allow-list, not "bridge"`)
+  }
+  // "none" stands aside for the flat lists as the sandbox's "host" does.
+  return policyEither({ ...settings, network: typeof settings.network === "object" ? settings.network : "host" }, "bash-container")
 }
 
 /** {@link policyEither} as an effect, for the layer's build. */

@@ -13,7 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../../../services/BashExecutor.js"
-import { BashRequestError, SandboxUnavailableError } from "../../../services/BashExecutor.js"
+import { SandboxUnavailableError } from "../../../services/BashExecutor.js"
 import { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import type { Confinement, Launch } from "../executor/executorCore.js"
 import { unconfined } from "../executor/executorCore.js"
@@ -32,7 +32,7 @@ import { policyEither, bridgeTools } from "../network/settings.js"
 import { systemResolver } from "../network/admission.js"
 import type { ProxiedNetwork } from "./bwrap.js"
 import type { Entry } from "../network/allowList.js"
-import { parseEntry } from "../network/allowList.js"
+import { allCallEntries } from "../network/callEntries.js"
 
 /** A probe's verdict, and whether its probe has started. */
 interface ProbeRound {
@@ -145,7 +145,7 @@ export const sandboxConfinement = (
         if (!(yield* usable)) return yield* new SandboxUnavailableError({ mode })
         const given = spec.sandboxPolicy?.workspaceRoot ?? configuredRoot
         const root = mode === "workspace-write" ? yield* roots.grant(given) : given
-        const extraAllow = yield* callAllowances(spec.sandboxPolicy?.networkAllow, proxies !== undefined)
+        const extraAllow = yield* allCallEntries(spec, proxies !== undefined)
         if (proxies === undefined) {
           return {
             wrapper: profileOf(mode, root, staticNetwork(config)),
@@ -170,28 +170,6 @@ export const sandboxConfinement = (
       launch,
       ready
     } satisfies Confinement
-  })
-
-/**
- * A call's own allow entries (`sandboxPolicy.networkAllow`), checked: only a sandbox with an
- * allow-list takes them, and a bad one fails the call naming it.
- */
-const callAllowances = (texts: ReadonlyArray<string> | undefined, proxied: boolean) =>
-  Effect.suspend((): Effect.Effect<ReadonlyArray<Entry>, BashRequestError> => {
-    if (texts === undefined || texts.length === 0) return Effect.succeed([])
-    const field = "sandboxPolicy.networkAllow"
-    if (!proxied) {
-      return Effect.fail(new BashRequestError({ field, message: `${field} needs a sandbox with network: { allow }` }))
-    }
-    const entries: Array<Entry> = []
-    for (const [index, text] of texts.entries()) {
-      const entry = parseEntry(text)
-      if (typeof entry === "string") {
-        return Effect.fail(new BashRequestError({ field, message: `${field} entry ${index} ${JSON.stringify(text)} ${entry}` }))
-      }
-      entries.push(entry)
-    }
-    return Effect.succeed(entries)
   })
 
 /** The settings' network when it is no allow-list. */
