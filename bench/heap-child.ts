@@ -3,14 +3,15 @@
  * `node --expose-gc --max-old-space-size=N dist/bench/heap-child.js <retainedMiB> <rounds> <block>`.
  *
  * Starts our executor with the launcher (the default), with `directSpawn`, and the reference
- * executor; then keeps `<retainedMiB>` of live JS heap and times calls of `true` through each,
- * interleaved. Spawning from the host forks it, and a fork copies the page tables of the whole heap:
+ * executor, and both `bash` tools through a harness registry (the tool's row is what a model's call
+ * costs, on the same executors); then keeps `<retainedMiB>` of live JS heap and times calls of `true`
+ * through each, interleaved. Spawning from the host forks it, and a fork copies the page tables of the whole heap:
  * the cost the launcher exists to keep off each call. Prints one JSON line (a `HeapCalls`); the
  * reference's row is absent, with a line on stderr, when it is not installed.
  */
 import type { CallRow, HeapCalls } from "./lib/results.js"
 import { collectGarbage, MiB, round } from "./lib/stats.js"
-import { makeReferenceRunners } from "./runners/harness.js"
+import { makeOursToolRunner, makeReferenceRunners } from "./runners/harness.js"
 import { makeOursRunner } from "./runners/ours.js"
 import type { Runner } from "./runners/Runner.js"
 import { interleavedCalls, spreadOf } from "./sections/calls.js"
@@ -38,7 +39,9 @@ const main = async () => {
   const runners: Array<Runner> = [
     { ...await makeOursRunner({}), label: "effect-bash LocalBashExecutor, launcher (default)" },
     { ...await makeOursRunner({ directSpawn: true }), id: "ours-direct", label: "effect-bash LocalBashExecutor, directSpawn" },
-    ...(reference === undefined ? [] : [reference.executor])
+    ...(reference === undefined ? [] : [reference.executor]),
+    await makeOursToolRunner(),
+    ...(reference === undefined ? [] : [reference.tool])
   ]
   try {
     for (const runner of runners) for (let i = 0; i < 20; i++) await runner.run("true")

@@ -461,7 +461,7 @@ const runHeap = async (): Promise<HeapItem> => {
   const start = round(loadavg()[0]!)
   const heaps: Array<HeapCalls> = []
   for (const retainedMiB of [heapSmallMiB, heapLargeMiB]) {
-    log(`(l) launcher, directSpawn and the reference, host keeping ${retainedMiB} MiB of heap: ${rounds} × ${block} true each (fresh process)`)
+    log(`(l) launcher, directSpawn, the reference and both tools, host keeping ${retainedMiB} MiB of heap: ${rounds} × ${block} true each (fresh process)`)
     const h = await measureHeap(retainedMiB, rounds, block, log)
     for (const r of h.rows) log(`  ${r.label}: median ${round(r.medianMs)} ms, p90 ${round(r.p90Ms)} ms`)
     heaps.push(h)
@@ -469,18 +469,26 @@ const runHeap = async (): Promise<HeapItem> => {
   return { date, loadAverage: { start, end: round(loadavg()[0]!) }, sizes: heaps }
 }
 
-/** Issue 25's launcher target: ours with the launcher no slower per call than the reference, at each heap size. */
+/**
+ * Issue 25's launcher target: ours with the launcher no slower per call than the reference, at each
+ * heap size; and issue 55's: our `bash` tool no slower than the reference tool at each heap size.
+ */
 const judgeHeap = (item: HeapItem): Array<Target> =>
   item.sizes.flatMap((h) => {
     const row = (id: string) => h.rows.find((r) => r.id === id)
     const ours = row("ours")!
     const direct = row("ours-direct")!
     const reference = row("reference")
+    const oursTool = row("ours-tool")
+    const referenceTool = row("reference-tool")
     const where = `host heap ${h.retainedMiB} MiB kept (heapUsed ${h.heapUsedMiB} MiB)`
     return [
       ...(reference === undefined
         ? []
         : [ratioTarget("l", `effect-bash executor with its launcher / reference executor, wall time per call, ${where}`, ours.medianMs / reference.medianMs, 1)]),
+      ...(oursTool === undefined || referenceTool === undefined
+        ? []
+        : [ratioTarget("l", `effect-bash \`bash\` tool / reference tool (registry), wall time per call, ${where}`, oursTool.medianMs / referenceTool.medianMs, 1)]),
       // Not a target of the issue: what the launcher saves over spawning from the host.
       ratioTarget(
         "l",
