@@ -1,6 +1,6 @@
 /**
  * Work item (l), run in a fresh node process per host heap size:
- * `node --expose-gc --max-old-space-size=N dist/bench/heap-child.js <retainedMiB> <rounds> <block>`.
+ * `node --expose-gc --max-old-space-size=N dist/bench/heap-child.js <retainedMiB> <rounds> <block> <warmUp>`.
  *
  * Starts our executor with the launcher (the default), with `directSpawn`, and the reference
  * executor, and both `bash` tools through a harness registry (the tool's row is what a model's call
@@ -28,12 +28,13 @@ const retain = (mib: number): Array<Array<number>> =>
 const kept: Array<Array<Array<number>>> = []
 
 const main = async () => {
-  const [retainArg = "", roundsArg = "", blockArg = ""] = process.argv.slice(2)
+  const [retainArg = "", roundsArg = "", blockArg = "", warmUpArg = ""] = process.argv.slice(2)
   const retainedMiB = Number(retainArg)
   const rounds = Number(roundsArg)
   const block = Number(blockArg)
-  if (!(retainedMiB >= 0) || !(rounds > 0) || !(block > 0)) {
-    throw new Error("usage: heap-child <retainedMiB> <rounds> <block>")
+  const warmUp = Number(warmUpArg)
+  if (!(retainedMiB >= 0) || !(rounds > 0) || !(block > 0) || !(warmUp >= 0)) {
+    throw new Error("usage: heap-child <retainedMiB> <rounds> <block> <warmUp>")
   }
   const reference = await makeReferenceRunners({}, (line) => process.stderr.write(`${line}\n`))
   const runners: Array<Runner> = [
@@ -44,7 +45,8 @@ const main = async () => {
     ...(reference === undefined ? [] : [reference.tool])
   ]
   try {
-    for (const runner of runners) for (let i = 0; i < 20; i++) await runner.run("true")
+    // Warmed up before the heap grows, so the retained heap is not what the warm-up allocated.
+    for (const runner of runners) for (let i = 0; i < warmUp; i++) await runner.run("true")
     kept.push(retain(retainedMiB))
     collectGarbage()
     for (const runner of runners) for (let i = 0; i < 5; i++) await runner.run("true")

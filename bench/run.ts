@@ -73,6 +73,13 @@ const onlyHeap = process.argv.includes("--only=heap")
 const onlyNetwork = process.argv.includes("--only=network")
 const onlyColdStart = process.argv.includes("--only=cold-start")
 const settings = {
+  /**
+   * Calls each contender makes before anything is timed. V8 keeps optimizing a path for hundreds of
+   * calls, and ours has more JavaScript than the reference's: in one run (100-call blocks, 2026-12-07)
+   * our executor's host CPU per call was 2.45 ms in the block after 20 calls and 1.3 ms around call
+   * 500, the reference's 1.94 and 1.65 ms. With 20 calls the first rounds timed our warm-up.
+   */
+  warmUpCalls: quick ? 20 : 500,
   sequentialCount: quick ? 30 : 300,
   concurrentStreams: 8,
   concurrentEach: quick ? 5 : 50,
@@ -187,7 +194,7 @@ const makeRunners = async (oursConfig: Parameters<typeof makeOursRunner>[0]) => 
 const warmUp = async (runners: ReadonlyArray<Runner>, dir?: string) => {
   log("warming up")
   for (const runner of runners) {
-    for (let i = 0; i < 20; i++) await runner.run("true")
+    for (let i = 0; i < settings.warmUpCalls; i++) await runner.run("true")
     if (dir !== undefined && runner.runToFile !== undefined) await outputToFile(MiB, dir)(runner)
   }
 }
@@ -462,7 +469,7 @@ const runHeap = async (): Promise<HeapItem> => {
   const heaps: Array<HeapCalls> = []
   for (const retainedMiB of [heapSmallMiB, heapLargeMiB]) {
     log(`(l) launcher, directSpawn, the reference and both tools, host keeping ${retainedMiB} MiB of heap: ${rounds} × ${block} true each (fresh process)`)
-    const h = await measureHeap(retainedMiB, rounds, block, log)
+    const h = await measureHeap(retainedMiB, rounds, block, settings.warmUpCalls, log)
     for (const r of h.rows) log(`  ${r.label}: median ${round(r.medianMs)} ms, p90 ${round(r.p90Ms)} ms`)
     heaps.push(h)
   }
