@@ -1,16 +1,17 @@
 /**
  * Work item (l), run in a fresh node process per host heap size:
- * `node --expose-gc --max-old-space-size=N dist/bench/heap-child.js <retainedMiB> <rounds> <block>`.
+ * `node --expose-gc --max-old-space-size=N dist/bench/heap-child.js <retainedMiB> <rounds> <block> <warmUp>`.
  *
  * Starts our executor with the launcher (the default), with `directSpawn`, and the reference
- * executor; then keeps `<retainedMiB>` of live JS heap and times calls of `true` through each,
- * interleaved. Spawning from the host forks it, and a fork copies the page tables of the whole heap:
+ * executor, and both `bash` tools through a harness registry (the tool's row is what a model's call
+ * costs, on the same executors); then keeps `<retainedMiB>` of live JS heap and times calls of `true`
+ * through each, interleaved. Spawning from the host forks it, and a fork copies the page tables of the whole heap:
  * the cost the launcher exists to keep off each call. Prints one JSON line (a `HeapCalls`); the
  * reference's row is absent, with a line on stderr, when it is not installed.
  */
 import type { CallRow, HeapCalls } from "./lib/results.js"
 import { collectGarbage, MiB, round } from "./lib/stats.js"
-import { makeReferenceRunners } from "./runners/harness.js"
+import { makeOursToolRunner, makeReferenceRunners } from "./runners/harness.js"
 import { makeOursRunner } from "./runners/ours.js"
 import type { Runner } from "./runners/Runner.js"
 import { interleavedCalls, spreadOf } from "./sections/calls.js"
@@ -27,21 +28,25 @@ const retain = (mib: number): Array<Array<number>> =>
 const kept: Array<Array<Array<number>>> = []
 
 const main = async () => {
-  const [retainArg = "", roundsArg = "", blockArg = ""] = process.argv.slice(2)
+  const [retainArg = "", roundsArg = "", blockArg = "", warmUpArg = ""] = process.argv.slice(2)
   const retainedMiB = Number(retainArg)
   const rounds = Number(roundsArg)
   const block = Number(blockArg)
-  if (!(retainedMiB >= 0) || !(rounds > 0) || !(block > 0)) {
-    throw new Error("usage: heap-child <retainedMiB> <rounds> <block>")
+  const warmUp = Number(warmUpArg)
+  if (!(retainedMiB >= 0) || !(rounds > 0) || !(block > 0) || !(warmUp >= 0)) {
+    throw new Error("usage: heap-child <retainedMiB> <rounds> <block> <warmUp>")
   }
   const reference = await makeReferenceRunners({}, (line) => process.stderr.write(`${line}\n`))
   const runners: Array<Runner> = [
     { ...await makeOursRunner({}), label: "effect-bash LocalBashExecutor, launcher (default)" },
     { ...await makeOursRunner({ directSpawn: true }), id: "ours-direct", label: "effect-bash LocalBashExecutor, directSpawn" },
-    ...(reference === undefined ? [] : [reference.executor])
+    ...(reference === undefined ? [] : [reference.executor]),
+    await makeOursToolRunner(),
+    ...(reference === undefined ? [] : [reference.tool])
   ]
   try {
-    for (const runner of runners) for (let i = 0; i < 20; i++) await runner.run("true")
+    // Warmed up before the heap grows, so the retained heap is not what the warm-up allocated.
+    for (const runner of runners) for (let i = 0; i < warmUp; i++) await runner.run("true")
     kept.push(retain(retainedMiB))
     collectGarbage()
     for (const runner of runners) for (let i = 0; i < 5; i++) await runner.run("true")

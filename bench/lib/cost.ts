@@ -66,17 +66,13 @@ const processCpuMs = (pid: number): number => {
 
 /**
  * Runs `make` and returns what it made with a reader of the CPU time used so far by the launchers
- * started since (each of our layers starts one, maybe on first use; the host's own CPU does not
- * include theirs). The first launchers found are the contender's: later ones are another's.
+ * started meanwhile (the host's own CPU does not include theirs). `make` must have made one call
+ * through the contender: a layer's launcher may start after the layer (with its helpers, or on first
+ * use), and one found later could be the next contender's.
  */
 export const withLaunchers = async <A>(make: () => Promise<A>): Promise<{ readonly made: A; readonly cpuMs: () => number }> => {
   const before = launcherPids()
   const made = await make()
-  let started: ReadonlyArray<number> = []
-  const cpuMs = () => {
-    if (started.length === 0) started = [...launcherPids()].filter((pid) => !before.has(pid))
-    return started.reduce((sum, pid) => sum + processCpuMs(pid), 0)
-  }
-  cpuMs()
-  return { made, cpuMs }
+  const started = [...launcherPids()].filter((pid) => !before.has(pid))
+  return { made, cpuMs: () => started.reduce((sum, pid) => sum + processCpuMs(pid), 0) }
 }

@@ -122,9 +122,9 @@ export const renderNetwork = (m: NetworkItem): string => {
 export const renderHeap = (item: HeapItem): string => {
   const heaps = item.sizes
   const ids = [...new Set(heaps.flatMap((h) => h.rows.map((r) => r.id)))]
-  return `(l) Launcher, direct spawn and the reference by host heap size, ${whenText(item)}.\n\n` + table(
+  return `(l) Launcher, direct spawn, the reference and both \`bash\` tools by host heap size, ${whenText(item)}.\n\n` + table(
     [
-      "(l) Per call of `true` (median, p90; × reference)",
+      "(l) Per call of `true` (median, p90; × the reference executor, a tool × the reference tool)",
       ...heaps.map((h) => `host heap ${h.retainedMiB} MiB kept (heapUsed ${h.heapUsedMiB} MiB, RSS ${h.rssMiB} MiB)`)
     ],
     ids.map((id) => [
@@ -132,8 +132,10 @@ export const renderHeap = (item: HeapItem): string => {
       ...heaps.map((h) => {
         const r = h.rows.find((x) => x.id === id)
         if (r === undefined) return "—"
-        const reference = h.rows.find((x) => x.id === "reference")
-        const ratio = reference === undefined || id === "reference" ? "" : ` (${ratioText(r, reference)})`
+        // A tool against the reference tool, an executor against the reference executor.
+        const referenceId = id.endsWith("-tool") ? "reference-tool" : "reference"
+        const reference = h.rows.find((x) => x.id === referenceId)
+        const ratio = reference === undefined || id === referenceId ? "" : ` (${ratioText(r, reference)})`
         return `${fmt(r.medianMs, "ms")}${ratio}, p90 ${fmt(r.p90Ms, "ms")}`
       })
     ])

@@ -170,12 +170,14 @@ export const makeReferenceRunners = async (
 /** Our `bash` tool: the effect-bash Cordis plugin in the same kind of registry. */
 export const makeOursToolRunner = async (): Promise<Runner> => {
   const { harness, load, close } = await makeRegistry()
-  const { cpuMs } = await withLaunchers(() => load(EffectBash))
+  const run = toolCall(harness, agentIn(process.cwd()))
+  // One call, so the plugin's launcher has started (see `withLaunchers`).
+  const { cpuMs } = await withLaunchers(() => load(EffectBash).then(() => run("true")))
   return {
     id: "ours-tool",
     label: "effect-bash `bash` tool",
     level: "tool",
-    run: toolCall(harness, agentIn(process.cwd())),
+    run,
     helperCpuMs: cpuMs,
     close
   }

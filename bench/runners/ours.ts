@@ -16,7 +16,12 @@ export interface OursRunner extends Runner {
 /** Builds the runtime eagerly so layer construction is never billed to the first timed call. */
 export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): Promise<OursRunner> => {
   const runtime = ManagedRuntime.make(LocalBashExecutor.layer(config))
-  const { made: executor, cpuMs } = await withLaunchers(() => runtime.runPromise(BashExecutor))
+  const { made: executor, cpuMs } = await withLaunchers(async () => {
+    const made = await runtime.runPromise(BashExecutor)
+    // One call, so the layer's launcher has started (see `withLaunchers`).
+    await runtime.runPromise(Effect.flatMap(made.resolve({ command: "true" }), made.run))
+    return made
+  })
   const execute = (request: BashExecutor.Request) =>
     runtime.runPromise(Effect.flatMap(executor.resolve(request), executor.run))
   return {

@@ -13,12 +13,13 @@ export const measureHeap = (
   retainedMiB: number,
   rounds: number,
   block: number,
+  warmUp: number,
   log: (line: string) => void
 ): Promise<HeapCalls> =>
   // Room for the retained heap and the work around it.
   childReport<HeapCalls>(
     ["--expose-gc", `--max-old-space-size=${retainedMiB + 1024}`],
     childScript,
-    [String(retainedMiB), String(rounds), String(block)],
+    [String(retainedMiB), String(rounds), String(block), String(warmUp)],
     log
   )

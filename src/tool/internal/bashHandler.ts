@@ -86,13 +86,13 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
   /** Everything before the process starts: placement, approval, the managed environment, defaults. */
   const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Pick<BashExecutor.Request, "owner">) =>
     Effect.gen(function*() {
+      // The session's directory resolves in the thread pool while the mode and network are settled.
+      const sessionDir = yield* startSessionDir(call.session)
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
         ? yield* deps.sessions.value.standingMode(call.session?.id)
         : executor.sandboxMode
       const escalation = standing === undefined ? undefined : args.escalation
-      // The session's directory resolves in the thread pool while the mode is settled.
-      const sessionDir = yield* startSessionDir(call.session)
       const networkAllow = Option.isSome(deps.sessions) ? yield* deps.sessions.value.networkOf(call.session?.id) : []
       const placement = yield* placeCall(executor, {
         workdir: args.workdir,
