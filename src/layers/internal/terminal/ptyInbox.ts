@@ -20,6 +20,8 @@ export type PtyEvent =
 export class PtyInbox {
   private held = 0
   private paused = false
+  /** A resume under way: until it is done, output may still wait in the kernel. */
+  private resuming = false
   private resume: Effect.Effect<void> = Effect.void
   /** The most output held at once, in bytes. */
   highWater = 0
@@ -52,7 +54,7 @@ export class PtyInbox {
 
   /** Output between the PTY and the terminal: held here, or in the kernel while the PTY is not read. */
   get pending(): boolean {
-    return this.held > 0 || this.paused
+    return this.held > 0 || this.paused || this.resuming
   }
 
   /** The next event, to hand to {@link settle} once it is taken in. */
@@ -66,8 +68,12 @@ export class PtyInbox {
       if (event._tag === "exit") return Effect.void
       this.held -= event.bytes
       if (!this.paused || this.held > this.maxBytes / 2) return Effect.void
+      // Unpaused first: the resume may deliver at once, and a chunk then may pause the PTY again.
       this.paused = false
-      return this.resume
+      this.resuming = true
+      return Effect.ensuring(this.resume, Effect.sync(() => {
+        this.resuming = false
+      }))
     })
   }
 }
