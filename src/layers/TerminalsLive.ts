@@ -220,6 +220,10 @@ const start = (config: Settings) =>
         session.closing = closing
         const left = yield* session.terminate()
         if (left > 0) yield* Effect.logWarning(`PTY session ${session.id}: ${left} processes still alive after SIGKILL`)
+        yield* Effect.logDebug(`PTY session ${session.id}: output flow`).pipe(Effect.annotateLogs({
+          "terminal.outputHighWaterBytes": session.inbox.highWater,
+          "terminal.outputPauses": session.inbox.pauses
+        }))
         yield* ScopeModule.close(entry.scope, Exit.void)
         if (session.status.kind === "running") session.status = { kind: "exited", exitCode: null, signal: null }
         yield* Deferred.done(session.exited, Exit.void)

@@ -25,6 +25,8 @@ export class PtyInbox {
   private resume: Effect.Effect<void> = Effect.void
   /** The most output held at once, in bytes. */
   highWater = 0
+  /** How many times the PTY was stopped. */
+  pauses = 0
 
   private constructor(private readonly queue: Queue.Queue<PtyEvent>, readonly maxBytes: number) {}
 
@@ -38,7 +40,10 @@ export class PtyInbox {
     Queue.unsafeOffer(this.queue, { _tag: "data", chunk, bytes })
     this.held += bytes
     if (this.held > this.highWater) this.highWater = this.held
-    if (this.held >= this.maxBytes) this.paused = true
+    if (this.held >= this.maxBytes && !this.paused) {
+      this.paused = true
+      this.pauses++
+    }
     return !this.paused
   }
 
