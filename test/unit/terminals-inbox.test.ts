@@ -1,7 +1,7 @@
 /**
  * The inbox between a terminal's PTY and its pump: the PTY is stopped once the output held reaches
- * the byte budget and read again at half (what it holds then: the budget, plus the chunk that reached it), and events
- * keep their order with the exit last.
+ * the byte budget (it holds then the budget plus the chunk that reached it) and read again at half,
+ * and events keep their order with the exit last.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
