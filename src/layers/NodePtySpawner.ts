@@ -191,7 +191,9 @@ const spawnWith = (reaper: HostReaper["Type"]) => (options: PtySpawner.Options) 
     const starting = { exited: false, text: "", keeping: options.wrapper !== undefined }
     term.onData((chunk) => {
       if (starting.keeping && starting.text.length < 4096) starting.text += chunk
-      options.onData(chunk)
+      // Not read past the receiver's budget: the kernel's buffer fills and the writer blocks. node-pty
+      // drops its end 200 ms after the leader's exit, so the receiver must catch up within that.
+      if (!options.onData(chunk)) term.pause()
     })
     term.onExit(({ exitCode, signal }) => {
       starting.exited = true
@@ -210,6 +212,7 @@ const spawnWith = (reaper: HostReaper["Type"]) => (options: PtySpawner.Options) 
     const pty: PtySpawner.Pty = {
       pid: shell,
       write: (data) => Effect.sync(() => term.write(data)),
+      resume: Effect.sync(() => term.resume()),
       foreground: Effect.sync(() => pts === undefined ? undefined : foregroundOf(shell, pts)),
       signalGroup: (pgid, signal) =>
         Effect.sync(() => {

@@ -17,7 +17,6 @@ import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as ScopeModule from "effect/Scope"
 import * as NodePath from "node:path"
@@ -32,7 +31,8 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePlatformPath from "@effect/platform-node/NodePath"
 import { makeEnvBuilder, validateEnv } from "./internal/executor/environment.js"
 import { makeSpillStore } from "./internal/executor/SpillStore.js"
-import { type PtyEvent, TerminalSession } from "./internal/terminal/session.js"
+import { PtyInbox } from "./internal/terminal/ptyInbox.js"
+import { TerminalSession } from "./internal/terminal/session.js"
 import { Transcript } from "./internal/terminal/transcript.js"
 import { shellArgs, shellFile, terminalVariables } from "./internal/terminal/shellSetup.js"
 import { decodeSettings, PositiveFinite, PositiveInt } from "./settingsSchema.js"
@@ -57,6 +57,11 @@ export const Settings = Schema.Struct({
   /** Lines and bytes of scrollback kept per terminal (the newest). */
   scrollbackLines: count(10_000),
   scrollbackMaxBytes: count(4 * 1024 * 1024),
+  /**
+   * Output held between a terminal's PTY and its scrollback, in bytes: at this bound the PTY is not
+   * read until the terminal has caught up, so a flood's writer waits instead of the host's memory growing.
+   */
+  outputBufferBytes: count(1024 * 1024),
   /** The most a send result or a scrollback page holds, in bytes (the newest). */
   maxReadBytes: count(256 * 1024),
   /**
@@ -215,6 +220,10 @@ const start = (config: Settings) =>
         session.closing = closing
         const left = yield* session.terminate()
         if (left > 0) yield* Effect.logWarning(`PTY session ${session.id}: ${left} processes still alive after SIGKILL`)
+        yield* Effect.logDebug(`PTY session ${session.id}: output flow`).pipe(Effect.annotateLogs({
+          "terminal.outputHighWaterBytes": session.inbox.highWater,
+          "terminal.outputPauses": session.inbox.pauses
+        }))
         yield* ScopeModule.close(entry.scope, Exit.void)
         if (session.status.kind === "running") session.status = { kind: "exited", exitCode: null, signal: null }
         yield* Deferred.done(session.exited, Exit.void)
@@ -289,7 +298,7 @@ const start = (config: Settings) =>
                 Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
               )
             }
-            const events = yield* Queue.unbounded<PtyEvent>()
+            const inbox = yield* PtyInbox.make(config.outputBufferBytes)
             const exited = yield* Deferred.make<void>()
             const pty = yield* spawner.spawn({
               file: shellFile,
@@ -299,21 +308,32 @@ const start = (config: Settings) =>
               rows: options.rows ?? config.rows,
               cols: options.cols ?? config.cols,
               ...(launch.wrapper === undefined ? {} : { wrapper: launch.wrapper }),
-              onData: (chunk) => Queue.unsafeOffer(events, { _tag: "data", chunk }),
-              onExit: (exit) => Queue.unsafeOffer(events, { _tag: "exit", exit })
+              onData: inbox.offerData,
+              onExit: inbox.offerExit
             }).pipe(
               ScopeModule.extend(scope),
               Effect.tapError(() => ScopeModule.close(scope, Exit.void)),
               Effect.mapError((error) => new TerminalError({ reason: "startup", message: error.message }))
             )
+            inbox.connect(pty.resume)
             const transcript = new Transcript(spills, id, config.maxSpillBytes)
             // Removed once the pump is stopped (finalizers run in reverse).
             yield* ScopeModule.addFinalizer(scope, transcript.close)
-            const session = new TerminalSession(id, options.name, options.type, owner, pty, config, exited, transcript)
+            const session = new TerminalSession(
+              id,
+              options.name,
+              options.type,
+              owner,
+              pty,
+              config,
+              exited,
+              transcript,
+              inbox
+            )
             const entry: Entry = { session, scope, published: false }
             entries.set(id, entry)
             // Forked fibers inherit the mask: the pump must stay interruptible for the scope to close.
-            yield* Effect.forkIn(Effect.interruptible(session.pump(events)), scope)
+            yield* Effect.forkIn(Effect.interruptible(session.pump()), scope)
             const begun = yield* session.begin({ text: "", submit: false }, true)
             const result = yield* restore(begun.wait).pipe(Effect.onInterrupt(() => closeEntry(entry)))
             if (result.wait === "session_exit" || result.wait === "timeout") {

@@ -68,8 +68,13 @@ export declare namespace PtySpawner {
     readonly env: Readonly<Record<string, string>>
     readonly rows: number
     readonly cols: number
-    /** Receives the PTY's output as decoded UTF-8, chunk by chunk, from the first byte on. */
-    readonly onData: (chunk: string) => void
+    /**
+     * Receives the PTY's output as decoded UTF-8, chunk by chunk, from the first byte on. Returns
+     * `false` when the receiver holds all it will: the spawner then stops reading the PTY (its
+     * buffer fills and the writer blocks, as on a full pipe) until {@link Pty.resume}; a chunk
+     * already on its way may still arrive.
+     */
+    readonly onData: (chunk: string) => boolean
     /** Called once when the leader has exited and its output has been delivered. */
     readonly onExit: (exit: Exit) => void
     /**
@@ -120,6 +125,8 @@ export declare namespace PtySpawner {
      */
     readonly pid: number
     readonly write: (data: string) => Effect.Effect<void>
+    /** Reads the PTY again after `onData` returned `false`; nothing while it reads. */
+    readonly resume: Effect.Effect<void>
     /** The foreground group now; `undefined` once the leader is gone or off Linux. */
     readonly foreground: Effect.Effect<Foreground | undefined>
     /** Sends `signal` to the group `pgid` (a foreground group read before); false when it is gone. */

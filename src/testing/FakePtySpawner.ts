@@ -2,7 +2,9 @@
  * A scriptable `PtySpawner` for deterministic terminal tests: no processes, no real time. A test
  * decides what each fake shell prints, which group holds its foreground and whether it waits for
  * input, how it reacts to signals, and reads back what was written and signalled (stamped with the
- * Effect `Clock`, so `TestClock` drives readiness, silence, timeouts and close).
+ * Effect `Clock`, so `TestClock` drives readiness, silence, timeouts and close). Its output keeps to
+ * the receiver's budget as a real PTY's does: once `onData` says no more, what the shell prints waits
+ * (in order, the exit after it) until the receiver resumes it.
  *
  * @since 0.2.0
  */
@@ -54,6 +56,22 @@ export interface FakePty {
   /** The shell's other processes ({@link Script.children}) end. */
   readonly endChildren: () => void
   readonly alive: () => number
+  /** The PTY's flow control so far. */
+  readonly flow: () => Flow
+}
+
+/**
+ * A fake PTY's flow control: whether it is not being read now, how often it was stopped and
+ * resumed, and how much output waits for the reader (as in a full kernel buffer).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Flow {
+  readonly paused: boolean
+  readonly pauses: number
+  readonly resumes: number
+  readonly waitingChunks: number
 }
 
 /**
@@ -74,6 +92,8 @@ export interface Script {
   readonly children?: number
   /** The {@link children} survive TERM and HUP: only KILL (or the test) ends them. */
   readonly stubbornChildren?: boolean
+  /** How long each resume takes, on the Clock: the receiver falls behind while the output waits. */
+  readonly resumeDelayMs?: number
   /** How long each spawn takes, on the Clock (a real one waits, e.g. for `node-pty` to load). */
   readonly spawnDelayMs?: number
   /** Fail every spawn with this error. */
@@ -112,13 +132,32 @@ export const make = (script: Script = {}): FakePtySpawner => {
       let children = script.children ?? 0
       let exited = false
       let foreground: PtySpawner.Foreground | undefined = { pgid: pid, readingInput: false, wakeups: 0 }
+      let paused = false
+      let pauses = 0
+      let resumes = 0
+      // What the shell printed (and its exit) while the PTY was not read, in order.
+      const waiting: Array<{ readonly chunk: string } | { readonly exit: PtySpawner.Exit }> = []
+      const deliver = (chunk: string) => {
+        if (options.onData(chunk) === false) {
+          paused = true
+          pauses++
+        }
+      }
+      const drain = () => {
+        while (!paused && waiting.length > 0) {
+          const next = waiting.shift()!
+          if ("chunk" in next) deliver(next.chunk)
+          else options.onExit(next.exit)
+        }
+      }
       const exit = (result: PtySpawner.Exit = { exitCode: 0, signal: null }) => {
         if (exited) return
         exited = true
         members = 0
         children = 0
         foreground = undefined
-        options.onExit(result)
+        if (paused) waiting.push({ exit: result })
+        else options.onExit(result)
       }
       const record = (target: number | "all", signal: PtySpawner.Signal) =>
         Effect.map(Clock.currentTimeMillis, (atMillis) => {
@@ -132,7 +171,9 @@ export const make = (script: Script = {}): FakePtySpawner => {
         written,
         signals,
         emit: (chunk) => {
-          if (!exited) options.onData(chunk)
+          if (exited) return
+          if (paused) waiting.push({ chunk })
+          else deliver(chunk)
         },
         prompt: () => {
           pty.setForeground({ pgid: pid, readingInput: true })
@@ -147,7 +188,8 @@ export const make = (script: Script = {}): FakePtySpawner => {
         endChildren: () => {
           children = 0
         },
-        alive: () => members + children
+        alive: () => members + children,
+        flow: () => ({ paused, pauses, resumes, waitingChunks: waiting.filter((item) => "chunk" in item).length })
       }
       ptys.push(pty)
       const port: PtySpawner.Pty = {
@@ -157,6 +199,15 @@ export const make = (script: Script = {}): FakePtySpawner => {
             written.push(data)
             script.onWrite?.(pty, data)
           }),
+        resume: Effect.suspend(() => {
+          if (!paused) return Effect.void
+          const resumed = Effect.sync(() => {
+            paused = false
+            resumes++
+            drain()
+          })
+          return script.resumeDelayMs === undefined ? resumed : Effect.zipRight(Effect.sleep(script.resumeDelayMs), resumed)
+        }),
         foreground: Effect.sync(() => foreground),
         signalGroup: (pgid, signal) =>
           Effect.zipRight(

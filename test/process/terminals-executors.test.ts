@@ -309,7 +309,7 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
         env: {},
         rows: 24,
         cols: 80,
-        onData: () => {},
+        onData: () => true,
         onExit: () => {},
         wrapper: { argv: ["/bin/sh", "-c", "trap '' HUP; exec sleep 9173", "runner", "--"], pidNamespace: false }
       }).pipe(Effect.scoped))
@@ -331,7 +331,7 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
         env: {},
         rows: 24,
         cols: 80,
-        onData: () => {},
+        onData: () => true,
         onExit: () => {},
         wrapper: { argv: ["/bin/sh", "-c", "echo 'bwrap: no way' >&2; exit 1", "runner", "--"], pidNamespace: true }
       }).pipe(Effect.scoped))

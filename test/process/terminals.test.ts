@@ -4,7 +4,7 @@
  * too). What every executor must do alike is in terminals-executors.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schedule } from "effect"
+import { Effect, HashMap, Layer, Logger, LogLevel, Option, Schedule } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as BashStack from "../../src/BashStack.js"
@@ -111,6 +111,47 @@ describe("stopping what runs", () => {
       yield* terminals.close(owner, id)
       expect(NodeFs.existsSync(result.transcriptPath!)).toBe(false)
     }).pipe(Effect.provide(layer({ maxReadBytes: 16 * 1024, scrollbackLines: 1_000 }))))
+})
+
+describe("backpressure", () => {
+  /** The debug log a closed terminal leaves about its output flow: the most bytes held, the times the PTY was stopped. */
+  const flowLogs = () => {
+    const flows: Array<{ readonly highWater: number; readonly pauses: number }> = []
+    const logger = Logger.make(({ annotations, message }) => {
+      if (!String(message).endsWith("output flow")) return
+      const get = (key: string) => Number(Option.getOrThrow(HashMap.get(annotations, key)))
+      flows.push({ highWater: get("terminal.outputHighWaterBytes"), pauses: get("terminal.outputPauses") })
+    })
+    return { flows, layer: Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.Debug)) }
+  }
+
+  it.live("a flood through a one-byte budget: the PTY is stopped at every chunk, the host holds one chunk, the transcript all of it", () => {
+    const { flows, layer: logs } = flowLogs()
+    const lines = 300_000
+    return Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* shell
+      const result = yield* send(id, `seq 1 ${lines}`)
+      expect(result.wait).toBe("stdin_read")
+      expect(result.output).toContain(`\r\n${lines}\r\n`)
+      const transcript = yield* Effect.retry(
+        Effect.suspend(() => {
+          const text = NodeFs.readFileSync(result.transcriptPath!, "utf8")
+          return text.includes(`\r\n${lines}\r\n`) ? Effect.succeed(text) : Effect.fail("still being written")
+        }),
+        Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
+      )
+      // Every line once, in order: nothing lost or reordered on its way through a PTY stopped at every chunk.
+      const numbers = transcript.replace("\x1b[?2004l\r", "").split("\r\n").filter((line) => /^\d+$/.test(line))
+      expect(numbers.length).toBe(lines)
+      expect(numbers.every((line, index) => line === String(index + 1))).toBe(true)
+      yield* terminals.close(owner, id)
+      expect(flows).toHaveLength(1)
+      // node-pty reads at most 64 KiB at a time (a UTF-8 character split across reads adds up to 3 bytes).
+      expect(flows[0]!.highWater).toBeLessThanOrEqual(64 * 1024 + 3)
+      expect(flows[0]!.pauses).toBeGreaterThanOrEqual(1)
+    }).pipe(Effect.provide(Layer.merge(layer({ outputBufferBytes: 1, maxSpillBytes: 16 * 1024 * 1024 }), logs)))
+  })
 })
 
 describe("full-screen programs", () => {

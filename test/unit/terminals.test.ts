@@ -4,7 +4,7 @@
  * TERM → grace → KILL. No process starts, no real time passes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { Terminals } from "../../src/services/Terminals.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
@@ -277,6 +277,88 @@ describe("bounds", () => {
       expect(result.screen).toBe("alternate")
       expect(result.output).not.toContain("SCREEN CONTENT")
     }).pipe(Effect.provide(withFake(fake)))
+  })
+})
+
+describe("backpressure", () => {
+  /** `count` chunks of 1000 bytes, each named by its number, so order and loss show. */
+  const chunks = (count: number) =>
+    Array.from({ length: count }, (_, i) => `<${i}>`.padEnd(1_000, "."))
+
+  /** A program that prints `count` chunks at once, then leaves its group `readingInput` (or not). */
+  const flooding = (count: number, script: FakePtySpawner.Script & { readonly readingInput?: boolean } = {}) =>
+    FakePtySpawner.make({
+      ...script,
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: script.readingInput ?? false })
+        for (const chunk of chunks(count)) pty.emit(chunk)
+      }
+    })
+
+  it.effect("a flood waits in the PTY while the terminal holds its budget: paused, resumed, nothing lost or reordered", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        for (const chunk of chunks(40)) pty.emit(chunk)
+        pty.prompt()
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(200, id, "flood")
+      expect(result.wait).toBe("stdin_read")
+      expect(result.output).toBe(chunks(40).join("") + "dsh> ")
+      const flow = fake.ptys[0]!.flow()
+      // 40 000 bytes through a 4 096-byte budget, read again at half: stopped many times, never left stopped.
+      expect(flow.pauses).toBeGreaterThanOrEqual(10)
+      expect(flow).toMatchObject({ paused: false, resumes: flow.pauses, waitingChunks: 0 })
+    }).pipe(Effect.provide(withFake(fake, { outputBufferBytes: 4_096, maxReadBytes: 64 * 1024 })))
+  })
+
+  it.effect("output on its way from a stopped PTY is not silence: the send settles once it is all in", () => {
+    // Each resume takes 10 s: the terminal falls behind while the rest waits in the PTY.
+    const fake = flooding(3, { resumeDelayMs: 10_000 })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "flood" })))
+      yield* TestClock.adjust(15_000)
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(fake.ptys[0]!.flow().waitingChunks).toBe(1)
+      yield* TestClock.adjust(20_000)
+      const result = yield* Fiber.join(fiber)
+      expect(result.wait).toBe("inferred_idle")
+      expect(result.output).toBe(chunks(3).join(""))
+    }).pipe(Effect.provide(withFake(fake, { outputBufferBytes: 1_000, idleSilenceMs: 3_000, timeoutMs: 60_000 })))
+  })
+
+  it.effect("a program waiting for input behind its own stopped output settles only once that output is in", () => {
+    const fake = flooding(3, { resumeDelayMs: 10_000, readingInput: true })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "flood" })))
+      yield* TestClock.adjust(15_000)
+      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      yield* TestClock.adjust(20_000)
+      const result = yield* Fiber.join(fiber)
+      expect(result.wait).toBe("stdin_read")
+      expect(result.output).toBe(chunks(3).join(""))
+    }).pipe(Effect.provide(withFake(fake, { outputBufferBytes: 1_000, idleSilenceMs: 3_000, timeoutMs: 60_000 })))
+  })
+
+  it.effect("a shell that exits behind its stopped output ends the send after all of it", () => {
+    const fake = FakePtySpawner.make({
+      resumeDelayMs: 1_000,
+      onWrite: (pty) => {
+        for (const chunk of chunks(5)) pty.emit(chunk)
+        pty.exit({ exitCode: 0, signal: null })
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(10_000, id, "flood; exit")
+      expect(result).toMatchObject({ wait: "session_exit", status: { kind: "exited", exitCode: 0 } })
+      expect(result.output).toBe(chunks(5).join(""))
+    }).pipe(Effect.provide(withFake(fake, { outputBufferBytes: 1_000 })))
   })
 })
 

@@ -12,6 +12,16 @@ const countLines = (text: string): number => {
   return count
 }
 
+/** Where `text` goes on after its first `lines` lines (all of it, when it has fewer). */
+const lineCut = (text: string, lines: number): number => {
+  let cut = 0
+  for (let line = 0; line < lines && cut < text.length; line++) {
+    const end = text.indexOf("\n", cut)
+    cut = end < 0 ? text.length : end + 1
+  }
+  return cut
+}
+
 /** The suffix of `text` after its first `bytes` UTF-8 bytes, never splitting a character. */
 const dropBytes = (text: string, bytes: number): string => {
   let dropped = 0
@@ -41,15 +51,16 @@ export class BoundedText {
     while (this.bytes > this.maxBytes || (this.maxLines !== undefined && this.newlines >= this.maxLines)) {
       this.dropped = true
       const first = this.chunks[0]!
-      const firstBytes = Buffer.byteLength(first)
       const over = this.bytes - this.maxBytes
-      let rest: string
-      if (over > 0) rest = over >= firstBytes ? "" : dropBytes(first, over)
-      else rest = first.slice(first.indexOf("\n") + 1 || first.length)
-      this.bytes -= firstBytes - Buffer.byteLength(rest)
-      this.newlines -= countLines(first) - countLines(rest)
-      if (rest.length === 0) this.chunks.shift()
-      else this.chunks[0] = rest
+      // Only the dropped prefix is measured: the chunk may hold the whole text.
+      let cut: number
+      if (over > 0) cut = over >= Buffer.byteLength(first) ? first.length : first.length - dropBytes(first, over).length
+      else cut = lineCut(first, this.newlines - this.maxLines! + 1)
+      const prefix = first.slice(0, cut)
+      this.bytes -= Buffer.byteLength(prefix)
+      this.newlines -= countLines(prefix)
+      if (cut === first.length) this.chunks.shift()
+      else this.chunks[0] = first.slice(cut)
     }
   }
 

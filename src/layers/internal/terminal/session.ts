@@ -8,6 +8,8 @@
  * - no output for the silence bound, longer when a marker was seen, so a late hand-back of the
  *   foreground to the shell can still win (`inferred_idle`);
  * - the absolute timeout (`timeout`), or the shell's exit (`session_exit`).
+ * While output is on its way from the PTY (in the inbox, or in the kernel while the PTY is not
+ * read), no tier but the last two settles: the output is not all in, and its writer is not silent.
  *
  * @internal
  */
@@ -16,10 +18,10 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Queue from "effect/Queue"
 import type { PtySpawner } from "../../../services/PtySpawner.js"
 import type { Terminals } from "../../../services/Terminals.js"
 import { BoundedText } from "./boundedText.js"
+import type { PtyEvent, PtyInbox } from "./ptyInbox.js"
 import { PromptMarker, ScreenScanner } from "./screenScanner.js"
 import { controlledPrompt } from "./shellSetup.js"
 import type { Transcript } from "./transcript.js"
@@ -37,12 +39,6 @@ export interface SessionConfig {
   readonly startupTimeoutMs: number
   readonly closeGraceMs: number
   readonly killWaitMs: number
-}
-
-/** What the pump receives from the PTY's callbacks. */
-export type PtyEvent = { readonly _tag: "data"; readonly chunk: string } | {
-  readonly _tag: "exit"
-  readonly exit: PtySpawner.Exit
 }
 
 interface ActiveSend {
@@ -85,7 +81,8 @@ export class TerminalSession {
     readonly pty: PtySpawner.Pty,
     readonly config: SessionConfig,
     exited: Deferred.Deferred<void>,
-    readonly transcript: Transcript
+    readonly transcript: Transcript,
+    readonly inbox: PtyInbox
   ) {
     this.scrollback = new BoundedText(config.scrollbackMaxBytes, config.scrollbackLines)
     this.exited = exited
@@ -139,8 +136,10 @@ export class TerminalSession {
     })
 
   /** The pump: PTY events in order, for the terminal's lifetime. */
-  pump(events: Queue.Dequeue<PtyEvent>): Effect.Effect<never> {
-    return Effect.forever(Effect.flatMap(Queue.take(events), this.take))
+  pump(): Effect.Effect<never> {
+    return Effect.forever(
+      Effect.flatMap(this.inbox.take, (event) => Effect.zipRight(this.take(event), this.inbox.settle(event)))
+    )
   }
 
   /** Whether the send may start now; the message otherwise. */
@@ -234,7 +233,7 @@ export class TerminalSession {
       if (this.status.kind === "exited") return "session_exit"
       const foreground = yield* this.pty.foreground
       const now = yield* Clock.currentTimeMillis
-      const idle = now - this.lastOutputAt
+      const idle = this.inbox.pending ? 0 : now - this.lastOutputAt
       const interval = this.config.pollIntervalMs
       if (this.promptReady && foreground?.pgid === this.pty.pid) {
         if (idle >= interval) return "stdin_read"
