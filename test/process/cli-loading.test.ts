@@ -76,9 +76,9 @@ describe("the bundled bin (dist/bin)", () => {
   /** The command's bundle among the output files. */
   const cliBundle = /^dist\/bin\/cli-\w+\.cjs$/
 
-  it("imports only Node's modules, and the optional peers (docker-modem, node-pty) only once a container or a terminal asks", () => {
+  it("imports only Node's modules, and the optional peers (docker-modem, tar-stream, tar-fs, node-pty) only once a container, its files or a terminal asks", () => {
     const outside = externals.filter(({ path }) => !mcpSdk.test(path))
-    const optionalPeers = ["docker-modem", "node-pty"]
+    const optionalPeers = ["docker-modem", "tar-stream", "tar-fs", "node-pty"]
     expect(outside.length).toBeGreaterThan(0)
     expect(outside.map(({ path, kind }) => ({ path: optionalPeers.includes(path), kind }))).toEqual(
       outside.map(() => ({ path: true, kind: "require-call" }))
