@@ -119,14 +119,7 @@ export interface CordisTerminalSendOperation {
  * @since 0.2.0
  * @category models
  */
-export interface CordisTerminalReadResult {
-  readonly text: string
-  readonly totalLines: number
-  readonly lineBegin: number
-  readonly lineEnd: number
-  readonly truncated: boolean
-  readonly transcriptPath?: string
-}
+export type CordisTerminalReadResult = Terminals.Page
 
 /**
  * The `ctx.terminals` service.

@@ -25,7 +25,7 @@ import { execPipes } from "./execPipes.js"
 import { ExecPool } from "./ExecPool.js"
 import { servable } from "./served.js"
 import { spawnServed } from "./ServedSpawn.js"
-import { BoxGone, missingStatusNote, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
 import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 export { boxGoneText, lostText, oomText } from "./spawnNotes.js"
@@ -227,9 +227,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           outputEnded = true
           yield* status.settled
           const leader = status.read()
-          const note = leader === undefined ? yield* missingStatusNote(engine, box)
-            : leader.oomKilled && leader.signal === "SIGKILL" ? oomText(options.memoryMb)
-            : undefined
+          const note = yield* endNote(engine, box, leader, options.memoryMb)
           if (note !== undefined) yield* deliver("stderr", encoder.encode(note))
           settle(leader)
         })

@@ -16,7 +16,7 @@ import { execPipes } from "./execPipes.js"
 import type { ExecPool, TakenExec } from "./ExecPool.js"
 import type { Piece, ServedKey } from "./served.js"
 import { goLine, MarkerScanner, randomServedKey, servedRequest } from "./served.js"
-import { BoxGone, missingStatusNote, noShellText, oomText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { parseStatus, wrapperEnv } from "./wrapper.js"
 
@@ -181,9 +181,7 @@ export const spawnServed = (
           }
         }
         outputEnded = true
-        const note = status === undefined ? yield* missingStatusNote(engine, box)
-          : status.oomKilled && status.signal === "SIGKILL" ? oomText(context.memoryMb)
-          : undefined
+        const note = yield* endNote(engine, box, status, context.memoryMb)
         if (note !== undefined) yield* deliver("stderr", encoder.encode(note))
         settle(status)
       })

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import { SpawnError } from "../../../services/ProcessSpawner.js"
 import type { Box } from "./Boxes.js"
+import type { LeaderStatus } from "./wrapper.js"
 
 /** The note a box removed mid-call leaves in stderr. */
 export const boxGoneText = (box: string): string =>
@@ -43,6 +44,16 @@ export const missingStatusNote = (engine: ContainerEngine.Service, box: Box): Ef
     }
     return box.gone ? boxGoneText(box.id) : lostText
   })
+
+/** The note a call's stderr ends with, if any, once its output ended with `status` (or none). */
+export const endNote = (
+  engine: ContainerEngine.Service,
+  box: Box,
+  status: LeaderStatus | undefined,
+  memoryMb: number | undefined
+): Effect.Effect<string | undefined> =>
+  status === undefined ? missingStatusNote(engine, box)
+  : Effect.succeed(status.oomKilled && status.signal === "SIGKILL" ? oomText(memoryMb) : undefined)
 
 export const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
 
