@@ -4,9 +4,13 @@
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as FiberRefs from "effect/FiberRefs"
 import * as Runtime from "effect/Runtime"
 
 /**
@@ -22,6 +26,20 @@ export const whenDone = (runtime: Runtime.Runtime<never>, effect: Effect.Effect<
   return () => fiber.unsafeInterruptAsFork(FiberId.none)
 }
 
+// The live Clock's sleep is a `setTimeout` (up to the timer maximum, beyond which it never wakes):
+// under it a timer needs no fiber. Any other Clock (a TestClock) is slept on a fiber of `runtime`.
+const liveClock: object = Object.getPrototypeOf(Clock.make())
+const maxTimerMs = 2 ** 31 - 1
+
+const sleepsOnTimers = (runtime: Runtime.Runtime<never>, ms: number): boolean =>
+  ms <= maxTimerMs &&
+  Object.getPrototypeOf(
+    Context.get(FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices), Clock.Clock)
+  ) === liveClock
+
 /** `done` after `ms` of `runtime`'s Clock; returns what cancels it. */
-export const afterMillis = (runtime: Runtime.Runtime<never>, ms: number, done: () => void): () => void =>
-  whenDone(runtime, Effect.sleep(ms), done)
+export const afterMillis = (runtime: Runtime.Runtime<never>, ms: number, done: () => void): () => void => {
+  if (!sleepsOnTimers(runtime, ms)) return whenDone(runtime, Effect.sleep(ms), done)
+  const timer = setTimeout(done, ms)
+  return () => clearTimeout(timer)
+}
