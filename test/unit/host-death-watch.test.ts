@@ -4,7 +4,7 @@
  * over it counts the sleeps still pending (TestClock keeps an interrupted sleep in its list).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, TestClock } from "effect"
+import { Clock, Effect, Supervisor, TestClock } from "effect"
 import type * as ChildProcess from "node:child_process"
 import { makeHostDeath } from "../../src/layers/internal/spawner/hostDeath.js"
 import { SpawnedChild } from "../../src/layers/internal/spawner/spawnedChild.js"
@@ -24,6 +24,16 @@ const countingSleeps = (clock: Clock.Clock, pending: { count: number }): Clock.C
     })
 })
 
+const idleReaper = (resumeIfStopped: Effect.Effect<void>) =>
+  HostReaper.of({
+    track: () => Effect.void,
+    trackTerminal: () => Effect.void,
+    forget: () => Effect.void,
+    resumeOnDeath: () => Effect.void,
+    removeOnDeath: () => Effect.void,
+    resumeIfStopped
+  })
+
 const group = (pid: number) => SpawnedChild.Direct({ child: { pid } as ChildProcess.ChildProcess })
 
 describe("the host's look at its reaper", () => {
@@ -31,14 +41,7 @@ describe("the host's look at its reaper", () => {
     Effect.gen(function*() {
       const pending = { count: 0 }
       let looks = 0
-      const hostDeath = yield* makeHostDeath(HostReaper.of({
-        track: () => Effect.void,
-        trackTerminal: () => Effect.void,
-        forget: () => Effect.void,
-        resumeOnDeath: () => Effect.void,
-        removeOnDeath: () => Effect.void,
-        resumeIfStopped: Effect.sync(() => looks++)
-      })).pipe(Effect.withClock(countingSleeps(yield* Effect.clock, pending)))
+      const hostDeath = yield* makeHostDeath(idleReaper(Effect.sync(() => looks++))).pipe(Effect.withClock(countingSleeps(yield* Effect.clock, pending)))
       yield* TestClock.adjust(2_000)
       expect(looks, "no group, no look").toBe(0)
 
@@ -70,4 +73,16 @@ describe("the host's look at its reaper", () => {
       yield* TestClock.adjust(1)
       expect(looks, "a new group starts it again").toBe(5)
     }))
+
+  // Started and stopped once per call: under the live Clock the watch is a timer, not a fiber.
+  it.live("is a timer under the live Clock: watching a group starts no fiber", () =>
+    Effect.gen(function*() {
+      const supervisor = yield* Supervisor.track
+      const hostDeath = yield* Effect.supervised(makeHostDeath(idleReaper(Effect.void)), supervisor)
+      const first = group(104)
+      yield* hostDeath.giveReaper(first, undefined)
+      const fibers = yield* supervisor.value
+      yield* hostDeath.release(first, undefined)
+      expect(fibers).toHaveLength(0)
+    }).pipe(Effect.scoped))
 })

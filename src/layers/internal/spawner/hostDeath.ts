@@ -15,12 +15,12 @@
  */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
 import type { HostReaper } from "./HostReaper.js"
 import { signalGroupSync } from "./groupSignals.js"
 import type { Launcher } from "./Launcher.js"
 import type { SpawnedChild } from "./spawnedChild.js"
+import { everyMillis } from "../whenDone.js"
 
 export interface HostDeath {
   /** Tracks a started group for the `exit` hook, from the tick it started. */
@@ -37,7 +37,7 @@ export interface HostDeath {
 
 // How often the host looks at the reaper while a group is live: a host killed within this long of
 // a command stopping its reaper leaves that command's groups alive.
-const reaperCheckInterval = "500 millis"
+const reaperCheckMs = 500
 
 export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
   Effect.gen(function*() {
@@ -58,26 +58,23 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
     // The groups the launcher kills if the host dies; the reaper takes them over if it dies first.
     const reapedByLauncher = new Set<number>()
     const runtime = yield* Effect.runtime<never>()
-    const scope = yield* Effect.scope
     // While any group is live, the host resumes a stopped reaper (a command may stop it; a stopped
     // reaper would leave every group alive when the host dies, and its pipe cannot tell the host). The
-    // watch is interrupted as the last live group is released, so an idle host keeps no timer (its
+    // watch stops as the last live group is released, so an idle host keeps no timer (its
     // event loop may end at once).
     let live = 0
-    let watcher: Fiber.RuntimeFiber<never> | undefined
-    const watch = Effect.forever(Effect.zipRight(Effect.sleep(reaperCheckInterval), reaper.resumeIfStopped))
-    const watchWhileLive = Effect.suspend(() => {
+    let stopWatch: (() => Effect.Effect<void>) | undefined
+    yield* Effect.addFinalizer(() => stopWatch?.() ?? Effect.void)
+    const watchWhileLive = Effect.sync(() => {
       live++
-      if (watcher !== undefined) return Effect.void
-      watcher = Runtime.runSync(runtime)(Effect.forkIn(watch, scope))
-      return Effect.void
+      stopWatch ??= everyMillis(runtime, reaperCheckMs, reaper.resumeIfStopped)
     })
     const unwatchWhenIdle = Effect.suspend(() => {
       live--
-      if (live > 0 || watcher === undefined) return Effect.void
-      const idle = watcher
-      watcher = undefined
-      return Fiber.interrupt(idle)
+      if (live > 0 || stopWatch === undefined) return Effect.void
+      const stop = stopWatch
+      stopWatch = undefined
+      return stop()
     })
     const hostDeath: HostDeath = {
       track: (pgid) => {
