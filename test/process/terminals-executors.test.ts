@@ -155,10 +155,10 @@ for (const placement of placements) {
         const { id, pid } = yield* shell
         const started = yield* send(id, "setsid sleep 9137 & sleep 9138 & echo pids $!")
         expect(started.output).toContain("pids")
-        const children = processTable().filter((row) => /^sleep 913[78]$/.test(commandLineOf(row.pid))).map((row) =>
-          row.pid
-        )
-        expect(children).toHaveLength(2)
+        const sleeps = () => processTable().filter((row) => /^sleep 913[78]$/.test(commandLineOf(row.pid))).map((row) => row.pid)
+        // The prompt may come back before the background jobs have exec'd their sleeps.
+        yield* until(() => sleeps().length === 2, "the two sleeps not yet started")
+        const children = sleeps()
         expect(yield* terminals.close(owner, id)).toBe("closed")
         expect(isAlive(pid)).toBe(false)
         expect(children.filter(isAlive)).toEqual([])
