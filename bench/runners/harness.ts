@@ -20,6 +20,7 @@ import { pathToFileURL } from "node:url"
 import EffectBash from "../../src/cordis-adapter.js"
 import { withLaunchers } from "../lib/cost.js"
 import type { Runner } from "./Runner.js"
+import { supplyPromiseWithResolvers } from "../lib/withResolvers.js"
 
 /** What the bench reads of a harness call's result. */
 interface ToolResult {
@@ -41,18 +42,7 @@ interface ShellSeam {
   }>
 }
 
-// dsh-subprocess-local awaits `Promise.withResolvers` (Node 22) in its exit wait.
-const withResolvers = <T>() => {
-  let resolve!: (value: T) => void
-  let reject!: (reason?: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
-}
-const promiseStatics = Promise as unknown as { withResolvers?: typeof withResolvers }
-promiseStatics.withResolvers ??= withResolvers
+supplyPromiseWithResolvers()
 
 /** The reference subprocess layer, or `undefined` (with the reason) when it is not installed. */
 const loadSubprocessRuntime = async (): Promise<{ readonly runtime?: unknown; readonly missing?: string }> => {

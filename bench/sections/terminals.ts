@@ -18,6 +18,7 @@ import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { Terminals } from "../../src/services/Terminals.js"
 import { median, percentile, round } from "../lib/stats.js"
+import { supplyPromiseWithResolvers } from "../lib/withResolvers.js"
 
 /** One open terminal of a contender. */
 interface OpenTerminal {
@@ -78,18 +79,7 @@ const ours = async (): Promise<Contender> => {
   }
 }
 
-// The reference's packages await `Promise.withResolvers` (Node 22).
-const withResolvers = <T>() => {
-  let resolve!: (value: T) => void
-  let reject!: (reason?: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
-}
-const promiseStatics = Promise as unknown as { withResolvers?: typeof withResolvers }
-promiseStatics.withResolvers ??= withResolvers
+supplyPromiseWithResolvers()
 
 /** The parts of the reference's terminal service the bench calls. */
 interface ReferenceTerminals {
