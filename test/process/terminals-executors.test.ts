@@ -299,10 +299,10 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
       )
     )))
 
-  it.live("a runner that never starts its command is bounded, says so, and is killed", () =>
-    Effect.gen(function*() {
-      const spawner = yield* PtySpawner
-      const failed = yield* Effect.flip(spawner.spawn({
+  /** A shell spawned through a runner that is the given `sh` script, in a scope of its own. */
+  const spawnUnderRunner = (script: string, pidNamespace: boolean) =>
+    Effect.flatMap(PtySpawner, (spawner) =>
+      spawner.spawn({
         file: "/bin/bash",
         args: [],
         cwd: workspace,
@@ -311,8 +311,12 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
         cols: 80,
         onData: () => true,
         onExit: () => {},
-        wrapper: { argv: ["/bin/sh", "-c", "trap '' HUP; exec sleep 9173", "runner", "--"], pidNamespace: false }
+        wrapper: { argv: ["/bin/sh", "-c", script, "runner", "--"], pidNamespace }
       }).pipe(Effect.scoped))
+
+  it.live("a runner that never starts its command is bounded, says so, and is killed", () =>
+    Effect.gen(function*() {
+      const failed = yield* Effect.flip(spawnUnderRunner("trap '' HUP; exec sleep 9173", false))
       expect(failed.message).toBe("the runner did not start the shell within 10000ms")
       // SIGKILLed as the spawn's scope closed: gone once the kernel has run the kill.
       yield* until(
@@ -323,18 +327,7 @@ describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
 
   it.live("a runner that exits before its command says so, with the first line it printed", () =>
     Effect.gen(function*() {
-      const spawner = yield* PtySpawner
-      const failed = yield* Effect.flip(spawner.spawn({
-        file: "/bin/bash",
-        args: [],
-        cwd: workspace,
-        env: {},
-        rows: 24,
-        cols: 80,
-        onData: () => true,
-        onExit: () => {},
-        wrapper: { argv: ["/bin/sh", "-c", "echo 'bwrap: no way' >&2; exit 1", "runner", "--"], pidNamespace: true }
-      }).pipe(Effect.scoped))
+      const failed = yield* Effect.flip(spawnUnderRunner("echo 'bwrap: no way' >&2; exit 1", true))
       expect(failed.message).toBe("the runner exited before the shell started: bwrap: no way")
     }).pipe(Effect.provide(NodePtySpawner.layer)))
 })
