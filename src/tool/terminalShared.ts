@@ -38,11 +38,11 @@ export const Status = Schema.Union(
 ) satisfies Schema.Schema<Terminals.Status, any>
 
 /**
- * A terminal as listed.
+ * A terminal as listed (the reference's snapshot).
  */
 export const Snapshot = Schema.Struct({
-  id: Schema.String,
-  name: Schema.UndefinedOr(Schema.String),
+  sessionId: Schema.String,
+  name: Schema.optionalWith(Schema.String, { exact: true }),
   type: Schema.String,
   pid: Schema.Number,
   status: Status

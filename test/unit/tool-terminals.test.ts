@@ -158,9 +158,9 @@ describe("results are capped at 256 KiB", () => {
     expect(Buffer.byteLength(opened)).toBeLessThanOrEqual(cap)
     const sent = TerminalSendTool.render({
       kind: "foreground",
-      output: "x".repeat(cap) + "END",
-      wait: "timeout",
-      status: { kind: "running" },
+      viewport: "x".repeat(cap) + "END",
+      waitReason: "timeout",
+      sessionStatus: { kind: "running" },
       truncated: false,
       screen: "normal"
     })
