@@ -40,18 +40,15 @@ const packages = [
 const entryOf = (dir: string, name: string) => join(dir, "node_modules", "@deepseek-ai", name, "lib", "index.js")
 
 /**
- * The directory named by `EFFECT_BASH_DSH_TERMINAL_DIR` when every reference package is installed in
- * it; `undefined` (and the reason printed once) otherwise, so the differential tests skip saying why.
+ * The directory named by `EFFECT_BASH_DSH_TERMINAL_DIR`; without it the differential tests skip, and
+ * say why once. A directory that lacks a reference package fails them instead (`.ci/run` installs them).
  */
-export const referenceTerminalDir: string | undefined = (() => {
-  const dir = process.env["EFFECT_BASH_DSH_TERMINAL_DIR"]
-  const missing = dir === undefined
-    ? "EFFECT_BASH_DSH_TERMINAL_DIR is not set (the directory the reference's terminal packages were installed into; .ci/run makes it)"
-    : packages.filter((name) => !existsSync(entryOf(dir, name))).map((name) => `@deepseek-ai/${name}`).join(", ")
-  if (missing === "") return dir
-  console.warn(`terminal differential tests skipped: ${dir === undefined ? missing : `${dir} lacks ${missing}`}`)
-  return undefined
-})()
+export const referenceTerminalDir: string | undefined = process.env["EFFECT_BASH_DSH_TERMINAL_DIR"] || undefined
+if (referenceTerminalDir === undefined) {
+  console.warn(
+    "terminal differential tests skipped: EFFECT_BASH_DSH_TERMINAL_DIR is not set (the directory the reference's terminal packages were installed into; .ci/run makes it, docs/testing.md says how)"
+  )
+}
 
 /** The reference's packages await `Promise.withResolvers` (Node 22); on Node 20 it is supplied here. */
 const supplyWithResolvers = (): void => {
@@ -88,6 +85,10 @@ interface ReferenceContext {
  * session works in `cwd`, created on its first call.
  */
 export const loadReferenceTerminals = async (dir: string, cwd: string): Promise<ToolHarness> => {
+  const missing = packages.filter((name) => !existsSync(entryOf(dir, name)))
+  if (missing.length > 0) {
+    throw new Error(`EFFECT_BASH_DSH_TERMINAL_DIR=${dir} lacks ${missing.map((name) => `@deepseek-ai/${name}`).join(", ")}`)
+  }
   supplyWithResolvers()
   const load = async (name: (typeof packages)[number]) =>
     (await import(pathToFileURL(entryOf(dir, name)).href)) as Record<string, unknown>
