@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
+import { supplyPromiseWithResolvers } from "../../bench/lib/withResolvers.js"
 
 /** One tool call's outcome as a model is handed it: the error flag, the text, the value. */
 export interface Outcome {
@@ -50,20 +51,6 @@ if (referenceTerminalDir === undefined) {
   )
 }
 
-/** The reference's packages await `Promise.withResolvers` (Node 22); on Node 20 it is supplied here. */
-const supplyWithResolvers = (): void => {
-  const statics = Promise as unknown as { withResolvers?: () => unknown }
-  statics.withResolvers ??= () => {
-    let resolve!: (value: unknown) => void
-    let reject!: (reason?: unknown) => void
-    const promise = new Promise((res, rej) => {
-      resolve = res
-      reject = rej
-    })
-    return { promise, resolve, reject }
-  }
-}
-
 interface ReferenceContext {
   plugin(plugin: unknown, config?: unknown): Promise<unknown>
   provide(name: string, value: unknown): unknown
@@ -89,7 +76,8 @@ export const loadReferenceTerminals = async (dir: string, cwd: string): Promise<
   if (missing.length > 0) {
     throw new Error(`EFFECT_BASH_DSH_TERMINAL_DIR=${dir} lacks ${missing.map((name) => `@deepseek-ai/${name}`).join(", ")}`)
   }
-  supplyWithResolvers()
+  // The reference's packages await `Promise.withResolvers` (Node 22); on Node 20 it is supplied.
+  supplyPromiseWithResolvers()
   const load = async (name: (typeof packages)[number]) =>
     (await import(pathToFileURL(entryOf(dir, name)).href)) as Record<string, unknown>
   const { Context } = (await load("cordis")) as { Context: new() => ReferenceContext }
