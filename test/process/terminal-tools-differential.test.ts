@@ -214,6 +214,18 @@ describe.skipIf(referenceTerminalDir === undefined)("the terminal tools beside t
     const [, refused] = await same(pair, "terminal_send", { sessionId: "pty-1", text: "echo late" }, { ids })
     expect(refused).toEqual({ isError: true, text: "Error: PTY session has exited", value: undefined })
     await same(pair, "terminal_read", { sessionId: "pty-1" }, { ids })
+    // A signal to a shell that exited: ours is refused as a send is, with the reference backend's own
+    // text for that state; the reference's reaches its provider, which fails to find the foreground
+    // group in /proc of a pid that is gone, and says only that (naming the dead pid).
+    const late = await Promise.all(
+      pair.map((harness) => harness.execute("terminal_signal", { sessionId: "pty-1", signal: "SIGINT" }, "s1"))
+    )
+    expect(withoutIds(late[0]!, ids[0])).toEqual({
+      isError: true,
+      text: "Error: cannot resolve foreground process group for terminal <shell pid>",
+      value: undefined
+    })
+    expect(late[1]).toEqual({ isError: true, text: "Error: PTY session has exited", value: undefined })
     const [, listed] = await same(pair, "terminal_list", {}, { ids })
     expect(listed.text).toBe(`pty-1 [shell] exited code=3 signal=null pid=${shells[1]}`)
     await same(pair, "terminal_close", { sessionId: "pty-1" }, { ids })
