@@ -231,6 +231,41 @@ describe.skipIf(referenceTerminalDir === undefined)("the terminal tools beside t
     await same(pair, "terminal_close", { sessionId: "pty-1" }, { ids })
   })
 
+  it("a flood: the same pages and markers; ours name the whole transcript", async () => {
+    const pair = await both()
+    await Promise.all(pair.map((harness) => harness.execute("terminal_open", { type: "shell" }, "s1")))
+    // Normalization: our truncation marker names the file with the terminal's whole transcript
+    // (docs/terminals.md, "Bounded memory"), the reference's is the bare `[output truncated]`; the
+    // path must be the value's `transcriptPath`, and is then taken out.
+    const bareMarker = (outcome: Outcome): Outcome => {
+      const path = (outcome.value as { transcriptPath?: string }).transcriptPath
+      expect(path).toMatch(/\/pty-1-[^/]+\.log$/)
+      expect(outcome.text.endsWith(`\n[output truncated; full transcript: ${path}]`)).toBe(true)
+      return { ...outcome, text: outcome.text.replace(`[output truncated; full transcript: ${path}]`, "[output truncated]") }
+    }
+    // One after the other: both run in this process, and a flood's output handled by one side delays
+    // the other's reads of its PTY.
+    const theirs = await pair[0].execute("terminal_send", { sessionId: "pty-1", text: "seq 1 60000" }, "s1")
+    const mine = await pair[1].execute("terminal_send", { sessionId: "pty-1", text: "seq 1 60000" }, "s1")
+    const ours = withoutOurExtras(bareMarker(mine))
+    // Both keep the newest output and drop the oldest, but not the same amount: ours keep the newest
+    // 256 KiB the terminal printed (`\r\n` line ends included), the reference fills its 256 KiB result
+    // cap with the cleaned text. The newest lines and every marker are the same.
+    const tail = (outcome: Outcome) => outcome.text.slice(-4_000)
+    expect(tail(ours)).toBe(tail(theirs))
+    expect(tail(ours).endsWith("59999\n60000\ndsh> \n[wait: stdin_read]\n[session: running]\n[output truncated]")).toBe(true)
+    const { viewport: _theirViewport, ...theirValue } = theirs.value as Record<string, unknown>
+    const { viewport: _ourViewport, ...ourValue } = ours.value as Record<string, unknown>
+    expect(ourValue).toEqual(theirValue)
+    expect(theirValue).toMatchObject({ truncated: true })
+    for (const page of [{ count: 3 }, {}, { offset: 9_000, count: 1_000 }]) {
+      const [theirPage, myPage] = await Promise.all(
+        pair.map((harness) => harness.execute("terminal_read", { sessionId: "pty-1", ...page }, "s1"))
+      )
+      expect(withoutOurExtras(bareMarker(myPage!))).toEqual(theirPage)
+    }
+  })
+
   it("refuse with the reference's texts: another agent, unknown or closed ids, names, backends, reads, SIGKILL", async () => {
     const pair = await both()
     const opened = await Promise.all(pair.map((harness) => harness.execute("terminal_open", { type: "shell", name: "main" }, "s1")))
