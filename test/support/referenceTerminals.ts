@@ -87,7 +87,9 @@ export const loadReferenceTerminals = async (dir: string, cwd: string): Promise<
   await root.plugin((await load("dsh-subprocess-local")).LocalSubprocessRuntime)
   await root.plugin((await load("dsh-sandbox-policy")).default, { mode: "danger-full-access", workspaceRoot: cwd })
   await root.plugin((await load("dsh-terminal")).default)
-  await root.plugin(await load("dsh-terminal-bash"))
+  // Close's grace as ours has it in the tests (`closeGraceMs: 1_000`): an interactive bash ignores
+  // SIGTERM, so each close waits it out.
+  await root.plugin(await load("dsh-terminal-bash"), { disposeGraceMs: 1_000 })
   await root.plugin(await load("dsh-tool-terminal"))
   const agents = new Map<string, object>()
   root.provide("agents", agents)
