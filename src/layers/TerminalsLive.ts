@@ -408,13 +408,13 @@ const start = (config: Settings) =>
       function*(owner: string | undefined, id: string, signal: Terminals.Signal) {
         const { session } = yield* lookup(owner, id)
         if (session.closing !== undefined) return yield* fail("closing", `PTY session ${id} is closing`)
-        if (session.status.kind === "exited") return yield* fail("exited", `PTY session ${id} has exited`)
+        if (session.status.kind === "exited") return yield* fail("exited", "PTY session has exited")
         const foreground = yield* session.pty.foreground
         if (foreground === undefined) {
           return yield* fail("exited", `PTY session ${id} has no foreground process group`)
         }
         if (signal === "SIGKILL" && foreground.pgid === session.pty.pid) {
-          return yield* fail("invalid", `SIGKILL to the shell of PTY session ${id} is refused; use terminal_close`)
+          return yield* fail("invalid", "refusing to SIGKILL the terminal shell; terminate the terminal session instead")
         }
         if (!(yield* session.pty.signalGroup(foreground.pgid, signal))) {
           return yield* fail("exited", `the foreground process group ${foreground.pgid} of PTY session ${id} is gone`)

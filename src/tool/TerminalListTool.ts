@@ -26,12 +26,12 @@ export type Parameters = Schema.Struct.Type<typeof fields>
 export const parameters = AgentTool.parameters(fields)
 
 /**
- * The caller's terminals, oldest first.
+ * The caller's terminals, oldest first (the reference's array of snapshots).
  *
  * @since 0.2.0
  * @category schemas
  */
-export const Value = Schema.Struct({ sessions: Schema.Array(Snapshot) })
+export const Value = Schema.Array(Snapshot)
 
 /**
  * @since 0.2.0
@@ -46,9 +46,9 @@ export type Value = typeof Value.Type
  * @category utils
  */
 export const render = (value: Value): string =>
-  value.sessions.length === 0 ? "(no terminal sessions)" : boundBody(
-    value.sessions.map((session) =>
-      `${session.id}${session.name === undefined ? "" : ` (${session.name})`} [${session.type}] ${
+  value.length === 0 ? "(no terminal sessions)" : boundBody(
+    value.map((session) =>
+      `${session.sessionId}${session.name === undefined ? "" : ` (${session.name})`} [${session.type}] ${
         renderStatus(session.status)
       } pid=${session.pid}`
     ).join("\n"),

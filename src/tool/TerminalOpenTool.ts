@@ -13,8 +13,9 @@ const stringMessage = (key: string) => (actual: unknown) => `invalid ${key}: exp
 
 const fields = {
   type: AgentTool.required(
+    // An empty type gets the reference tool's own text; a missing or non-string one our per-field message.
     AgentTool.expecting(Schema.String, "Registered terminal backend type, usually \"shell\".", typeMessage).pipe(
-      Schema.filter((type) => AgentTool.isNonBlank(type) || typeMessage(type))
+      Schema.filter((type) => AgentTool.isNonBlank(type) || "type must be a non-empty string")
     ),
     typeMessage
   ),

@@ -68,17 +68,18 @@ export const parametersFor = (background: boolean): AgentTool.Parameters<Paramet
   }) as AgentTool.Parameters<Parameters>
 
 /**
- * A settled send: the new output as model text, what settled it, the terminal's status, whether
- * older output was dropped, and whether a full-screen program holds the terminal.
+ * A settled send, with the reference's fields: the new output as model text (`viewport`), what
+ * settled it, the terminal's status, whether older output was dropped; and ours: whether a
+ * full-screen program holds the terminal, and the whole transcript's file.
  *
  * @since 0.2.0
  * @category schemas
  */
 export const Foreground = Schema.Struct({
   kind: Schema.Literal("foreground"),
-  output: Schema.String,
-  wait: Schema.Literal("stdin_read", "inferred_idle", "timeout", "session_exit"),
-  status: Status,
+  viewport: Schema.String,
+  waitReason: Schema.Literal("stdin_read", "inferred_idle", "timeout", "session_exit"),
+  sessionStatus: Status,
   truncated: Schema.Boolean,
   screen: Schema.Literal("normal", "alternate"),
   /** When truncated: the file holding the terminal's whole transcript. */
@@ -117,9 +118,9 @@ export const render = (value: Value): string =>
   value.kind === "background"
     ? `started background task ${value.taskId}`
     : boundBody(
-      value.output || "(no new output)",
-      `${value.screen === "alternate" ? alternateScreenLine : ""}\n[wait: ${value.wait}]\n[session: ${
-        renderStatus(value.status)
+      value.viewport || "(no new output)",
+      `${value.screen === "alternate" ? alternateScreenLine : ""}\n[wait: ${value.waitReason}]\n[session: ${
+        renderStatus(value.sessionStatus)
       }]`,
       value.truncated,
       value.transcriptPath

@@ -41,12 +41,17 @@ export type Parameters = Schema.Struct.Type<typeof fields>
 export const parameters = AgentTool.parameters(fields)
 
 /**
- * The signal delivered and the group it went to.
+ * The reference's outcome (`delivered`, the group it went to) and the signal delivered: the text is
+ * rendered from the value alone, so a stored result renders without its arguments.
  *
  * @since 0.2.0
  * @category schemas
  */
-export const Value = Schema.Struct({ signal: Schema.Literal(...signals), targetPgid: Schema.Number })
+export const Value = Schema.Struct({
+  delivered: Schema.Literal(true),
+  targetPgid: Schema.Number,
+  signal: Schema.Literal(...signals)
+})
 
 /**
  * @since 0.2.0

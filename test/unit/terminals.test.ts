@@ -233,7 +233,7 @@ describe("readiness", () => {
       const result = yield* sendIn(100, id, "exit 3")
       expect(result).toMatchObject({ wait: "session_exit", status: { kind: "exited", exitCode: 3, signal: null } })
       const again = yield* Effect.flip(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "x" })))
-      expect(again.message).toBe(`PTY session ${id} has exited`)
+      expect(again.message).toBe("PTY session has exited")
     }).pipe(Effect.provide(withFake(fake)))
   })
 })
@@ -475,7 +475,7 @@ describe("stopping", () => {
       const terminals = yield* Terminals
       const { id, pid } = yield* openShell
       const refused = yield* Effect.flip(terminals.signal(owner, id, "SIGKILL"))
-      expect(refused.message).toBe(`SIGKILL to the shell of PTY session ${id} is refused; use terminal_close`)
+      expect(refused.message).toBe("refusing to SIGKILL the terminal shell; terminate the terminal session instead")
       expect(yield* terminals.signal(owner, id, "SIGINT")).toEqual({ pgid: pid })
     }).pipe(Effect.provide(withFake(FakePtySpawner.make()))))
 

@@ -90,8 +90,12 @@ describe("the terminal tools' texts", () => {
         "Error: PTY session pty-1 belongs to another agent"
       )
       expect(yield* textIn(0, "terminal_send", { sessionId: "", text: "id" })).toBe(
-        "Error: invalid sessionId: expected a non-empty string, got \"\""
+        "Error: sessionId must be a non-empty string"
       )
+      expect(yield* textIn(0, "terminal_send", { sessionId: 5, text: "id" })).toBe(
+        "Error: invalid sessionId: expected a non-empty string, got 5"
+      )
+      expect(yield* textIn(0, "terminal_open", { type: "" })).toBe("Error: type must be a non-empty string")
       expect(yield* textIn(0, "terminal_signal", { sessionId: "pty-1", signal: "SIGUSR1" })).toBe(
         "Error: invalid signal: expected one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP, got \"SIGUSR1\""
       )
@@ -154,9 +158,9 @@ describe("results are capped at 256 KiB", () => {
     expect(Buffer.byteLength(opened)).toBeLessThanOrEqual(cap)
     const sent = TerminalSendTool.render({
       kind: "foreground",
-      output: "x".repeat(cap) + "END",
-      wait: "timeout",
-      status: { kind: "running" },
+      viewport: "x".repeat(cap) + "END",
+      waitReason: "timeout",
+      sessionStatus: { kind: "running" },
       truncated: false,
       screen: "normal"
     })

@@ -109,9 +109,9 @@ export const makeTerminalTools = (deps: TerminalToolDeps) => {
         const result = yield* terminals.send(owner, args.sessionId, input).pipe(Effect.mapError(AgentTool.failWith))
         const value: TerminalSendTool.Value = {
           kind: "foreground",
-          output: terminalText(result.output, result.truncated),
-          wait: result.wait,
-          status: result.status,
+          viewport: terminalText(result.output, result.truncated),
+          waitReason: result.wait,
+          sessionStatus: result.status,
           truncated: result.truncated,
           screen: result.screen,
           ...(result.transcriptPath !== undefined ? { transcriptPath: result.transcriptPath } : {})
@@ -137,7 +137,7 @@ export const makeTerminalTools = (deps: TerminalToolDeps) => {
           const { pgid } = yield* terminals.signal(ownerOf(call), args.sessionId, args.signal).pipe(
             Effect.mapError(AgentTool.failWith)
           )
-          const value: TerminalSignalTool.Value = { signal: args.signal, targetPgid: pgid }
+          const value: TerminalSignalTool.Value = { delivered: true, targetPgid: pgid, signal: args.signal }
           return value
         }
       )
@@ -154,9 +154,13 @@ export const makeTerminalTools = (deps: TerminalToolDeps) => {
       TerminalListTool.definition,
       Effect.fn("terminal_list.execute")(function*(_args: TerminalListTool.Parameters, call: AgentTools.CallContext) {
         const sessions = yield* terminals.list(ownerOf(call))
-        const value: TerminalListTool.Value = {
-          sessions: sessions.map(({ id, name, pid, status, type }) => ({ id, name, type, pid, status }))
-        }
+        const value: TerminalListTool.Value = sessions.map(({ id, name, pid, status, type }) => ({
+          sessionId: id,
+          ...(name !== undefined ? { name } : {}),
+          type,
+          pid,
+          status
+        }))
         return value
       })
     )

@@ -145,7 +145,7 @@ export class TerminalSession {
   /** Whether the send may start now; the message otherwise. */
   refusal(): string | undefined {
     if (this.closing !== undefined) return `PTY session ${this.id} is closing`
-    if (this.status.kind === "exited") return `PTY session ${this.id} has exited`
+    if (this.status.kind === "exited") return "PTY session has exited"
     if (this.active !== undefined) return `PTY session ${this.id} already has an active send`
     return undefined
   }
