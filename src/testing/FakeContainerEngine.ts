@@ -112,6 +112,11 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly pause: (box: string, paused: boolean) => Effect.Effect<void>
     /** The names of the engine's volumes: those of live boxes, and the named ones. */
     readonly volumes: Effect.Effect<ReadonlyArray<string>>
+    /**
+     * The engine stops answering (`true`), as a hung or stopped daemon does: each request made from
+     * then on, and each read of an exec's output, waits until it answers again (`false`).
+     */
+    readonly hang: (hung: boolean) => Effect.Effect<void>
   }
 >() {}
 
@@ -339,7 +344,8 @@ export const layer = (
           ),
           write: () => Effect.void,
           exitCode: Effect.sync(() => exitCode),
-          close: Effect.void
+          // The connection is released: the host reads no more of it.
+          close: Effect.asVoid(frames.offer(undefined))
         }
         return session
       })
@@ -462,7 +468,8 @@ export const layer = (
               box.commands.forEach((each) => each.handle === cancelled.handle && box.commands.delete(each))
               return Effect.zipRight(Deferred.succeed(cancelled.running, false), die)
             }
-            return Effect.void
+            // The command runs on; the connection is released, and the host reads no more of it.
+            return Effect.asVoid(frames.offer(undefined))
           })
         }
         yield* waitForCall
@@ -585,7 +592,39 @@ export const layer = (
             : Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })))
     }
 
-    return Context.make(ContainerEngine, engine).pipe(
+    // Each request and each read of an exec's output waits while the engine does not answer.
+    let answering = yield* Deferred.make<void>()
+    yield* Deferred.succeed(answering, undefined)
+    const answered = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.zipRight(Effect.suspend(() => Deferred.await(answering)), effect)
+    const answeredSession = (session: ContainerEngine.ExecSession): ContainerEngine.ExecSession => ({
+      ...session,
+      next: answered(session.next),
+      exitCode: answered(session.exitCode)
+    })
+    const hanging: ContainerEngine.Service = {
+      address: engine.address,
+      ping: answered(engine.ping),
+      cpuCount: answered(engine.cpuCount),
+      hasImage: (image) => answered(engine.hasImage(image)),
+      createBox: (options) => answered(engine.createBox(options)),
+      exec: (box, options) => answered(Effect.map(engine.exec(box, options), answeredSession)),
+      run: (box, argv, user) => answered(engine.run(box, argv, user)),
+      signalGroup: (box, pgid, signal) => answered(engine.signalGroup(box, pgid, signal)),
+      groupAlive: (box, pgid) => answered(engine.groupAlive(box, pgid)),
+      boxRunning: (box) => answered(engine.boxRunning(box)),
+      boxPaused: (box) => answered(engine.boxPaused(box)),
+      stopBox: (box) => answered(engine.stopBox(box)),
+      startBox: (box) => answered(engine.startBox(box)),
+      removeBox: (box) => answered(engine.removeBox(box)),
+      listBoxes: (labels) => answered(engine.listBoxes(labels)),
+      listVolumes: (labels) => answered(engine.listVolumes(labels)),
+      removeVolume: (name) => answered(engine.removeVolume(name)),
+      putArchive: (box, path, tar) => answered(engine.putArchive(box, path, tar)),
+      getArchive: (box, path, maxBytes) => answered(engine.getArchive(box, path, maxBytes))
+    }
+
+    return Context.make(ContainerEngine, hanging).pipe(
       Context.add(FakeContainerEngineControl, {
         next: Queue.take(started),
         boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed }))),
@@ -602,7 +641,13 @@ export const layer = (
             box.paused = paused
             return paused ? Effect.void : Effect.forEach(box.frozen.splice(0), (resume) => resume, { discard: true })
           }),
-        volumes: Effect.sync(() => [...volumes.keys()])
+        volumes: Effect.sync(() => [...volumes.keys()]),
+        hang: (hung) =>
+          Effect.suspend(() => {
+            if (!hung) return Deferred.succeed(answering, undefined)
+            return Effect.flatMap(Deferred.isDone(answering), (done) =>
+              done ? Effect.map(Deferred.make<void>(), (waiting) => void (answering = waiting)) : Effect.void)
+          }).pipe(Effect.asVoid)
       })
     )
   }))

@@ -25,7 +25,7 @@ import { execPipes } from "./execPipes.js"
 import { ExecPool } from "./ExecPool.js"
 import { servable } from "./served.js"
 import { spawnServed } from "./ServedSpawn.js"
-import { BoxGone, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, callLoss, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
 import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 export { boxGoneText, lostText, oomText } from "./spawnNotes.js"
@@ -193,6 +193,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         }
         return { exec, early, pid }
       }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) || startedNothing ? Effect.void : abandon))
+      const loss = callLoss(box, exec)
 
       // The leader's end: the status file (watched, polled as a safety net), or the exec's end without
       // one. An exec that ended without a status had its wrapper killed, with the box's processes or on
@@ -227,7 +228,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           outputEnded = true
           yield* status.settled
           const leader = status.read()
-          const note = yield* endNote(engine, box, leader, options.memoryMb)
+          const note = yield* endNote(engine, box, leader, options.memoryMb, loss.reason)
           if (note !== undefined) yield* deliver("stderr", encoder.encode(note))
           settle(leader)
         })
@@ -241,7 +242,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           box.gone
             ? Effect.void
             : (signal === "SIGKILL" ? killGroupOrBox(box, pid) : Effect.asVoid(engine.signalGroup(box.id, pid, signal))).pipe(
-              Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
+              Effect.catchAll((error) => loss.failed(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error))
             ),
         // The wrapper answers while it runs: the leader is a member until its status is written, and
         // then the wrapper watches the rest until none is left. Once it has ended, the engine answers.
@@ -251,9 +252,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           if (!outputEnded) return Effect.succeed(leader === undefined || leader.groupAlive)
           if (leader !== undefined && !leader.groupAlive) return Effect.succeed(false)
           return engine.groupAlive(box.id, pid).pipe(
-            Effect.catchAll((error) =>
-              Effect.as(Effect.logWarning(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error.message), false)
-            )
+            Effect.catchAll((error) => Effect.as(loss.failed(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error), false))
           )
         })
       }
