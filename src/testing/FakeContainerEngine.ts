@@ -253,6 +253,22 @@ export const layer = (
     let execCount = 0
     let refusals = 0
 
+    // Each request waits while the engine does not answer (`hang`).
+    let answering = yield* Deferred.make<void>()
+    yield* Deferred.succeed(answering, undefined)
+    const answered = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.zipRight(Effect.suspend(() => Deferred.await(answering)), effect)
+    /**
+     * An exec's next frame as its host end reads it: what arrived before the engine stopped answering
+     * comes through, then nothing until it answers again, unless the host released the connection
+     * (which then reads its end).
+     */
+    const nextFrame = (frames: Queue.Queue<ContainerEngine.Frame | undefined>, released: Deferred.Deferred<void>) =>
+      Effect.flatMap(Queue.size(frames), (buffered) =>
+        buffered > 0 ? Effect.void : Effect.raceFirst(Effect.suspend(() => Deferred.await(answering)), Deferred.await(released))).pipe(
+          Effect.zipRight(Queue.take(frames))
+        )
+
     const boxOf = (id: string) => {
       const box = boxes.get(id)
       return box === undefined || box.removed
@@ -271,6 +287,7 @@ export const layer = (
     const wrapperExec = (box: BoxState, argv: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
+        const released = yield* Deferred.make<void>()
         const startGate = yield* Deferred.make<void>()
         const status = hostPath(box, argv[6]!)
         const pgid = ++lastPid
@@ -338,14 +355,14 @@ export const layer = (
               else yield* sayPid
             }),
           next: Effect.suspend(() =>
-            ended ? Effect.succeed(undefined) : Effect.tap(Queue.take(frames), (frame) => {
+            ended ? Effect.succeed(undefined) : Effect.tap(nextFrame(frames, released), (frame) => {
               if (frame === undefined) ended = true
             })
           ),
           write: () => Effect.void,
           exitCode: Effect.sync(() => exitCode),
           // The connection is released: the host reads no more of it.
-          close: Effect.asVoid(frames.offer(undefined))
+          close: Effect.zipRight(Deferred.succeed(released, undefined), Effect.asVoid(frames.offer(undefined)))
         }
         return session
       })
@@ -355,6 +372,7 @@ export const layer = (
     const servedExec = (box: BoxState) =>
       Effect.gen(function*() {
         const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
+        const released = yield* Deferred.make<void>()
         const me = {}
         let ended = false
         let dead = false
@@ -454,7 +472,7 @@ export const layer = (
               return startCall(text)
             }),
           next: Effect.suspend(() =>
-            ended ? Effect.succeed(undefined) : Effect.tap(Queue.take(frames), (frame) => {
+            ended ? Effect.succeed(undefined) : Effect.tap(nextFrame(frames, released), (frame) => {
               if (frame === undefined) ended = true
             })
           ),
@@ -462,6 +480,7 @@ export const layer = (
           // The wrapper reads the end of its input: a leader still waiting for `go` runs nothing.
           close: Effect.suspend(() => {
             closed = true
+            Deferred.unsafeDone(released, Effect.void)
             if (call === undefined) return die
             if (!call.go) {
               const cancelled = call
@@ -592,14 +611,8 @@ export const layer = (
             : Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })))
     }
 
-    // Each request and each read of an exec's output waits while the engine does not answer.
-    let answering = yield* Deferred.make<void>()
-    yield* Deferred.succeed(answering, undefined)
-    const answered = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.zipRight(Effect.suspend(() => Deferred.await(answering)), effect)
     const answeredSession = (session: ContainerEngine.ExecSession): ContainerEngine.ExecSession => ({
       ...session,
-      next: answered(session.next),
       exitCode: answered(session.exitCode)
     })
     const hanging: ContainerEngine.Service = {
