@@ -6,6 +6,7 @@
  * (a host directory the box mounts, as a local engine's bind) and ends the exec's output. A test
  * decides how each command reacts to signals, feeds its output, ends it, and reads back the signals
  * sent and when (by the Effect `Clock`, so `TestClock` drives the executor's timeouts and grace).
+ * It can also stop answering, as a hung engine does, so a test drives the executor's bounds on it.
  *
  * @since 0.2.0
  */
