@@ -215,7 +215,13 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       workspace,
       idleStopMs: config.idleStopMs
     })
-    const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb, scope: yield* Effect.scope })
+    const spawner = makeContainerSpawner({
+      engine,
+      boxes,
+      memoryMb: config.memoryMb,
+      startTimeoutMs: config.engineTimeoutMs,
+      scope: yield* Effect.scope
+    })
     const files = makeBoxFiles({ engine, boxes, workspace: workspace.target, user: identity.user })
     // The box has its own environment (the image's): nothing of the host's is inherited.
     const executor = yield* makeExecutorCore(config, {

@@ -115,7 +115,8 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly volumes: Effect.Effect<ReadonlyArray<string>>
     /**
      * The engine stops answering (`true`), as a hung or stopped daemon does: each request made from
-     * then on, and each read of an exec's output, waits until it answers again (`false`).
+     * then on waits until it answers again (`false`); so does the input sent to an exec, and its
+     * output past what had arrived. An exec the host releases meanwhile reads its end at once.
      */
     readonly hang: (hung: boolean) => Effect.Effect<void>
   }
@@ -254,9 +255,12 @@ export const layer = (
     let execCount = 0
     let refusals = 0
 
-    // Each request waits while the engine does not answer (`hang`).
+    // Each request waits while the engine does not answer (`hang`), and so does the input sent to
+    // an exec meanwhile: it reaches the exec, in order, once the engine answers again.
+    let hung = false
     let answering = yield* Deferred.make<void>()
     yield* Deferred.succeed(answering, undefined)
+    const heldInput: Array<Effect.Effect<void>> = []
     const answered = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
       Effect.zipRight(Effect.suspend(() => Deferred.await(answering)), effect)
     /**
@@ -463,6 +467,7 @@ export const layer = (
           write: (bytes) =>
             Effect.suspend(function take(): Effect.Effect<void> {
               if (dead) return Effect.void
+              if (hung) return Effect.sync(() => void heldInput.push(Effect.suspend(take)))
               if (box.paused) return Effect.sync(() => void box.frozen.push(Effect.suspend(take)))
               const text = Buffer.from(bytes).toString("latin1")
               if (text === "go\n") {
@@ -656,12 +661,16 @@ export const layer = (
             return paused ? Effect.void : Effect.forEach(box.frozen.splice(0), (resume) => resume, { discard: true })
           }),
         volumes: Effect.sync(() => [...volumes.keys()]),
-        hang: (hung) =>
+        hang: (stop) =>
           Effect.suspend(() => {
-            if (!hung) return Deferred.succeed(answering, undefined)
-            return Effect.flatMap(Deferred.isDone(answering), (done) =>
-              done ? Effect.map(Deferred.make<void>(), (waiting) => void (answering = waiting)) : Effect.void)
-          }).pipe(Effect.asVoid)
+            if (stop === hung) return Effect.void
+            hung = stop
+            if (stop) return Effect.map(Deferred.make<void>(), (waiting) => void (answering = waiting))
+            return Effect.zipRight(
+              Deferred.succeed(answering, undefined),
+              Effect.forEach(heldInput.splice(0), (input) => input, { discard: true })
+            )
+          })
       })
     )
   }))

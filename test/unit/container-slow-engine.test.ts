@@ -75,6 +75,25 @@ describe("an engine that stops answering (fake engine, TestClock)", () => {
       expect(yield* control.boxes).toEqual([])
     }))
 
+  it.scoped("a call whose shell's start the engine does not carry fails at the bound", () =>
+    Effect.gen(function*() {
+      const { control, fake } = yield* fakeEngine
+      const { executor } = yield* executorOn(fake)
+      // A warm box, whose served exec waits for the next call: taking it asks nothing of the engine.
+      const warm = yield* Effect.fork(run(executor, "true"))
+      const first = yield* control.next
+      yield* first.exit(0)
+      expect((yield* Fiber.join(warm)).exitCode).toBe(0)
+      expect(yield* control.waiting).toBe(1)
+
+      yield* control.hang(true)
+      const fiber = yield* Effect.fork(Effect.flip(run(executor, "true")))
+      yield* doneAtTheBound(fiber)
+      expect((yield* Fiber.join(fiber)).message).toContain(
+        `the command's shell did not start within ${engineTimeoutMs} ms in container ${first.box.slice(0, 12)}`
+      )
+    }))
+
   it.scoped("a call in flight ends at its timeout plus the bound, killed, saying so; the next call gets a new box", () =>
     Effect.gen(function*() {
       const { control, fake } = yield* fakeEngine

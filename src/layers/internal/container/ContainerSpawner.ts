@@ -25,7 +25,7 @@ import { execPipes } from "./execPipes.js"
 import { ExecPool } from "./ExecPool.js"
 import { servable } from "./served.js"
 import { spawnServed } from "./ServedSpawn.js"
-import { BoxGone, callLoss, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, callLoss, endNote, noShellText, spawnFailure } from "./spawnNotes.js"
 import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 export { boxGoneText, lostText, oomText } from "./spawnNotes.js"
@@ -42,6 +42,8 @@ export interface ContainerSpawnerOptions {
   readonly engine: ContainerEngine.Service
   readonly boxes: Boxes
   readonly memoryMb?: number | undefined
+  /** Bound on a start's first line, which comes once the engine has carried the exec's start. */
+  readonly startTimeoutMs: number
   /** The layer's scope: the boxes' served execs are closed with it at the latest. */
   readonly scope: Scope.Scope
 }
@@ -78,7 +80,7 @@ const served = (options: ProcessSpawner.Options): boolean =>
   options.stdin === undefined && !tooLongForArgv(options.command) && servable(wrapperEnv(options.env))
 
 export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessSpawner["Type"] => {
-  const { boxes, engine } = options
+  const { boxes, engine, startTimeoutMs } = options
 
   const removeFull = (box: Box, pid: number) =>
     Effect.logWarning(
@@ -130,7 +132,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       // Creating the box may have taken a while: a call aborted meanwhile starts nothing.
       if (spawnOptions.signal?.aborted === true) return yield* spawnFailure("aborted before the command started")
       if (served(spawnOptions)) {
-        return yield* spawnServed({ engine, boxes, memoryMb: options.memoryMb, killGroupOrBox }, box, yield* poolOf(box), spawnOptions)
+        return yield* spawnServed({ engine, boxes, memoryMb: options.memoryMb, startTimeoutMs, killGroupOrBox }, box, yield* poolOf(box), spawnOptions)
       }
       const status = box.control.expect()
       yield* Scope.addFinalizer(scope, Effect.sync(status.release))

@@ -16,7 +16,7 @@ import { execPipes } from "./execPipes.js"
 import type { ExecPool, TakenExec } from "./ExecPool.js"
 import type { Piece, ServedKey } from "./served.js"
 import { goLine, MarkerScanner, randomServedKey, servedRequest } from "./served.js"
-import { BoxGone, callLoss, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, callLoss, endNote, noShellText, spawnFailure } from "./spawnNotes.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { parseStatus, wrapperEnv } from "./wrapper.js"
 
@@ -29,6 +29,8 @@ export interface ServedContext {
   readonly engine: ContainerEngine.Service
   readonly boxes: Boxes
   readonly memoryMb: number | undefined
+  /** Bound on the wrapper's first line. */
+  readonly startTimeoutMs: number
   readonly killGroupOrBox: (box: Box, pid: number) => Effect.Effect<void, ContainerEngine.Error>
 }
 
@@ -77,7 +79,7 @@ export const spawnServed = (
   spawnOptions: ProcessSpawner.Options
 ): Effect.Effect<ProcessSpawner.Process, SpawnError | BoxGone, Scope.Scope> =>
   Effect.gen(function*() {
-    const { boxes, engine } = context
+    const { boxes, engine, startTimeoutMs } = context
     const scope = yield* Effect.scope
     const key = randomServedKey()
     const request = servedRequest(key, spawnOptions.cwd, spawnOptions.command, wrapperEnv(spawnOptions.env))

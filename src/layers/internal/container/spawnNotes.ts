@@ -101,9 +101,6 @@ export const spawnFailure = (message: string, code?: string) => new SpawnError({
 /** The session's box was gone when the exec was created: nothing started. */
 export class BoxGone extends Data.TaggedError("BoxGone")<{ readonly failure: SpawnError }> {}
 
-/** Bound on the wrapper's first line: the exec has started when the engine answered. */
-export const startTimeoutMs = 30_000
-
 /** Why a shell that said no pid did not start, for the call's error. */
 export const noShellText = (box: string, said: string, gone: boolean, path: string | undefined): string =>
   `the command's shell did not start in container ${box.slice(0, 12)}` +
