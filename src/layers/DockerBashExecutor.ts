@@ -32,6 +32,7 @@ import type { Settings } from "./containerSettings.js"
 import { environment, resolveContainerConfig } from "./containerSettings.js"
 import type { Workspace } from "./internal/container/Boxes.js"
 import { Boxes, sweepDeadHosts } from "./internal/container/Boxes.js"
+import { boundedEngine } from "./internal/container/boundedEngine.js"
 import { makeBoxFiles } from "./internal/container/boxFiles.js"
 import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
 import { makeDockerEngine } from "./internal/container/DockerEngine.js"
@@ -174,7 +175,8 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       })
     }
     const workspace = yield* workspaceOf(config)
-    const engine = yield* engineOf(config)
+    // Whichever engine it is, no request to it waits past the bound.
+    const engine = boundedEngine(yield* engineOf(config), config.engineTimeoutMs)
     const unavailable = (message: string) => new ContainerUnavailableError({ engine: engine.address, message })
     yield* engine.ping.pipe(Effect.mapError((error) => unavailable(error.message)))
     const found = yield* engine.hasImage(config.image).pipe(Effect.mapError((error) => unavailable(error.message)))
@@ -213,7 +215,13 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
       workspace,
       idleStopMs: config.idleStopMs
     })
-    const spawner = makeContainerSpawner({ engine, boxes, memoryMb: config.memoryMb, scope: yield* Effect.scope })
+    const spawner = makeContainerSpawner({
+      engine,
+      boxes,
+      memoryMb: config.memoryMb,
+      startTimeoutMs: config.engineTimeoutMs,
+      scope: yield* Effect.scope
+    })
     const files = makeBoxFiles({ engine, boxes, workspace: workspace.target, user: identity.user })
     // The box has its own environment (the image's): nothing of the host's is inherited.
     const executor = yield* makeExecutorCore(config, {
@@ -256,7 +264,7 @@ export const make = (
 
 const buildOnDocker = (settings: Settings.Input) =>
   build(settings, (config) =>
-    makeDockerEngine(config.dockerHost).pipe(
+    makeDockerEngine(config.dockerHost, config.engineTimeoutMs).pipe(
       Effect.mapError((error) =>
         new ContainerUnavailableError({ engine: config.dockerHost ?? process.env.DOCKER_HOST ?? "", message: error.message })
       )

@@ -113,7 +113,14 @@ export const ContainerSettings = Schema.Struct({
    */
   workspaceRoot: Schema.optional(Schema.String.annotations(setting({ env: "CONTAINER_WORKSPACE_ROOT" }))),
   /** Stop a container that ran nothing for this long (it starts again on the next command); never when absent. */
-  idleStopMs: Schema.optional(PositiveFinite.annotations(setting({ env: "CONTAINER_IDLE_STOP_MS" })))
+  idleStopMs: Schema.optional(PositiveFinite.annotations(setting({ env: "CONTAINER_IDLE_STOP_MS" }))),
+  /**
+   * Bound on each request to the engine: one it does not answer within this long fails, naming the
+   * engine, and a call whose kill it does not answer ends, its container taken as lost.
+   */
+  engineTimeoutMs: Schema.optionalWith(PositiveFinite.annotations(setting({ env: "CONTAINER_ENGINE_TIMEOUT_MS" })), {
+    default: () => 30_000
+  })
 })
 
 /**
@@ -191,7 +198,8 @@ export const resolveContainerConfig = (input: Settings.Input): Effect.Effect<Set
  * The settings from `EFFECT_BASH_*` variables: the local executor's, plus `EFFECT_BASH_CONTAINER_IMAGE`,
  * `_CONTAINER_NETWORK`, `_CONTAINER_MEMORY_MB`, `_CONTAINER_PIDS_LIMIT`, `_CONTAINER_CPUS`,
  * `_CONTAINER_USER`, `_CONTAINER_READ_ONLY_ROOT`, `_CONTAINER_DOCKER_HOST`,
- * `_CONTAINER_WORKSPACE`, `_CONTAINER_VOLUME`, `_CONTAINER_WORKSPACE_ROOT`, `_CONTAINER_IDLE_STOP_MS`, and
+ * `_CONTAINER_WORKSPACE`, `_CONTAINER_VOLUME`, `_CONTAINER_WORKSPACE_ROOT`, `_CONTAINER_IDLE_STOP_MS`,
+ * `_CONTAINER_ENGINE_TIMEOUT_MS`, and
  * the allow-list's `_NETWORK_ALLOW`, `_NETWORK_DENY`, `_NETWORK_HOSTS`, `_NETWORK_MAX_CONNECTIONS` and
  * `_NETWORK_HANDSHAKE_TIMEOUT_MS`.
  *

@@ -191,7 +191,11 @@ export declare namespace ContainerEngine {
      * an exec that reads one request after another.
      */
     readonly write: (bytes: Uint8Array) => Effect.Effect<void>
-    /** The next frame; `undefined` once every writer of the exec's output has closed it. */
+    /**
+     * The next frame; `undefined` once every writer of the exec's output has closed it, or once
+     * {@link close} has released the connection. No bound: an exec's output lasts as long as its
+     * command (the executor bounds a call's by its timeout).
+     */
     readonly next: Effect.Effect<Frame | undefined>
     /**
      * The exit code of the exec's own process, as the engine recorded it; `undefined` while it runs.

@@ -6,6 +6,7 @@
  * (a host directory the box mounts, as a local engine's bind) and ends the exec's output. A test
  * decides how each command reacts to signals, feeds its output, ends it, and reads back the signals
  * sent and when (by the Effect `Clock`, so `TestClock` drives the executor's timeouts and grace).
+ * It can also stop answering, as a hung engine does, so a test drives the executor's bounds on it.
  *
  * @since 0.2.0
  */
@@ -112,6 +113,12 @@ export class FakeContainerEngineControl extends Context.Tag("effect-bash/FakeCon
     readonly pause: (box: string, paused: boolean) => Effect.Effect<void>
     /** The names of the engine's volumes: those of live boxes, and the named ones. */
     readonly volumes: Effect.Effect<ReadonlyArray<string>>
+    /**
+     * The engine stops answering (`true`), as a hung or stopped daemon does: each request made from
+     * then on waits until it answers again (`false`); so does the input sent to an exec, and its
+     * output past what had arrived. An exec the host releases meanwhile reads its end at once.
+     */
+    readonly hang: (hung: boolean) => Effect.Effect<void>
   }
 >() {}
 
@@ -248,6 +255,25 @@ export const layer = (
     let execCount = 0
     let refusals = 0
 
+    // Each request waits while the engine does not answer (`hang`), and so does the input sent to
+    // an exec meanwhile: it reaches the exec, in order, once the engine answers again.
+    let hung = false
+    let answering = yield* Deferred.make<void>()
+    yield* Deferred.succeed(answering, undefined)
+    const heldInput: Array<Effect.Effect<void>> = []
+    const answered = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.zipRight(Effect.suspend(() => Deferred.await(answering)), effect)
+    /**
+     * An exec's next frame as its host end reads it: what arrived before the engine stopped answering
+     * comes through, then nothing until it answers again, unless the host released the connection
+     * (which then reads its end).
+     */
+    const nextFrame = (frames: Queue.Queue<ContainerEngine.Frame | undefined>, released: Deferred.Deferred<void>) =>
+      Effect.flatMap(Queue.size(frames), (buffered) =>
+        buffered > 0 ? Effect.void : Effect.raceFirst(Effect.suspend(() => Deferred.await(answering)), Deferred.await(released))).pipe(
+          Effect.zipRight(Queue.take(frames))
+        )
+
     const boxOf = (id: string) => {
       const box = boxes.get(id)
       return box === undefined || box.removed
@@ -266,6 +292,7 @@ export const layer = (
     const wrapperExec = (box: BoxState, argv: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
+        const released = yield* Deferred.make<void>()
         const startGate = yield* Deferred.make<void>()
         const status = hostPath(box, argv[6]!)
         const pgid = ++lastPid
@@ -333,13 +360,14 @@ export const layer = (
               else yield* sayPid
             }),
           next: Effect.suspend(() =>
-            ended ? Effect.succeed(undefined) : Effect.tap(Queue.take(frames), (frame) => {
+            ended ? Effect.succeed(undefined) : Effect.tap(nextFrame(frames, released), (frame) => {
               if (frame === undefined) ended = true
             })
           ),
           write: () => Effect.void,
           exitCode: Effect.sync(() => exitCode),
-          close: Effect.void
+          // The connection is released: the host reads no more of it.
+          close: Effect.zipRight(Deferred.succeed(released, undefined), Effect.asVoid(frames.offer(undefined)))
         }
         return session
       })
@@ -349,6 +377,7 @@ export const layer = (
     const servedExec = (box: BoxState) =>
       Effect.gen(function*() {
         const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
+        const released = yield* Deferred.make<void>()
         const me = {}
         let ended = false
         let dead = false
@@ -438,6 +467,7 @@ export const layer = (
           write: (bytes) =>
             Effect.suspend(function take(): Effect.Effect<void> {
               if (dead) return Effect.void
+              if (hung) return Effect.sync(() => void heldInput.push(Effect.suspend(take)))
               if (box.paused) return Effect.sync(() => void box.frozen.push(Effect.suspend(take)))
               const text = Buffer.from(bytes).toString("latin1")
               if (text === "go\n") {
@@ -448,7 +478,7 @@ export const layer = (
               return startCall(text)
             }),
           next: Effect.suspend(() =>
-            ended ? Effect.succeed(undefined) : Effect.tap(Queue.take(frames), (frame) => {
+            ended ? Effect.succeed(undefined) : Effect.tap(nextFrame(frames, released), (frame) => {
               if (frame === undefined) ended = true
             })
           ),
@@ -456,13 +486,15 @@ export const layer = (
           // The wrapper reads the end of its input: a leader still waiting for `go` runs nothing.
           close: Effect.suspend(() => {
             closed = true
+            Deferred.unsafeDone(released, Effect.void)
             if (call === undefined) return die
             if (!call.go) {
               const cancelled = call
               box.commands.forEach((each) => each.handle === cancelled.handle && box.commands.delete(each))
               return Effect.zipRight(Deferred.succeed(cancelled.running, false), die)
             }
-            return Effect.void
+            // The command runs on; the connection is released, and the host reads no more of it.
+            return Effect.asVoid(frames.offer(undefined))
           })
         }
         yield* waitForCall
@@ -585,7 +617,33 @@ export const layer = (
             : Effect.fail(new ContainerNotFoundError({ message: `no such path in ${id}: ${path}` })))
     }
 
-    return Context.make(ContainerEngine, engine).pipe(
+    const answeredSession = (session: ContainerEngine.ExecSession): ContainerEngine.ExecSession => ({
+      ...session,
+      exitCode: answered(session.exitCode)
+    })
+    const hanging: ContainerEngine.Service = {
+      address: engine.address,
+      ping: answered(engine.ping),
+      cpuCount: answered(engine.cpuCount),
+      hasImage: (image) => answered(engine.hasImage(image)),
+      createBox: (options) => answered(engine.createBox(options)),
+      exec: (box, options) => answered(Effect.map(engine.exec(box, options), answeredSession)),
+      run: (box, argv, user) => answered(engine.run(box, argv, user)),
+      signalGroup: (box, pgid, signal) => answered(engine.signalGroup(box, pgid, signal)),
+      groupAlive: (box, pgid) => answered(engine.groupAlive(box, pgid)),
+      boxRunning: (box) => answered(engine.boxRunning(box)),
+      boxPaused: (box) => answered(engine.boxPaused(box)),
+      stopBox: (box) => answered(engine.stopBox(box)),
+      startBox: (box) => answered(engine.startBox(box)),
+      removeBox: (box) => answered(engine.removeBox(box)),
+      listBoxes: (labels) => answered(engine.listBoxes(labels)),
+      listVolumes: (labels) => answered(engine.listVolumes(labels)),
+      removeVolume: (name) => answered(engine.removeVolume(name)),
+      putArchive: (box, path, tar) => answered(engine.putArchive(box, path, tar)),
+      getArchive: (box, path, maxBytes) => answered(engine.getArchive(box, path, maxBytes))
+    }
+
+    return Context.make(ContainerEngine, hanging).pipe(
       Context.add(FakeContainerEngineControl, {
         next: Queue.take(started),
         boxes: Effect.sync(() => [...boxes.values()].map((box) => ({ id: box.id, options: box.options, removed: box.removed }))),
@@ -602,7 +660,17 @@ export const layer = (
             box.paused = paused
             return paused ? Effect.void : Effect.forEach(box.frozen.splice(0), (resume) => resume, { discard: true })
           }),
-        volumes: Effect.sync(() => [...volumes.keys()])
+        volumes: Effect.sync(() => [...volumes.keys()]),
+        hang: (stop) =>
+          Effect.suspend(() => {
+            if (stop === hung) return Effect.void
+            hung = stop
+            if (stop) return Effect.map(Deferred.make<void>(), (waiting) => void (answering = waiting))
+            return Effect.zipRight(
+              Deferred.succeed(answering, undefined),
+              Effect.forEach(heldInput.splice(0), (input) => input, { discard: true })
+            )
+          })
       })
     )
   }))

@@ -1,9 +1,10 @@
 /**
- * A Docker Engine of a test's own, which the test may kill with SIGKILL and start again: never the
- * shared engines. It has its own TCP port on loopback, data root, exec root and pidfile (both on
- * disk, so a restart finds the containerd and the containers the killed one left), and a bridge of
- * its own (`--bridge=none` would make it delete the host engine's docker0). `stop` ends it with
- * SIGTERM (it stops its containers and its containerd) and removes all of it.
+ * A Docker Engine of a test's own, which the test may kill with SIGKILL and start again, or stop and
+ * resume (SIGSTOP, SIGCONT): never the shared engines. It has its own TCP port on loopback, data root,
+ * exec root and pidfile (both on disk, so a restart finds the containerd and the containers the
+ * killed one left), and a bridge of its own (`--bridge=none` would make it delete the host engine's
+ * docker0). `stop` ends it with SIGTERM (it stops its containers and its containerd) and removes all
+ * of it.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process"
 import { once } from "node:events"
@@ -115,10 +116,18 @@ export const startOwnDockerd = async (tag: string, image: string) => {
     },
     /** Starts the engine again, on the same data and exec roots. */
     restart: start,
-    /** Ends the engine with SIGTERM and removes its roots and bridge. */
+    /**
+     * The engine stops answering (SIGSTOP), as a hung daemon does: requests wait unanswered and no
+     * exec's output comes through; its containers run on.
+     */
+    freeze: () => void daemon!.kill("SIGSTOP"),
+    /** The engine answers again (SIGCONT). */
+    thaw: () => void daemon!.kill("SIGCONT"),
+    /** Ends the engine with SIGTERM (a frozen one is resumed first) and removes its roots and bridge. */
     stop: async () => {
       const running = daemon
       if (running !== undefined && running.exitCode === null && running.signalCode === null) {
+        running.kill("SIGCONT")
         running.kill("SIGTERM")
         await once(running, "exit")
       }

@@ -166,16 +166,23 @@ const removeVolumes = (engine: ContainerEngine.Service, selector: Readonly<Recor
   )
 
 /**
+ * The layers of this process that closed leaving boxes behind (their engine did not answer): the
+ * next layer's sweep removes those boxes as it does a dead host's.
+ */
+const leftByClosedLayers = new Set<string>()
+
+/**
  * Removes the boxes of this machine's hosts that are no longer running, found on the engine by their
- * labels (this boot, a host whose pid is gone or now another process's), their control directories,
- * and then the volumes such hosts made with their boxes (a volume the user named carries no label of
- * ours, and stays). Failures only cost the engine's resources and some disk, so they are logged,
- * never raised.
+ * labels (this boot, a host whose pid is gone or now another process's), and those a closed layer of
+ * this process left, their control directories, and then the volumes such hosts and layers made with
+ * their boxes (a volume the user named carries no label of ours, and stays). Failures only cost the
+ * engine's resources and some disk, so they are logged, never raised.
  */
 export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> => {
   if (bootId === undefined) return Effect.void
   const ours = { [labels.marker]: "1", [labels.boot]: bootId }
-  const alive = (listed: { readonly labels: Readonly<Record<string, string>> }) => !ownerPrefixIsDead(listed.labels[labels.host] ?? "")
+  const alive = (listed: { readonly labels: Readonly<Record<string, string>> }) =>
+    !ownerPrefixIsDead(listed.labels[labels.host] ?? "") && !leftByClosedLayers.has(listed.labels[labels.layer] ?? "")
   return engine.listBoxes(ours).pipe(
     Effect.flatMap((boxes) =>
       Effect.forEach(boxes.filter((box) => !alive(box)), (box) => removeDeadBox(engine, box), { concurrency: "unbounded", discard: true })
@@ -422,7 +429,8 @@ export class Boxes {
     })
   }
 
-  private discard(box: Box): Effect.Effect<void> {
+  /** Removes `box` from the layer and the engine; true when the engine removed it. */
+  private discard(box: Box): Effect.Effect<boolean> {
     return Effect.suspend(() => {
       if (this.boxes.get(box.session) === box) this.boxes.delete(box.session)
       this.busy.delete(box)
@@ -434,32 +442,44 @@ export class Boxes {
         timer === undefined ? Effect.void : Fiber.interrupt(timer),
         this.engine.removeBox(box.id).pipe(
           Effect.tap(() => Effect.sync(() => (removed = true))),
-          Effect.catchAll(() => Effect.void)
+          Effect.catchAll((error) =>
+            Effect.logWarning(`could not remove container ${box.id.slice(0, 12)}; the next container layer on this engine removes it`, error.message)
+          )
         )
-      ]).pipe(Effect.ensuring(Effect.suspend(() => box.control.close({ boxGone: removed }))))
+      ]).pipe(
+        Effect.ensuring(Effect.suspend(() => box.control.close({ boxGone: removed }))),
+        Effect.map(() => removed)
+      )
     })
   }
 
   /**
    * Removes every box of the layer: those it knows, and any the engine made for a create that was
-   * interrupted before its id came back (found by the layer's label).
+   * interrupted before its id came back (found by the layer's label). What the engine did not remove
+   * (it did not answer) is left to the next layer's sweep, without more requests to wait for.
    */
   private get removeAll(): Effect.Effect<void> {
     const known = Effect.suspend(() =>
-      Effect.forEach([...this.boxes.values()], (box) => this.discard(box), { concurrency: "unbounded", discard: true })
+      Effect.forEach([...this.boxes.values()], (box) => this.discard(box), { concurrency: "unbounded" })
     )
+    const leave = Effect.sync(() => void leftByClosedLayers.add(this.layer))
     const strays = this.engine.listBoxes({ [labels.layer]: this.layer }).pipe(
       Effect.flatMap((found) =>
         Effect.forEach(found, (box) => Effect.ignore(this.engine.removeBox(box.id)), { concurrency: "unbounded", discard: true })
       ),
-      Effect.catchAll((error) => Effect.logWarning("could not list this layer's containers", error.message)),
       // The volumes made with its boxes go with them; one left by a box removed from outside goes now.
-      Effect.zipRight(removeVolumes(this.engine, { [labels.layer]: this.layer }, () => false))
+      Effect.zipRight(removeVolumes(this.engine, { [labels.layer]: this.layer }, () => false)),
+      Effect.catchAll((error) =>
+        Effect.zipRight(
+          leave,
+          Effect.logWarning("could not list this layer's containers; the next container layer on this engine removes them", error.message)
+        )
+      )
     )
     const controlParent = this.controlParent
     // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
     return this.lock.withPermits(1)(known).pipe(
-      Effect.zipRight(strays),
+      Effect.flatMap((removed) => removed.every(Boolean) ? strays : leave),
       // Empty unless a box could not be removed: its directory stays, and so does this one.
       Effect.ensuring(Effect.sync(() => {
         try {

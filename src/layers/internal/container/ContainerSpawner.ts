@@ -25,7 +25,7 @@ import { execPipes } from "./execPipes.js"
 import { ExecPool } from "./ExecPool.js"
 import { servable } from "./served.js"
 import { spawnServed } from "./ServedSpawn.js"
-import { BoxGone, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, callLoss, endNote, noShellText, spawnFailure } from "./spawnNotes.js"
 import { controlMount, envProblem, wrapperArgv, wrapperEnv } from "./wrapper.js"
 
 export { boxGoneText, lostText, oomText } from "./spawnNotes.js"
@@ -42,6 +42,8 @@ export interface ContainerSpawnerOptions {
   readonly engine: ContainerEngine.Service
   readonly boxes: Boxes
   readonly memoryMb?: number | undefined
+  /** Bound on a start's first line, which comes once the engine has carried the exec's start. */
+  readonly startTimeoutMs: number
   /** The layer's scope: the boxes' served execs are closed with it at the latest. */
   readonly scope: Scope.Scope
 }
@@ -78,7 +80,7 @@ const served = (options: ProcessSpawner.Options): boolean =>
   options.stdin === undefined && !tooLongForArgv(options.command) && servable(wrapperEnv(options.env))
 
 export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessSpawner["Type"] => {
-  const { boxes, engine } = options
+  const { boxes, engine, startTimeoutMs } = options
 
   const removeFull = (box: Box, pid: number) =>
     Effect.logWarning(
@@ -130,7 +132,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
       // Creating the box may have taken a while: a call aborted meanwhile starts nothing.
       if (spawnOptions.signal?.aborted === true) return yield* spawnFailure("aborted before the command started")
       if (served(spawnOptions)) {
-        return yield* spawnServed({ engine, boxes, memoryMb: options.memoryMb, killGroupOrBox }, box, yield* poolOf(box), spawnOptions)
+        return yield* spawnServed({ engine, boxes, memoryMb: options.memoryMb, startTimeoutMs, killGroupOrBox }, box, yield* poolOf(box), spawnOptions)
       }
       const status = box.control.expect()
       yield* Scope.addFinalizer(scope, Effect.sync(status.release))
@@ -193,6 +195,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
         }
         return { exec, early, pid }
       }).pipe(Effect.onExit((exit) => Exit.isSuccess(exit) || startedNothing ? Effect.void : abandon))
+      const loss = callLoss(box, exec)
 
       // The leader's end: the status file (watched, polled as a safety net), or the exec's end without
       // one. An exec that ended without a status had its wrapper killed, with the box's processes or on
@@ -227,7 +230,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           outputEnded = true
           yield* status.settled
           const leader = status.read()
-          const note = yield* endNote(engine, box, leader, options.memoryMb)
+          const note = yield* endNote(engine, box, leader, options.memoryMb, loss.reason)
           if (note !== undefined) yield* deliver("stderr", encoder.encode(note))
           settle(leader)
         })
@@ -241,7 +244,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           box.gone
             ? Effect.void
             : (signal === "SIGKILL" ? killGroupOrBox(box, pid) : Effect.asVoid(engine.signalGroup(box.id, pid, signal))).pipe(
-              Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
+              Effect.catchAll((error) => loss.failed(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error))
             ),
         // The wrapper answers while it runs: the leader is a member until its status is written, and
         // then the wrapper watches the rest until none is left. Once it has ended, the engine answers.
@@ -251,9 +254,7 @@ export const makeContainerSpawner = (options: ContainerSpawnerOptions): ProcessS
           if (!outputEnded) return Effect.succeed(leader === undefined || leader.groupAlive)
           if (leader !== undefined && !leader.groupAlive) return Effect.succeed(false)
           return engine.groupAlive(box.id, pid).pipe(
-            Effect.catchAll((error) =>
-              Effect.as(Effect.logWarning(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error.message), false)
-            )
+            Effect.catchAll((error) => Effect.as(loss.failed(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error), false))
           )
         })
       }

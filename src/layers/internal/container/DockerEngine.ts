@@ -26,8 +26,8 @@ import type { EngineTls } from "./engineTls.js"
 import { isTlsFailure, readEngineTls, tlsRequested } from "./engineTls.js"
 import { groupAliveArgv, signalArgv } from "./wrapper.js"
 
-/** Bound on one API call (not on an exec's stream). */
-const requestTimeoutMs = 30_000
+/** Bound on one API call (not on an exec's stream) unless the caller sets one. */
+const defaultRequestTimeoutMs = 30_000
 /** Bound on the first ping, which decides whether the layer builds. */
 const pingTimeoutMs = 5_000
 
@@ -108,10 +108,11 @@ const loadModem = Effect.tryPromise({
 
 /**
  * The engine at `address` (`unix:///path`, `tcp://host:port`, `ssh://user@host`), or at `DOCKER_HOST`
- * (else the default socket) when absent. Its connections close with the scope.
+ * (else the default socket) when absent. Its connections close with the scope; each API call is bounded by `requestTimeoutMs`.
  */
 export const makeDockerEngine = (
-  address: string | undefined
+  address: string | undefined,
+  requestTimeoutMs: number = defaultRequestTimeoutMs
 ): Effect.Effect<ContainerEngine.Service, ContainerEngine.Error, Scope.Scope> =>
   Effect.gen(function*() {
     const { default: Modem } = yield* loadModem
@@ -297,7 +298,7 @@ export const makeDockerEngine = (
 
     const engine: ContainerEngine.Service = {
       address: shown,
-      ping: Effect.asVoid(dial("ping", { path: "/_ping", method: "GET", statusCodes: { 200: true } }, pingTimeoutMs)),
+      ping: Effect.asVoid(dial("ping", { path: "/_ping", method: "GET", statusCodes: { 200: true } }, Math.min(pingTimeoutMs, requestTimeoutMs))),
       cpuCount: Effect.map(
         dial("info", { path: "/info", method: "GET", statusCodes: { 200: true } }),
         (info) => (info as { readonly NCPU?: number }).NCPU ?? Number.POSITIVE_INFINITY

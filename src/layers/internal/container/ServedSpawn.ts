@@ -16,7 +16,7 @@ import { execPipes } from "./execPipes.js"
 import type { ExecPool, TakenExec } from "./ExecPool.js"
 import type { Piece, ServedKey } from "./served.js"
 import { goLine, MarkerScanner, randomServedKey, servedRequest } from "./served.js"
-import { BoxGone, endNote, noShellText, spawnFailure, startTimeoutMs } from "./spawnNotes.js"
+import { BoxGone, callLoss, endNote, noShellText, spawnFailure } from "./spawnNotes.js"
 import type { LeaderStatus } from "./wrapper.js"
 import { parseStatus, wrapperEnv } from "./wrapper.js"
 
@@ -29,6 +29,8 @@ export interface ServedContext {
   readonly engine: ContainerEngine.Service
   readonly boxes: Boxes
   readonly memoryMb: number | undefined
+  /** Bound on the wrapper's first line. */
+  readonly startTimeoutMs: number
   readonly killGroupOrBox: (box: Box, pid: number) => Effect.Effect<void, ContainerEngine.Error>
 }
 
@@ -77,7 +79,7 @@ export const spawnServed = (
   spawnOptions: ProcessSpawner.Options
 ): Effect.Effect<ProcessSpawner.Process, SpawnError | BoxGone, Scope.Scope> =>
   Effect.gen(function*() {
-    const { boxes, engine } = context
+    const { boxes, engine, startTimeoutMs } = context
     const scope = yield* Effect.scope
     const key = randomServedKey()
     const request = servedRequest(key, spawnOptions.cwd, spawnOptions.command, wrapperEnv(spawnOptions.env))
@@ -117,6 +119,7 @@ export const spawnServed = (
     }
     const { early, first, said, scanners, taken } = started
     const exec = taken.exec
+    const loss = callLoss(box, exec)
     if (first === undefined && paused) {
       return yield* spawnFailure(`the command could not be started in container ${box.id.slice(0, 12)}: the container is paused`)
     }
@@ -181,7 +184,7 @@ export const spawnServed = (
           }
         }
         outputEnded = true
-        const note = yield* endNote(engine, box, status, context.memoryMb)
+        const note = yield* endNote(engine, box, status, context.memoryMb, loss.reason)
         if (note !== undefined) yield* deliver("stderr", encoder.encode(note))
         settle(status)
       })
@@ -195,7 +198,7 @@ export const spawnServed = (
         box.gone
           ? Effect.void
           : (signal === "SIGKILL" ? context.killGroupOrBox(box, pid) : Effect.asVoid(engine.signalGroup(box.id, pid, signal))).pipe(
-            Effect.catchAll((error) => Effect.logWarning(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error.message))
+            Effect.catchAll((error) => loss.failed(`could not signal group ${pid} in ${box.id.slice(0, 12)}`, error))
           ),
       // The wrapper says when the group is empty while its output runs; once that has ended without
       // a word of it, the engine answers.
@@ -204,9 +207,7 @@ export const spawnServed = (
         const alive = status === undefined || (status.groupAlive && !emptied)
         if (!outputEnded || !alive) return Effect.succeed(alive)
         return engine.groupAlive(box.id, pid).pipe(
-          Effect.catchAll((error) =>
-            Effect.as(Effect.logWarning(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error.message), false)
-          )
+          Effect.catchAll((error) => Effect.as(loss.failed(`could not look at group ${pid} in ${box.id.slice(0, 12)}`, error), false))
         )
       })
     }

@@ -45,23 +45,61 @@ export const missingStatusNote = (engine: ContainerEngine.Service, box: Box): Ef
     return box.gone ? boxGoneText(box.id) : lostText
   })
 
-/** The note a call's stderr ends with, if any, once its output ended with `status` (or none). */
+/**
+ * The note a call's stderr ends with, if any, once its output ended with `status` (or none); `lost`
+ * is why the call was lost ({@link CallLoss}), if it was.
+ */
 export const endNote = (
   engine: ContainerEngine.Service,
   box: Box,
   status: LeaderStatus | undefined,
-  memoryMb: number | undefined
+  memoryMb: number | undefined,
+  lost: string | undefined
 ): Effect.Effect<string | undefined> =>
-  status === undefined ? missingStatusNote(engine, box)
-  : Effect.succeed(status.oomKilled && status.signal === "SIGKILL" ? oomText(memoryMb) : undefined)
+  status === undefined
+    ? lost === undefined ? missingStatusNote(engine, box) : Effect.succeed(engineLostText(lost))
+    : Effect.succeed(status.oomKilled && status.signal === "SIGKILL" ? oomText(memoryMb) : undefined)
+
+/**
+ * A running call's hold on its box. A request of the call's (a signal, a look at its group) that the
+ * engine does not answer within its bound loses the call: nothing more of it can be learned. Its box
+ * is taken as lost (the session's next call gets a new one, and the old one is removed once the
+ * engine answers), its exec is closed, so its output ends, and it ends killed, with the engine-lost
+ * note saying why.
+ */
+export interface CallLoss {
+  /** Why the call was lost; `undefined` while it is not. */
+  readonly reason: string | undefined
+  /** Logs `what` failed; an engine that did not answer loses the call. */
+  readonly failed: (what: string, error: ContainerEngine.Error) => Effect.Effect<void>
+}
+
+export const callLoss = (box: Box, exec: ContainerEngine.ExecSession): CallLoss => {
+  let reason: string | undefined
+  return {
+    get reason() {
+      return reason
+    },
+    failed: (what, error) =>
+      Effect.zipRight(
+        Effect.logWarning(what, error.message),
+        Effect.suspend(() => {
+          if (error._tag !== "EngineUnavailable" || reason !== undefined) return Effect.void
+          reason = error.message
+          box.gone = true
+          return Effect.zipRight(
+            Effect.logWarning(`the container engine did not answer: container ${box.id.slice(0, 12)} is taken as lost, and the session's next command starts in a new one`),
+            exec.close
+          )
+        })
+      )
+  }
+}
 
 export const spawnFailure = (message: string, code?: string) => new SpawnError({ code, message })
 
 /** The session's box was gone when the exec was created: nothing started. */
 export class BoxGone extends Data.TaggedError("BoxGone")<{ readonly failure: SpawnError }> {}
-
-/** Bound on the wrapper's first line: the exec has started when the engine answered. */
-export const startTimeoutMs = 30_000
 
 /** Why a shell that said no pid did not start, for the call's error. */
 export const noShellText = (box: string, said: string, gone: boolean, path: string | undefined): string =>
