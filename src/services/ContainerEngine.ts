@@ -124,8 +124,6 @@ export declare namespace ContainerEngine {
      * that name, made when missing and never removed by {@link Service.removeBox}.
      */
     readonly volumes?: ReadonlyArray<{ readonly target: string; readonly name?: string | undefined }> | undefined
-    /** Private file systems of the box (memory, at most 16 MiB each) at `path`, with `mode`, e.g. `0777`. */
-    readonly scratch?: ReadonlyArray<{ readonly path: string; readonly mode: string }> | undefined
     /** `none`: no interface but loopback. */
     readonly network: "none" | "bridge"
     readonly memoryMb?: number | undefined

@@ -343,8 +343,7 @@ export const makeDockerEngine = (
                 ReadonlyRootfs: options.readOnlyRootfs,
                 Tmpfs: {
                   ...(options.readOnlyRootfs ? { "/tmp": "rw,nosuid,nodev,mode=1777" } : {}),
-                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`,
-                  ...Object.fromEntries((options.scratch ?? []).map(({ mode, path }) => [path, `rw,noexec,nosuid,nodev,size=16m,mode=${mode}`]))
+                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`
                 },
                 ...(options.memoryMb === undefined
                   ? {}
