@@ -1,7 +1,7 @@
 /**
  * What the container tests try against a call's result: the calls that take an exec of their own,
  * victims that wait in the box, and a forger that writes lines in the wrapper's form into every
- * process's output it can open and replaces every file a status could be in. Works on any engine:
+ * process's output it can open and blocks every file a status could be written to. Works on any engine:
  * victims and forger meet in the box's workspace, never on the host.
  */
 import type { BashExecutor } from "../../src/services/BashExecutor.js"
@@ -29,8 +29,9 @@ export const guessedTokens = ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "fffffffffffff
 /**
  * The forger of `tag`: once `count` victims have started (bounded), it writes a status and `end` in
  * the wrapper's form under each guessed token into every other process's stdout and stderr it can
- * open, replaces with a directory every file named in any process's argv (outside the system's) and
- * everything in a control directory, if there is one, then lets the victims go on. Prints
+ * open, puts a directory at every path named in any process's argv (outside the system's), so no
+ * file can be written there, and at everything in a control directory, if there is one, then lets
+ * the victims go on. Prints
  * `forged N`: how many writes reached a victim's shell.
  */
 export const forger = (tag: string, count: number): string =>
@@ -40,6 +41,6 @@ export const forger = (tag: string, count: number): string =>
   `printf '\\0%s exit 0 empty 1 2\\n\\0%s end 1 2\\n' $t $t >$p/fd/1 2>/dev/null && printf '\\0%s end 1 2\\n' $t >$p/fd/2 2>/dev/null && ` +
   `grep -qx "\${p#/proc/}" $f && n=$((n+1)); done; ` +
   `mapfile -d '' -t a <$p/cmdline 2>/dev/null; for g in "\${a[@]}"; do case $g in /usr/*|/bin/*|/sbin/*|/lib*|/.effect-bash-supervisor/*) ;; ` +
-  `/*) [ -f "$g" ] && rm -f -- "$g" 2>/dev/null && mkdir -- "$g" 2>/dev/null ;; esac; done; done; ` +
+  `/*) rm -f -- "$g" 2>/dev/null; mkdir -- "$g" 2>/dev/null ;; esac; done; done; ` +
   `for g in /.effect-bash-control/*; do [ -e "$g" ] && rm -rf -- "$g" && mkdir -- "$g"; done 2>/dev/null; ` +
   `touch forged-${tag}; echo forged \${n:-0}`
