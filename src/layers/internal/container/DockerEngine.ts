@@ -325,8 +325,8 @@ export const makeDockerEngine = (
               User: options.user,
               HostConfig: {
                 Init: true,
-                // No device nodes (the box could make one in the control directory, which the host
-                // reads), and with `dropCapabilities` no capability at all: no chown, no setuid.
+                // No device nodes (the box could make one in a mounted workspace, which the host's
+                // users open), and with `dropCapabilities` no capability at all: no chown, no setuid.
                 CapDrop: options.dropCapabilities ? ["ALL"] : ["MKNOD"],
                 SecurityOpt: ["no-new-privileges", `seccomp=${options.seccompProfile}`],
                 NetworkMode: options.network,
