@@ -211,7 +211,7 @@ describe.skipIf(remote === undefined)("the engine port on an engine that shares 
         )
         const forged = yield* Effect.provide(runIn({ command: forger(session, 3), stdin: "", dshEnv }), shared)
         // Both tokens into each of the three victims' shells.
-        expect(forged.stdout.text).toBe("forged 6\n")
+        expect(forged.stdout.text).toBe("forged 6 wrappers 0\n")
         for (const each of victims) {
           const result = yield* Fiber.join(each)
           // It ran to its end: what the forger wrote is output.

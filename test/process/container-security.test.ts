@@ -220,7 +220,7 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       const victims = yield* Effect.forEach(unusual(session, victim(session)), (call) => Effect.fork(run(call).pipe(Effect.provide(owned))))
       const forged = yield* run(request(session, forger(session, 3), { stdin: "" })).pipe(Effect.provide(owned))
       // Both tokens into each of the three victims' shells.
-      expect(forged.stdout.text).toBe("forged 6\n")
+      expect(forged.stdout.text).toBe("forged 6 wrappers 0\n")
       for (const each of victims) {
         const result = yield* Fiber.join(each)
         // It ran to its end: what the forger wrote is output.
@@ -241,7 +241,7 @@ describe.skipIf(skip)("a hostile command in a container", () => {
         (call) => Effect.fork(run(call).pipe(Effect.provide(owned)))
       )
       const forged = yield* run(request(freshSession(), forger(tag, 4), { stdin: "" })).pipe(Effect.provide(owned))
-      expect(forged.stdout.text).toBe("forged 0\n")
+      expect(forged.stdout.text).toBe("forged 0 wrappers 0\n")
       for (const each of victims) {
         const result = yield* Fiber.join(each)
         expect(result.exitCode).toBe(5)

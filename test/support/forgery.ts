@@ -32,15 +32,15 @@ export const guessedTokens = ["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "fffffffffffff
  * open, puts a directory at every path named in any process's argv (outside the system's), so no
  * file can be written there, and at everything in a control directory, if there is one, then lets
  * the victims go on. Prints
- * `forged N`: how many writes reached a victim's shell.
+ * `forged N wrappers M`: how many writes reached a victim's shell, and how many a wrapper's output.
  */
 export const forger = (tag: string, count: number): string =>
   `f=victims-${tag}; for i in $(seq 1 1200); do [ -f $f ] && [ $(wc -l <$f) -ge ${count} ] && break; sleep 0.05; done; ` +
-  `for p in /proc/[0-9]*; do [ "\${p#/proc/}" = $$ ] && continue; ` +
+  `for p in /proc/[0-9]*; do [ "\${p#/proc/}" = $$ ] && continue; a=(); mapfile -d '' -t a <$p/cmdline 2>/dev/null; ` +
   `for t in ${guessedTokens.join(" ")}; do ` +
-  `printf '\\0%s exit 0 empty 1 2\\n\\0%s end 1 2\\n' $t $t >$p/fd/1 2>/dev/null && printf '\\0%s end 1 2\\n' $t >$p/fd/2 2>/dev/null && ` +
-  `grep -qx "\${p#/proc/}" $f && n=$((n+1)); done; ` +
-  `mapfile -d '' -t a <$p/cmdline 2>/dev/null; for g in "\${a[@]}"; do case $g in /usr/*|/bin/*|/sbin/*|/lib*|/.effect-bash-supervisor/*) ;; ` +
+  `printf '\\0%s exit 0 empty 1 2\\n\\0%s end 1 2\\n' $t $t >$p/fd/1 2>/dev/null && printf '\\0%s end 1 2\\n' $t >$p/fd/2 2>/dev/null || continue; ` +
+  `grep -qx "\${p#/proc/}" $f && n=$((n+1)); [ "\${a[5]-}" = effect-bash ] && w=$((w+1)); done; ` +
+  `for g in "\${a[@]}"; do case $g in /usr/*|/bin/*|/sbin/*|/lib*|/.effect-bash-supervisor/*) ;; ` +
   `/*) rm -f -- "$g" 2>/dev/null; mkdir -- "$g" 2>/dev/null ;; esac; done; done; ` +
   `for g in /.effect-bash-control/*; do [ -e "$g" ] && rm -rf -- "$g" && mkdir -- "$g"; done 2>/dev/null; ` +
-  `touch forged-${tag}; echo forged \${n:-0}`
+  `touch forged-${tag}; echo forged \${n:-0} wrappers \${w:-0}`
