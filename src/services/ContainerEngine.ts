@@ -179,7 +179,8 @@ export declare namespace ContainerEngine {
    */
   export interface ExecSession {
     /**
-     * Sends `bytes` as the exec's whole stdin and closes it (only when it was opened with `stdin: true`).
+     * Sends `bytes` as the rest of the exec's stdin (after what {@link write} sent) and closes it (only
+     * when it was opened with `stdin: true`).
      * It does not wait for the exec to read them: a command that writes while it reads must have its
      * output read meanwhile.
      */
