@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a Docker Engine that shares no file system with this host, on TCP loopback, for the container
 # tests' remote engine: a second dockerd in a mount namespace of its own, where /tmp, /root, /home and
-# the checkout's top folder are empty tmpfs (so no workspace, control directory or source of the host
+# the checkout's top folder are empty tmpfs (so no workspace, spill file or source of the host
 # is visible to it), with no iptables rules of its own. It shares the host's network namespace (its
 # address is on the host's loopback), so it gets a bridge of its own: `--bridge=none` would make it
 # delete the host engine's docker0 as it starts. Loads IMAGE from the engine on /var/run/docker.sock

@@ -86,13 +86,13 @@ const workspaceOf = (config: Settings) =>
           "file system read-write; set workspaceRoot (or cwd) to the project's directory"
       })
     }
-    // The boxes' control directories, and every other host's temporary files, are there.
+    // The layer's network relays, every host's spill files and other programs' temporary files are there.
     const temporary = yield* Effect.try(() => NodeFs.realpathSync(NodeOs.tmpdir())).pipe(Effect.orElseSucceed(() => NodeOs.tmpdir()))
     if (temporary === host || temporary.startsWith(host.endsWith("/") ? host : `${host}/`)) {
       return yield* new LocalBashExecutorConfigError({
         field,
         message: `bash-container: ${field} is ${JSON.stringify(target)}, which holds the host's temporary directory ` +
-          `${JSON.stringify(temporary)} (where the containers' control directories are); set workspaceRoot (or cwd) to the project's directory`
+          `${JSON.stringify(temporary)} (where the containers' network relays and other programs' files are); set workspaceRoot (or cwd) to the project's directory`
       })
     }
     return { kind: "bind" as const, host, target }

@@ -124,8 +124,6 @@ export declare namespace ContainerEngine {
      * that name, made when missing and never removed by {@link Service.removeBox}.
      */
     readonly volumes?: ReadonlyArray<{ readonly target: string; readonly name?: string | undefined }> | undefined
-    /** Private file systems of the box (memory, at most 16 MiB each) at `path`, with `mode`, e.g. `0777`. */
-    readonly scratch?: ReadonlyArray<{ readonly path: string; readonly mode: string }> | undefined
     /** `none`: no interface but loopback. */
     readonly network: "none" | "bridge"
     readonly memoryMb?: number | undefined
@@ -181,7 +179,8 @@ export declare namespace ContainerEngine {
    */
   export interface ExecSession {
     /**
-     * Sends `bytes` as the exec's whole stdin and closes it (only when it was opened with `stdin: true`).
+     * Sends `bytes` as the rest of the exec's stdin (after what {@link write} sent) and closes it (only
+     * when it was opened with `stdin: true`).
      * It does not wait for the exec to read them: a command that writes while it reads must have its
      * output read meanwhile.
      */

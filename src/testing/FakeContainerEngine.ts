@@ -1,16 +1,15 @@
 /**
  * A scriptable `ContainerEngine` for deterministic tests of the container executor: no engine, no
- * processes, no real time. It plays an engine running the executor's wrapper: each command's exec
- * reads its key, says its group's pid (having written it where the wrapper does), and once the test
- * ends the command, writes the status line, tagged under the key, to the box's status directory
- * (a host directory the box mounts, as a local engine's bind) and ends the exec's output. A test
+ * processes, no real time. It plays an engine running the executor's wrapper: each call's exec (a
+ * served one, or one of the call's own) reads the call's key, says its group's pid under the call's
+ * token, runs the command once the host says `go`, and once the test ends the command, says the
+ * status line, tagged under the key, and the call's `end` on the exec's own streams. A test
  * decides how each command reacts to signals, feeds its output, ends it, and reads back the signals
  * sent and when (by the Effect `Clock`, so `TestClock` drives the executor's timeouts and grace).
  * It can also stop answering, as a hung engine does, so a test drives the executor's bounds on it.
  *
  * @since 0.2.0
  */
-import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -228,13 +227,9 @@ interface CommandState {
   readonly lose: Effect.Effect<void>
 }
 
-/**
- * The wrapper's argv: `[shell, --norc, --noprofile, -c, script, "effect-bash", status, cwd, mode, command?]`.
- */
-const isWrapper = (argv: ReadonlyArray<string>) => argv.length >= 9 && argv[5] === "effect-bash"
-
-/** The served wrapper's argv: `[shell, --norc, --noprofile, -c, script, "effect-bash", "serve"]`. */
-const isServed = (argv: ReadonlyArray<string>) => argv.length === 7 && argv[5] === "effect-bash" && argv[6] === "serve"
+/** The wrapper's argv: `[shell, --norc, --noprofile, -c, script, "effect-bash", "serve" | "once"]`. */
+const wrapperMode = (argv: ReadonlyArray<string>): "serve" | "once" | undefined =>
+  argv.length === 7 && argv[5] === "effect-bash" && (argv[6] === "serve" || argv[6] === "once") ? argv[6] : undefined
 
 const encoder = new TextEncoder()
 
@@ -281,100 +276,10 @@ export const layer = (
         : Effect.succeed(box)
     }
 
-    /** The host path of `path` in the box, through its mounts. */
-    const hostPath = (box: BoxState, path: string): string | undefined => {
-      for (const mount of box.options.mounts) {
-        if (path === mount.target || path.startsWith(`${mount.target}/`)) return mount.host + path.slice(mount.target.length)
-      }
-      return undefined
-    }
-
-    const wrapperExec = (box: BoxState, argv: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
-        const released = yield* Deferred.make<void>()
-        const startGate = yield* Deferred.make<void>()
-        const status = hostPath(box, argv[6]!)
-        const pgid = ++lastPid
-        let ended = false
-        let alive = true
-        let exitCode: number | undefined
-        let key: ReadonlyArray<bigint> = []
-        let command = argv[9] ?? ""
-        let behaviour: FakeContainerScript = { onTerm: "obey" }
-        const signals: Array<FakeSentSignal> = []
-
-        const end = (how: string, code: number) =>
-          Effect.suspend(() => {
-            if (!alive) return Effect.void
-            alive = false
-            exitCode = code
-            box.commands.delete(state)
-            const [a, b, c, d] = key
-            if (status !== undefined && a !== undefined && b !== undefined && c !== undefined && d !== undefined) {
-              const line = `${how} empty`
-              NodeFs.writeFileSync(status, `${line} ${tag(line, a, b)} ${tag(line, c, d)}\n`)
-            }
-            return frames.offer(undefined)
-          })
-        const handle: FakeContainerCommand = {
-          pgid,
-          box: box.id,
-          get command() {
-            return command
-          },
-          signals: Effect.sync(() => [...signals]),
-          writeStdout: (data) => Effect.asVoid(frames.offer({ stream: "stdout", bytes: encoder.encode(data) })),
-          writeStderr: (data) => Effect.asVoid(frames.offer({ stream: "stderr", bytes: encoder.encode(data) })),
-          start: Deferred.succeed(startGate, undefined),
-          exit: (code) => end(`exit ${code}`, code),
-          alive: Effect.sync(() => alive),
-          ran: Effect.sync(() => key.length > 0 && exitCode !== 125)
-        }
-        const state: CommandState = {
-          handle,
-          lose: Effect.suspend(() => {
-            alive = false
-            return Effect.asVoid(frames.offer(undefined))
-          })
-        }
-        signalsOf.set(pgid, { box, signals, state, behaviour: () => behaviour, end })
-
-        const session: ContainerEngine.ExecSession = {
-          sendInput: (bytes) =>
-            Effect.gen(function*() {
-              const text = Buffer.from(bytes).toString("latin1")
-              const newline = text.indexOf("\n")
-              key = text.slice(0, newline).split(" ").map((n) => BigInt(n))
-              if (argv[8] === "stdin") command = text.slice(newline + 1, text.indexOf("\0", newline))
-              behaviour = script(command)
-              box.commands.add(state)
-              // The leader records its pid, then runs nothing once the host gave up on the exec.
-              if (status !== undefined) {
-                NodeFs.writeFileSync(`${status}.pid`, `${pgid}\n`)
-                if (NodeFs.existsSync(`${status}.cancel`)) return yield* end("exit 125", 125)
-              }
-              yield* started.offer(handle)
-              const sayPid = Effect.suspend(() => alive ? frames.offer({ stream: "stdout", bytes: encoder.encode(`${pgid}\n`) }) : Effect.void)
-              if (behaviour.holdStart === true) yield* Effect.forkDaemon(Effect.zipRight(Deferred.await(startGate), sayPid))
-              else yield* sayPid
-            }),
-          next: Effect.suspend(() =>
-            ended ? Effect.succeed(undefined) : Effect.tap(nextFrame(frames, released), (frame) => {
-              if (frame === undefined) ended = true
-            })
-          ),
-          write: () => Effect.void,
-          exitCode: Effect.sync(() => exitCode),
-          // The connection is released: the host reads no more of it.
-          close: Effect.zipRight(Deferred.succeed(released, undefined), Effect.asVoid(frames.offer(undefined)))
-        }
-        return session
-      })
-
     // A served exec: one call after another, each a request line and fields on its input; the
-    // leader says its pid under the call's token and runs once the host says `go`.
-    const servedExec = (box: BoxState) =>
+    // leader says its pid under the call's token and runs once the host says `go`. An exec of the
+    // call's own (`once`) takes one call, gets `go` with the end of its input, and ends with the call.
+    const servedExec = (box: BoxState, oneCall: boolean) =>
       Effect.gen(function*() {
         const frames = yield* Queue.unbounded<ContainerEngine.Frame | undefined>()
         const released = yield* Deferred.make<void>()
@@ -415,7 +320,7 @@ export const layer = (
             const fields = text.slice(0, newline).split(" ")
             const key = fields.slice(0, 8).map((n) => BigInt(n))
             const token = fields[8]!
-            const [_cwd, command = ""] = text.slice(newline + 1).split("\0")
+            const [_cwd, _mode, command = ""] = text.slice(newline + 1).split("\0")
             box.waiting.delete(me)
             const behaviour = script(command)
             const pgid = ++lastPid
@@ -436,7 +341,7 @@ export const layer = (
                 return Effect.all([
                   say("stdout", `\0${token} ${line} ${tag(line, a!, b!)} ${tag(line, c!, d!)}\n\0${token} end ${g} ${h}\n`),
                   say("stderr", `\0${token} end ${g} ${h}\n`),
-                  waitForCall
+                  oneCall ? die : waitForCall
                 ], { discard: true })
               })
             const handle: FakeContainerCommand = {
@@ -462,21 +367,23 @@ export const layer = (
             else yield* sayPid
           })
 
+        const input = (bytes: Uint8Array) =>
+          Effect.suspend(function take(): Effect.Effect<void> {
+            if (dead) return Effect.void
+            if (hung) return Effect.sync(() => void heldInput.push(Effect.suspend(take)))
+            if (box.paused) return Effect.sync(() => void box.frozen.push(Effect.suspend(take)))
+            const text = Buffer.from(bytes).toString("latin1")
+            // A one-call exec's `go` comes with the call's input: the fake command ignores it.
+            if (text === "go\n" || (oneCall && text.startsWith("go\n"))) {
+              if (call === undefined) return Effect.void
+              call.go = true
+              return Deferred.succeed(call.running, true)
+            }
+            return startCall(text)
+          })
         const session: ContainerEngine.ExecSession = {
-          sendInput: () => Effect.void,
-          write: (bytes) =>
-            Effect.suspend(function take(): Effect.Effect<void> {
-              if (dead) return Effect.void
-              if (hung) return Effect.sync(() => void heldInput.push(Effect.suspend(take)))
-              if (box.paused) return Effect.sync(() => void box.frozen.push(Effect.suspend(take)))
-              const text = Buffer.from(bytes).toString("latin1")
-              if (text === "go\n") {
-                if (call === undefined) return Effect.void
-                call.go = true
-                return Deferred.succeed(call.running, true)
-              }
-              return startCall(text)
-            }),
+          sendInput: input,
+          write: input,
           next: Effect.suspend(() =>
             ended ? Effect.succeed(undefined) : Effect.tap(nextFrame(frames, released), (frame) => {
               if (frame === undefined) ended = true
@@ -497,7 +404,7 @@ export const layer = (
             return Effect.asVoid(frames.offer(undefined))
           })
         }
-        yield* waitForCall
+        if (!oneCall) yield* waitForCall
         return session
       })
 
@@ -539,7 +446,8 @@ export const layer = (
         }),
       exec: (id, options) =>
         Effect.flatMap(boxOf(id), (box): Effect.Effect<ContainerEngine.ExecSession, ContainerEngine.Error> => {
-          if (!isWrapper(options.argv) && !isServed(options.argv)) {
+          const mode = wrapperMode(options.argv)
+          if (mode === undefined) {
             return Effect.succeed<ContainerEngine.ExecSession>({
               sendInput: () => Effect.void,
               write: () => Effect.void,
@@ -554,7 +462,7 @@ export const layer = (
             return Effect.fail(new ContainerEngineError({ message: "the fake engine refused the exec" }))
           }
           execCount++
-          return isServed(options.argv) ? servedExec(box) : wrapperExec(box, options.argv)
+          return servedExec(box, mode === "once")
         }),
       // The executor's own short commands (the supervisor's shell): done.
       run: (id) => Effect.as(boxOf(id), "made"),

@@ -19,6 +19,7 @@ import { BashExecutor } from "../../src/services/BashExecutor.js"
 import type { ContainerEngine } from "../../src/services/ContainerEngine.js"
 import { cleanEnv, cliPath } from "../support/cli.js"
 import { containerHost, testImage } from "../support/docker.js"
+import { forger, guessedTokens, unusualCalls, victim } from "../support/forgery.js"
 import { tempDirs } from "../support/tempDirs.js"
 
 const remote = process.env.EFFECT_BASH_TEST_REMOTE_ENGINE
@@ -187,21 +188,41 @@ describe.skipIf(remote === undefined)("the engine port on an engine that shares 
         expect(facts).toEqual({ image: testImage, network: "none", workspace, workspaceKind: "volume" })
       }), 60_000)
 
-    it.live("a status a command forges in the box's control directory, its own or another call's, is no status", () =>
+    it.live("a command with input, over 64 KiB or with an odd variable cannot forge its own result: lines in its wrapper's form are its output", () =>
       Effect.gen(function*() {
-        const session = { DSH_SESSION_ID: freshSession() }
-        // Every call's pending status, this one's among them, gets a line that says it exited 0.
-        const forge = "for p in /.effect-bash-control/*.pid; do printf 'exit 0 empty 1 2\\n' > \"${p%.pid}\"; done"
-        const background = yield* Effect.provide(
-          Effect.flatMap(BashExecutor, (bash) => Effect.flatMap(bash.resolve({ command: "sleep 2; exit 5", dshEnv: session }), bash.run)),
-          shared
-        ).pipe(Effect.fork)
-        const forged = yield* Effect.provide(runIn({ command: `sleep 0.5; ${forge}; sleep 0.5; exit 7`, dshEnv: session }), shared)
-        expect(forged).toMatchObject({ exitCode: 7, signal: null })
-        expect(yield* Fiber.join(background)).toMatchObject({ exitCode: 5, signal: null })
+        const dshEnv = { DSH_SESSION_ID: freshSession() }
+        const guess = "abcdef0123456789abcdef0123456789"
+        const command = `printf '\\0${guess} exit 0 empty 1 2\\n\\0${guess} end 1 2\\n'; printf '\\0${guess} end 1 2\\n' >&2; sleep 1; exit 9`
+        for (const call of unusualCalls(command)) {
+          const result = yield* Effect.provide(runIn({ ...call, dshEnv }), shared)
+          expect(result).toMatchObject({ exitCode: 9, signal: null })
+          expect(result.stdout.text).toBe(`\0${guess} exit 0 empty 1 2\n\0${guess} end 1 2\n`)
+          expect(result.stderr.text).toBe(`\0${guess} end 1 2\n`)
+        }
       }), 60_000)
 
-    it.live("an idle-stopped box keeps its volume, and its next call's status comes through a new watcher", () =>
+    it.live("a command cannot forge, end early or lose the result of another call with input, over 64 KiB or with an odd variable in its session", () =>
+      Effect.gen(function*() {
+        const session = freshSession()
+        const dshEnv = { DSH_SESSION_ID: session }
+        const victims = yield* Effect.forEach(
+          unusualCalls(victim(session)),
+          (call) => Effect.fork(Effect.provide(runIn({ ...call, dshEnv }), shared))
+        )
+        const forged = yield* Effect.provide(runIn({ command: forger(session, 3), stdin: "", dshEnv }), shared)
+        // Both tokens into each of the three victims' shells.
+        expect(forged.stdout.text).toBe("forged 6 wrappers 0\n")
+        for (const each of victims) {
+          const result = yield* Fiber.join(each)
+          // It ran to its end: what the forger wrote is output.
+          expect(result).toMatchObject({ exitCode: 5, signal: null })
+          expect(result.stdout.text.startsWith("started\n")).toBe(true)
+          expect(result.stdout.text.endsWith("still running\n")).toBe(true)
+          expect(result.stdout.text).toContain(`${guessedTokens[1]} end 1 2`)
+        }
+      }), 60_000)
+
+    it.live("an idle-stopped box keeps its volume, and its next calls end as they should, one with input too", () =>
       Effect.gen(function*() {
         const session = freshSession()
         const context = yield* Layer.build(DockerBashExecutor.layer({ ...volumeSettings, idleStopMs: 100 }))
@@ -213,6 +234,8 @@ describe.skipIf(remote === undefined)("the engine port on an engine that shares 
         while (state() !== "exited" && Date.now() < deadline) yield* Effect.sleep(50)
         expect(state()).toBe("exited")
         expect(yield* call("cat note; exit 4")).toMatchObject({ exitCode: 4, stdout: { text: "kept\n" } })
+        expect(yield* Effect.provide(runIn({ command: "cat - note; exit 6", stdin: "in\n", dshEnv: { DSH_SESSION_ID: session } }), context))
+          .toMatchObject({ exitCode: 6, stdout: { text: "in\nkept\n" } })
         expect(remoteContainers({ "effect-bash.session": session })).toEqual([box])
       }).pipe(Effect.scoped), 60_000)
 

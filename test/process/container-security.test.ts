@@ -1,8 +1,8 @@
 /**
  * What a hostile command in a container must not reach: files the host would run with more privilege
  * than the workspace's owner, capabilities, a forged result (its own, another call's, a later call's),
- * a host unix socket under `network: "none"`, and a control directory the host cannot clean. Real
- * engine, real boxes; a small static program (compiled here) tries what the shell cannot.
+ * and a host unix socket under `network: "none"`. Real engine, real boxes; a small static program
+ * (compiled here) tries what the shell cannot.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { execFileSync } from "node:child_process"
@@ -13,7 +13,8 @@ import * as path from "node:path"
 import { Effect, Exit, Fiber, Layer, ManagedRuntime } from "effect"
 import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { containersWith, dockerUnavailable, removeContainer, testImage } from "../support/docker.js"
+import { dockerUnavailable, testImage } from "../support/docker.js"
+import { forger, guessedTokens, unusualCalls, victim } from "../support/forgery.js"
 import { withHostEnv } from "../support/hostEnv.js"
 import { tempDirs } from "../support/tempDirs.js"
 
@@ -81,8 +82,9 @@ const setIdFiles = (dir: string) =>
     return stat.isFile() && (stat.mode & 0o6000) !== 0 ? [{ name, uid: stat.uid, mode: (stat.mode & 0o7777).toString(8) }] : []
   })
 
-/** The wrapper's status file path, as a command finds it in its parent's argv (the 7th argument). */
-const ownStatusFile = `mapfile -d '' -t a </proc/$PPID/cmdline; f=\${a[6]}; echo "$f" >&2`
+/** The calls of `unusualCalls` in `session`. */
+const unusual = (session: string, command: string): ReadonlyArray<BashExecutor.Request> =>
+  unusualCalls(command).map((call) => request(session, call.command, call))
 
 describe.skipIf(skip)("a hostile command in a container", () => {
   it.live.skipIf(!isRoot)("runs as the workspace's owner: what it makes there is the owner's, and no file of it runs as root on the host", () =>
@@ -160,31 +162,39 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       }
     }))
 
-  it.live("statuses a command plants for the calls to come are not theirs", () =>
+  it.live("statuses a command plants for the calls to come, in files anywhere it can write, are not theirs", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      // Every name a counter would give, and each name as a directory of planted files.
+      // Lines in the status's form under every name a counter would give, wherever a file could be read.
       const planted = yield* run(request(
         session,
-        "cd /.effect-bash-control && for i in $(seq 1 200); do printf 'exit 0 empty\\n' >$i; done; ls | wc -l"
+        "for d in /tmp /dev/shm \"$HOME\" .; do for i in $(seq 1 50); do printf 'exit 0 empty 1 2\\n' >$d/$i 2>/dev/null; done; done; " +
+          "ls /.effect-bash-control 2>/dev/null; echo planted"
       )).pipe(Effect.provide(owned))
-      expect(planted.exitCode).toBe(0)
-      const next = yield* run(request(session, "sleep 0.5; exit 7")).pipe(Effect.provide(owned))
-      expect(next.exitCode).toBe(7)
+      expect(planted.stdout.text).toBe("planted\n")
+      for (const next of [request(session, "sleep 0.5; exit 7"), ...unusual(session, "sleep 0.5; exit 7")]) {
+        expect((yield* run(next).pipe(Effect.provide(owned))).exitCode).toBe(7)
+      }
     }))
 
-  it.live("a command cannot forge its own result: a status it writes is not the call's, and its supervisor's memory is closed to it", () =>
+  it.live("a command with input, over 64 KiB or with an odd variable cannot forge its own result: its end comes on its exec's streams, no file holds it, the wrapper's memory is closed", () =>
     Effect.gen(function*() {
-      const command = `${ownStatusFile}; printf 'exit 0 empty\\n' >"$f"; printf 'exit 0 empty 1 2\\n' >>"$f"; ` +
+      const guess = "abcdef0123456789abcdef0123456789"
+      const command = `printf '\\0${guess} exit 0 empty 1 2\\n\\0${guess} end 1 2\\n'; printf '\\0${guess} end 1 2\\n' >&2; ` +
         `chmod 0755 /.effect-bash-supervisor/bash 2>/dev/null && echo "changed the supervisor"; ` +
-        `for what in mem environ fd/0; do cat /proc/$PPID/$what >/dev/null 2>&1 && echo "read $what"; done; sleep 1; exit 9`
-      // As the workspace's owner, and as root without capabilities (a root-owned workspace); with
-      // input, so the call runs in an exec of its own, which has a status file.
+        `for what in mem environ fd/0 fd/1; do cat /proc/$PPID/$what >/dev/null 2>&1 && echo "read $what"; done; ` +
+        // Its wrapper names no file: nothing in its argv but the script and its mode.
+        `mapfile -d '' -t a </proc/$PPID/cmdline; [ "\${#a[@]}" = 7 ] && echo "\${a[6]}"; sleep 1; exit 9`
+      // As the workspace's owner, and as root without capabilities (a root-owned workspace).
       for (const runtime of [owned, rootOwned]) {
-        const result = yield* run(request(freshSession(), command, { stdin: "" })).pipe(Effect.provide(runtime))
-        expect({ exitCode: result.exitCode, stdout: result.stdout.text }).toEqual({ exitCode: 9, stdout: "" })
-        // It did find its status file.
-        expect(result.stderr.text).toMatch(/^\/\.effect-bash-control\/\w+\n$/)
+        const session = freshSession()
+        // Input and an odd variable take an exec of their own; a long command is served.
+        for (const [call, mode] of unusual(session, command).map((call, i) => [call, ["once", "serve", "once"][i]] as const)) {
+          const result = yield* run(call).pipe(Effect.provide(runtime))
+          expect(result.exitCode).toBe(9)
+          expect(result.stdout.text).toBe(`\0${guess} exit 0 empty 1 2\n\0${guess} end 1 2\n${mode}\n`)
+          expect(result.stderr.text).toBe(`\0${guess} end 1 2\n`)
+        }
       }
     }))
 
@@ -204,22 +214,39 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       }
     }))
 
-  it.live("a command cannot forge another call's result in its session", () =>
+  it.live("a command cannot forge, end early or lose the result of another call with input, over 64 KiB or with an odd variable in its session", () =>
     Effect.gen(function*() {
       const session = freshSession()
-      // Calls with input run in execs of their own, whose wrappers name their status files in their argv.
-      const victim = yield* Effect.fork(run(request(session, "echo started; sleep 2; exit 5", { stdin: "" })).pipe(Effect.provide(owned)))
-      // Every wrapper's status file, from every process's argv, gets a forged status.
-      const forger = `for c in /proc/[0-9]*/cmdline; do mapfile -d '' -t a <$c 2>/dev/null; f=\${a[6]-}; ` +
-        `case $f in /.effect-bash-control/*) [ $c = /proc/$PPID/cmdline ] || { printf 'exit 0 empty\\n' >"$f" && n=$((n+1)); };; esac; done; ` +
-        `echo forged \${n:-0}`
-      let forged = ""
-      while (!/forged [1-9]/.test(forged)) {
-        forged = (yield* run(request(session, forger, { stdin: "" })).pipe(Effect.provide(owned))).stdout.text
+      const victims = yield* Effect.forEach(unusual(session, victim(session)), (call) => Effect.fork(run(call).pipe(Effect.provide(owned))))
+      const forged = yield* run(request(session, forger(session, 3), { stdin: "" })).pipe(Effect.provide(owned))
+      // Both tokens into each of the three victims' shells.
+      expect(forged.stdout.text).toBe("forged 6 wrappers 0\n")
+      for (const each of victims) {
+        const result = yield* Fiber.join(each)
+        // It ran to its end: what the forger wrote is output.
+        expect(result.exitCode).toBe(5)
+        expect(result.stdout.text.startsWith("started\n")).toBe(true)
+        expect(result.stdout.text.endsWith("still running\n")).toBe(true)
+        expect(result.stdout.text).toContain(`${guessedTokens[1]} end 1 2`)
       }
-      const result = yield* Fiber.join(victim)
-      expect(result.exitCode).toBe(5)
-      expect(result.stdout.text).toBe("started\n")
+    }))
+
+  it.live("a command cannot forge, end early or lose the result of a call of another session, whose box shares its workspace", () =>
+    Effect.gen(function*() {
+      const tag = freshSession()
+      const other = freshSession()
+      // The victims in one session, their list in the shared workspace; the forger in another's box.
+      const victims = yield* Effect.forEach(
+        [request(other, victim(tag)), ...unusual(other, victim(tag))],
+        (call) => Effect.fork(run(call).pipe(Effect.provide(owned)))
+      )
+      const forged = yield* run(request(freshSession(), forger(tag, 4), { stdin: "" })).pipe(Effect.provide(owned))
+      expect(forged.stdout.text).toBe("forged 0 wrappers 0\n")
+      for (const each of victims) {
+        const result = yield* Fiber.join(each)
+        expect(result.exitCode).toBe(5)
+        expect(result.stdout.text).toBe("started\nstill running\n")
+      }
     }))
 
   it.live("a served command cannot forge another served call's result, nor end its output, in its session", () =>
@@ -243,7 +270,7 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       expect(result.stdout.text).toContain("ffffffffffffffffffffffffffffffff end 1 2")
     }))
 
-  it.live("a workspace that holds the host's temporary directory, where the control directories are, is refused", () =>
+  it.live("a workspace that holds the host's temporary directory, where the network relays are, is refused", () =>
     Effect.gen(function*() {
       const build = (settings: DockerBashExecutor.Settings.Input) => Effect.exit(Effect.scoped(Layer.build(DockerBashExecutor.layer(settings))))
       const exit = yield* build({ image: testImage, cwd: os.tmpdir() })
@@ -285,20 +312,5 @@ describe.skipIf(skip)("a hostile command in a container", () => {
       const result = yield* run(request(freshSession(), "./box-probe i386; echo $?")).pipe(Effect.provide(owned))
       // 128 + SIGSYS.
       expect(result.stdout.text).toBe("159\n")
-    }))
-
-  it.live("a tree deeper than PATH_MAX planted in the control directory: the next call runs, and the layer closes", () =>
-    Effect.gen(function*() {
-      const runtime = ManagedRuntime.make(layer())
-      const session = freshSession()
-      const deep = "d=/.effect-bash-control/deep; mkdir $d && cd $d && n=$(printf 'a%.0s' $(seq 1 250)) && " +
-        "for i in $(seq 1 24); do mkdir $n && cd $n || exit 1; done; echo planted"
-      const planted = yield* Effect.promise(() => runtime.runPromise(run(request(session, deep))))
-      expect(planted.stdout.text).toBe("planted\n")
-      const [box] = containersWith({ "effect-bash.session": session })
-      removeContainer(box!)
-      const next = yield* Effect.promise(() => runtime.runPromise(run(request(session, "echo next"))))
-      expect(next.stdout.text).toBe("next\n")
-      yield* Effect.promise(() => runtime.dispose())
     }))
 })

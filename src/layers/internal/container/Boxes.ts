@@ -10,21 +10,16 @@
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
-import * as NodePath from "node:path"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { ownDirectories, removeTrees } from "../executor/removeTrees.js"
 import { ownedPrefix, ownerPrefixIsDead } from "../executor/spillOwner.js"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import { ContainerEngineError } from "../../../services/ContainerEngine.js"
-import { BoxControl } from "./BoxControl.js"
-import { ControlDir, randomName } from "./ControlDir.js"
-import type { StatusChannel } from "./statusChannel.js"
-import { controlMount, supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
+import { supervisorDir, supervisorSetupArgv, supervisorUid } from "./wrapper.js"
 
 /** The labels every box carries; the host's identity is `boot` plus `host`. */
 export const labels = {
@@ -36,9 +31,7 @@ export const labels = {
   /** The host's {@link ownedPrefix}: its pid namespace, pid and start time. */
   host: "effect-bash.host",
   /** The layer that made the box: a host may run several. */
-  layer: "effect-bash.layer",
-  /** The host path of the box's control directory. */
-  control: "effect-bash.control"
+  layer: "effect-bash.layer"
 } as const
 
 /**
@@ -79,7 +72,7 @@ export interface BoxAttachment {
 }
 
 /** What every box of the layer is made of, but its mounts, labels and supervisor's directory. */
-export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "volumes" | "scratch" | "labels" | "supervisorDir"> {
+export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" | "volumes" | "labels" | "supervisorDir"> {
   /** The uid the box's user has, when known (the supervisor's copy of bash belongs to another). */
   readonly uid: number | undefined
   /**
@@ -99,52 +92,15 @@ export interface BoxSettings extends Omit<ContainerEngine.BoxOptions, "mounts" |
 export interface Box {
   readonly id: string
   readonly session: string
-  /** Replaced when the box starts again (a `volume` box's watcher ends with its processes). */
-  control: StatusChannel
   /** The owner of the box's supervisor shell. */
   readonly supervisorUid: number
   /** Set once the box was found gone: the next call gets a new one. */
   gone: boolean
 }
 
-/**
- * The name a host gives the parent of its boxes' control directories: it names the host as its spill
- * directory does, but no spill sweep matches it. That sweep removes a dead host's directory in
- * JavaScript, which a box of that host still running could lead through a directory swapped for a link.
- */
-const controlParentPrefix = (host: string): string => host.replace(/^effect-bash-/, "effect-bash-control-")
-
-/**
- * The control directory a dead host's box names in its labels, when it is one that host could have
- * made (a label is anyone's to write): `<tmpdir>/<the host's control parent>XXXXXX/<32 hex>`.
- */
-const controlDirOf = (box: ContainerEngine.BoxListing): string | undefined => {
-  const path = box.labels[labels.control]
-  const host = box.labels[labels.host]
-  if (path === undefined || host === undefined) return undefined
-  const parent = NodePath.dirname(path)
-  const parentName = NodePath.basename(parent)
-  const made = NodePath.dirname(parent) === NodeOs.tmpdir() && /^[0-9a-f]{32}$/.test(NodePath.basename(path)) &&
-    parentName.startsWith(controlParentPrefix(host)) && /^[A-Za-z0-9]{6}$/.test(parentName.slice(controlParentPrefix(host).length))
-  return made ? path : undefined
-}
-
-/** Removes a dead host's box, then its control directory and that directory's parent once empty. */
+/** Removes a dead host's box. */
 const removeDeadBox = (engine: ContainerEngine.Service, box: ContainerEngine.BoxListing) =>
   engine.removeBox(box.id).pipe(
-    Effect.zipRight(Effect.suspend(() => {
-      const control = controlDirOf(box)
-      // Only a real directory of ours in a parent of ours: /tmp's sticky bit then keeps anyone else from
-      // swapping either for a link before the walk, which itself never follows one.
-      if (control === undefined || ownDirectories([NodePath.dirname(control), control]).length !== 2) return Effect.void
-      return removeTrees([control], `the control directory ${control}`).pipe(Effect.zipRight(Effect.sync(() => {
-        try {
-          NodeFs.rmdirSync(NodePath.dirname(control))
-        } catch {
-          // Another box's directory is still there.
-        }
-      })))
-    })),
     Effect.zipRight(Effect.logDebug("removed the container of a dead host", box.id)),
     Effect.catchAll((error) => Effect.logWarning("could not remove the container of a dead host", error.message))
   )
@@ -174,9 +130,9 @@ const leftByClosedLayers = new Set<string>()
 /**
  * Removes the boxes of this machine's hosts that are no longer running, found on the engine by their
  * labels (this boot, a host whose pid is gone or now another process's), and those a closed layer of
- * this process left, their control directories, and then the volumes such hosts and layers made with
- * their boxes (a volume the user named carries no label of ours, and stays). Failures only cost the
- * engine's resources and some disk, so they are logged, never raised.
+ * this process left, and then the volumes such hosts and layers made with their boxes (a volume the
+ * user named carries no label of ours, and stays). Failures only cost the engine's resources and some
+ * disk, so they are logged, never raised.
  */
 export const sweepDeadHosts = (engine: ContainerEngine.Service): Effect.Effect<void> => {
   if (bootId === undefined) return Effect.void
@@ -218,8 +174,6 @@ export class Boxes {
     private readonly settings: BoxSettings,
     /** The host's {@link ownedPrefix}. */
     private readonly host: string,
-    /** Where the `bind` boxes' control directories are; none for `volume` boxes. */
-    private readonly controlParent: string | undefined,
     private readonly lock: Effect.Semaphore,
     private readonly scope: Scope.Scope
   ) {}
@@ -227,12 +181,7 @@ export class Boxes {
   /** The layer's boxes, all removed when `Scope` closes. */
   static make(engine: ContainerEngine.Service, settings: BoxSettings): Effect.Effect<Boxes, never, Scope.Scope> {
     return Effect.gen(function*() {
-      const host = ownedPrefix()
-      // Named after the host, so a later host's container layer removes it if this one dies.
-      const controlParent = settings.workspace.kind === "bind"
-        ? NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), controlParentPrefix(host)))
-        : undefined
-      const boxes = new Boxes(engine, settings, host, controlParent, yield* Effect.makeSemaphore(1), yield* Effect.scope)
+      const boxes = new Boxes(engine, settings, ownedPrefix(), yield* Effect.makeSemaphore(1), yield* Effect.scope)
       yield* Effect.addFinalizer(() => boxes.removeAll)
       return boxes
     })
@@ -250,7 +199,6 @@ export class Boxes {
         return this.engine.startBox(box.id).pipe(
           Effect.zipRight(makeSupervisorShell(this.engine, box.id, box.supervisorUid)),
           Effect.zipRight(this.attached(box.id, box.supervisorUid)),
-          Effect.zipRight(this.restartControl(box)),
           Effect.tap(() => Effect.sync(() => this.stopped.delete(box))),
           Effect.zipRight(this.use(box)),
           Effect.catchAll(() => this.replace(box, session))
@@ -284,7 +232,7 @@ export class Boxes {
    */
   repairSupervisor(box: Box): Effect.Effect<boolean, ContainerEngine.Error> {
     return makeSupervisorShell(this.engine, box.id, box.supervisorUid).pipe(
-      Effect.tap((made) => made ? Effect.zipRight(this.restartControl(box), this.attached(box.id, box.supervisorUid)) : Effect.void)
+      Effect.tap((made) => made ? this.attached(box.id, box.supervisorUid) : Effect.void)
     )
   }
 
@@ -299,25 +247,11 @@ export class Boxes {
   }
 
   /**
-   * A `volume` box started again has lost its control directory's watcher, and the engine made the
-   * directory again with its default mode: it is opened again, and a new watcher takes over.
-   */
-  private restartControl(box: Box): Effect.Effect<void, ContainerEngine.Error> {
-    const workspace = this.settings.workspace
-    if (workspace.kind === "bind") return Effect.void
-    return Effect.gen(this, function*() {
-      yield* box.control.close({ boxGone: false })
-      yield* this.openToBoxUsers(box.id, workspace.target)
-      box.control = yield* BoxControl.start(this.engine, box.id, controlMount, box.supervisorUid, this.scope)
-    })
-  }
-
-  /**
-   * The volume's root and the control directory belong to the box's root: without a capability, it
-   * can still open them to every user of the box.
+   * The volume's root belongs to the box's root: without a capability, it can still open it to every
+   * user of the box.
    */
   private openToBoxUsers(box: string, target: string): Effect.Effect<void, ContainerEngine.Error> {
-    return Effect.asVoid(this.engine.run(box, ["chmod", "0777", "--", target, controlMount], "0:0"))
+    return Effect.asVoid(this.engine.run(box, ["chmod", "0777", "--", target], "0:0"))
   }
 
   /** A call on `box` has settled. */
@@ -369,19 +303,14 @@ export class Boxes {
       const { attach: _attach, idleStopMs: _idle, uid, workspace, ...options } = this.settings
       if (workspace.kind === "volume") return yield* this.createInVolume(session, workspace.target, workspace.name)
       if (!NodeFs.existsSync(workspace.host)) return yield* new WorkspaceMissing({ path: workspace.target })
-      const controlParent = this.controlParent!
-      const control = yield* Effect.try({
-        try: () => new ControlDir(NodePath.join(controlParent, randomName())),
-        catch: (cause) => new ContainerEngineError({ message: `cannot make the container's control directory: ${String(cause)}`, cause })
-      })
       const supervisor = supervisorUid(uid)
       const id = yield* this.attachedMounts(session).pipe(
         Effect.flatMap((attached) =>
           this.engine.createBox({
             ...options,
             supervisorDir: { path: supervisorDir, uid: supervisor },
-            labels: { ...this.labelsOf(session), [labels.control]: control.path },
-            mounts: [{ host: workspace.host, target: workspace.target }, { host: control.path, target: controlMount }, ...attached]
+            labels: this.labelsOf(session),
+            mounts: [{ host: workspace.host, target: workspace.target }, ...attached]
           })
         ),
         Effect.tap((id) =>
@@ -389,11 +318,9 @@ export class Boxes {
             Effect.zipRight(this.attached(id, supervisor)),
             Effect.onError(() => Effect.ignore(this.engine.removeBox(id)))
           )
-        ),
-        // A box made for a create that failed or was interrupted has run nothing of a command.
-        Effect.onError(() => control.close({ boxGone: true }))
+        )
       )
-      const box: Box = { id, session, control, supervisorUid: supervisor, gone: false }
+      const box: Box = { id, session, supervisorUid: supervisor, gone: false }
       this.boxes.set(session, box)
       return box
     })
@@ -402,7 +329,7 @@ export class Boxes {
   /**
    * A box whose files are its own: an engine volume at `target`, writable by the box's user (its
    * root directory is the engine's: the box's root, without a capability, opens it to every user of
-   * the box), and a control directory in the box, read by a watcher.
+   * the box).
    */
   private createInVolume(session: string, target: string, name: string | undefined): Effect.Effect<Box, ContainerEngine.Error> {
     return Effect.gen(this, function*() {
@@ -414,15 +341,13 @@ export class Boxes {
         supervisorDir: { path: supervisorDir, uid: supervisor },
         labels: this.labelsOf(session),
         mounts: attached,
-        volumes: [{ target, name }],
-        scratch: [{ path: controlMount, mode: "0777" }]
+        volumes: [{ target, name }]
       })
       const box = yield* Effect.gen(this, function*() {
         yield* makeSupervisorShell(this.engine, id, supervisor)
         yield* this.attached(id, supervisor)
         yield* this.openToBoxUsers(id, target)
-        const control = yield* BoxControl.start(this.engine, id, controlMount, supervisor, this.scope)
-        return { id, session, control, supervisorUid: supervisor, gone: false } satisfies Box
+        return { id, session, supervisorUid: supervisor, gone: false } satisfies Box
       }).pipe(Effect.onError(() => Effect.ignore(this.engine.removeBox(id))))
       this.boxes.set(session, box)
       return box
@@ -437,19 +362,18 @@ export class Boxes {
       this.stopped.delete(box)
       const timer = this.idle.get(box)
       this.idle.delete(box)
-      let removed = false
       return Effect.all([
         timer === undefined ? Effect.void : Fiber.interrupt(timer),
         this.engine.removeBox(box.id).pipe(
-          Effect.tap(() => Effect.sync(() => (removed = true))),
+          Effect.as(true),
           Effect.catchAll((error) =>
-            Effect.logWarning(`could not remove container ${box.id.slice(0, 12)}; the next container layer on this engine removes it`, error.message)
+            Effect.as(
+              Effect.logWarning(`could not remove container ${box.id.slice(0, 12)}; the next container layer on this engine removes it`, error.message),
+              false
+            )
           )
         )
-      ]).pipe(
-        Effect.ensuring(Effect.suspend(() => box.control.close({ boxGone: removed }))),
-        Effect.map(() => removed)
-      )
+      ]).pipe(Effect.map(([, removed]) => removed))
     })
   }
 
@@ -476,19 +400,8 @@ export class Boxes {
         )
       )
     )
-    const controlParent = this.controlParent
     // Under the lock: a create in flight (bounded) finishes first, so its box is among the known.
-    return this.lock.withPermits(1)(known).pipe(
-      Effect.flatMap((removed) => removed.every(Boolean) ? strays : leave),
-      // Empty unless a box could not be removed: its directory stays, and so does this one.
-      Effect.ensuring(Effect.sync(() => {
-        try {
-          if (controlParent !== undefined) NodeFs.rmdirSync(controlParent)
-        } catch {
-          // Not empty.
-        }
-      }))
-    )
+    return this.lock.withPermits(1)(known).pipe(Effect.flatMap((removed) => removed.every(Boolean) ? strays : leave))
   }
 
   /** The box of `session`, when one exists. */

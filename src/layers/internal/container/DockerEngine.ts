@@ -326,8 +326,8 @@ export const makeDockerEngine = (
               User: options.user,
               HostConfig: {
                 Init: true,
-                // No device nodes (the box could make one in the control directory, which the host
-                // reads), and with `dropCapabilities` no capability at all: no chown, no setuid.
+                // No device nodes (the box could make one in a mounted workspace, which the host's
+                // users open), and with `dropCapabilities` no capability at all: no chown, no setuid.
                 CapDrop: options.dropCapabilities ? ["ALL"] : ["MKNOD"],
                 SecurityOpt: ["no-new-privileges", `seccomp=${options.seccompProfile}`],
                 NetworkMode: options.network,
@@ -344,8 +344,7 @@ export const makeDockerEngine = (
                 ReadonlyRootfs: options.readOnlyRootfs,
                 Tmpfs: {
                   ...(options.readOnlyRootfs ? { "/tmp": "rw,nosuid,nodev,mode=1777" } : {}),
-                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`,
-                  ...Object.fromEntries((options.scratch ?? []).map(({ mode, path }) => [path, `rw,noexec,nosuid,nodev,size=16m,mode=${mode}`]))
+                  [options.supervisorDir.path]: `rw,exec,nosuid,nodev,size=16m,mode=0711,uid=${options.supervisorDir.uid},gid=${options.supervisorDir.uid}`
                 },
                 ...(options.memoryMb === undefined
                   ? {}

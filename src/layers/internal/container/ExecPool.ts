@@ -52,7 +52,7 @@ export class ExecPool {
       const waiting = this.idle.pop()
       if (waiting === undefined) {
         return Effect.map(
-          this.engine.exec(this.box, { argv: servedArgv(), env: {}, stdin: true }),
+          this.engine.exec(this.box, { argv: servedArgv("serve"), env: {}, stdin: true }),
           (exec) => ({ exec, pooled: false })
         )
       }

@@ -1,6 +1,7 @@
 /**
- * A call run by a served exec (`served.ts`): no exec of the engine's on its way unless no served exec
- * waits in the box. The leader's pid comes before it runs anything, and how it ended, whether its
+ * A call in a box (`served.ts`): run by a served exec of the box's pool (no exec of the engine's on its
+ * way unless none waits), or by an exec of its own (`once`) when it has input or variables bash cannot
+ * export. Either way the leader's pid comes before it runs anything, and how it ended, whether its
  * group is empty and where its output ends come on the exec's own streams under the call's key.
  *
  * @internal
@@ -18,7 +19,7 @@ import type { Piece, ServedKey } from "./served.js"
 import { goLine, MarkerScanner, randomServedKey, servedRequest } from "./served.js"
 import { BoxGone, callLoss, endNote, noShellText, spawnFailure } from "./spawnNotes.js"
 import type { LeaderStatus } from "./wrapper.js"
-import { parseStatus, wrapperEnv } from "./wrapper.js"
+import { parseStatus, servedArgv, wrapperEnv } from "./wrapper.js"
 
 const encoder = new TextEncoder()
 
@@ -72,22 +73,31 @@ const startOn = (taken: TakenExec, key: ServedKey, request: Uint8Array) =>
     return { taken, scanners, first, early, said } satisfies Started
   })
 
+/**
+ * Runs a call on an exec of `pool`, or, without one, on an exec of its own, which the engine gives the
+ * call's environment and whose further input is the call's.
+ */
 export const spawnServed = (
   context: ServedContext,
   box: Box,
-  pool: ExecPool,
+  pool: ExecPool | undefined,
   spawnOptions: ProcessSpawner.Options
 ): Effect.Effect<ProcessSpawner.Process, SpawnError | BoxGone, Scope.Scope> =>
   Effect.gen(function*() {
     const { boxes, engine, startTimeoutMs } = context
     const scope = yield* Effect.scope
     const key = randomServedKey()
-    const request = servedRequest(key, spawnOptions.cwd, spawnOptions.command, wrapperEnv(spawnOptions.env))
+    const env = wrapperEnv(spawnOptions.env)
+    const request = servedRequest(key, spawnOptions.cwd, spawnOptions.command, pool === undefined ? {} : env)
+    const input = typeof spawnOptions.stdin === "string" ? encoder.encode(spawnOptions.stdin) : spawnOptions.stdin
     // An exec goes back to the pool only once a call's output ended with the wrapper's `end`.
     let reusable: TakenExec | undefined
+    const execOf: Effect.Effect<TakenExec, ContainerEngine.Error> = pool === undefined
+      ? Effect.map(engine.exec(box.id, { argv: servedArgv("once"), env, stdin: true }), (exec) => ({ exec, pooled: false }))
+      : pool.take
     const take = Effect.acquireRelease(
-      pool.take.pipe(Effect.catchAll((error) => failedExec(context, box, error))),
-      (taken) => reusable === taken ? pool.give(taken.exec) : taken.exec.close
+      execOf.pipe(Effect.catchAll((error) => failedExec(context, box, error))),
+      (taken) => pool !== undefined && reusable === taken ? pool.give(taken.exec) : taken.exec.close
     )
     const bounded = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) =>
       effect.pipe(
@@ -112,7 +122,7 @@ export const spawnServed = (
     // ran nothing. A waiting exec that died meanwhile (the box stopped, its processes killed) is
     // replaced by a new one.
     let started = yield* bounded(Effect.flatMap(take, startWatched))
-    if (started.first === undefined && started.taken.pooled && !paused) {
+    if (started.first === undefined && pool !== undefined && started.taken.pooled && !paused) {
       yield* started.taken.exec.close
       yield* pool.flush
       started = yield* bounded(Effect.flatMap(take, startWatched))
@@ -140,7 +150,8 @@ export const spawnServed = (
         Effect.catchAll((error) => Effect.logWarning(`could not kill abandoned group ${pid} in ${box.id.slice(0, 12)}`, error.message))
       )
     ))
-    yield* exec.write(goLine)
+    // A served leader's input is /dev/null; an exec of its own gets the call's input after `go`, then its end.
+    yield* pool === undefined ? exec.sendInput(input === undefined ? goLine : Buffer.concat([goLine, input])) : exec.write(goLine)
 
     const latch = makeExitLatch()
     let status: LeaderStatus | undefined
@@ -158,7 +169,7 @@ export const spawnServed = (
         ended[stream] = true
         emptied = true
       } else if (stream === "stdout" && status === undefined) {
-        status = parseStatus(`${piece.line}\n`, key.status)
+        status = parseStatus(piece.line, key.status)
         if (status !== undefined) settle(status)
       } else if (stream === "stdout" && piece.line === key.status.emptyLine) {
         emptied = true

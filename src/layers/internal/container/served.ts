@@ -1,24 +1,27 @@
 /**
- * The protocol of a served exec (`wrapper.sh` run with `serve`): one wrapper exec that runs a box's
- * calls one after another, so a call costs no exec of the engine's.
+ * The protocol of every call in a box: `wrapper.sh` run with `serve` (a served exec, kept in the box,
+ * that runs its calls one after another, so a call costs no exec of the engine's) or with `once` (an
+ * exec of the call's own, for a call with input or with variables bash cannot export: the engine
+ * gives the exec that environment as it is, and the rest of its stdin is the command's).
  *
  * For each call the host writes one line, the call's key (eight numbers below 2^31 - 1 and a token of
- * 128 random bits), then NUL-terminated fields: the workdir, the command, the call's variables
- * (`NAME=value`) and an empty field. The wrapper's own lines on the exec's stdout start with a NUL,
- * the token and a space: `pid N` (the leader's, before it runs anything: it waits for the host's
- * `go` line, and an exec the host closes instead runs nothing), `nowd`, then the leader's status
- * tagged under the key's first four numbers (`wrapper.ts`), `empty k5 k6` once a group that outlived
- * its leader is empty, and `end k7 k8` once it is, on stdout and on stderr: the call's output ends
- * there, and the exec reads its next call. The command never sees the key or the token (its stdin is
- * `/dev/null`, the wrapper's memory is closed to it), so it can neither end its call nor forge its
- * status; a line it writes after a token it stole from its own output (its stdout is a pipe it can
- * open for reading) is no status, and a status is taken once. An exec whose output a process of the
- * command still holds (one that left the group) says no `end` and serves no more: its output ends
- * when the engine closes it.
+ * 128 random bits), then NUL-terminated fields: the workdir, `argv` or `fd` (a command too long for an
+ * argument reaches its shell over a pipe), the command, the call's variables (`NAME=value`) and an
+ * empty field. The wrapper's own lines on the exec's stdout start with a NUL, the token and a space:
+ * `pid N` (the leader's, before it runs anything: it waits for the host's `go` line, and an exec the
+ * host closes instead runs nothing), `nowd`, then the leader's status tagged under the key's first four
+ * numbers (`wrapper.ts`), `empty k5 k6` once a group that outlived its leader is empty, and `end k7
+ * k8` once it is, on stdout and on stderr: the call's output ends there. The command never sees the
+ * key or the token (they are consumed before it starts, the wrapper's memory is closed to it), so it
+ * can neither end its call nor forge its status; a line it writes after a token it stole from its own
+ * output (its stdout is a pipe it can open for reading) is no status, and a status is taken once. An
+ * exec whose output a process of the command still holds (one that left the group) says no `end` and
+ * serves no more: its output ends when the engine closes it.
  *
  * @internal
  */
 import * as NodeCrypto from "node:crypto"
+import { tooLongForArgv } from "../spawner/shellInvocation.js"
 import type { StatusKey } from "./wrapper.js"
 import { makeStatusKey, tagModulus } from "./wrapper.js"
 
@@ -47,8 +50,8 @@ export const randomServedKey = (): ServedKey => {
 
 /**
  * Bash can export only a variable whose name is an identifier, and sets or changes some itself:
- * a call whose environment holds another name runs in an exec of its own, which the engine gives
- * that environment as it is.
+ * a call whose environment holds another name runs in an exec of its own (`once`), which the engine
+ * gives that environment as it is.
  */
 const exportable = /^[A-Za-z_][A-Za-z0-9_]*$/
 const bashOwn = new Set([
@@ -67,9 +70,9 @@ export const servable = (env: Readonly<Record<string, string>>): boolean => {
 
 const encoder = new TextEncoder()
 
-/** The call's request: its key line, workdir, command and variables. */
+/** The call's request: its key line, workdir, command and variables (none for a `once` exec: the engine gives them). */
 export const servedRequest = (key: ServedKey, cwd: string, command: string, env: Readonly<Record<string, string>>): Uint8Array => {
-  const fields = [cwd, command, ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ""]
+  const fields = [cwd, tooLongForArgv(command) ? "fd" : "argv", command, ...Object.entries(env).map(([name, value]) => `${name}=${value}`), ""]
   return encoder.encode(`${key.line}${fields.join("\0")}\0`)
 }
 

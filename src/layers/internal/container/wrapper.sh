@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The container wrapper (see wrapper.ts): $1 = status file, $2 = workdir, $3 = "argv" | "stdin", $4 = the command (argv mode);
-# or $1 = "serve": one call after another, each read from stdin (see serve below).
+# The container wrapper (see served.ts): $1 = "serve" (one call after another, each read from stdin)
+# or "once" (one call, whose command reads the rest of stdin); see the loop at the end.
 oom() {
   local f k v
   for f in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
@@ -28,8 +28,8 @@ tag() {
   for (( i = 0; i < ${#t}; i++ )); do printf -v c %d "'${t:i:1}"; h=$(( (h + c) * $2 % 2147483647 )); done
   tagged=$(( (h + $3) % 2147483647 ))
 }
-# The served call's wrapper lines on stdout (and `end` on fd 3, the exec's stderr): after a NUL and
-# the call's token, which no process of the command has seen before the wrapper writes it.
+# The wrapper's lines on stdout (and `end` on fd 3, the exec's stderr): after a NUL and the call's
+# token, which no process of the command has seen before the wrapper writes it.
 say() { printf '\0%s %s\n' "$__effect_bash_token" "$1"; }
 # Whether a process but this one holds the exec's stdout or stderr (a member that left the group):
 # then a later call's output would not be that call's alone, and this exec serves no more calls.
@@ -81,41 +81,37 @@ unhide() {
     esac
   done
 }
-# The leader records its pid, then runs nothing if the host abandoned the exec meanwhile (the
-# host makes the cancel file, then reads the pid: see ControlDir.cancel). Any entry there is a cancel,
-# a dangling link too. A served leader says its pid, then runs nothing until the host's `go` (an exec the host gave up on
-# is closed: its input ends instead). The call's variables are exported only here, in the leader.
+# The leader says its pid, then runs nothing until the host's `go` (an exec the host gave up on is
+# closed: its input ends instead). The call's variables are exported only here, in the leader. A
+# served leader's input is /dev/null; a one-call exec's leader keeps the exec's input, which holds
+# the call's input after `go` (read byte by byte from a pipe, the frame and `go` take nothing of it).
 gate() {
   victim
-  if [ -n "$__effect_bash_token" ]; then
-    for __effect_bash_e in ${__effect_bash_env[@]+"${__effect_bash_env[@]}"}; do export "${__effect_bash_e?}"; done
-    unset __effect_bash_e __effect_bash_env
-    say "pid $BASHPID"
-    IFS= read -r __effect_bash_go && [ "$__effect_bash_go" = go ] || exit 125
-    unset __effect_bash_go __effect_bash_token
-    exec </dev/null
-  else
-    printf '%s\n' "$BASHPID" >"$ctl.pid"; [ -e "$ctl.cancel" ] || [ -L "$ctl.cancel" ] && exit 125; printf '%s\n' "$BASHPID"
-  fi
+  for __effect_bash_e in ${__effect_bash_env[@]+"${__effect_bash_env[@]}"}; do export "${__effect_bash_e?}"; done
+  unset __effect_bash_e __effect_bash_env
+  say "pid $BASHPID"
+  IFS= read -r __effect_bash_go && [ "$__effect_bash_go" = go ] || exit 125
+  unset __effect_bash_go __effect_bash_token
+  [ "$__effect_bash_once" = once ] || exec </dev/null
   # An engine's fallback for a user without a home (/, which is not the user's) is a writable one.
   [ "${HOME:-/}" = / ] && [ ! -w / ] && export HOME=/tmp
   unhide
 }
-# One call: $1 = workdir, $2 = "argv" | "stdin", $3 = the command (argv mode); returns once the
-# leader has ended and its group is empty, the status said (to $ctl, or on stdout when served).
+# One call: $1 = workdir, $2 = "argv" | "fd" (a command too long for an argument goes to its shell
+# over fd 3, read with builtins, as the local executor passes it), $3 = the command; returns once the
+# leader has ended and its group is empty, its status said on stdout.
 call() {
 # No bash for the command: no pid line, and the host says the image needs bash on the call's PATH.
 PATH=${__effect_bash_path-$PATH} type -P bash >/dev/null || exit 0
-cd -- "$1" 2>/dev/null || { if [ -n "$__effect_bash_token" ]; then say nowd; else printf 'nowd\n'; fi; exit 0; }
+cd -- "$1" 2>/dev/null || { say nowd; exit 0; }
 oom; before=$ooms oomed='' word='' code='' __effect_bash_own=()
 trap onChild CHLD
-if [ "$2" = stdin ]; then
-  { gate; exec bash --norc --noprofile ${__effect_bash_own[@]+"${__effect_bash_own[@]}"} -c -- "IFS= read -r -d '' __effect_bash_script; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3>&-; } &
+if [ "$2" = fd ]; then
+  { gate; exec bash --norc --noprofile ${__effect_bash_own[@]+"${__effect_bash_own[@]}"} -c -- "IFS= read -r -d '' -u 3 __effect_bash_script; exec 3<&-; eval \"unset __effect_bash_script; \$__effect_bash_script\"" 2>&3 3< <(printf '%s\0' "$3"); } &
 else
   { gate; exec bash --norc --noprofile ${__effect_bash_own[@]+"${__effect_bash_own[@]}"} -c -- "$3" 2>&3 3>&-; } &
 fi
 pg=$!
-[ -n "$__effect_bash_token" ] || exec 3>&-
 wait $untilEnd "$pg"
 st=$?
 # For a leader stopped before the wait began, bash gives the stop's status: the job table says how
@@ -134,43 +130,37 @@ oom
 line="$how $group$oomed"
 tag "$line" "${__effect_bash_key[0]}" "${__effect_bash_key[1]}"; first=$tagged
 tag "$line" "${__effect_bash_key[2]}" "${__effect_bash_key[3]}"
-if [ -n "$__effect_bash_token" ]; then say "$line $first $tagged"; else printf '%s %s %s\n' "$line" "$first" "$tagged" >"$ctl"; fi
+say "$line $first $tagged"
 [ "$group" = alive ] || return 0
 while command -p sleep 0.05; do
   members
   [ "$group" = empty ] || continue
-  if [ -n "$__effect_bash_token" ]; then say "empty ${__effect_bash_key[4]} ${__effect_bash_key[5]}"
-  else printf 'empty %s %s\n' "${__effect_bash_key[4]}" "${__effect_bash_key[5]}" >>"$ctl"; fi
+  say "empty ${__effect_bash_key[4]} ${__effect_bash_key[5]}"
   return 0
 done
 }
 # The wrapper's own stderr goes before the leader starts: with job control on, bash reports a job that
 # ends before the wait ("[1]+ Done …") on it, which would reach the command's stderr. The leader
-# gets the exec's stderr back as fd 2; a served call's `end` goes to fd 3.
+# gets the exec's stderr back as fd 2; a call's `end` goes to fd 3.
 exec 3>&2 2>/dev/null
-__effect_bash_token=
-if [ "$1" != serve ]; then
-  # Without its key (the host gave up before sending it) the wrapper runs nothing.
-  IFS=' ' read -r -a __effect_bash_key && [ "${#__effect_bash_key[@]}" = 6 ] || exit 0
-  ctl=$1
-  call "$2" "$3" "$4"
-  exit 0
-fi
-# Served: each call is a key line (eight numbers and the call's token), then NUL-terminated fields:
-# the workdir, the command, the call's variables (NAME=value) and an empty one; its leader waits for
-# `go` (see gate). Once the call's group is empty, `end` under the key's last pair on stdout and on
-# the exec's stderr closes the call's output, and the next call is read; an exec whose output a
+# Each call is a key line (eight numbers and the call's token), then NUL-terminated fields: the
+# workdir, "argv" or "fd", the command, the call's variables (NAME=value) and an empty one; its leader
+# waits for `go` (see gate). Once the call's group is empty, `end` under the key's last pair on stdout
+# and on the exec's stderr closes the call's output. `serve` then reads the next call; `once` (an
+# exec of the call's own, whose further input is the command's) exits. An exec whose output a
 # process of the command still holds says no `end` and serves no more.
+__effect_bash_once=$1
 while IFS=' ' read -r -a __effect_bash_key && [ "${#__effect_bash_key[@]}" = 9 ]; do
   __effect_bash_token=${__effect_bash_key[8]} __effect_bash_env=()
   unset __effect_bash_path
-  IFS= read -r -d '' __effect_bash_cwd && IFS= read -r -d '' __effect_bash_command || exit 0
+  IFS= read -r -d '' __effect_bash_cwd && IFS= read -r -d '' __effect_bash_mode && IFS= read -r -d '' __effect_bash_command || exit 0
   while IFS= read -r -d '' __effect_bash_e || exit 0; [ -n "$__effect_bash_e" ]; do
     __effect_bash_env+=("$__effect_bash_e")
     case $__effect_bash_e in PATH=*) __effect_bash_path=${__effect_bash_e#PATH=} ;; esac
   done
-  call "$__effect_bash_cwd" argv "$__effect_bash_command"
+  call "$__effect_bash_cwd" "$__effect_bash_mode" "$__effect_bash_command"
   held && exit 0
   say "end ${__effect_bash_key[6]} ${__effect_bash_key[7]}"
   say "end ${__effect_bash_key[6]} ${__effect_bash_key[7]}" >&3
+  [ "$__effect_bash_once" = once ] && exit 0
 done

@@ -1,29 +1,23 @@
 /**
- * The shell every container exec starts: it runs the command as the leader of a process group of its
- * own, says the leader's pid before the command runs, and writes how the leader ended to a status
- * file the host watches.
+ * The shell every call in a box runs under (`wrapper.sh`, its protocol in `served.ts`): it runs the
+ * command as the leader of a process group of its own, says the leader's pid before the command
+ * runs, and says how the leader ended on the exec's stdout, after the call's token.
  *
- * Protocol. The exec's stdin starts with one line from the host: the call's key, six numbers below
- * 2^31 - 1, read by the wrapper before anything else (what follows is the command's stdin). The exec's
- * stdout starts with one line of the wrapper's: `<pid>` (the group's id), or `nowd` when the workdir
- * does not exist. Before that line the leader writes its pid to the file `<status>.pid`, and then runs
- * nothing if `<status>.cancel` exists: a host that gave up on the exec before reading the line
- * (interrupted, timed out) stops or kills what it started (`ControlDir.cancel`). The status file gets
- * one line once the leader has ended: `exit <code> <members>` or `signal <name> <members>`, where
- * `<members>` is `alive` when another member of the group is still running (zombies count as dead)
- * and `empty` otherwise, followed by ` oom` when the container's cgroup counted an OOM kill while the
- * command ran (every process of the command is a likelier OOM victim than the wrapper, so a memory
- * limit does not cost the status), then two tags of that text under the key ({@link statusTag}). When
- * members were left, the wrapper stays and watches them: once none is left it adds the line
- * `empty <k5> <k6>`. So the host knows the group's state without asking the engine, and the engine
- * never closes the exec's output while its members still write (it waits only briefly for output once
- * the exec's own process has ended).
+ * The status line is `exit <code> <members>` or `signal <name> <members>`, where `<members>` is
+ * `alive` when another member of the group is still running (zombies count as dead) and `empty`
+ * otherwise, followed by ` oom` when the container's cgroup counted an OOM kill while the command ran
+ * (every process of the command is a likelier OOM victim than the wrapper, so a memory limit does not
+ * cost the status), then two tags of that text under the call's key ({@link statusTag}). When members
+ * were left, the wrapper stays and watches them: once none is left it says `empty <k5> <k6>`. So the
+ * host knows the group's state without asking the engine.
  *
- * The key is what makes a status the wrapper's: the command runs as the same user and can write the
- * status file, but cannot read the key. It is never in an environment, an argv or a file; the stdin
- * line is consumed before the command starts; and the wrapper's shell is a copy of the image's bash
- * that its user may execute but not read ({@link supervisorShell}), so the kernel makes the wrapper
- * non-dumpable: its memory, environment and descriptors are closed to the command's processes.
+ * The key and the token are what make a line the wrapper's: the command runs as the same user and
+ * can write into its own output, or another call's (`/proc/PID/fd/1`), but cannot read them. They are
+ * never in an environment, an argv or a file; the request is consumed before the command starts; and
+ * the wrapper's shell is a copy of the image's bash that its user may execute but not read
+ * ({@link supervisorShell}), so the kernel makes the wrapper non-dumpable: its memory, environment and
+ * descriptors are closed to the command's processes. The tags keep a status a command forges under a
+ * token it stole from its own stdout (a pipe it may open for reading) from counting.
  *
  * A job's status in the table (`jobs -l`) is what tells a death by signal from an exit with the same
  * number (`kill -9 $$` against `exit 137`); a CHLD trap records it before `wait` removes the job.
@@ -32,10 +26,6 @@
  */
 import { readFileSync } from "node:fs"
 import { bashStartupVariables } from "../bashStartup.js"
-import { tooLongForArgv } from "../spawner/shellInvocation.js"
-
-/** Where each box's control directory is mounted inside its container. */
-export const controlMount = "/.effect-bash-control"
 
 /** A file system of the box's own that only {@link supervisorUid} writes. */
 export const supervisorDir = "/.effect-bash-supervisor"
@@ -78,25 +68,15 @@ export const statusTag = (text: string, a: bigint, b: bigint): bigint => {
 }
 
 let script: string | undefined
-/**
- * The wrapper's text: `wrapper.sh` beside this module ($1 = status file, $2 = workdir, $3 = "argv" |
- * "stdin", $4 = the command in argv mode), read when a container first needs it; the bundles hold it
- * inline.
- */
+/** The wrapper's text: `wrapper.sh` beside this module, read when a container first needs it; the bundles hold it inline. */
 const wrapperScript = (): string => script ??= readFileSync(new URL("./wrapper.sh", import.meta.url), "utf8")
 
 /**
- * The exec's argv for `command`, whose status goes to `statusFile` (a path inside the container); a
- * command too long for argv goes over stdin, NUL-terminated.
+ * The wrapper's argv: `serve` reads one call after another from stdin, `once` reads one call and
+ * leaves the rest of stdin to its command (`served.ts`).
  */
-export const wrapperArgv = (command: string, cwd: string, statusFile: string): ReadonlyArray<string> =>
-  tooLongForArgv(command)
-    ? [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", statusFile, cwd, "stdin"]
-    : [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", statusFile, cwd, "argv", command]
-
-/** The served wrapper's argv: it reads one call after another from stdin (`served.ts`). */
-export const servedArgv = (): ReadonlyArray<string> =>
-  [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", "serve"]
+export const servedArgv = (mode: "serve" | "once"): ReadonlyArray<string> =>
+  [supervisorShell, "--norc", "--noprofile", "-c", wrapperScript(), "effect-bash", mode]
 
 /**
  * What bash reads from its environment as it starts (a file to source, options, a glob filter):
@@ -129,7 +109,7 @@ export const wrapperEnv = (env: Readonly<Record<string, string>>): Record<string
   return result
 }
 
-/** How the leader ended, as the status file says. */
+/** How the leader ended, as the wrapper's status line says. */
 export interface LeaderStatus {
   readonly exitCode: number | null
   readonly signal: string | null
@@ -139,9 +119,8 @@ export interface LeaderStatus {
   readonly oomKilled: boolean
 }
 
-/** A call's key: the wrapper's first stdin line, and the tags a status must carry under it. */
+/** The part of a call's key a status is tagged under, and the line the wrapper says once the group is empty. */
 export interface StatusKey {
-  readonly line: string
   readonly first: readonly [bigint, bigint]
   readonly second: readonly [bigint, bigint]
   /** The line the wrapper adds once the group is empty. */
@@ -151,23 +130,18 @@ export interface StatusKey {
 /** A key from six random numbers below {@link tagModulus}. */
 export const makeStatusKey = (numbers: ReadonlyArray<bigint>): StatusKey => {
   const [a, b, c, d, e, f] = numbers.map((n) => n % tagModulus) as [bigint, bigint, bigint, bigint, bigint, bigint]
-  return { line: `${a} ${b} ${c} ${d} ${e} ${f}\n`, first: [a, b], second: [c, d], emptyLine: `empty ${e} ${f}` }
+  return { first: [a, b], second: [c, d], emptyLine: `empty ${e} ${f}` }
 }
 
-/**
- * The status file's first line, or `undefined` while it is not complete or when its tags are not the
- * key's (a line the command wrote). Later lines count only as the key's `empty` line.
- */
-export const parseStatus = (text: string, key: StatusKey): LeaderStatus | undefined => {
-  const end = text.indexOf("\n")
-  if (end === -1) return undefined
-  const fields = text.slice(0, end).split(" ")
+/** The status in the wrapper's `line`, or `undefined` when its tags are not the key's (a line the command wrote). */
+export const parseStatus = (line: string, key: StatusKey): LeaderStatus | undefined => {
+  const fields = line.split(" ")
   if (fields.length < 4) return undefined
   const [first, second] = fields.splice(-2, 2)
-  const line = fields.join(" ")
-  if (first !== String(statusTag(line, ...key.first)) || second !== String(statusTag(line, ...key.second))) return undefined
+  const text = fields.join(" ")
+  if (first !== String(statusTag(text, ...key.first)) || second !== String(statusTag(text, ...key.second))) return undefined
   const [how, value, group, oom] = fields
-  const alive = group === "alive" && !text.slice(end).split("\n").includes(key.emptyLine)
+  const alive = group === "alive"
   if (how === "exit" && value !== undefined && /^\d+$/.test(value)) {
     return { exitCode: Number(value), signal: null, groupAlive: alive, oomKilled: oom === "oom" }
   }
