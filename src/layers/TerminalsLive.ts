@@ -177,7 +177,7 @@ const placement = Effect.gen(function*() {
       })
       return yield* placed.launch(spec)
     })
-  return { launch, defaultWorkdir: service.defaultWorkdir }
+  return { launch, defaultWorkdir: service.defaultWorkdir, spawn: placed.spawn, inheritedEnv: placed.inheritedEnv }
 })
 
 const start = (config: Settings) =>
@@ -282,7 +282,8 @@ const start = (config: Settings) =>
         yield* Effect.annotateCurrentSpan({ "terminal.id": id })
         const base = config.cwd ?? (placed === undefined ? process.cwd() : yield* placed.defaultWorkdir)
         const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
-        const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+        const inherited = placed?.inheritedEnv ?? process.env
+        const env = { ...buildEnv(inherited, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
         const launch = placed === undefined
           ? {}
           : yield* Effect.mapError(placed.launch(owner, cwd), (error) =>
@@ -300,7 +301,7 @@ const start = (config: Settings) =>
             }
             const inbox = yield* PtyInbox.make(config.outputBufferBytes)
             const exited = yield* Deferred.make<void>()
-            const pty = yield* spawner.spawn({
+            const pty = yield* (placed?.spawn ?? spawner.spawn)({
               file: shellFile,
               args: shellArgs,
               cwd,
