@@ -18,14 +18,17 @@ import { PtySpawnError } from "../../../services/PtySpawner.js"
 import type { Boxes } from "./Boxes.js"
 import { makeTerminalProbe } from "./terminalProbe.js"
 
-/** The line the launcher prints before the shell: its pid in the box, or that the directory is missing. */
+/** The lines the launcher prints before the shell: its pid in the box (or that the directory is missing), then `go`. */
 const startMarker = "effect-bash-terminal-start"
 
 /**
- * Enters the directory, says the shell's pid and becomes the shell: `$1` the directory, then the argv.
- * `sh`, which reads no startup file of the caller's environment (bash reads `BASH_ENV`).
+ * Enters the directory, says the shell's pid, waits for a line (the host sizes the TTY meanwhile: a
+ * shell that starts before would redraw its prompt when the size changes), says `go` (after the
+ * TTY's echo of that line) and becomes the shell: `$1` the directory, then the argv. `sh`, which
+ * reads no startup file of the caller's environment (bash reads `BASH_ENV`).
  */
-const launcher = `cd -- "$1" 2>/dev/null || { printf '${startMarker} nowd\\n'; exit 126; }; printf '${startMarker} %s\\n' "$$"; shift; exec "$@"`
+const launcher = `cd -- "$1" 2>/dev/null || { printf '${startMarker} nowd\\n'; exit 126; }; ` +
+  `printf '${startMarker} %s\\n' "$$"; read -r _; printf '${startMarker} go\\n'; shift; exec "$@"`
 
 /** How long the shell may take to start, and the probe to answer one request. */
 const startMs = 30_000
@@ -41,12 +44,10 @@ export interface BoxTerminalsOptions {
 
 const failure = (message: string, cause?: unknown) => new PtySpawnError({ message, ...(cause === undefined ? {} : { cause }) })
 
-/** Reads the TTY until the launcher's line: what it says, and the output after it. */
-const readStart = (exec: ContainerEngine.ExecSession) =>
+/** Reads the TTY until the launcher's line after `seen`: what it says, and the output after it. */
+const readStart = (exec: ContainerEngine.ExecSession, seen: Buffer) =>
   Effect.gen(function*() {
-    let seen: Buffer = Buffer.alloc(0)
-    for (let frame = yield* exec.next; frame !== undefined; frame = yield* exec.next) {
-      seen = Buffer.concat([seen, frame.bytes])
+    for (;;) {
       const at = seen.indexOf(startMarker)
       const end = at === -1 ? -1 : seen.indexOf(10, at)
       if (end !== -1) {
@@ -56,8 +57,10 @@ const readStart = (exec: ContainerEngine.ExecSession) =>
           before: seen.subarray(0, at).toString("utf8").trim()
         }
       }
+      const frame = yield* exec.next
+      if (frame === undefined) return { said: undefined, rest: Buffer.alloc(0), before: seen.toString("utf8").trim() }
+      seen = Buffer.concat([seen, frame.bytes])
     }
-    return { said: undefined, rest: Buffer.alloc(0), before: seen.toString("utf8").trim() }
   })
 
 /** The exec's exit code once the engine has recorded it (bounded); `null` when it did not say. */
@@ -98,24 +101,31 @@ export const makeBoxTerminals = (deps: BoxTerminalsOptions) =>
       ),
       (exec) => exec.close
     )
-    if (exec.resize !== undefined) {
-      yield* exec.resize(options.rows, options.cols).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`could not size the terminal in container ${short}`, error.message))
+    const started = (seen: Buffer) =>
+      readStart(exec, seen).pipe(
+        Effect.interruptible,
+        Effect.timeoutFail({
+          duration: Duration.millis(startMs),
+          onTimeout: () => failure(`the terminal's shell did not start within ${startMs} ms in container ${short}`)
+        })
       )
-    }
-    const start = yield* readStart(exec).pipe(
-      Effect.interruptible,
-      Effect.timeoutFail({
-        duration: Duration.millis(startMs),
-        onTimeout: () => failure(`the terminal's shell did not start within ${startMs} ms in container ${short}`)
-      })
-    )
+    const start = yield* started(Buffer.alloc(0))
     if (start.said === "nowd") return yield* failure(`working directory ${options.cwd} does not exist or is not a directory`)
     const pid = Number(start.said)
     if (start.said === undefined || !Number.isSafeInteger(pid) || pid <= 0) {
       return yield* failure(
         `the terminal's shell did not start in container ${short}${start.before === "" ? "" : `: ${start.before}`}`
       )
+    }
+    if (exec.resize !== undefined) {
+      yield* exec.resize(options.rows, options.cols).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`could not size the terminal in container ${short}`, error.message))
+      )
+    }
+    yield* exec.write(Buffer.from("\n"))
+    const go = yield* started(start.rest)
+    if (go.said !== "go") {
+      return yield* failure(`the terminal's shell did not start in container ${short}${go.before === "" ? "" : `: ${go.before}`}`)
     }
     const probe = yield* Effect.mapError(
       makeTerminalProbe(engine, box.id, pid, probeAnswerMs),
@@ -131,7 +141,7 @@ export const makeBoxTerminals = (deps: BoxTerminalsOptions) =>
     const deliver = (text: string) =>
       text.length === 0 || options.onData(text) ? Effect.void : flowing.close
     const pump = Effect.gen(function*() {
-      yield* deliver(decoder.write(start.rest))
+      yield* deliver(decoder.write(go.rest))
       for (;;) {
         yield* flowing.await
         const frame = yield* exec.next

@@ -80,6 +80,7 @@ while read -r id op a b; do
     all) refresh; n=0; for p in "${!known[@]}"; do kill -s "$a" "$p"; n=$((n + 1)); done; echo "$id $n" ;;
     alive) refresh; echo "$id ${#known[@]}" ;;
     others) refresh; n=0; for p in "${!known[@]}"; do [[ $p == "$leader" ]] || n=$((n + 1)); done; echo "$id $n" ;;
+    exit) exit 0 ;;
     *) echo "$id unknown" ;;
   esac
 done

@@ -12,14 +12,15 @@
  * Requests are `<id> <op> [args]`; answers `<id> <fields>`:
  * `fg` → `<pgid> <0|1 reading> <wakeups>` or `none`; `group <SIG> <pgid>` → `ok` or `gone`;
  * `all <SIG>` → the number of processes found (then signalled); `alive` → that number;
- * `others` → that number without the shell.
+ * `others` → that number without the shell; `exit` ends the probe.
  *
  * @internal
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 
@@ -49,13 +50,25 @@ export const makeTerminalProbe = (
   answerMs: number
 ): Effect.Effect<TerminalProbe, ContainerEngine.Error, Scope.Scope> =>
   Effect.gen(function*() {
+    const done = yield* Deferred.make<void>()
+    // The reader's scope closes after the exec's release (made first, it is closed last), which awaits the reader's end.
+    const readerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    // Told to exit, and awaited (bounded), so the probe is gone from the box when the terminal is.
     const exec = yield* Effect.acquireRelease(
       engine.exec(box, {
         argv: ["bash", "--norc", "--noprofile", "-c", probeScript(), "effect-bash-terminal-probe", String(leader)],
         env: {},
         stdin: true
       }),
-      (exec) => exec.close
+      (exec) =>
+        exec.write(Buffer.from("0 exit\n", "latin1")).pipe(
+          Effect.zipRight(Effect.timeoutTo(Effect.interruptible(Deferred.await(done)), {
+            duration: Duration.millis(answerMs),
+            onTimeout: () => undefined,
+            onSuccess: () => undefined
+          })),
+          Effect.ensuring(exec.close)
+        )
     )
     const pending = new Map<string, Deferred.Deferred<ReadonlyArray<string> | undefined>>()
     let ended = false
@@ -76,10 +89,13 @@ export const makeTerminalProbe = (
     }).pipe(
       Effect.ensuring(Effect.suspend(() => {
         ended = true
-        return Effect.forEach(pending.values(), (waiting) => Deferred.succeed(waiting, undefined), { discard: true })
+        return Effect.zipRight(
+          Effect.forEach(pending.values(), (waiting) => Deferred.succeed(waiting, undefined), { discard: true }),
+          Deferred.succeed(done, undefined)
+        )
       }))
     )
-    yield* Effect.forkScoped(Effect.interruptible(read))
+    yield* Effect.forkIn(Effect.interruptible(read), readerScope)
     const ask = (request: string) =>
       Effect.suspend(() => {
         if (ended) return Effect.succeed(undefined)
