@@ -41,9 +41,9 @@ const owner = `session-a-${process.pid}`
 const send = (id: string, text: string, submit = true) =>
   Effect.flatMap(Terminals, (terminals) => terminals.send(owner, id, { text, submit }))
 
-const until = (check: () => boolean, what: string) =>
+const until = (check: () => boolean, what: string | (() => string)) =>
   Effect.retry(
-    Effect.suspend(() => check() ? Effect.void : Effect.fail(what)),
+    Effect.suspend(() => check() ? Effect.void : Effect.fail(typeof what === "string" ? what : what())),
     Schedule.intersect(Schedule.spaced("20 millis"), Schedule.recurs(250))
   )
 
@@ -270,7 +270,10 @@ for (const placement of placements) {
         expect(started.output).toContain("pids")
         const sleeps = () => running(/^sleep 913[789]$/)
         // The prompt may come back before the background jobs have exec'd their sleeps.
-        yield* until(() => sleeps().length === 3, "the three sleeps not yet started")
+        yield* until(
+          () => sleeps().length === 3,
+          () => `the three sleeps not yet started: ${JSON.stringify(started.output)}, ${JSON.stringify(view.processes())}`
+        )
         expect(yield* terminals.close(owner, id)).toBe("closed")
         expect(sleeps()).toEqual([])
         expect(view.processes().filter((row) => row.pid === pid)).toEqual([])

@@ -12,7 +12,7 @@ import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { Terminals } from "../../src/services/Terminals.js"
-import { dockerUnavailable, testImage } from "../support/docker.js"
+import { containersWith, dockerUnavailable, testImage } from "../support/docker.js"
 
 const layer = (settings: TerminalsLive.Settings.Input = {}) =>
   TerminalsLive.layer({ idleSilenceMs: 1_500, closeGraceMs: 1_000, ...settings }).pipe(
@@ -248,11 +248,18 @@ describe("through the stack", () => {
       expect(NodeFs.existsSync("/usr/effect-bash-escape")).toBe(false)
     }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 }, sandbox: { sandboxMode: "read-only" } }))))
 
-  it.live.skipIf(dockerUnavailable !== undefined)("terminals with a container fail the stack: they never run unconfined", () =>
+  it.live.skipIf(dockerUnavailable !== undefined)("BashStack({ terminals, container }) runs the terminal's shell in the session's box", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(BashStack.layer({ terminals: true, container: { image: testImage } })))
-      expect(String(error)).toContain(
-        "bash-terminals: the executor confines its commands but cannot start terminals under the same rules; configure terminals without it"
+      const tools = yield* AgentTools
+      const context = { callId: "c1", session: { id: `s-box-${process.pid}` } }
+      yield* tools.callUnknown("terminal_open", { type: "shell" }, context)
+      const sent = yield* tools.callUnknown(
+        "terminal_send",
+        { sessionId: "pty-1", text: "echo \"box $DSH_SESSION_ID $(cat /proc/1/cmdline | tr '\\0' ' ')\"" },
+        { ...context, callId: "c2" }
       )
-    }).pipe(Effect.scoped))
+      expect(sent.text).toContain(`box s-box-${process.pid} /sbin/docker-init -- sleep infinity`)
+      // The session's box is the one its bash calls run in.
+      expect(containersWith({ "effect-bash.session": `s-box-${process.pid}` })).toHaveLength(1)
+    }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 }, container: { image: testImage } }))))
 })
