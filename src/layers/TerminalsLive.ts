@@ -4,7 +4,7 @@
  * and send results, caps on how many are open, and close that leaves none of their processes
  * behind. Closing the layer closes every terminal. With a `BashExecutor` in context, a shell runs
  * where that executor runs a call of its owner (the sandbox's bubblewrap, with the owner's mode
- * from `SandboxSessions` when present).
+ * from `SandboxSessions` when present; a container executor's session box, on the engine's TTY).
  *
  * @since 0.2.0
  */
@@ -148,8 +148,9 @@ const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) 
 
 /**
  * Where the terminals' shells run: under the `BashExecutor` in context, as one of its calls would (a
- * sandbox's bubblewrap with the owner's standing mode, its masks and network); with none, on the
- * host. A confining executor that cannot place a shell fails the layer: never silently unconfined.
+ * sandbox's bubblewrap with the owner's standing mode, its masks and network; a container's box, on
+ * a PTY of the executor's own); with none, on the host. A confining executor that cannot place a
+ * shell fails the layer: never silently unconfined.
  */
 const placement = Effect.gen(function*() {
   const executor = yield* Effect.serviceOption(BashExecutor)
