@@ -507,6 +507,10 @@ export const layer = (
         }),
       exec: (id, options) =>
         Effect.flatMap(boxOf(id), (box): Effect.Effect<ContainerEngine.ExecSession, ContainerEngine.Error> => {
+          // It plays no TTY: a terminal's shell in a fake box is refused, saying so.
+          if (options.tty === true) {
+            return Effect.fail(new ContainerEngineError({ message: "the fake engine runs no exec with a TTY (a terminal's shell)" }))
+          }
           if (!isWrapper(options.argv) && !isServed(options.argv)) {
             return Effect.succeed<ContainerEngine.ExecSession>({
               sendInput: () => Effect.void,

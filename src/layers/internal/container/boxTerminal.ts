@@ -39,7 +39,8 @@ const exitCodePollMs = 50
 
 export interface BoxTerminalsOptions {
   readonly engine: ContainerEngine.Service
-  readonly boxes: Boxes
+  /** The executor's boxes: a terminal holds its session's while it is open. */
+  readonly boxes: Pick<Boxes, "acquire" | "release">
 }
 
 const failure = (message: string, cause?: unknown) => new PtySpawnError({ message, ...(cause === undefined ? {} : { cause }) })
