@@ -3,12 +3,21 @@
  * starts, the probe's answers become the terminal's facts and signals, and every wait on the box (the
  * shell's start, each answer, the probe's exit on close) is bounded on the Clock. No engine, no process.
  */
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Queue, Scope, TestClock } from "effect"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Queue, Scope, TestClock } from "effect"
+import * as DockerBashExecutor from "../../src/layers/DockerBashExecutor.js"
+import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import type { Box } from "../../src/layers/internal/container/Boxes.js"
 import { makeBoxTerminals } from "../../src/layers/internal/container/boxTerminal.js"
 import type { ContainerEngine } from "../../src/services/ContainerEngine.js"
 import type { PtySpawner } from "../../src/services/PtySpawner.js"
+import { Terminals } from "../../src/services/Terminals.js"
+import * as FakeContainerEngine from "../../src/testing/FakeContainerEngine.js"
+import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
+import { tempDirs } from "../support/tempDirs.js"
+
+const dirs = tempDirs("effect-bash-box-terminal")
+afterAll(dirs.removeAll)
 
 /** One exec the scripted engine started: what was written and sized, in order, and its output to feed. */
 interface ScriptedExec {
@@ -191,5 +200,20 @@ describe("a terminal's PTY in a box", () => {
       expect(yield* pty.alive).toBe(0)
       expect(yield* pty.foreground).toBeUndefined()
       yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.scoped("the terminals build over the container executor and open their shells in the box, not on the host's PTY", () =>
+    Effect.gen(function*() {
+      const host = FakePtySpawner.make()
+      const executor = DockerBashExecutor.layerWithEngine({ image: "fake", cwd: dirs.fresh("work") }).pipe(
+        Layer.provide(FakeContainerEngine.layer(() => ({ onTerm: "obey" })))
+      )
+      const context = yield* Layer.build(TerminalsLive.layer().pipe(Layer.provide(Layer.merge(host.layer, executor))))
+      const refused = yield* Effect.flip(Context.get(context, Terminals).open("s1", { type: "shell" }))
+      // The fake engine plays no TTY: its refusal is the open's, and no PTY started on the host.
+      expect(refused.message).toBe(
+        "the terminal's shell could not be started in container fake00000000: the fake engine runs no exec with a TTY (a terminal's shell)"
+      )
+      expect(host.ptys).toEqual([])
     }))
 })
