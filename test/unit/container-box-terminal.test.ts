@@ -157,6 +157,18 @@ describe("a terminal's PTY in a box", () => {
       yield* release(scope)
     }))
 
+  it.effect("a directory missing in the box refuses the start with the host's text", () =>
+    Effect.gen(function*() {
+      const engine = yield* scripted
+      const fiber = yield* Effect.fork(Effect.scoped(engine.spawn(options)))
+      const tty = yield* Queue.take(engine.created)
+      yield* Queue.offer(tty.output, frame("effect-bash-terminal-start nowd\r\n"))
+      yield* Queue.offer(tty.output, undefined)
+      const failure = yield* Effect.flip(Fiber.join(fiber))
+      expect(failure.message).toBe("working directory /work does not exist or is not a directory")
+      expect([tty.closed, engine.released()]).toEqual([true, 1])
+    }))
+
   it.effect("a shell that never says its pid fails the start at the bound; its exec is closed and its box released", () =>
     Effect.gen(function*() {
       const engine = yield* scripted
