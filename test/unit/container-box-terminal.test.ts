@@ -157,6 +157,34 @@ describe("a terminal's PTY in a box", () => {
       yield* release(scope)
     }))
 
+  it.effect("a receiver that holds all it will stops the reads of the TTY until it resumes them", () =>
+    Effect.gen(function*() {
+      const engine = yield* scripted
+      const scope = yield* Scope.make()
+      const taken = yield* Queue.unbounded<string>()
+      // The first chunk fills the receiver; it takes every later one.
+      let refused = false
+      const onData = (chunk: string) => {
+        Queue.unsafeOffer(taken, chunk)
+        return refused ? true : !(refused = true)
+      }
+      const fiber = yield* Effect.fork(Scope.extend(engine.spawn({ ...options, onData }), scope))
+      const tty = yield* Queue.take(engine.created)
+      yield* Queue.offer(tty.output, frame("effect-bash-terminal-start 7\r\n"))
+      yield* Queue.take(tty.inputs)
+      yield* Queue.offer(tty.output, frame("effect-bash-terminal-start go\r\nfull"))
+      yield* Queue.take(engine.created)
+      const pty = yield* Fiber.join(fiber)
+      expect(yield* Queue.take(taken)).toBe("full")
+      yield* Queue.offer(tty.output, frame("more"))
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      // Not read: "more" stays with the engine.
+      expect(yield* Queue.size(tty.output)).toBe(1)
+      yield* pty.resume
+      expect(yield* Queue.take(taken)).toBe("more")
+      yield* release(scope)
+    }))
+
   it.effect("a directory missing in the box refuses the start with the host's text", () =>
     Effect.gen(function*() {
       const engine = yield* scripted

@@ -139,8 +139,11 @@ export const makeBoxTerminals = (deps: BoxTerminalsOptions) =>
     // the reads until `resume`, and the engine's stream (then the TTY) fills.
     const flowing = yield* Effect.makeLatch(true)
     const decoder = new StringDecoder("utf8")
+    // Closed in the same step as the refusal: a `resume` that comes before the next read then opens it.
     const deliver = (text: string) =>
-      text.length === 0 || options.onData(text) ? Effect.void : flowing.close
+      Effect.sync(() => {
+        if (text.length > 0 && !options.onData(text)) flowing.unsafeClose()
+      })
     const pump = Effect.gen(function*() {
       yield* deliver(decoder.write(go.rest))
       for (;;) {
