@@ -316,6 +316,60 @@ for (const placement of placements) {
   })
 }
 
+const netImage = "effect-bash-net-test:latest"
+const netImagePresent = dockerUnavailable === undefined && (() => {
+  try {
+    docker(undefined, "image", "inspect", netImage)
+    return true
+  } catch {
+    return false
+  }
+})()
+
+describe.skipIf(dockerUnavailable !== undefined)("a container terminal's confinement", () => {
+  const workspace = dirs.fresh("boxed")
+  const container = placements.find((placement) => placement.name === "container")!
+
+  it.live("the shell has the calls' environment: the managed variables over the box's own, nothing of the host's", () =>
+    Effect.gen(function*() {
+      process.env.EFFECT_BASH_TEST_HOST_ONLY = "host"
+      const { id } = yield* Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell", dshEnv: { DSH_SESSION_ID: owner } }))
+      const result = yield* send(id, "echo \"[${EFFECT_BASH_TEST_HOST_ONLY-unset}] [$DSH_SESSION_ID] [$DSH_PTY_SESSION_ID] [$PATH] [$TERM]\"")
+      expect(result.output).toContain(`[unset] [${owner}] [${id}] [/usr/local/bin:/usr/bin:/bin] [xterm-256color]`)
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => delete process.env.EFFECT_BASH_TEST_HOST_ONLY)),
+      Effect.provide(terminalsIn(container, workspace))
+    ))
+
+  it.live.skipIf(!socatUsable || !netImagePresent)("an allow-listed network: the box's proxies admit only the list", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.async<Http.Server>((resume) => {
+          const created = Http.createServer((request, response) => response.end(`page of ${request.headers.host}\n`))
+          created.listen(0, "127.0.0.1", () => resume(Effect.succeed(created)))
+        }),
+        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+      )
+      const port = (server.address() as AddressInfo).port
+      const boxed = DockerBashExecutor.layer({
+        image: netImage,
+        cwd: workspace,
+        network: { allow: ["allowed.test"], hosts: { "allowed.test": "127.0.0.1", "other.test": "127.0.0.1" } }
+      })
+      yield* Effect.gen(function*() {
+        const { id } = yield* Effect.flatMap(Terminals, (terminals) => terminals.open(owner, { type: "shell", dshEnv: { DSH_SESSION_ID: owner } }))
+        const curl = (host: string) => `curl -sS --max-time 10 http://${host}:${port}/`
+        const allowed = yield* send(id, curl("allowed.test"))
+        expect(allowed.output).toContain(`page of allowed.test:${port}`)
+        const refused = yield* send(id, curl("other.test"))
+        expect(refused.output).not.toContain("page of")
+        expect(refused.output).toContain(`[network: refused other.test:${port} — not in the allow-list]`)
+      }).pipe(Effect.provide(
+        TerminalsLive.layer().pipe(Layer.provide(Layer.merge(NodePtySpawner.layer, boxed)), Layer.orDie)
+      ))
+    }).pipe(Effect.scoped))
+})
+
 describe.skipIf(!bwrapUsable)("a sandboxed terminal's confinement", () => {
   const workspace = dirs.fresh("confined")
   const sandbox = placements.find((placement) => placement.name === "sandbox")!
