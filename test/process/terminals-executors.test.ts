@@ -341,6 +341,25 @@ describe.skipIf(dockerUnavailable !== undefined)("a container terminal's confine
       Effect.provide(terminalsIn(container, workspace))
     ))
 
+  it.live("a probe killed in the box is started again: the prompt still settles sends, and close still leaves nothing", () =>
+    Effect.gen(function*() {
+      const terminals = yield* Terminals
+      const { id } = yield* terminals.open(owner, { type: "shell", dshEnv: { DSH_SESSION_ID: owner } })
+      const probes = () => container.view.processes().filter((row) => row.args.includes("effect-bash-terminal-probe"))
+      expect(probes()).toHaveLength(1)
+      const [first] = probes()
+      const killed = yield* send(id, `kill -9 ${first!.pid}; echo killed`)
+      expect(killed.output).toContain("killed")
+      yield* send(id, "sleep 9151 &")
+      // No silence settles within the test: only the prompt with the shell in the foreground, which the new probe says.
+      const next = yield* send(id, "echo still here")
+      expect(next.output).toContain("still here")
+      expect(next.wait).toBe("stdin_read")
+      expect(probes().map((row) => row.pid)).not.toContain(first!.pid)
+      expect(yield* terminals.close(owner, id)).toBe("closed")
+      expect(container.view.processes().filter((row) => row.args === "sleep 9151" || row.args.includes("effect-bash-terminal-probe"))).toEqual([])
+    }).pipe(Effect.provide(terminalsIn(container, workspace, { idleSilenceMs: 60_000 }))))
+
   it.live.skipIf(!socatUsable || !netImagePresent)("an allow-listed network: the box's proxies admit only the list", () =>
     Effect.gen(function*() {
       const server = yield* Effect.acquireRelease(

@@ -230,16 +230,23 @@ describe("a terminal's PTY in a box", () => {
       expect([probe.closed, tty.closed, engine.released()]).toEqual([true, true, 1])
     }))
 
-  it.effect("a probe that has ended answers nothing more, and counts then say none is left", () =>
+  it.effect("a probe that ended (killed in the box) is started again, and the question goes to the new one", () =>
     Effect.gen(function*() {
       const engine = yield* scripted
       const scope = yield* Scope.make()
       const { probe, pty } = yield* started(engine, scope)
       yield* Queue.offer(probe.output, undefined)
-      yield* Effect.yieldNow()
-      expect(yield* pty.alive).toBe(0)
-      expect(yield* pty.foreground).toBeUndefined()
-      yield* Scope.close(scope, Exit.void)
+      const foreground = yield* Effect.fork(pty.foreground)
+      const again = yield* Queue.take(engine.created)
+      expect(again.argv.slice(-2)).toEqual(["effect-bash-terminal-probe", "7"])
+      // The first probe's exec was closed (it was told to exit; it had already ended).
+      expect(probe.closed).toBe(true)
+      const request = yield* Queue.take(again.inputs)
+      expect(request).toBe("1 fg\n")
+      yield* Queue.offer(again.output, frame("1 7 1 3\n"))
+      expect(yield* Fiber.join(foreground)).toEqual({ pgid: 7, readingInput: true, wakeups: 3 })
+      yield* release(scope)
+      expect(again.closed).toBe(true)
     }))
 
   it.scoped("the terminals build over the container executor and open their shells in the box, not on the host's PTY", () =>

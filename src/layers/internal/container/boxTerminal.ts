@@ -16,7 +16,7 @@ import type { ContainerEngine } from "../../../services/ContainerEngine.js"
 import type { PtySpawner } from "../../../services/PtySpawner.js"
 import { PtySpawnError } from "../../../services/PtySpawner.js"
 import type { Boxes } from "./Boxes.js"
-import { makeTerminalProbe } from "./terminalProbe.js"
+import { keepTerminalProbe, makeTerminalProbe } from "./terminalProbe.js"
 
 /** The lines the launcher prints before the shell: its pid in the box (or that the directory is missing), then `go`. */
 const startMarker = "effect-bash-terminal-start"
@@ -128,12 +128,11 @@ export const makeBoxTerminals = (deps: BoxTerminalsOptions) =>
     if (go.said !== "go") {
       return yield* failure(`the terminal's shell did not start in container ${short}${go.before === "" ? "" : `: ${go.before}`}`)
     }
+    // Released before the exec closes: whatever of the terminal is left is killed in the box, then the probe exits.
     const probe = yield* Effect.mapError(
-      makeTerminalProbe(engine, box.id, pid, probeAnswerMs),
+      keepTerminalProbe(makeTerminalProbe(engine, box.id, pid, probeAnswerMs)),
       (error) => failure(`the terminal's probe could not be started in container ${short}: ${error.message}`, error)
     )
-    // Runs before the probe and the exec close: whatever of the terminal is left is killed in the box.
-    yield* Effect.addFinalizer(() => Effect.asVoid(probe.ask("all SIGKILL")))
 
     // The TTY's output, decoded, to the receiver, at its pace: a receiver that holds all it will stops
     // the reads until `resume`, and the engine's stream (then the TTY) fills.
@@ -159,11 +158,11 @@ export const makeBoxTerminals = (deps: BoxTerminalsOptions) =>
     })
     yield* Effect.forkScoped(Effect.interruptible(pump))
 
-    // A count the probe could not give: unknown, so nothing is taken for gone but in a box that is.
+    // A count no probe could give: unknown, so nothing is taken for gone but in a box that is.
     const count = (request: string) =>
       Effect.map(probe.ask(request), (fields) => {
         const n = Number(fields?.[0])
-        return Number.isSafeInteger(n) ? n : box.gone || probe.ended() ? 0 : 1
+        return Number.isSafeInteger(n) ? n : box.gone ? 0 : 1
       })
     const pty: PtySpawner.Pty = {
       pid,

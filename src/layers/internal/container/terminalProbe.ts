@@ -20,6 +20,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
 import type { ContainerEngine } from "../../../services/ContainerEngine.js"
@@ -114,4 +115,58 @@ export const makeTerminalProbe = (
         })
       })
     return { ask, ended: () => ended }
+  })
+
+/**
+ * The probe of a terminal for as long as it is open: one that has ended (a process of the box killed
+ * it) is started again at the next question, which then asks the new one (it finds the terminal's
+ * processes afresh, by session and PTY). Released with the scope, after a last `all SIGKILL`: the
+ * terminal leaves nothing in the box, and its probe exits. Fails when the first probe cannot start.
+ */
+export const keepTerminalProbe = (
+  start: Effect.Effect<TerminalProbe, ContainerEngine.Error, Scope.Scope>
+): Effect.Effect<Pick<TerminalProbe, "ask">, ContainerEngine.Error, Scope.Scope> =>
+  Effect.gen(function*() {
+    const lock = yield* Effect.makeSemaphore(1)
+    let current: { readonly probe: TerminalProbe; readonly scope: Scope.CloseableScope } | undefined
+    let released = false
+    const fresh = Effect.flatMap(Scope.make(), (scope) =>
+      start.pipe(
+        Scope.extend(scope),
+        Effect.map((probe) => ({ probe, scope })),
+        Effect.tapError(() => Scope.close(scope, Exit.void))
+      ))
+    const closeCurrent = Effect.suspend(() => {
+      const old = current
+      current = undefined
+      return old === undefined ? Effect.void : Scope.close(old.scope, Exit.void)
+    })
+    const probeNow = lock.withPermits(1)(Effect.suspend(() => {
+      if (current !== undefined && !current.probe.ended()) return Effect.succeed<TerminalProbe | undefined>(current.probe)
+      if (released) return Effect.succeed(undefined)
+      return Effect.zipRight(
+        closeCurrent,
+        fresh.pipe(
+          Effect.tap((started) => Effect.sync(() => (current = started))),
+          Effect.map(({ probe }) => probe),
+          Effect.catchAll((error) =>
+            Effect.as(Effect.logWarning("could not start a terminal's probe again", error.message), undefined)
+          )
+        )
+      )
+    }))
+    const ask = (request: string) =>
+      Effect.flatMap(probeNow, (probe) => probe === undefined ? Effect.succeed(undefined) : probe.ask(request))
+    yield* Effect.acquireRelease(
+      Effect.tap(fresh, (started) => Effect.sync(() => (current = started))),
+      () =>
+        Effect.zipRight(
+          ask("all SIGKILL"),
+          Effect.suspend(() => {
+            released = true
+            return lock.withPermits(1)(closeCurrent)
+          })
+        )
+    )
+    return { ask }
   })
