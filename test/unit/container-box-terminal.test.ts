@@ -228,6 +228,10 @@ describe("a terminal's PTY in a box", () => {
       yield* Fiber.join(closing)
       expect(probe.events.slice(-2)).toEqual(["write \"3 all SIGKILL\\n\"", "write \"0 exit\\n\""])
       expect([probe.closed, tty.closed, engine.released()]).toEqual([true, true, 1])
+      // Released, it counts none left at once: the layer closes a terminal after the terminal's scope,
+      // and its close must not wait out the grace for processes the release killed.
+      expect(yield* pty.alive).toBe(0)
+      expect(yield* pty.signalAll("SIGKILL")).toBe(0)
     }))
 
   it.effect("a probe that ended (killed in the box) is started again, and the question goes to the new one", () =>

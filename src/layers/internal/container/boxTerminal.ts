@@ -158,11 +158,12 @@ export const makeBoxTerminals = (deps: BoxTerminalsOptions) =>
     })
     yield* Effect.forkScoped(Effect.interruptible(pump))
 
-    // A count no probe could give: unknown, so nothing is taken for gone but in a box that is.
+    // A count no probe could give: unknown, so nothing is taken for gone but in a box that is gone or
+    // once the release has killed what was left (the terminal's scope may close before its close).
     const count = (request: string) =>
       Effect.map(probe.ask(request), (fields) => {
         const n = Number(fields?.[0])
-        return Number.isSafeInteger(n) ? n : box.gone ? 0 : 1
+        return Number.isSafeInteger(n) ? n : box.gone || probe.released() ? 0 : 1
       })
     const pty: PtySpawner.Pty = {
       pid,

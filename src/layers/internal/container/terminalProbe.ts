@@ -117,6 +117,13 @@ export const makeTerminalProbe = (
     return { ask, ended: () => ended }
   })
 
+/** A terminal's probe, kept while the terminal is open. */
+export interface KeptProbe {
+  readonly ask: TerminalProbe["ask"]
+  /** Whether it was released: its last `all SIGKILL` was sent, and nothing is asked any more. */
+  readonly released: () => boolean
+}
+
 /**
  * The probe of a terminal for as long as it is open: one that has ended (a process of the box killed
  * it) is started again at the next question, which then asks the new one (it finds the terminal's
@@ -125,7 +132,7 @@ export const makeTerminalProbe = (
  */
 export const keepTerminalProbe = (
   start: Effect.Effect<TerminalProbe, ContainerEngine.Error, Scope.Scope>
-): Effect.Effect<Pick<TerminalProbe, "ask">, ContainerEngine.Error, Scope.Scope> =>
+): Effect.Effect<KeptProbe, ContainerEngine.Error, Scope.Scope> =>
   Effect.gen(function*() {
     const lock = yield* Effect.makeSemaphore(1)
     let current: { readonly probe: TerminalProbe; readonly scope: Scope.CloseableScope } | undefined
@@ -168,5 +175,5 @@ export const keepTerminalProbe = (
           })
         )
     )
-    return { ask }
+    return { ask, released: () => released }
   })
