@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, HashMap, Layer, Logger, LogLevel, Option, Schedule } from "effect"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as BashStack from "../../src/BashStack.js"
@@ -12,7 +14,9 @@ import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { Terminals } from "../../src/services/Terminals.js"
+import { bwrapUsable } from "../support/bwrap.js"
 import { containersWith, dockerUnavailable, testImage } from "../support/docker.js"
+import { isAlive } from "../support/processes.js"
 
 const layer = (settings: TerminalsLive.Settings.Input = {}) =>
   TerminalsLive.layer({ idleSilenceMs: 1_500, closeGraceMs: 1_000, ...settings }).pipe(
@@ -203,6 +207,31 @@ describe("close leaves nothing running", () => {
       expect(after.output).toContain("still here")
       expect(after.status).toEqual({ kind: "running" })
     }).pipe(Effect.provide(layer())))
+
+  it.live.skipIf(!bwrapUsable || !hasProgram("python3"))(
+    "close spares a process of another devpts whose terminal has the same name (a container's, a sandbox's)",
+    () =>
+      Effect.gen(function*() {
+        const terminals = yield* Terminals
+        const { id, pid } = yield* shell
+        const pts = NodeFs.readlinkSync(`/proc/${pid}/fd/0`)
+        const number = Number(/^\/dev\/pts\/(\d+)$/.exec(pts)?.[1])
+        // In a devpts of its own, a process whose stdin is that instance's terminal of the same number.
+        const stranger = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            spawn("bwrap", ["--dev-bind", "/", "/", "--dev", "/dev", "--", "python3", "-c",
+              `import os, sys, time\nfds = [os.openpty() for _ in range(${number + 1})]\nos.dup2(fds[${number}][1], 0)\n` +
+              `print(os.readlink("/proc/self/fd/0"), os.getpid(), flush=True)\ntime.sleep(600)`], { stdio: ["ignore", "pipe", "inherit"] })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+        const [link, strangerPid] = String((yield* Effect.promise(() => once(stranger.stdout!, "data")))[0]).trim().split(" ")
+        expect(link).toBe(pts)
+        expect(yield* terminals.close(owner, id)).toBe("closed")
+        // Its /dev/pts/N is another device than the terminal's: not a process of the terminal.
+        expect(isAlive(Number(strangerPid))).toBe(true)
+      }).pipe(Effect.scoped, Effect.provide(layer()))
+  )
 
   it.live("another session is refused, and the owner's terminal lists only for it", () =>
     Effect.gen(function*() {
