@@ -13,7 +13,7 @@ const noBackground = Options.boolean("no-background").pipe(
 
 const terminals = Options.boolean("terminals").pipe(
   Options.withDescription(
-    "Also serve the six terminal_* tools: persistent PTY shells (needs node-pty; not with a sandbox or container)"
+    "Also serve the six terminal_* tools: persistent shells where the bash calls run (on the host or in a sandbox they need node-pty)"
   )
 )
 

@@ -37,7 +37,10 @@ import { makeBoxFiles } from "./internal/container/boxFiles.js"
 import { makeContainerSpawner } from "./internal/container/ContainerSpawner.js"
 import { makeDockerEngine } from "./internal/container/DockerEngine.js"
 import { seccompProfile } from "./internal/container/seccompProfile.js"
+import type { Confinement } from "./internal/executor/executorCore.js"
 import { makeExecutorCore } from "./internal/executor/executorCore.js"
+import { registerTerminalPlacement } from "./internal/terminal/placement.js"
+import { makeBoxTerminals } from "./internal/container/boxTerminal.js"
 import { makeBoxNetwork } from "./internal/container/boxNetwork.js"
 import { systemResolver } from "./internal/network/admission.js"
 import { allCallEntries } from "./internal/network/callEntries.js"
@@ -224,7 +227,7 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
     })
     const files = makeBoxFiles({ engine, boxes, workspace: workspace.target, user: identity.user })
     // The box has its own environment (the image's): nothing of the host's is inherited.
-    const executor = yield* makeExecutorCore(config, {
+    const confinement: Confinement = {
       sandboxMode: undefined,
       workspaceRoot: config.workspaceRoot,
       container: {
@@ -241,7 +244,10 @@ const build = (settings: Settings.Input, engineOf: (config: Settings) => Effect.
             network: network.call(spec.dshEnv?.DSH_SESSION_ID ?? "", extraAllow)
           })),
       inheritedEnv: {}
-    }).pipe(Effect.provideService(ProcessSpawner, spawner))
+    }
+    const executor = yield* makeExecutorCore(config, confinement).pipe(Effect.provideService(ProcessSpawner, spawner))
+    // A terminal's shell is a TTY exec in its session's box, with the calls' environment and network.
+    registerTerminalPlacement(executor, { ...confinement, spawn: makeBoxTerminals({ engine, boxes }) })
     return Context.make(BashExecutor, executor).pipe(Context.add(BoxFiles, files))
   })
 

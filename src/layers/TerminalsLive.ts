@@ -4,7 +4,7 @@
  * and send results, caps on how many are open, and close that leaves none of their processes
  * behind. Closing the layer closes every terminal. With a `BashExecutor` in context, a shell runs
  * where that executor runs a call of its owner (the sandbox's bubblewrap, with the owner's mode
- * from `SandboxSessions` when present).
+ * from `SandboxSessions` when present; a container executor's session box, on the engine's TTY).
  *
  * @since 0.2.0
  */
@@ -148,8 +148,9 @@ const isSafeCount = (value: number, min: number) => Number.isSafeInteger(value) 
 
 /**
  * Where the terminals' shells run: under the `BashExecutor` in context, as one of its calls would (a
- * sandbox's bubblewrap with the owner's standing mode, its masks and network); with none, on the
- * host. A confining executor that cannot place a shell fails the layer: never silently unconfined.
+ * sandbox's bubblewrap with the owner's standing mode, its masks and network; a container's box, on
+ * a PTY of the executor's own); with none, on the host. A confining executor that cannot place a
+ * shell fails the layer: never silently unconfined.
  */
 const placement = Effect.gen(function*() {
   const executor = yield* Effect.serviceOption(BashExecutor)
@@ -177,7 +178,7 @@ const placement = Effect.gen(function*() {
       })
       return yield* placed.launch(spec)
     })
-  return { launch, defaultWorkdir: service.defaultWorkdir }
+  return { launch, defaultWorkdir: service.defaultWorkdir, spawn: placed.spawn, inheritedEnv: placed.inheritedEnv }
 })
 
 const start = (config: Settings) =>
@@ -282,7 +283,8 @@ const start = (config: Settings) =>
         yield* Effect.annotateCurrentSpan({ "terminal.id": id })
         const base = config.cwd ?? (placed === undefined ? process.cwd() : yield* placed.defaultWorkdir)
         const cwd = options.cwd === undefined ? base : NodePath.resolve(base, options.cwd)
-        const env = { ...buildEnv(process.env, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
+        const inherited = placed?.inheritedEnv ?? process.env
+        const env = { ...buildEnv(inherited, options.env, options.dshEnv), ...terminalVariables(config.term, id) }
         const launch = placed === undefined
           ? {}
           : yield* Effect.mapError(placed.launch(owner, cwd), (error) =>
@@ -300,7 +302,7 @@ const start = (config: Settings) =>
             }
             const inbox = yield* PtyInbox.make(config.outputBufferBytes)
             const exited = yield* Deferred.make<void>()
-            const pty = yield* spawner.spawn({
+            const pty = yield* (placed?.spawn ?? spawner.spawn)({
               file: shellFile,
               args: shellArgs,
               cwd,

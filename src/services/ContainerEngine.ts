@@ -157,6 +157,12 @@ export declare namespace ContainerEngine {
     readonly user?: string | undefined
     /** Whether the exec reads input ({@link ExecSession.sendInput}). */
     readonly stdin: boolean
+    /**
+     * Runs the exec on a TTY of the engine's, as the leader of a new session with the TTY as its
+     * controlling terminal: its output is the TTY's, every byte a `stdout` frame, and what is written
+     * is typed. The size is set with {@link ExecSession.resize}.
+     */
+    readonly tty?: boolean | undefined
   }
 
   /**
@@ -203,6 +209,8 @@ export declare namespace ContainerEngine {
     readonly exitCode: Effect.Effect<number | undefined, Error>
     /** Releases the connection (the exec's processes are not signalled). */
     readonly close: Effect.Effect<void>
+    /** Sets the size of a TTY exec's terminal (its foreground group gets SIGWINCH); absent without a TTY. */
+    readonly resize?: ((rows: number, cols: number) => Effect.Effect<void, Error>) | undefined
   }
 
   /**

@@ -446,6 +446,10 @@ export const layer = (
         }),
       exec: (id, options) =>
         Effect.flatMap(boxOf(id), (box): Effect.Effect<ContainerEngine.ExecSession, ContainerEngine.Error> => {
+          // It plays no TTY: a terminal's shell in a fake box is refused, saying so.
+          if (options.tty === true) {
+            return Effect.fail(new ContainerEngineError({ message: "the fake engine runs no exec with a TTY (a terminal's shell)" }))
+          }
           const mode = wrapperMode(options.argv)
           if (mode === undefined) {
             return Effect.succeed<ContainerEngine.ExecSession>({

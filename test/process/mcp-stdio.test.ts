@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { bwrapUsable } from "../support/bwrap.js"
 import { cleanEnv, cliPath, eventually } from "../support/cli.js"
+import { dockerUnavailable, testImage } from "../support/docker.js"
 import { pollUntil } from "../support/poll.js"
 import { childrenOf, descendantsOf, isAlive, liveMembersOf } from "../support/processes.js"
 
@@ -204,6 +205,27 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(sent.text).toMatch(/touch: cannot touch '\/usr\/effect-bash-mcp': Read-only file system/)
       expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
     }))
+
+  it.scopedLive.skipIf(dockerUnavailable !== undefined)(
+    "--terminals with --container-image runs the terminal's shell in the box the bash calls run in",
+    () =>
+      Effect.gen(function*() {
+        const { client } = yield* Effect.acquireRelease(
+          connectWith({ flags: ["--terminals", "--container-image", testImage] }),
+          closeClient
+        )
+        const opened = yield* text(client, "terminal_open", { type: "shell" })
+        expect(opened.text).toBe("started terminal session pty-1 [type: shell]\ndsh> ")
+        // A file of the box's own /tmp, which the host does not share: the bash call finds it there.
+        const mark = `/tmp/effect-bash-mcp-terminal-${process.pid}`
+        const sent = yield* text(client, "terminal_send", { sessionId: "pty-1", text: `echo boxed > ${mark}; cat /proc/1/cmdline | tr '\\0' ' '` })
+        expect(sent.text).toContain("docker-init -- sleep infinity")
+        expect(sent.text).toContain("[wait: stdin_read]")
+        expect(yield* bash(client, `cat ${mark}`)).toEqual({ isError: false, text: "boxed\n" })
+        expect(existsSync(mark)).toBe(false)
+        expect((yield* text(client, "terminal_close", { sessionId: "pty-1" })).text).toBe("closed terminal session pty-1")
+      })
+  )
 
   it.scopedLive("a host killed with SIGKILL takes its terminal's jobs along (the PTY hangs up)", () =>
     Effect.gen(function*() {

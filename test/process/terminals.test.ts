@@ -5,14 +5,19 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, HashMap, Layer, Logger, LogLevel, Option, Schedule } from "effect"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import * as NodeReadline from "node:readline"
 import * as BashStack from "../../src/BashStack.js"
 import * as NodePtySpawner from "../../src/layers/NodePtySpawner.js"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
 import { AgentTools } from "../../src/services/AgentTools.js"
 import { Terminals } from "../../src/services/Terminals.js"
-import { dockerUnavailable, testImage } from "../support/docker.js"
+import { bwrapUsable } from "../support/bwrap.js"
+import { containersWith, dockerUnavailable, testImage } from "../support/docker.js"
+import { isAlive } from "../support/processes.js"
 
 const layer = (settings: TerminalsLive.Settings.Input = {}) =>
   TerminalsLive.layer({ idleSilenceMs: 1_500, closeGraceMs: 1_000, ...settings }).pipe(
@@ -204,6 +209,33 @@ describe("close leaves nothing running", () => {
       expect(after.status).toEqual({ kind: "running" })
     }).pipe(Effect.provide(layer())))
 
+  it.live.skipIf(!bwrapUsable || !hasProgram("python3"))(
+    "close spares a process of another devpts whose terminal has the same name (a container's, a sandbox's)",
+    () =>
+      Effect.gen(function*() {
+        const terminals = yield* Terminals
+        const { id, pid } = yield* shell
+        const pts = NodeFs.readlinkSync(`/proc/${pid}/fd/0`)
+        const number = Number(/^\/dev\/pts\/(\d+)$/.exec(pts)?.[1])
+        // In a devpts of its own, a process whose stdin is that instance's terminal of the same number.
+        const stranger = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            spawn("bwrap", ["--dev-bind", "/", "/", "--dev", "/dev", "--", "python3", "-c",
+              `import os, sys, time\nfds = [os.openpty() for _ in range(${number + 1})]\nos.dup2(fds[${number}][1], 0)\n` +
+              `print(os.readlink("/proc/self/fd/0"), os.getpid(), flush=True)\ntime.sleep(600)`], { stdio: ["ignore", "pipe", "inherit"] })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+        // Its first line, whole: a pipe may hand it over in more than one chunk.
+        const line = yield* Effect.promise(() => once(NodeReadline.createInterface({ input: stranger.stdout! }), "line"))
+        const [link, strangerPid] = String(line[0]).trim().split(" ")
+        expect(link).toBe(pts)
+        expect(yield* terminals.close(owner, id)).toBe("closed")
+        // Its /dev/pts/N is another device than the terminal's: not a process of the terminal.
+        expect(isAlive(Number(strangerPid))).toBe(true)
+      }).pipe(Effect.scoped, Effect.provide(layer()))
+  )
+
   it.live("another session is refused, and the owner's terminal lists only for it", () =>
     Effect.gen(function*() {
       const terminals = yield* Terminals
@@ -248,11 +280,18 @@ describe("through the stack", () => {
       expect(NodeFs.existsSync("/usr/effect-bash-escape")).toBe(false)
     }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 }, sandbox: { sandboxMode: "read-only" } }))))
 
-  it.live.skipIf(dockerUnavailable !== undefined)("terminals with a container fail the stack: they never run unconfined", () =>
+  it.live.skipIf(dockerUnavailable !== undefined)("BashStack({ terminals, container }) runs the terminal's shell in the session's box", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(BashStack.layer({ terminals: true, container: { image: testImage } })))
-      expect(String(error)).toContain(
-        "bash-terminals: the executor confines its commands but cannot start terminals under the same rules; configure terminals without it"
+      const tools = yield* AgentTools
+      const context = { callId: "c1", session: { id: `s-box-${process.pid}` } }
+      yield* tools.callUnknown("terminal_open", { type: "shell" }, context)
+      const sent = yield* tools.callUnknown(
+        "terminal_send",
+        { sessionId: "pty-1", text: "echo \"box $DSH_SESSION_ID $(cat /proc/1/cmdline | tr '\\0' ' ')\"" },
+        { ...context, callId: "c2" }
       )
-    }).pipe(Effect.scoped))
+      expect(sent.text).toContain(`box s-box-${process.pid} /sbin/docker-init -- sleep infinity`)
+      // The session's box is the one its bash calls run in.
+      expect(containersWith({ "effect-bash.session": `s-box-${process.pid}` })).toHaveLength(1)
+    }).pipe(Effect.provide(BashStack.layer({ terminals: { idleSilenceMs: 1_500 }, container: { image: testImage } }))))
 })

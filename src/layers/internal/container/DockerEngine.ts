@@ -22,6 +22,7 @@ import {
   EngineUnavailableError
 } from "../../../services/ContainerEngine.js"
 import { execSession } from "./demux.js"
+import { ttySession } from "./ttySession.js"
 import type { EngineTls } from "./engineTls.js"
 import { isTlsFailure, readEngineTls, tlsRequested } from "./engineTls.js"
 import { groupAliveArgv, signalArgv } from "./wrapper.js"
@@ -184,13 +185,13 @@ export const makeDockerEngine = (
         })
       )
 
-    const hijack = (execId: string): Effect.Effect<Duplex, ContainerEngine.Error> =>
+    const hijack = (execId: string, tty = false): Effect.Effect<Duplex, ContainerEngine.Error> =>
       Effect.map(
         dial("exec start", {
           path: `/exec/${execId}/start`,
           method: "POST",
           hijack: true,
-          options: { Detach: false, Tty: false },
+          options: { Detach: false, Tty: tty },
           statusCodes: { 101: true, 200: true, 404: "no such exec", 409: "container is not running" }
         }),
         (socket) => socket as Duplex
@@ -204,6 +205,15 @@ export const makeDockerEngine = (
           return Running === true || typeof ExitCode !== "number" ? undefined : ExitCode
         })
       )
+
+    /** Sets the size of a TTY exec's terminal. */
+    const execResize = (execId: string) => (rows: number, cols: number) =>
+      Effect.asVoid(dial("exec resize", {
+        path: `/exec/${execId}/resize?`,
+        method: "POST",
+        options: { _query: { h: rows, w: cols }, _body: {} },
+        statusCodes: { 200: true, 201: true, 400: "bad parameter", 404: "no such exec", 409: "exec is not running" }
+      }))
 
     /**
      * The whole body of a streamed answer, bounded in time as a request is and in size by `maxBytes`:
@@ -247,13 +257,17 @@ export const makeDockerEngine = (
             AttachStdin: options.stdin,
             AttachStdout: true,
             AttachStderr: true,
-            Tty: false,
+            Tty: options.tty === true,
             Cmd: options.argv,
             Env: Object.entries(options.env).map(([name, value]) => `${name}=${value}`),
             ...(options.user === undefined ? {} : { User: options.user })
           },
           statusCodes: { 201: true, 404: "no such container", 409: "container is not running" }
         })) as { readonly Id: string }
+        if (options.tty === true) {
+          const session = ttySession(yield* hijack(created.Id, true))
+          return { ...session, exitCode: execExitCode(created.Id), resize: execResize(created.Id) }
+        }
         const session = execSession(yield* hijack(created.Id))
         return { ...session, exitCode: execExitCode(created.Id) }
       })

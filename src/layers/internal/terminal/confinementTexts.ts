@@ -1,6 +1,6 @@
 /**
  * The texts of confined terminals, in one place (each is tested verbatim): a runner that did not
- * start the shell, and an executor whose confinement terminals cannot share (a container's, a custom one).
+ * start the shell, and an executor whose confinement terminals cannot share (a custom one).
  *
  * @internal
  */

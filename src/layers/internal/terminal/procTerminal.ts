@@ -27,6 +27,22 @@ const linkOf = (path: string): string | undefined => {
   }
 }
 
+/**
+ * Whether the descriptor `fd` (a `/proc/<pid>/fd/<n>` path) is the PTY `pts`: its name, and the very
+ * device (the same inode of the same devpts). A name alone is not enough: a container or a sandbox
+ * has a devpts of its own, whose `/dev/pts/0` is another terminal than the host's.
+ */
+const isPts = (fd: string, pts: string): boolean => {
+  if (linkOf(fd) !== pts) return false
+  try {
+    const held = NodeFs.statSync(fd)
+    const device = NodeFs.statSync(pts)
+    return held.dev === device.dev && held.ino === device.ino
+  } catch {
+    return false
+  }
+}
+
 /** Kernel wait channels of a read from a tty, of select/poll, and of epoll. */
 const readWaits = new Set(["n_tty_read", "wait_woken"])
 const pollWait = /^(?:poll_schedule_timeout|do_select|do_sys_poll|core_sys_select)/
@@ -48,7 +64,7 @@ const EPOLLIN = 0x1
 const epollWatches = (pid: number, epfd: number, pts: string): boolean => {
   const info = readText(`/proc/${pid}/fdinfo/${epfd}`) ?? ""
   for (const match of info.matchAll(/^tfd:\s*(\d+)\s+events:\s*([0-9a-f]+)/gm)) {
-    if ((Number.parseInt(match[2]!, 16) & EPOLLIN) !== 0 && linkOf(`/proc/${pid}/fd/${match[1]}`) === pts) return true
+    if ((Number.parseInt(match[2]!, 16) & EPOLLIN) !== 0 && isPts(`/proc/${pid}/fd/${match[1]}`, pts)) return true
   }
   return false
 }
@@ -62,14 +78,14 @@ const waitsForInput = (pid: number, pts: string): boolean => {
     // A write to a full terminal sleeps in the same place: the call must be a read, and its first
     // argument the descriptor of the terminal.
     const [call, fd] = readText(`/proc/${pid}/syscall`)?.split(" ") ?? []
-    return call === readSyscall && fd !== undefined && linkOf(`/proc/${pid}/fd/${Number.parseInt(fd, 16)}`) === pts
+    return call === readSyscall && fd !== undefined && isPts(`/proc/${pid}/fd/${Number.parseInt(fd, 16)}`, pts)
   }
   if (epollWait.test(wchan)) {
     const [call, epfd] = readText(`/proc/${pid}/syscall`)?.split(" ") ?? []
     return call !== undefined && epollSyscalls.has(call) && epfd !== undefined &&
       epollWatches(pid, Number.parseInt(epfd, 16), pts)
   }
-  return pollWait.test(wchan) && linkOf(`/proc/${pid}/fd/0`) === pts
+  return pollWait.test(wchan) && isPts(`/proc/${pid}/fd/0`, pts)
 }
 
 /** The PTY the leader's stdin is, e.g. `/dev/pts/3`. */
@@ -127,7 +143,7 @@ export const refreshMembers = (leader: number, pts: string | undefined, known: M
     if (siblings === undefined) parents.set(ppid, [pid])
     else siblings.push(pid)
     const holdsPty = pts !== undefined &&
-      [0, 1, 2].some((fd) => linkOf(`/proc/${pid}/fd/${fd}`) === pts)
+      [0, 1, 2].some((fd) => isPts(`/proc/${pid}/fd/${fd}`, pts))
     if (Number(fields[3]) === leader || holdsPty) found.push(pid)
   }
   // The members and everything they started, found through the parent links.
