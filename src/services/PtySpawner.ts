@@ -127,7 +127,12 @@ export declare namespace PtySpawner {
     readonly write: (data: string) => Effect.Effect<void>
     /** Reads the PTY again after `onData` returned `false`; nothing while it reads. */
     readonly resume: Effect.Effect<void>
-    /** The foreground group now; `undefined` once the leader is gone or off Linux. */
+    /**
+     * The foreground group now; `undefined` once the leader is gone or off Linux. It answers after
+     * the PTY's reader had its turn: when the PTY had output ready at the look, `onData` has had
+     * some of it (unless the reads are stopped), so a wait it reports is not taken for readiness
+     * while output the program wrote before it waits unread.
+     */
     readonly foreground: Effect.Effect<Foreground | undefined>
     /** Sends `signal` to the group `pgid` (a foreground group read before); false when it is gone. */
     readonly signalGroup: (pgid: number, signal: Signal) => Effect.Effect<boolean>

@@ -188,6 +188,81 @@ describe("readiness", () => {
     }).pipe(Effect.provide(withFake(fake)))
   })
 
+  it.effect("after a job, the shell asleep at its prompt settles only with the marker: the job's tail on its way is in the result", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        pty.emit("1\r\n2\r\n")
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "seq 1 3" })))
+      yield* TestClock.adjust(100)
+      // The job ended and the shell reads again; its last line and the prompt are still in the kernel.
+      pty.setForeground({ pgid: pty.pid, readingInput: true })
+      yield* TestClock.adjust(1_000)
+      expect(fiber.unsafePoll()).toBeNull()
+      pty.emit("3\r\n")
+      pty.emit(FakePtySpawner.promptText)
+      yield* TestClock.adjust(50)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "stdin_read", output: "1\r\n2\r\n3\r\ndsh> " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a program that held the foreground at the send and ends there: the shell's wait after it waits for the marker", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => pty.setForeground({ pgid: pty.pid, readingInput: true })
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      pty.setForeground({ pgid: pty.pid + 5, readingInput: true })
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "exit()" })))
+      yield* TestClock.adjust(1_000)
+      expect(fiber.unsafePoll()).toBeNull()
+      pty.emit(`bye\r\n${FakePtySpawner.promptText}`)
+      yield* TestClock.adjust(50)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "stdin_read", output: "bye\r\ndsh> " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("the shell's own read with no job since the send settles on its wait (read -p)", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.emit("name? ")
+        pty.setForeground({ pgid: pty.pid, readingInput: true })
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(200, id, "read -p 'name? ' NAME")
+      expect(result).toMatchObject({ wait: "stdin_read", output: "name? " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a job, then the shell's own read: no marker comes, so it settles on silence", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        pty.emit("done\r\n")
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "make; read -p 'go? '" })))
+      yield* TestClock.adjust(100)
+      pty.emit("go? ")
+      pty.setForeground({ pgid: pty.pid, readingInput: true })
+      yield* TestClock.adjust(2_900)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(200)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "inferred_idle", output: "done\r\ngo? " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
   it.effect("silence settles as inferred_idle at the bound, not before", () => {
     const fake = FakePtySpawner.make({
       onWrite: (pty) => {
