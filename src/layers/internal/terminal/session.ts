@@ -5,18 +5,18 @@
  *   in the foreground again (`stdin_read`);
  * - the foreground group asleep reading the terminal, once past the probe delay — a wait that was
  *   already there before the write counts only after the group was seen out of it (`stdin_read`).
- *   The shell's own wait counts so only while no other group has held the foreground during the
- *   send (a builtin's `read -p`, a line without Enter): once a command ran as a job, the shell
- *   prints the marker and its prompt after the job's output and before it reads, so a wait seen
- *   before that prompt is in says nothing about the output, and only the marker settles;
+ *   The shell's own wait counts only while no other group held the foreground during the send (a
+ *   builtin's `read -p`, a line without Enter): after a job, the shell prints the marker and its
+ *   prompt after the job's output and before it reads, so its wait may be seen ahead of both, and
+ *   only the marker settles the send as `stdin_read`;
  * - no output for the silence bound, longer when a marker was seen, so a late hand-back of the
  *   foreground to the shell can still win (`inferred_idle`);
  * - the absolute timeout (`timeout`), or the shell's exit (`session_exit`).
  * While output is on its way from the PTY (in the inbox, or in the kernel while the PTY is not
  * read), no tier but the last two settles: the output is not all in, and its writer is not silent.
  * Output the kernel holds while the PTY is read is the spawner's to bring in: a look at the
- * foreground answers once what the PTY had ready then has reached the inbox (see
- * `PtySpawner.Pty.foreground`), so a wait and the silence are judged after it.
+ * foreground answers after the PTY's reader had its turn, so output it had ready then is in the
+ * inbox by the time a wait and the silence are judged (see `PtySpawner.Pty.foreground`).
  *
  * @internal
  */
@@ -228,6 +228,7 @@ export class TerminalSession {
     return value.truncated && path !== undefined ? { ...value, transcriptPath: path } : value
   }
 
+  /** Marks the send when another group than the shell's holds the foreground (a job runs). */
   private noteJob(send: ActiveSend, foreground: PtySpawner.Foreground | undefined): void {
     if (foreground !== undefined && foreground.pgid !== this.pty.pid) send.jobRan = true
   }
