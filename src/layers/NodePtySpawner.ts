@@ -213,9 +213,8 @@ const spawnWith = (reaper: HostReaper["Type"]) => (options: PtySpawner.Options) 
       pid: shell,
       write: (data) => Effect.sync(() => term.write(data)),
       resume: Effect.sync(() => term.resume()),
-      // Output the PTY had ready at the look starts arriving before the answer: a wait is not seen
-      // ahead of output written before it, however long the loop was busy.
-      foreground: Effect.zipLeft(Effect.sync(() => pts === undefined ? undefined : foregroundOf(shell, pts)), ioTurn),
+      foreground: Effect.sync(() => pts === undefined ? undefined : foregroundOf(shell, pts)),
+      catchUp: ioTurn,
       signalGroup: (pgid, signal) =>
         Effect.sync(() => {
           try {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
+import { PtySpawner } from "../../src/services/PtySpawner.js"
 import { Terminals } from "../../src/services/Terminals.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
 import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
@@ -261,6 +262,37 @@ describe("readiness", () => {
       yield* TestClock.adjust(200)
       expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "inferred_idle", output: "done\r\ngo? " })
     }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a wait is judged after the PTY's reader had its turn: output the kernel held at the look is in the result", () => {
+    // What the program printed last, still in the kernel: the reader brings it in at its turn.
+    let held = ""
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.emit("1\r\n")
+        held = "2\r\nmore? "
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: true })
+      }
+    })
+    const reading = Layer.effect(
+      PtySpawner,
+      Effect.map(PtySpawner, (inner) =>
+        PtySpawner.of({
+          spawn: (options) =>
+            Effect.map(inner.spawn(options), (port) => ({
+              ...port,
+              catchUp: Effect.sync(() => {
+                if (held !== "") fake.ptys.at(-1)!.emit(held)
+                held = ""
+              })
+            }))
+        }))
+    ).pipe(Layer.provide(fake.layer))
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(1_000, id, "ask")
+      expect(result).toMatchObject({ wait: "stdin_read", output: "1\r\n2\r\nmore? " })
+    }).pipe(Effect.provide(TerminalsLive.layer().pipe(Layer.provide(reading))))
   })
 
   it.effect("silence settles as inferred_idle at the bound, not before", () => {

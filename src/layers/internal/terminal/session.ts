@@ -14,9 +14,9 @@
  * - the absolute timeout (`timeout`), or the shell's exit (`session_exit`).
  * While output is on its way from the PTY (in the inbox, or in the kernel while the PTY is not
  * read), no tier but the last two settles: the output is not all in, and its writer is not silent.
- * Output the kernel holds while the PTY is read is the spawner's to bring in: a look at the
- * foreground answers after the PTY's reader had its turn, so output it had ready then is in the
- * inbox by the time a wait and the silence are judged (see `PtySpawner.Pty.foreground`).
+ * Output the kernel holds while the PTY is read is the spawner's to bring in: after each look at
+ * the foreground the PTY's reader has its turn (`PtySpawner.Pty.catchUp`), so output the PTY had
+ * ready then is in the inbox by the time a wait and the silence are judged.
  *
  * @internal
  */
@@ -251,6 +251,7 @@ export class TerminalSession {
       if (this.status.kind === "exited") return "session_exit"
       const foreground = yield* this.pty.foreground
       this.noteJob(send, foreground)
+      if (this.pty.catchUp !== undefined) yield* this.pty.catchUp
       const now = yield* Clock.currentTimeMillis
       const idle = this.inbox.pending ? 0 : now - this.lastOutputAt
       const interval = this.config.pollIntervalMs
