@@ -214,6 +214,7 @@ const spawnWith = (reaper: HostReaper["Type"]) => (options: PtySpawner.Options) 
       write: (data) => Effect.sync(() => term.write(data)),
       resume: Effect.sync(() => term.resume()),
       foreground: Effect.sync(() => pts === undefined ? undefined : foregroundOf(shell, pts)),
+      catchUp: ioTurn,
       signalGroup: (pgid, signal) =>
         Effect.sync(() => {
           try {
@@ -240,6 +241,18 @@ const spawnWith = (reaper: HostReaper["Type"]) => (options: PtySpawner.Options) 
     }
     return pty
   })
+
+/**
+ * A full turn of the event loop, no time: the second immediate is queued from the loop's check
+ * phase, so an I/O poll runs between the two whatever phase this starts in. A PTY that is read
+ * and had output ready when the turn began has then handed `onData` a read of it.
+ */
+const ioTurn: Effect.Effect<void> = Effect.async<void>((resume) => {
+  let pending = setImmediate(() => {
+    pending = setImmediate(() => resume(Effect.void))
+  })
+  return Effect.sync(() => clearImmediate(pending))
+})
 
 const signalName = (signal: number): string =>
   Object.entries(NodeOs.constants.signals).find(([, number]) => number === signal)?.[0] ?? String(signal)

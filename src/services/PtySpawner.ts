@@ -129,6 +129,13 @@ export declare namespace PtySpawner {
     readonly resume: Effect.Effect<void>
     /** The foreground group now; `undefined` once the leader is gone or off Linux. */
     readonly foreground: Effect.Effect<Foreground | undefined>
+    /**
+     * Gives the PTY's reader its turn: when it completes and the PTY had output ready at the call,
+     * `onData` has had some of it (unless the reads are stopped). Readiness runs it after each look
+     * at the foreground, so a wait is not judged while output written before it waits unread. Left
+     * out by a spawner that hands `onData` its output as it is written (a fake).
+     */
+    readonly catchUp?: Effect.Effect<void>
     /** Sends `signal` to the group `pgid` (a foreground group read before); false when it is gone. */
     readonly signalGroup: (pgid: number, signal: Signal) => Effect.Effect<boolean>
     /**

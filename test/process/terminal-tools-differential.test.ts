@@ -243,10 +243,10 @@ describe.skipIf(referenceTerminalDir === undefined)("the terminal tools beside t
       expect(outcome.text.endsWith(`\n[output truncated; full transcript: ${path}]`)).toBe(true)
       return { ...outcome, text: outcome.text.replace(`[output truncated; full transcript: ${path}]`, "[output truncated]") }
     }
-    // One after the other: both run in this process, and a flood's output handled by one side delays
-    // the other's reads of its PTY.
-    const theirs = await pair[0].execute("terminal_send", { sessionId: "pty-1", text: "seq 1 60000" }, "s1")
-    const mine = await pair[1].execute("terminal_send", { sessionId: "pty-1", text: "seq 1 60000" }, "s1")
+    // At the same time, in this one process: each side's handling of its flood delays the other's
+    // reads of its PTY, and neither may settle before its output is all in.
+    const flood = (harness: ToolHarness) => harness.execute("terminal_send", { sessionId: "pty-1", text: "seq 1 60000" }, "s1")
+    const [theirs, mine] = await Promise.all([flood(pair[0]), flood(pair[1])])
     const ours = withoutOurExtras(bareMarker(mine))
     // Both keep the newest output and drop the oldest, but not the same amount: ours keep the newest
     // 256 KiB the terminal printed (`\r\n` line ends included), the reference fills its 256 KiB result

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import * as TerminalsLive from "../../src/layers/TerminalsLive.js"
+import { PtySpawner } from "../../src/services/PtySpawner.js"
 import { Terminals } from "../../src/services/Terminals.js"
 import * as FakeConfiningExecutor from "../../src/testing/FakeConfiningExecutor.js"
 import * as FakePtySpawner from "../../src/testing/FakePtySpawner.js"
@@ -186,6 +187,112 @@ describe("readiness", () => {
       yield* TestClock.adjust(200)
       expect((yield* Fiber.join(fiber)).wait).toBe("stdin_read")
     }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("after a job, the shell asleep at its prompt settles only with the marker: the job's tail on its way is in the result", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        pty.emit("1\r\n2\r\n")
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "seq 1 3" })))
+      yield* TestClock.adjust(100)
+      // The job ended and the shell reads again; its last line and the prompt are still in the kernel.
+      pty.setForeground({ pgid: pty.pid, readingInput: true })
+      yield* TestClock.adjust(1_000)
+      expect(fiber.unsafePoll()).toBeNull()
+      pty.emit("3\r\n")
+      pty.emit(FakePtySpawner.promptText)
+      yield* TestClock.adjust(50)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "stdin_read", output: "1\r\n2\r\n3\r\ndsh> " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a program that held the foreground at the send and ends there: the shell's wait after it waits for the marker", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => pty.setForeground({ pgid: pty.pid, readingInput: true })
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      pty.setForeground({ pgid: pty.pid + 5, readingInput: true })
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "exit()" })))
+      yield* TestClock.adjust(1_000)
+      expect(fiber.unsafePoll()).toBeNull()
+      pty.emit(`bye\r\n${FakePtySpawner.promptText}`)
+      yield* TestClock.adjust(50)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "stdin_read", output: "bye\r\ndsh> " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("the shell's own read with no job since the send settles on its wait (read -p)", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.emit("name? ")
+        pty.setForeground({ pgid: pty.pid, readingInput: true })
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(200, id, "read -p 'name? ' NAME")
+      expect(result).toMatchObject({ wait: "stdin_read", output: "name? " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a job, then the shell's own read: no marker comes, so it settles on silence", () => {
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: false })
+        pty.emit("done\r\n")
+      }
+    })
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const pty = fake.ptys[0]!
+      const fiber = yield* Effect.fork(Effect.flatMap(Terminals, (t) => t.send(owner, id, { text: "make; read -p 'go? '" })))
+      yield* TestClock.adjust(100)
+      pty.emit("go? ")
+      pty.setForeground({ pgid: pty.pid, readingInput: true })
+      yield* TestClock.adjust(2_900)
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust(200)
+      expect(yield* Fiber.join(fiber)).toMatchObject({ wait: "inferred_idle", output: "done\r\ngo? " })
+    }).pipe(Effect.provide(withFake(fake)))
+  })
+
+  it.effect("a wait is judged after the PTY's reader had its turn: output the kernel held at the look is in the result", () => {
+    // What the program printed last, still in the kernel: the reader brings it in at its turn.
+    let held = ""
+    const fake = FakePtySpawner.make({
+      onWrite: (pty) => {
+        pty.emit("1\r\n")
+        held = "2\r\nmore? "
+        pty.setForeground({ pgid: pty.pid + 1, readingInput: true })
+      }
+    })
+    const reading = Layer.effect(
+      PtySpawner,
+      Effect.map(PtySpawner, (inner) =>
+        PtySpawner.of({
+          spawn: (options) =>
+            Effect.map(inner.spawn(options), (port) => ({
+              ...port,
+              catchUp: Effect.sync(() => {
+                if (held !== "") fake.ptys.at(-1)!.emit(held)
+                held = ""
+              })
+            }))
+        }))
+    ).pipe(Layer.provide(fake.layer))
+    return Effect.gen(function*() {
+      const { id } = yield* openShell
+      const result = yield* sendIn(1_000, id, "ask")
+      expect(result).toMatchObject({ wait: "stdin_read", output: "1\r\n2\r\nmore? " })
+    }).pipe(Effect.provide(TerminalsLive.layer().pipe(Layer.provide(reading))))
   })
 
   it.effect("silence settles as inferred_idle at the bound, not before", () => {

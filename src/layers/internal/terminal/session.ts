@@ -4,12 +4,19 @@
  * - the private prompt marker, followed by exactly the controlled prompt, with the shell's own group
  *   in the foreground again (`stdin_read`);
  * - the foreground group asleep reading the terminal, once past the probe delay — a wait that was
- *   already there before the write counts only after the group was seen out of it (`stdin_read`);
+ *   already there before the write counts only after the group was seen out of it (`stdin_read`).
+ *   The shell's own wait counts only while no other group held the foreground during the send (a
+ *   builtin's `read -p`, a line without Enter): after a job, the shell prints the marker and its
+ *   prompt after the job's output and before it reads, so its wait may be seen ahead of both, and
+ *   only the marker settles the send as `stdin_read`;
  * - no output for the silence bound, longer when a marker was seen, so a late hand-back of the
  *   foreground to the shell can still win (`inferred_idle`);
  * - the absolute timeout (`timeout`), or the shell's exit (`session_exit`).
  * While output is on its way from the PTY (in the inbox, or in the kernel while the PTY is not
  * read), no tier but the last two settles: the output is not all in, and its writer is not silent.
+ * Output the kernel holds while the PTY is read is the spawner's to bring in: after each look at
+ * the foreground the PTY's reader has its turn (`PtySpawner.Pty.catchUp`), so output the PTY had
+ * ready then is in the inbox by the time a wait and the silence are judged.
  *
  * @internal
  */
@@ -50,6 +57,8 @@ interface ActiveSend {
   initialPgid: number | undefined
   initialWakeups: number
   initialLeftWait: boolean
+  /** Another group than the shell's held the foreground since the write (or at it). */
+  jobRan: boolean
 }
 
 /** A send under way: its wait for readiness, and a consuming read of its output so far. */
@@ -163,7 +172,8 @@ export class TerminalSession {
         unread: new BoundedText(this.config.maxReadBytes),
         initialPgid: undefined,
         initialWakeups: -1,
-        initialLeftWait: true
+        initialLeftWait: true,
+        jobRan: false
       }
       this.active = send
       this.initializing = startup
@@ -174,6 +184,7 @@ export class TerminalSession {
       send.initialPgid = foreground?.pgid
       send.initialLeftWait = foreground?.readingInput !== true
       send.initialWakeups = foreground?.wakeups ?? -1
+      this.noteJob(send, foreground)
       const data = `${input.text}${input.submit === false ? "" : "\r"}`
       if (data.length > 0) {
         // Evidence from before the write says nothing about what the input does.
@@ -217,11 +228,18 @@ export class TerminalSession {
     return value.truncated && path !== undefined ? { ...value, transcriptPath: path } : value
   }
 
+  /** Marks the send when another group than the shell's holds the foreground (a job runs). */
+  private noteJob(send: ActiveSend, foreground: PtySpawner.Foreground | undefined): void {
+    if (foreground !== undefined && foreground.pgid !== this.pty.pid) send.jobRan = true
+  }
+
   /**
    * A foreground group's input wait, unless it is the very wait the send found: the same group
-   * counts once it was seen out of its wait, or has woken up since (the input reached it).
+   * counts once it was seen out of its wait, or has woken up since (the input reached it). The
+   * shell's own wait after a job is its prompt's: only the marker says that prompt is in.
    */
   private acceptsInputWait(send: ActiveSend, foreground: PtySpawner.Foreground): boolean {
+    if (foreground.pgid === this.pty.pid && send.jobRan) return false
     if (foreground.pgid !== send.initialPgid) return foreground.readingInput
     if (!foreground.readingInput || foreground.wakeups !== send.initialWakeups) send.initialLeftWait = true
     return foreground.readingInput && send.initialLeftWait
@@ -232,6 +250,8 @@ export class TerminalSession {
     return Effect.gen(this, function*() {
       if (this.status.kind === "exited") return "session_exit"
       const foreground = yield* this.pty.foreground
+      this.noteJob(send, foreground)
+      if (this.pty.catchUp !== undefined) yield* this.pty.catchUp
       const now = yield* Clock.currentTimeMillis
       const idle = this.inbox.pending ? 0 : now - this.lastOutputAt
       const interval = this.config.pollIntervalMs
