@@ -5,8 +5,8 @@
  * is canonical, so confinement and launch agree on it); an absolute workdir wins;
  * without a session the executor's default applies.
  */
+import { realpathSync } from "node:fs"
 import * as path from "node:path"
-import { canonicalDirSync } from "../layers/internal/sandbox/canonicalDir.js"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { fnWhenTraced } from "../services/internal/whenTraced.js"
@@ -19,6 +19,20 @@ export interface Placement {
   readonly sandboxPolicy?: BashExecutor.SandboxPolicy
 }
 
+/**
+ * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
+ * given, made absolute, and the spawn reports it. Resolved on the event loop: a local `realpath`
+ * takes microseconds, while a round trip through the thread pool costs the call a wake-up of a pool
+ * thread and of the loop, more than a tenth of a millisecond of its wall time.
+ */
+const canonicalDir = (dir: string): string => {
+  try {
+    return realpathSync.native(dir)
+  } catch {
+    return path.resolve(dir)
+  }
+}
+
 const placeBody = function*(
   executor: BashExecutor["Type"],
   call: {
@@ -29,14 +43,12 @@ const placeBody = function*(
     readonly networkAllow?: ReadonlyArray<string>
   }
 ) {
-  // Resolved on the event loop, as confinement resolves it: a local `realpath` takes microseconds, a
-  // round trip through the thread pool more than a tenth of a millisecond of the call's wall time.
   const given = call.session?.cwd
-  const sessionDir = given === undefined ? undefined : canonicalDirSync(given)
+  const sessionDir = given === undefined ? undefined : canonicalDir(given)
   if (call.mode !== undefined) {
-    const canonicalRoot = sessionDir ?? executor.workspaceRoot ?? canonicalDirSync(yield* executor.defaultWorkdir)
+    const canonicalRoot = sessionDir ?? executor.workspaceRoot ?? canonicalDir(yield* executor.defaultWorkdir)
     // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.
-    const workdir = call.workdir === undefined ? canonicalRoot : canonicalDirSync(path.resolve(canonicalRoot, call.workdir))
+    const workdir = call.workdir === undefined ? canonicalRoot : canonicalDir(path.resolve(canonicalRoot, call.workdir))
     // The session's directory as given (made absolute, not normalized: `..` after a link is the link
     // target's parent, as for the kernel): the sandbox resolves it again, watching the links on the way.
     const workspaceRoot = given === undefined ? canonicalRoot : path.isAbsolute(given) ? given : `${process.cwd()}/${given}`
