@@ -32,6 +32,11 @@ export interface CordisContext {
   get(name: string): unknown
   /** Runs `callback` in a child fiber while every named service is present. */
   inject(deps: Array<string>, callback: (ctx: CordisContext) => unknown): CordisFiber
+  /**
+   * The service registry behind `get` (`ctx.get` is its mixin): the same read, without the context
+   * proxy's work on every access.
+   */
+  readonly reflect?: { readonly get: (name: string) => unknown }
 }
 
 /**

@@ -50,6 +50,9 @@ const make = (settings: { readonly launcher: LauncherStart }) => Effect.gen(func
   const layerRuntime = yield* Effect.runtime<never>()
   const helpersStarted = yield* Deferred.make<void>()
   let helpersStarting = false
+  // Once they have started, a spawn does not await them: awaiting even a completed Deferred ends the
+  // caller's synchronous run, and its launch would wait for the next turn of the microtask queue.
+  let helpersReady = false
   const startLauncher = startLayerLauncher(stdio, hostDeath).pipe(
     Effect.catchAllDefect((defect) =>
       Effect.as(Effect.logWarning("the launcher could not start; commands are spawned by the host", defect), undefined)
@@ -63,7 +66,9 @@ const make = (settings: { readonly launcher: LauncherStart }) => Effect.gen(func
     yield* startReaper
     if (settings.launcher === "withHelpers") yield* startLauncher
   }).pipe(
-    Effect.ensuring(Deferred.succeed(helpersStarted, undefined)),
+    Effect.ensuring(Effect.zipRight(Effect.sync(() => {
+      helpersReady = true
+    }), Deferred.succeed(helpersStarted, undefined))),
     Effect.uninterruptible
   )
   // On demand, the first request without a runner starts it once the host has spawned that request
@@ -75,6 +80,7 @@ const make = (settings: { readonly launcher: LauncherStart }) => Effect.gen(func
     Runtime.runFork(layerRuntime)(Effect.uninterruptible(startLauncher), { scope: layerScope })
   }
   const startHelpers = Effect.suspend(() => {
+    if (helpersReady) return Effect.void
     if (!helpersStarting) {
       helpersStarting = true
       Runtime.runFork(layerRuntime)(startOnce, { scope: layerScope, immediate: true })

@@ -5,9 +5,8 @@
  * is canonical, so confinement and launch agree on it); an absolute workdir wins;
  * without a session the executor's default applies.
  */
-import { realpath } from "node:fs/promises"
+import { realpathSync } from "node:fs"
 import * as path from "node:path"
-import * as Effect from "effect/Effect"
 import type { BashExecutor } from "../services/BashExecutor.js"
 import type { ToolSession } from "../services/ToolExecution.js"
 import { fnWhenTraced } from "../services/internal/whenTraced.js"
@@ -20,59 +19,39 @@ export interface Placement {
   readonly sandboxPolicy?: BashExecutor.SandboxPolicy
 }
 
-const awaitCanonical = (resolving: Promise<string>, dir: string): Effect.Effect<string> =>
-  Effect.tryPromise(() => resolving).pipe(Effect.orElseSucceed(() => path.resolve(dir)))
-
 /**
  * A directory's filesystem identity (symlinks resolved); a path that cannot be resolved stays as
- * given, made absolute, and the spawn reports it.
+ * given, made absolute, and the spawn reports it. Resolved on the event loop: a local `realpath`
+ * takes microseconds, while a round trip through the thread pool costs the call a wake-up of a pool
+ * thread and of the loop, more than a tenth of a millisecond of its wall time.
  */
-const canonicalDir = (dir: string): Effect.Effect<string> => Effect.suspend(() => awaitCanonical(realpath(dir), dir))
-
-/**
- * A call's session directory: as the session gives it (made absolute), and canonical.
- */
-export interface SessionDir {
-  readonly given: string
-  readonly canonical: Effect.Effect<string>
+const canonicalDir = (dir: string): string => {
+  try {
+    return realpathSync.native(dir)
+  } catch {
+    return path.resolve(dir)
+  }
 }
-
-/**
- * The directory of a call's session, its canonical form resolving from now on: the thread pool works
- * on it while the call goes on with other things, and `canonical` awaits it.
- */
-export const startSessionDir = (session: ToolSession | undefined): Effect.Effect<SessionDir | undefined> =>
-  Effect.sync(() => {
-    const dir = session?.cwd
-    if (dir === undefined) return undefined
-    const resolving = realpath(dir)
-    // Never awaited when the call is interrupted first: its failure is not unhandled.
-    resolving.catch(() => {})
-    // Not normalized: `..` after a link is the link target's parent, as for the kernel.
-    const given = path.isAbsolute(dir) ? dir : `${process.cwd()}/${dir}`
-    return { given, canonical: awaitCanonical(resolving, dir) }
-  })
 
 const placeBody = function*(
   executor: BashExecutor["Type"],
   call: {
     readonly workdir: string | undefined
-    /** From {@link startSessionDir}. */
-    readonly sessionDir: SessionDir | undefined
+    readonly session: ToolSession | undefined
     readonly mode: BashExecutor.SandboxMode | undefined
     /** The session's own network allow entries, for a confined call. */
     readonly networkAllow?: ReadonlyArray<string>
   }
 ) {
-  const sessionDir = call.sessionDir === undefined ? undefined : yield* call.sessionDir.canonical
+  const given = call.session?.cwd
+  const sessionDir = given === undefined ? undefined : canonicalDir(given)
   if (call.mode !== undefined) {
-    const canonicalRoot = sessionDir ?? executor.workspaceRoot ?? (yield* Effect.flatMap(executor.defaultWorkdir, canonicalDir))
+    const canonicalRoot = sessionDir ?? executor.workspaceRoot ?? canonicalDir(yield* executor.defaultWorkdir)
     // Spelled like the root (symlinks resolved), so a path through a link is judged where it really is.
-    const workdir = call.workdir === undefined
-      ? canonicalRoot
-      : yield* canonicalDir(path.resolve(canonicalRoot, call.workdir))
-    // The session's directory as given: the sandbox resolves it again, watching the links on the way.
-    const workspaceRoot = call.sessionDir?.given ?? canonicalRoot
+    const workdir = call.workdir === undefined ? canonicalRoot : canonicalDir(path.resolve(canonicalRoot, call.workdir))
+    // The session's directory as given (made absolute, not normalized: `..` after a link is the link
+    // target's parent, as for the kernel): the sandbox resolves it again, watching the links on the way.
+    const workspaceRoot = given === undefined ? canonicalRoot : path.isAbsolute(given) ? given : `${process.cwd()}/${given}`
     const networkAllow = call.networkAllow === undefined || call.networkAllow.length === 0 ? {} : { networkAllow: call.networkAllow }
     return { workdir, sandboxPolicy: { mode: call.mode, workspaceRoot, ...networkAllow } } satisfies Placement
   }

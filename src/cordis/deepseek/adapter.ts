@@ -24,7 +24,10 @@ import { hostApprovalLayer, hostLookup, hostSessionPersistenceLayer } from "./ho
  */
 export const deepseekHarness: HarnessAdapter<EffectBashConfig> = (ctx) => {
   const calls = new HarnessCalls()
-  const get = (service: string) => ctx.get(service)
+  // Read on every call that has a session (its persistence is located): through the registry
+  // itself, as `ctx.get` reads it, since each `ctx.get` builds an Error (a stack capture) first.
+  const reflect = ctx.reflect
+  const get = (service: string) => reflect === undefined ? ctx.get(service) : reflect.get(service)
   const approval = hostLookup<HostApproval>(get, "approval", "request")
   const persistence = hostLookup<HostSessionPersistence>(get, "sessionPersistence", "locate")
   return {

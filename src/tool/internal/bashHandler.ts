@@ -25,7 +25,7 @@ import { escalationOf } from "./bashParameters.js"
 import type { EscalationRequest } from "./bashParameters.js"
 import { approveEscalation } from "../escalation.js"
 import { approveNetworkAccess } from "../networkAccess.js"
-import { placeCall, startSessionDir } from "../placement.js"
+import { placeCall } from "../placement.js"
 
 /** The message for a background call when no task runtime is composed. */
 const noTaskRuntimeMessage =
@@ -86,8 +86,6 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
   /** Everything before the process starts: placement, approval, the managed environment, defaults. */
   const prepare = (args: BashArgs, call: AgentTools.CallContext, extra: Pick<BashExecutor.Request, "owner">) =>
     Effect.gen(function*() {
-      // The session's directory resolves in the thread pool while the mode and network are settled.
-      const sessionDir = yield* startSessionDir(call.session)
       // Mode order: an approved one-shot escalation, then the session's override, then the default.
       const standing = Option.isSome(deps.sessions)
         ? yield* deps.sessions.value.standingMode(call.session?.id)
@@ -96,7 +94,7 @@ const makeBashHandler = (deps: Dependencies, policy: BashTool.Policy) => {
       const networkAllow = Option.isSome(deps.sessions) ? yield* deps.sessions.value.networkOf(call.session?.id) : []
       const placement = yield* placeCall(executor, {
         workdir: args.workdir,
-        sessionDir,
+        session: call.session,
         mode: escalation?.mode ?? standing,
         networkAllow
       })

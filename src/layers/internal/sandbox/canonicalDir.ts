@@ -1,6 +1,6 @@
 /**
  * A directory's filesystem identity, as confinement and the sandbox sessions compare it (the tool's
- * placement, `tool/placement.ts`, resolves a call's directory by the same rule, without blocking), and
+ * placement, `tool/placement.ts`, resolves a call's directory by the same rule), and
  * whether one canonical directory lies within another.
  *
  * @internal

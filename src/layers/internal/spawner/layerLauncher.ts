@@ -137,9 +137,17 @@ export const startLayerLauncher = (stdio: Stdio, hostDeath: HostDeath) =>
       }
     }
 
+    // Once settled, awaited without a turn of the microtask queue: a spawn then sends its launch
+    // within the caller's own run, so the launcher starts on it while the caller's stack unwinds.
+    let settled = false
+    launcher.started.then(() => {
+      settled = true
+    })
+    const awaitStarted = Effect.asVoid(Effect.promise(() => launcher.started))
+
     const layerLauncher: LayerLauncher = {
       launcher,
-      started: Effect.asVoid(Effect.promise(() => launcher.started)),
+      started: Effect.suspend(() => settled ? Effect.void : awaitStarted),
       serves: (options) => launcher.ready() && options.wrapper === undefined && keepsGate(options.env),
       launch: (options, shell, file, args, resume, direct, interrupted) =>
         launcher.launch({
