@@ -281,10 +281,10 @@ try {
   // The library's modules read their shell programs from beside themselves when first needed.
   const internal = (module) => JSON.stringify(pathToFileURL(join(app, "node_modules", "effect-bash", "dist", "src", "layers", "internal", module)).href)
   const programsRead = nodeModule([
-    `const { wrapperArgv } = await import(${internal("container/wrapper.js")})`,
+    `const { servedArgv } = await import(${internal("container/wrapper.js")})`,
     `const { pinOpener } = await import(${internal("sandbox/bwrap.js")})`,
     `const { bridgeArgv } = await import(${internal("network/bridge.js")})`,
-    `console.log(wrapperArgv("true", "/", "/status")[4].includes("__effect_bash_key"), pinOpener(["/pinned"])[2].includes("exec \\"$@\\""), bridgeArgv({ socatPath: "/socat", httpSocket: "/http", socksSocket: "/socks" })[2].includes("the network bridge did not start"))`
+    `console.log(servedArgv("serve")[4].includes("__effect_bash_token"), pinOpener(["/pinned"])[2].includes("exec \\"$@\\""), bridgeArgv({ socatPath: "/socat", httpSocket: "/http", socksSocket: "/socks" })[2].includes("the network bridge did not start"))`
   ].join("\n"), app)
   check(programsRead.stdout === "true true true\n", "the installed container wrapper, sandbox pinner and network bridge read their .sh files", programsRead.output)
 
