@@ -22,7 +22,6 @@ import {
   EngineUnavailableError
 } from "../../../services/ContainerEngine.js"
 import { execSession } from "./demux.js"
-import { ttySession } from "./ttySession.js"
 import type { EngineTls } from "./engineTls.js"
 import { isTlsFailure, readEngineTls, tlsRequested } from "./engineTls.js"
 import { groupAliveArgv, signalArgv } from "./wrapper.js"
@@ -264,12 +263,9 @@ export const makeDockerEngine = (
           },
           statusCodes: { 201: true, 404: "no such container", 409: "container is not running" }
         })) as { readonly Id: string }
-        if (options.tty === true) {
-          const session = ttySession(yield* hijack(created.Id, true))
-          return { ...session, exitCode: execExitCode(created.Id), resize: execResize(created.Id) }
-        }
-        const session = execSession(yield* hijack(created.Id))
-        return { ...session, exitCode: execExitCode(created.Id) }
+        const tty = options.tty === true
+        const session = execSession(yield* hijack(created.Id, tty), tty)
+        return { ...session, exitCode: execExitCode(created.Id), ...(tty ? { resize: execResize(created.Id) } : {}) }
       })
 
     const run: ContainerEngine.Service["run"] = (box, argv, user) =>

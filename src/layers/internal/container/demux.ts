@@ -4,7 +4,8 @@
  * payload. Parsed here rather than with docker-modem's `demuxStream`, which writes to Node streams
  * without waiting for them: the session reads a chunk only once the frames before it were taken, so
  * a slow consumer holds back the exec, not this process's memory. Every byte that arrived is
- * delivered, a frame the connection cut short included.
+ * delivered, a frame the connection cut short included. An exec with a TTY sends the TTY's output
+ * as it is (no headers; stdout and stderr are one stream): each chunk is a frame of stdout.
  *
  * @internal
  */
@@ -49,9 +50,18 @@ export class Demuxer {
   }
 }
 
-/** The exec on its hijacked connection: input written to it, output read from it frame by frame. */
-export const execSession = (socket: Duplex): Omit<ContainerEngine.ExecSession, "exitCode"> => {
-  const demuxer = new Demuxer()
+/** A TTY's stream: each chunk as it came, as stdout. */
+const rawFrames = {
+  push: (chunk: Buffer): Array<Frame> => chunk.length > 0 ? [{ stream: "stdout", bytes: chunk }] : [],
+  end: (): Frame | undefined => undefined
+}
+
+/**
+ * The exec on its hijacked connection: input written to it, output read from it frame by frame
+ * (with `tty`, typed input and the TTY's output).
+ */
+export const execSession = (socket: Duplex, tty = false): Omit<ContainerEngine.ExecSession, "exitCode" | "resize"> => {
+  const demuxer = tty ? rawFrames : new Demuxer()
   const queued: Array<Frame> = []
   const chunks = socket[Symbol.asyncIterator]() as AsyncIterator<Buffer>
   let ended = false
