@@ -33,10 +33,21 @@ const flooding = () =>
 /** Everything the flooding shell printed after `sends` sends, as the terminal keeps it. */
 const transcriptAfter = (sends: number) => `dsh> ${`${lines(50)}dsh> `.repeat(sends)}`
 
+/**
+ * Runs `effect` while the Clock moves in steps of 10 ms, `ms` of them or more while it is not done
+ * (up to ten times as many). The transcript is written behind the terminal (real file I/O, which
+ * holds the PTY's output while it lands), so before each step a real file-system round trip, queued
+ * behind those writes in the thread pool, and a turn of the event loop let it land: a poll then never
+ * sleeps past a Clock that has already moved.
+ */
 const within = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const fiber = yield* Effect.fork(effect)
-    yield* TestClock.adjust(ms)
+    for (let moved = 0; moved < 10 * ms && (moved < ms || fiber.unsafePoll() === null); moved += 10) {
+      yield* Effect.promise(() => NodeFs.promises.stat(NodeOs.tmpdir()))
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      yield* TestClock.adjust(10)
+    }
     return yield* Fiber.join(fiber)
   })
 
