@@ -1,17 +1,20 @@
 /**
  * A host killed with SIGKILL (no finalizer runs) takes its terminals along: the PTY spawner's reaper
  * kills the shell, its jobs that ignore the hangup, its `setsid` children that keep the PTY as their
- * stdio and their descendants — read from /proc here, not by the code under test.
+ * stdio and their descendants — read from /proc here, not by the code under test. A terminal in a
+ * container's box goes too: its probe in the box sees the host's end of its input close.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { once } from "node:events"
 import * as path from "node:path"
+import { commandsIn, containersWith, dockerUnavailable, removeContainer } from "../support/docker.js"
 import { pollUntil } from "../support/poll.js"
 import { childrenOf, commandLineOf, isAlive, isReaperCommandLine, liveProcesses } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "terminal-host.mjs")
+const boxFixture = path.join(import.meta.dirname, "..", "support", "fixtures", "terminal-box-host.mjs")
 
 /** Polls every 10 ms, for at most `boundMs`, until `done` holds; returns its last answer. */
 const eventually = <A>(probe: () => A, done: (value: A) => boolean, boundMs = 10_000) =>
@@ -61,5 +64,39 @@ describe("host death with an open terminal", () => {
       expect(yield* eventually(sleeps, (rows) => rows.length === 0)).toEqual([])
       expect(yield* eventually(() => isAlive(shell), (alive) => !alive), "the shell is gone").toBe(false)
       expect(yield* eventually(() => isAlive(reapers[0]!), (alive) => !alive), "the reaper ends").toBe(false)
+    }))
+})
+
+describe.skipIf(dockerUnavailable !== undefined)("host death with an open terminal in a container's box", () => {
+  it.scopedLive("SIGKILL of the host leaves no process of its terminal in the box, its probe included", () =>
+    Effect.gen(function*() {
+      const tag = String(10_000 + (process.pid % 89_999))
+      const session = `terminal-host-death-${process.pid}-${Date.now()}`
+      const host = spawn(process.execPath, [boxFixture, session, tag], { stdio: ["ignore", "pipe", "inherit"] })
+      // The dead host's box stays until a later layer's sweep: the test removes it.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          host.kill("SIGKILL")
+          for (const box of containersWith({ "effect-bash.session": session })) removeContainer(box)
+        })
+      )
+      let output = ""
+      host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+      expect(yield* eventually(() => output, (seen) => seen.includes("ready\n"), 60_000)).toContain("ready\n")
+      const [box] = containersWith({ "effect-bash.session": session })
+      expect(box).toBeDefined()
+      const terminal = () =>
+        commandsIn(box!).filter((args) =>
+          args === `sleep ${tag}1` || args === `sleep ${tag}2` || args.startsWith(`bash -c trap '' HUP; sleep ${tag}2`) ||
+          /(^|\/)bash --noprofile --norc -i$/.test(args) ||
+          args.includes("effect-bash-terminal-probe")
+        )
+      // The shell, its probe, and the two sleeps that ignore the hangup (one under a bash that does too).
+      expect(yield* eventually(terminal, (rows) => rows.length === 5)).toHaveLength(5)
+
+      host.kill("SIGKILL")
+      yield* Effect.promise(() => once(host, "exit"))
+
+      expect(yield* eventually(terminal, (rows) => rows.length === 0, 20_000)).toEqual([])
     }))
 })

@@ -88,3 +88,14 @@ while read -r id op a b; do
     *) echo "$id unknown" ;;
   esac
 done
+# The input ended without `exit`: the host is gone (killed without its finalizers, or its connection
+# to the engine lost). Its terminal goes with it, as a terminal on the host goes with a dead host:
+# TERM and HUP to every process of it, a grace of about 3 s while any is left, then KILL.
+refresh
+for p in "${!known[@]}"; do kill -s TERM "$p"; kill -s HUP "$p"; done
+for (( wait = 0; wait < 30; wait++ )); do
+  refresh
+  (( ${#known[@]} > 0 )) || break
+  command -p sleep 0.1 || break
+done
+for p in "${!known[@]}"; do kill -s KILL "$p"; done

@@ -12,7 +12,8 @@
  * Requests are `<id> <op> [args]`; answers `<id> <fields>`:
  * `fg` → `<pgid> <0|1 reading> <wakeups>` or `none`; `group <SIG> <pgid>` → `ok` or `gone`;
  * `all <SIG>` → the number of processes found (then signalled); `alive` → that number;
- * `others` → that number without the shell; `exit` ends the probe.
+ * `others` → that number without the shell; `exit` ends the probe. Input that ends without `exit`
+ * (the host died, or lost its connection) ends the terminal too: TERM and HUP, a grace, then KILL.
  *
  * @internal
  */
