@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
 import * as path from "node:path"
-import { commandsIn, containersWith, dockerUnavailable, removeContainer } from "../support/docker.js"
+import { dockerUnavailable, testImage } from "../support/docker.js"
+import { startOwnDockerd } from "../support/ownDockerd.js"
 import { pollUntil } from "../support/poll.js"
 import { childrenOf, commandLineOf, isAlive, isReaperCommandLine, liveProcesses } from "../support/processes.js"
 
@@ -68,28 +69,28 @@ describe("host death with an open terminal", () => {
 })
 
 describe.skipIf(dockerUnavailable !== undefined)("host death with an open terminal in a container's box", () => {
+  // A dockerd of the test's own: on a shared engine, another test's layer would sweep the dead host's
+  // box (as it should) before the test could look into it.
   it.scopedLive("SIGKILL of the host leaves no process of its terminal in the box, its probe included", () =>
     Effect.gen(function*() {
-      const tag = String(10_000 + (process.pid % 89_999))
-      const session = `terminal-host-death-${process.pid}-${Date.now()}`
-      const host = spawn(process.execPath, [boxFixture, session, tag], { stdio: ["ignore", "pipe", "inherit"] })
-      // The dead host's box stays until a later layer's sweep: the test removes it.
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          host.kill("SIGKILL")
-          for (const box of containersWith({ "effect-bash.session": session })) removeContainer(box)
-        })
+      const engine = yield* Effect.acquireRelease(
+        Effect.promise(() => startOwnDockerd("tdeath", testImage)),
+        (engine) => Effect.promise(engine.stop)
       )
+      const docker = (...args: ReadonlyArray<string>) => execFileSync("docker", ["-H", engine.address, ...args], { encoding: "utf8" })
+      const tag = String(10_000 + (process.pid % 89_999))
+      const session = "terminal-host-death"
+      const host = spawn(process.execPath, [boxFixture, session, tag, engine.address], { stdio: ["ignore", "pipe", "inherit"] })
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.kill("SIGKILL")))
       let output = ""
       host.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
       expect(yield* eventually(() => output, (seen) => seen.includes("ready\n"), 60_000)).toContain("ready\n")
-      const [box] = containersWith({ "effect-bash.session": session })
+      const [box] = docker("ps", "-q", "--no-trunc", "--filter", `label=effect-bash.session=${session}`).split("\n").filter((line) => line !== "")
       expect(box).toBeDefined()
       const terminal = () =>
-        commandsIn(box!).filter((args) =>
+        docker("top", box!, "-eo", "pid,args").split("\n").slice(1).map((line) => line.trim().replace(/^\d+\s+/, "")).filter((args) =>
           args === `sleep ${tag}1` || args === `sleep ${tag}2` || args.startsWith(`bash -c trap '' HUP; sleep ${tag}2`) ||
-          /(^|\/)bash --noprofile --norc -i$/.test(args) ||
-          args.includes("effect-bash-terminal-probe")
+          /(^|\/)bash --noprofile --norc -i$/.test(args) || args.includes("effect-bash-terminal-probe")
         )
       // The shell, its probe, and the two sleeps that ignore the hangup (one under a bash that does too).
       expect(yield* eventually(terminal, (rows) => rows.length === 5)).toHaveLength(5)
