@@ -126,7 +126,7 @@ describe("an engine that stops answering (fake engine, TestClock)", () => {
   it.scoped("a call of its own exec (it has stdin) in flight ends the same way", () =>
     Effect.gen(function*() {
       const { control, fake } = yield* fakeEngine
-      // A host directory for the calls' statuses, as a local engine has.
+      // A bind workspace, as a local engine has: an exec of the call's own is ended the same way there.
       const { executor } = yield* executorOn(fake, { workspace: "bind", cwd: dirs.fresh("work") })
       const fiber = yield* Effect.fork(run(executor, "cat; sleep 100", "input"))
       const command = yield* control.next
