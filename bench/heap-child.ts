@@ -10,7 +10,7 @@
  * reference's row is absent, with a line on stderr, when it is not installed.
  */
 import type { CallRow, HeapCalls } from "./lib/results.js"
-import { collectGarbage, MiB, round } from "./lib/stats.js"
+import { collectGarbage, median, MiB, round } from "./lib/stats.js"
 import { makeOursToolRunner, makeReferenceRunners } from "./runners/harness.js"
 import { makeOursRunner } from "./runners/ours.js"
 import type { Runner } from "./runners/Runner.js"
@@ -23,6 +23,10 @@ const chunkLength = 64 * 1024
 const retain = (mib: number): Array<Array<number>> =>
   Array.from({ length: Math.ceil((mib * MiB) / (chunkLength * 8)) }, (_, chunk) =>
     Array.from({ length: chunkLength }, (_, i) => chunk + i + 0.5))
+
+/** The median of each round's block of `block` calls (`interleavedCalls` keeps them in round order). */
+const roundMedians = (times: ReadonlyArray<number>, block: number): Array<number> =>
+  Array.from({ length: Math.floor(times.length / block) }, (_, r) => round(median(times.slice(r * block, (r + 1) * block)), 3))
 
 /** What the host keeps live while it measures; module-level, so it lives until the process exits. */
 const kept: Array<Array<Array<number>>> = []
@@ -52,7 +56,12 @@ const main = async () => {
     for (const runner of runners) for (let i = 0; i < 5; i++) await runner.run("true")
     const times = await interleavedCalls(runners, rounds, block)
     const memory = process.memoryUsage()
-    const rows: Array<CallRow> = runners.map((r) => ({ id: r.id, label: r.label, ...spreadOf(times[r.id]!) }))
+    const rows: Array<CallRow> = runners.map((r) => ({
+      id: r.id,
+      label: r.label,
+      ...spreadOf(times[r.id]!),
+      roundMediansMs: roundMedians(times[r.id]!, block)
+    }))
     const report: HeapCalls = {
       retainedMiB,
       heapUsedMiB: round(memory.heapUsed / MiB, 0),

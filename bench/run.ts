@@ -32,6 +32,7 @@ import {
 } from "./lib/markdown.js"
 import type {
   BenchResults,
+  CallRow,
   ColdStart,
   Comparison,
   ContainerCalls,
@@ -45,7 +46,7 @@ import type {
   Target
 } from "./lib/results.js"
 import { judge } from "./lib/results.js"
-import { median, MiB, round } from "./lib/stats.js"
+import { median, MiB, percentile, round } from "./lib/stats.js"
 import { renderPerCallSvg } from "./lib/svg.js"
 import { execaRunner } from "./runners/execa.js"
 import { makeOursToolRunner, makeReferenceRunners } from "./runners/harness.js"
@@ -117,7 +118,7 @@ const settings = {
   containerBlock: quick ? 3 : 8,
   heapSmallMiB: 0,
   heapLargeMiB: quick ? 256 : 1200,
-  heapRounds: quick ? 1 : 5,
+  heapRounds: quick ? 1 : 20,
   heapBlock: quick ? 10 : 40,
   /** Allowed difference between 1 GiB and 64 MiB RSS growth for "about the same". */
   rssSameWithinBytes: 16 * MiB,
@@ -504,6 +505,19 @@ const judgeContainer = (item: ContainerCalls): Array<Target> => {
 }
 
 /**
+ * How far a ratio of two (l) rows moves from round to round: the quartiles of the per-round ratios
+ * (each round ran both contenders back to back, so a busier moment weighs on both). A ratio whose
+ * quartiles straddle 1 is within the run's own noise.
+ */
+const roundSpread = (mine: CallRow, theirs: CallRow): string => {
+  const a = mine.roundMediansMs ?? []
+  const b = theirs.roundMediansMs ?? []
+  if (a.length < 4 || a.length !== b.length) return ""
+  const ratios = a.map((ms, i) => ms / b[i]!)
+  return `; per round ${round(percentile(ratios, 25))}–${round(percentile(ratios, 75))}× (quartiles of ${ratios.length})`
+}
+
+/**
  * Issue 25's launcher target: ours with the launcher no slower per call than the reference, at each
  * heap size; and issue 55's: our `bash` tool no slower than the reference tool at each heap size.
  */
@@ -519,10 +533,10 @@ const judgeHeap = (item: HeapItem): Array<Target> =>
     return [
       ...(reference === undefined
         ? []
-        : [ratioTarget("l", `effect-bash executor with its launcher / reference executor, wall time per call, ${where}`, ours.medianMs / reference.medianMs, 1)]),
+        : [ratioTarget("l", `effect-bash executor with its launcher / reference executor, wall time per call, ${where}${roundSpread(ours, reference)}`, ours.medianMs / reference.medianMs, 1)]),
       ...(oursTool === undefined || referenceTool === undefined
         ? []
-        : [ratioTarget("l", `effect-bash \`bash\` tool / reference tool (registry), wall time per call, ${where}`, oursTool.medianMs / referenceTool.medianMs, 1)]),
+        : [ratioTarget("l", `effect-bash \`bash\` tool / reference tool (registry), wall time per call, ${where}${roundSpread(oursTool, referenceTool)}`, oursTool.medianMs / referenceTool.medianMs, 1)]),
       // Not a target of the issue: what the launcher saves over spawning from the host.
       ratioTarget(
         "l",

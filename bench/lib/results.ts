@@ -116,6 +116,8 @@ export interface CallRow {
   readonly medianMs: number
   readonly p90Ms: number
   readonly calls: number
+  /** Item (l): the median of each round's block, in round order, so two contenders pair by round. */
+  readonly roundMediansMs?: ReadonlyArray<number>
 }
 
 /** When an item was measured: an item run alone (`--write`) keeps its own. */
