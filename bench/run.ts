@@ -506,7 +506,7 @@ const judgeContainer = (item: ContainerCalls): Array<Target> => {
 
 /**
  * How far a ratio of two (l) rows moves from round to round: the quartiles of the per-round ratios
- * (each round ran both contenders back to back, so a busier moment weighs on both). A ratio whose
+ * (a round runs a block of every contender, within a second or so, so a busier moment weighs on all). A ratio whose
  * quartiles straddle 1 is within the run's own noise.
  */
 const roundSpread = (mine: CallRow, theirs: CallRow): string => {
