@@ -6,8 +6,10 @@
  * file, which has no name (made with `O_TMPFILE`, held read-only by the launcher): no command can
  * find it by a path, write or remove it, and a sandboxed one, in its own pid namespace, cannot
  * reach the launcher's descriptors either. Its text ({@link gateScript}) waits for the admission
- * line on fd 4, which the launcher writes only after its pid line to the host (see `launcherMain.ts`);
- * end-of-file instead (the launcher died first) and the command never runs: bash exits with 125.
+ * line on fd 1: the command's stdout is one end of a socket pair, and the launcher writes the line
+ * into the other end, the one it hands to the host, only after its pid line to the host (see
+ * `launcherMain.ts`); the host never writes there. End-of-file instead (the launcher died first) and
+ * the command never runs: bash exits with 125.
  *
  * bash reads no `BASH_ENV` in posix mode, and a caller's env could change what the gate does (see
  * {@link gateServes}): such an env, or a runner spawned instead of bash, is spawned by the host.
@@ -19,7 +21,7 @@ import { isBashStartupState } from "../bashStartup.js"
 /** The `BASH_ENV` of a launched bash: the gate file, at fd 5. */
 export const gateBashEnv = "/dev/fd/5"
 
-/** What the launcher writes to a command's fd 4 once the host has its pid. */
+/** What the launcher writes to a command's stdout socket, for the gate to read, once the host has its pid. */
 export const admission = "\n"
 
 /**
@@ -29,7 +31,7 @@ export const admission = "\n"
  */
 export const gateScript = (inherited: ReadonlyArray<number>): string => {
   const restore = (fd: number) => inherited.includes(fd) ? `${fd}</dev/null` : `${fd}<&-`
-  return "IFS= read -r -u 4 __effect_bash_gate || exit 125; " + `exec ${restore(4)} ${restore(5)}; ` +
+  return "IFS= read -r -u 1 __effect_bash_gate || exit 125; " + `exec ${restore(4)} ${restore(5)}; ` +
     (inherited.includes(3) ? "" : "[[ /proc/self/fd/3 -ef /dev/null ]] && exec 3<&-; ") +
     "unset BASH_ENV __effect_bash_gate\n"
 }

@@ -23,8 +23,9 @@
  *
  * The order of one launch keeps "no command runs before the host has its pid" (its owner is
  * `gate.ts`): the child is spawned waiting in its gate; the pid line is written to fd 1,
- * synchronously, so the host has it even if the launcher dies next; only then the admission goes to
- * the gate's fd 4, then stdin and the script; then the pipes are handed over. A pid line the host
+ * synchronously, so the host has it even if the launcher dies next; only then the admission goes into
+ * the child's stdout socket, which the gate reads on its fd 1, then stdin and the script; then the
+ * pipes are handed over. A pid line the host
  * cannot read (EPIPE) means the host is gone: the launcher ends, and the waiting command never runs.
  *
  * Host death: the launcher is the reaper of the commands it started. It remembers the group of each
@@ -135,7 +136,8 @@ const main = (gate: string, tmpdir: string): void => {
       const stdio: Array<ChildProcess.IOType | number> = [
         ...m.stdio,
         ...(m.stdio.length > 3 ? [] : [devNull]),
-        "pipe",
+        // fd 4 as a direct spawn has it once the gate has run (it closes it, or keeps /dev/null).
+        devNull,
         gateFile
       ]
       child = ChildProcess.spawn(m.file, m.args, { cwd: m.cwd, env, detached: true, stdio })
@@ -153,9 +155,10 @@ const main = (gate: string, tmpdir: string): void => {
     } catch {
       return ended()
     }
+    // The gate reads it on its fd 1: the other end of this socket pair.
+    ;(child.stdout as Socket | null)?.on("error", ignore).write(admission)
     const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
     const writes: ReadonlyArray<readonly [unknown, string | Buffer | undefined]> = [
-      [child.stdio[4], admission],
       [child.stdin, stdin],
       [child.stdio[3], m.script]
     ]
