@@ -50,6 +50,7 @@ export interface LaunchMessage {
   readonly file: string
   readonly args: ReadonlyArray<string>
   readonly cwd: string
+  /** stdin's kind, and fd 3's when it carries a script; stdout and stderr are always pipes. */
   readonly stdio: ReadonlyArray<"pipe" | "ignore">
   readonly env?: Env
   readonly stdin?: string | undefined
@@ -133,9 +134,13 @@ const main = (gate: string, tmpdir: string): void => {
     if (m.env !== undefined) env = m.env
     let child: ChildProcess.ChildProcess
     try {
+      // stdout and stderr are pipes whatever the message says: the host reads them, and the gate
+      // reads its admission on fd 1.
       const stdio: Array<ChildProcess.IOType | number> = [
-        ...m.stdio,
-        ...(m.stdio.length > 3 ? [] : [devNull]),
+        m.stdio[0] ?? "ignore",
+        "pipe",
+        "pipe",
+        ...(m.stdio.length > 3 ? m.stdio.slice(3) : [devNull]),
         // fd 4 as a direct spawn has it once the gate has run (it closes it, or keeps /dev/null).
         devNull,
         gateFile
