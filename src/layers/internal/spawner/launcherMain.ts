@@ -89,6 +89,22 @@ const holdForHost = (stream: Readable | null | undefined): void => {
   handle?.readStop?.()
 }
 
+/**
+ * Admits a child: the admission line goes into the launcher's end of its stdout socket pair, which
+ * the gate reads on its fd 1. Written on the socket's descriptor, not through the stream, so a child
+ * killed meanwhile (EPIPE) leaves the stream whole, to be handed over as any other; a stream without a
+ * descriptor throws, and the launcher ends (the host then kills the stranded command).
+ */
+const admit = (stdout: Readable): void => {
+  const fd = (stdout as { readonly _handle?: { readonly fd?: number } })._handle?.fd
+  if (fd === undefined) throw new Error("a child's stdout has no descriptor for its admission")
+  try {
+    NodeFs.writeSync(fd, admission)
+  } catch {
+    // Gone already: its exit is reported as usual.
+  }
+}
+
 const main = (gate: string, tmpdir: string): void => {
   process.title = "effect-bash launcher"
   // A child's pipe is a socket (libuv's process pipes are socket pairs), which the channel carries.
@@ -160,8 +176,7 @@ const main = (gate: string, tmpdir: string): void => {
     } catch {
       return ended()
     }
-    // The gate reads it on its fd 1: the other end of this socket pair.
-    ;(child.stdout as Socket | null)?.on("error", ignore).write(admission)
+    admit(child.stdout!)
     const stdin = m.stdinBase64 === undefined ? m.stdin : Buffer.from(m.stdinBase64, "base64")
     const writes: ReadonlyArray<readonly [unknown, string | Buffer | undefined]> = [
       [child.stdin, stdin],
