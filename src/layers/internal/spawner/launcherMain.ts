@@ -25,8 +25,8 @@
  * `gate.ts`): the child is spawned waiting in its gate; the pid line is written to fd 1,
  * synchronously, so the host has it even if the launcher dies next; only then the admission goes into
  * the child's stdout socket, which the gate reads on its fd 1, then stdin and the script; then the
- * pipes are handed over. A pid line the host
- * cannot read (EPIPE) means the host is gone: the launcher ends, and the waiting command never runs.
+ * pipes are handed over. A pid line the host cannot read (EPIPE) means the host is gone: the launcher
+ * ends, and the waiting command never runs.
  *
  * Host death: the launcher is the reaper of the commands it started. It remembers the group of each
  * until the host forgets it (the host saw the group gone). If the host's end shows without a goodbye,
