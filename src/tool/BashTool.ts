@@ -146,7 +146,6 @@ export const presentResult = (args: unknown, value: Value): AgentTools.Presentat
 }
 
 /**
-/**
  * The tool description; `container` adds where commands run, `background` the paragraph on background
  * tasks, `sandbox` one on sandbox denials, and `escalation` (instead) the one on asking for a wider mode.
  *
