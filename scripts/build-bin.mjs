@@ -12,10 +12,8 @@
  * - `effect-bash.js`: the executable (`src/cli/bin.ts`), which runs those bundles through V8 code
  *   caches kept beside them (see there), bound to each bundle's SHA-256 (computed here, embedded there).
  * - `promise.mjs`: the entry `effect-bash/promise` (`src/promise.ts`): the stack behind a Promise API,
- *   with its own Effect 3, for apps not on Effect 3. Beside the launcher, which it starts too.
- * - `launcherMain.js`: the spawner's launcher, a program of its own that the spawner starts by path,
- *   as `launcherMain.js` next to the module that starts it (`launcherEntry.ts`): here, in `dist/bin/`.
- * - `package.json`: `{"type":"commonjs"}`, so Node runs the two `.js` files as the CommonJS they are.
+ *   with its own Effect 3, for apps not on Effect 3.
+ * - `package.json`: `{"type":"commonjs"}`, so Node runs the `.js` file as the CommonJS it is.
  *
  * The library entries are not bundled (tsc writes them to `dist/src`, and they share the app's
  * `effect`), except `effect-bash/promise`, whose types tsc writes (`dist/src/promise.d.ts`). The metafile (`dist/bin.meta.json`, not shipped) names the sources in each output file;
@@ -34,12 +32,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const outdir = join(root, "dist", "bin")
 
 /**
- * Optional peers stay out of the bundle: the command starts without them and imports them only for
+ * Optional packages stay out of the bundle: the command starts without them and imports them only for
  * the feature that needs them (`docker-modem` for the container flags, `node-pty` — a native module —
  * for `mcp --terminals`, `tar-stream` and `tar-fs` for the container executor's `BoxFiles`, which no
- * command uses).
+ * command uses, `koffi` — a native module — for the spawner's `posix_spawn`).
  */
-const external = ["docker-modem", "node-pty", "tar-fs", "tar-stream"]
+const external = ["docker-modem", "koffi", "node-pty", "tar-fs", "tar-stream"]
 
 /** The modules of the MCP SDK the sources import values from: `mcp-sdk-<hash>.cjs` holds these. */
 const mcpSdkModules = ["@modelcontextprotocol/sdk/server/index.js", "@modelcontextprotocol/sdk/types.js"]
@@ -258,14 +256,7 @@ const promise = await build({
   external,
   plugins: [inlinePrograms, completeInputMaps]
 })
-// The spawner starts it by path; Node's own modules only, and no `import.meta`.
-const launcher = await build({
-  ...common,
-  format: "cjs",
-  entryPoints: { launcherMain: "src/layers/internal/spawner/launcherMain.ts" },
-  plugins: [inlinePrograms, completeInputMaps]
-})
-const builds = [sdk, cli, bin, promise, launcher]
+const builds = [sdk, cli, bin, promise]
 const metafile = {
   inputs: Object.assign({}, ...builds.map((result) => result.metafile.inputs)),
   outputs: Object.assign({}, ...builds.map((result) => result.metafile.outputs))

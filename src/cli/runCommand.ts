@@ -210,7 +210,7 @@ export const runCommand = Command.make(
           sandbox: { mode: settings.sandbox.sandboxMode, bwrapPath: settings.executor.bwrapPath ?? "bwrap" }
         })
       })
-        // One command: a launcher would be started for nothing.
+        // One command: loading the posix_spawn binding would not pay.
         .pipe(Effect.provide(cliStack({ ...settings, executor: { ...settings.executor, directSpawn: true } }, {
           background: false,
           ...approval

@@ -96,15 +96,15 @@ export const Settings = Schema.Struct({
     { default: () => false }
   ),
   /**
-   * Spawn every command from the host itself instead of through the pre-forked launcher: for a host
-   * that runs a handful of commands, where a second Node process does not pay for its start.
+   * Spawn every command with `node:child_process` (a fork of the host) instead of `posix_spawn`: for a
+   * host that runs a handful of commands, where loading the FFI binding does not pay.
    */
   directSpawn: Schema.optionalWith(
     Schema.Boolean.annotations(setting({
       env: "DIRECT_SPAWN",
       flag: {
         name: "direct-spawn",
-        description: (name) => `Spawn commands from this process, without the launcher (env ${name})`
+        description: (name) => `Spawn commands with node:child_process, not posix_spawn (env ${name})`
       }
     })),
     { default: () => false }

@@ -52,15 +52,8 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
   const layerWith = (
     settings: Input = executor.empty
   ): Layer.Layer<BashExecutor, LocalBashExecutorConfigError, Ports> => Layer.scoped(BashExecutor, make(settings))
-  // The launcher starts only bash (a runner is the host's to spawn: the gate is bash's), so a layer
-  // that runs every call under bubblewrap has none, and one that runs most of them so starts it
-  // only for a call that runs unconfined.
   const spawnerFor = (config: Resolved): Layer.Layer<ProcessSpawner | HostReaper> =>
-    config.directSpawn || config.contain
-      ? NodeProcessSpawner.layerDirectSpawn
-      : executor.confinesByDefault?.(config) === true
-      ? NodeProcessSpawner.layerLauncherOnDemand
-      : NodeProcessSpawner.layer
+    config.directSpawn ? NodeProcessSpawner.layerDirectSpawn : NodeProcessSpawner.layer
   // The settings are decoded before the spawner's layer is built: a layer whose settings the Schema
   // rejects starts no process (a runner probed for `contain` needs the spawner, so it comes after).
   // One scoped layer over the ports built in its scope (a graph of layers costs a start more), with

@@ -23,16 +23,8 @@ export class HostReaper extends Context.Tag("effect-bash/HostReaper")<
      * descendants are killed.
      */
     readonly trackTerminal: (leader: number, pts: string) => Effect.Effect<void>
-    /**
-     * A group, a terminal (by its leader) or a process to resume is gone: forget it, so a reused id
-     * is never signalled.
-     */
+    /** A group or a terminal (by its leader) is gone: forget it, so a reused id is never signalled. */
     readonly forget: (pgid: number) => Effect.Effect<void>
-    /**
-     * If the host dies, send `pid` SIGCONT first: a stopped reaper (the launcher, which a command can
-     * stop as its parent) then does its own part.
-     */
-    readonly resumeOnDeath: (pid: number) => Effect.Effect<void>
     /** Remove `directory` (recursively) if the host dies. */
     readonly removeOnDeath: (directory: string) => Effect.Effect<void>
     /**

@@ -1,20 +1,19 @@
 /**
- * The host's own spawn: the way when the launcher cannot serve a request (or is not used).
+ * The host's spawn through `node:child_process`: the way where `posix_spawn` cannot serve a request
+ * (or is not used).
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
-import type { Readable, Writable } from "node:stream"
 import type { ProcessSpawner } from "../../../services/ProcessSpawner.js"
 import { SpawnError } from "../../../services/ProcessSpawner.js"
 import { capEchoed } from "../../../services/internal/requestChecks.js"
 import { errnoCode } from "./groupLiveness.js"
-import { holdPipe } from "./readPipes.js"
+import { handOverChild } from "./childInputs.js"
 import type { ShellInvocation } from "./shellInvocation.js"
 import { SpawnedChild } from "./spawnedChild.js"
-import type { Stdio } from "./stdio.js"
 
 /** A spawn that failed before a process started, as Node reported it. */
 export const spawnFailure = (error: unknown, options: ProcessSpawner.Options): SpawnError => {
@@ -35,20 +34,17 @@ export const spawnDirect = (
   shell: ShellInvocation,
   file: string,
   args: ReadonlyArray<string>,
-  stdio: Stdio,
+  stdio: ReadonlyArray<"pipe" | "ignore" | number>,
   track: (pgid: number) => void,
   resume: (effect: Effect.Effect<SpawnedChild, SpawnError>) => void
 ): void => {
-  const input = options.wrapper?.input
   let child: ChildProcess.ChildProcess
   try {
     child = ChildProcess.spawn(file, args, {
       cwd: options.cwd,
       detached: true,
       env: options.env,
-      stdio: stdio.direct(options.stdin !== undefined, shell.script !== undefined, input?.fd) as Array<
-        "pipe" | "ignore" | number
-      >
+      stdio: stdio as Array<"pipe" | "ignore" | number>
     })
   } catch (error) {
     // Node throws at once for values it refuses (a NUL byte in cwd or env); a spawn failure too.
@@ -60,26 +56,9 @@ export const spawnDirect = (
     child.once("error", (error) => resume(Effect.fail(spawnFailure(error, options))))
     return
   }
-  // Read from this tick on: output of a command that exits before its reader starts is kept.
-  holdPipe(child.stdout as Readable)
-  holdPipe(child.stderr as Readable)
   track(child.pid)
   // A started child reports no more errors here (no IPC, no `child.kill`); none may crash the host.
   child.on("error", () => {})
-  // The command may exit without reading its input: EPIPE is expected, not a fault.
-  if (options.stdin !== undefined && child.stdin) {
-    child.stdin.on("error", () => {})
-    child.stdin.end(options.stdin)
-  }
-  const inputPipe = input === undefined ? undefined : child.stdio[input.fd] as Writable | null | undefined
-  if (input !== undefined && inputPipe) {
-    inputPipe.on("error", () => {})
-    inputPipe.end(input.bytes)
-  }
-  const scriptPipe = child.stdio[3] as Writable | null | undefined
-  if (shell.script !== undefined && scriptPipe) {
-    scriptPipe.on("error", () => {})
-    scriptPipe.end(shell.script)
-  }
+  handOverChild(child.stdio, options, shell)
   resume(Effect.succeed(SpawnedChild.Direct({ child })))
 }

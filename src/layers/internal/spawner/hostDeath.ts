@@ -3,36 +3,26 @@
  * - a host that exits running code (`process.exit()`, a plain return): its `exit` hook SIGKILLs every
  *   group still tracked (signals stay the host's: `NodeRuntime.runMain` interrupts and the layer's
  *   finalizers run);
- * - a host killed without running code: each group has one reaper, a process that outlives the
- *   host: the launcher for the groups it started (it kills them when its host end closes, see
- *   `launcherMain.ts`), the {@link HostReaper} for the others. A launcher that exits hands its
- *   groups over to the `HostReaper`; a stopped launcher is resumed by the `HostReaper` first, and a
- *   stopped `HostReaper` by the host while any group is live. Two processes, one rule: a group has
- *   exactly one reaper at a time, and this module decides which.
- * Once a group is gone it is forgotten by its reaper (its id may be reused).
+ * - a host killed without running code: the {@link HostReaper}, a process that outlives the host,
+ *   kills every group it was given; a stopped `HostReaper` is resumed by the host while any group is
+ *   live.
+ * Once a group is gone it is forgotten by the reaper (its id may be reused).
  *
  * @internal
  */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
 import type { HostReaper } from "./HostReaper.js"
 import { signalGroupSync } from "./groupSignals.js"
-import type { Launcher } from "./Launcher.js"
-import type { SpawnedChild } from "./spawnedChild.js"
 import { everyMillis } from "../whenDone.js"
 
 export interface HostDeath {
   /** Tracks a started group for the `exit` hook, from the tick it started. */
   readonly track: (pgid: number) => void
-  /** Gives the group of `spawned` its reaper: the launcher while it reaps, else the `HostReaper`. */
-  readonly giveReaper: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
-  /** The group of `spawned` is gone: no reaper may kill it any more. */
-  readonly release: (spawned: SpawnedChild, launcher: Launcher | undefined) => Effect.Effect<void>
-  /** The launcher `launcherPid` has exited: the groups it was the reaper of go to the `HostReaper`. */
-  readonly launcherExited: (launcherPid: number) => void
-  /** The launcher `launcherPid` started: if the host dies, the reaper resumes it first. */
-  readonly launcherStarted: (launcherPid: number) => Effect.Effect<void>
+  /** Gives the group `pgid` to the `HostReaper`. */
+  readonly giveReaper: (pgid: number) => Effect.Effect<void>
+  /** The group `pgid` is gone: the reaper may not kill it any more. */
+  readonly release: (pgid: number) => Effect.Effect<void>
 }
 
 // How often the host looks at the reaper while a group is live: a host killed within this long of
@@ -55,8 +45,6 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
       Effect.sync(() => process.on("exit", killTracked)),
       () => Effect.sync(() => process.off("exit", killTracked))
     )
-    // The groups the launcher kills if the host dies; the reaper takes them over if it dies first.
-    const reapedByLauncher = new Set<number>()
     const runtime = yield* Effect.runtime<never>()
     // While any group is live, the host resumes a stopped reaper (a command may stop it; a stopped
     // reaper would leave every group alive when the host dies, and its pipe cannot tell the host). The
@@ -80,32 +68,12 @@ export const makeHostDeath = (reaper: Context.Tag.Service<typeof HostReaper>) =>
       track: (pgid) => {
         tracked.add(pgid)
       },
-      giveReaper: (spawned, launcher) =>
-        Effect.zipRight(
-          watchWhileLive,
-          Effect.suspend(() => {
-            const pid = spawned.child.pid!
-            if (spawned._tag === "Direct" || launcher?.reaps() !== true) return reaper.track(pid)
-            reapedByLauncher.add(pid)
-            return Effect.void
-          })
-        ),
-      release: (spawned, launcher) =>
+      giveReaper: (pgid) => Effect.zipRight(watchWhileLive, reaper.track(pgid)),
+      release: (pgid) =>
         Effect.suspend(() => {
-          const pid = spawned.child.pid!
-          tracked.delete(pid)
-          if (!reapedByLauncher.delete(pid)) return reaper.forget(pid)
-          launcher?.forget(pid)
-          return Effect.void
-        }).pipe(Effect.zipRight(unwatchWhenIdle)),
-      launcherExited: (launcherPid) => {
-        const orphaned = [...reapedByLauncher]
-        reapedByLauncher.clear()
-        Runtime.runSync(runtime)(
-          Effect.forEach(orphaned, reaper.track, { discard: true }).pipe(Effect.zipRight(reaper.forget(launcherPid)))
-        )
-      },
-      launcherStarted: (launcherPid) => reaper.resumeOnDeath(launcherPid)
+          tracked.delete(pgid)
+          return reaper.forget(pgid)
+        }).pipe(Effect.zipRight(unwatchWhenIdle))
     }
     return hostDeath
   })

@@ -3,7 +3,7 @@
 trap '' INT QUIT TERM HUP
 shopt -s nullglob
 for fd in /proc/"$$"/fd/*; do fd=${fd##*/}; if (( fd > 2 )); then eval "exec $fd>&-"; fi; done 2>/dev/null
-declare -A groups=() resume=() terminals=()
+declare -A groups=() terminals=()
 dirs=()
 host=$PPID
 # Every process of the dead host's terminals: their sessions, the processes holding their PTYs as
@@ -49,14 +49,12 @@ await_host() {
 while IFS= read -r line; do
   case $line in
     +[0-9]*) groups[${line:1}]=1 ;;
-    -[0-9]*) unset "groups[${line:1}]" "resume[${line:1}]" "terminals[${line:1}]" ;;
-    c[0-9]*) resume[${line:1}]=1 ;;
+    -[0-9]*) unset "groups[${line:1}]" "terminals[${line:1}]" ;;
     d?*) dirs+=("${line:1}") ;;
     t[0-9]*\ /dev/*) line=${line:1}; terminals[${line%% *}]=${line#* } ;;
     q) exit 0 ;;
   esac
 done
-for pid in "${!resume[@]}"; do kill -CONT -- "$pid" 2>/dev/null; done
 for pgid in "${!groups[@]}"; do kill -KILL -- "-$pgid" 2>/dev/null; done
 if (( ${#terminals[@]} )); then await_host; reap_terminals; fi
 for dir in "${dirs[@]}"; do rm -rf -- "$dir"; done

@@ -5,8 +5,7 @@
  * once it is gone; when the pipe closes without a goodbye — the host died — it SIGKILLs every group
  * it still knows and removes the directories it was given.
  *
- * One small write per spawn and per settle, no round trip, for the groups the host spawns itself
- * (the launcher is the reaper of the groups it started; if it exits, the host hands them over here).
+ * One small write per spawn and per settle, no round trip.
  * The process starts on `start`, at the latest with the first line it is sent; if it cannot start or
  * dies, the layer keeps working without it (a warning says so).
  *
@@ -26,11 +25,11 @@ let script: string | undefined
 /**
  * The reaper's program: `reaper.sh` beside this module, read when the reaper first starts; the
  * bundles hold it inline. Lines: `+<pgid>` track, `t<leader> <pts>` track a terminal, `-<pid>`
- * forget (a group, a terminal or a pid to resume), `c<pid>` resume on death, `d<path>` remove on
- * death, `q` clean exit. EOF without `q` means the host is gone: the pids to resume get SIGCONT first
- * (a stopped launcher then kills its own groups), then the groups are killed, then every process of
- * the terminals (their sessions, their PTYs' holders, and the descendants of those). Signals are ignored: only the pipe decides. Descriptors the host
- * itself inherited without close-on-exec (a terminal, a supervisor's pipe) are closed first.
+ * forget (a group or a terminal), `d<path>` remove on death, `q` clean exit. EOF without `q` means
+ * the host is gone: the groups are killed, then every process of the terminals (their sessions,
+ * their PTYs' holders, and the descendants of those). Signals are ignored: only the pipe decides.
+ * Descriptors the host itself inherited without close-on-exec (a terminal, a supervisor's pipe) are
+ * closed first.
  */
 const reaperScript = (): string => script ??= readFileSync(new URL("./reaper.sh", import.meta.url), "utf8")
 
@@ -135,7 +134,6 @@ export const makeReaperProcess: Effect.Effect<
     trackTerminal: (leader, pts) =>
       /^\/dev\/[^\s]+$/.test(pts) ? send(`t${leader} ${pts}`) : Effect.logWarning(`terminal ${leader} not given to the reaper: PTY path ${JSON.stringify(pts)}`),
     forget: (pgid) => send(`-${pgid}`),
-    resumeOnDeath: (pid) => send(`c${pid}`),
     // A path with a newline cannot travel as a line; such a directory is only removed by the layer.
     removeOnDeath: (directory) =>
       directory.includes("\n") ? Effect.logWarning("spill directory not given to the reaper: newline in path") : send(`d${directory}`),

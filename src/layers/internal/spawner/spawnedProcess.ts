@@ -19,7 +19,7 @@ export const spawnedProcess = (spawned: SpawnedChild, options: ProcessSpawner.Op
   const latch = makeExitLatch()
   const settle = (exitCode: number | null, signal: NodeJS.Signals | null) => latch.settle({ exitCode, signal })
   const alreadyExited = child.exitCode !== null || child.signalCode !== null ||
-    (spawned._tag === "Launched" && spawned.child.exited)
+    (spawned._tag === "Posix" && spawned.child.exited)
   // Both kinds emit one `exit` with Node's code and signal.
   const emitter: EventEmitter = child
   if (alreadyExited) settle(child.exitCode, child.signalCode)

@@ -1,7 +1,6 @@
 /**
  * The stdio lists of the layer's spawns. Inherited descriptors reach no command: each is replaced by
- * /dev/null in the child (a dup2 there), as the launcher's own are for the commands it starts. Hosts
- * that inherited none spawn exactly as before. The /dev/null descriptor (close-on-exec, as Node opens
+ * /dev/null in the child (a dup2 there). Hosts that inherited none spawn exactly as before. The /dev/null descriptor (close-on-exec, as Node opens
  * every file) and the lists are the layer's: made once.
  *
  * @internal
@@ -14,14 +13,8 @@ type Entry = "pipe" | "ignore" | number
 
 /** The layer's stdio lists; Node reads them and never changes them. */
 export interface Stdio {
-  /** The descriptors the host inherited without close-on-exec. */
-  readonly inherited: ReadonlyArray<number>
-  /** Entries from fd 3 on that put /dev/null over each inherited descriptor (the launcher's own). */
-  readonly masked: ReadonlyArray<"ignore" | number>
-  /** A direct spawn's list, inherited descriptors masked, with a runner's input pipe at `inputFd`. */
-  readonly direct: (stdin: boolean, script: boolean, inputFd?: number) => ReadonlyArray<Entry>
-  /** A launch's list: the launcher masks its children's inherited descriptors itself. */
-  readonly launched: (stdin: boolean, script: boolean) => ReadonlyArray<"pipe" | "ignore">
+  /** A spawn's list, inherited descriptors masked, with a runner's input pipe at `inputFd`. */
+  readonly list: (stdin: boolean, script: boolean, inputFd?: number) => ReadonlyArray<Entry>
 }
 
 const lists = <E extends Entry>(extra: ReadonlyArray<E>) =>
@@ -55,15 +48,11 @@ export const makeStdio = Effect.gen(function*() {
   )
   const masked = devNull === undefined ? [] : maskInherited(inherited, devNull)
   const maskedLists = lists(masked)
-  const plainLists = lists<never>([])
   const stdio: Stdio = {
-    inherited,
-    masked,
-    direct: (stdin, script, inputFd) => {
+    list: (stdin, script, inputFd) => {
       const list = maskedLists[stdin ? 1 : 0]![script ? 1 : 0]!
       return inputFd === undefined ? list : withInputPipe(list, inputFd)
-    },
-    launched: (stdin, script) => plainLists[stdin ? 1 : 0]![script ? 1 : 0]!
+    }
   }
   return stdio
 })

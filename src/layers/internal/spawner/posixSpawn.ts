@@ -1,0 +1,298 @@
+/**
+ * Spawning without a fork: libc's `posix_spawn`, called through koffi. A fork copies the page tables
+ * of the process that forks, so `child_process.spawn` costs the host more the more memory it keeps;
+ * `posix_spawn` (a vfork: the child borrows the host's memory until its exec) costs the same from a
+ * host of any size. Each child leads a new session, has every signal at its default and none
+ * blocked, and gets the stdio a Node spawn would give it (socket pairs for pipes, `/dev/null` for
+ * the ignored standard descriptors, the masked inherited ones). Its exit is learnt from `SIGCHLD`
+ * (`waitpid` on each child still running), which only the main thread receives.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import { EventEmitter } from "node:events"
+import * as NodeFs from "node:fs"
+import * as NodeNet from "node:net"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import type { Readable } from "node:stream"
+import { isMainThread } from "node:worker_threads"
+
+type Entry = "pipe" | "ignore" | number
+
+/** A child spawned by {@link PosixSpawner.spawn}; emits one `exit`, with Node's code and signal. */
+export class PosixChild extends EventEmitter {
+  exitCode: number | null = null
+  signalCode: NodeJS.Signals | null = null
+  exited = false
+  constructor(
+    readonly pid: number,
+    readonly stdio: ReadonlyArray<NodeNet.Socket | null>
+  ) {
+    super()
+  }
+  get stdout(): Readable {
+    return this.stdio[1]!
+  }
+  get stderr(): Readable {
+    return this.stdio[2]!
+  }
+  settle(exitCode: number | null, signalCode: NodeJS.Signals | null): void {
+    this.exitCode = exitCode
+    this.signalCode = signalCode
+    this.exited = true
+    this.emit("exit", exitCode, signalCode)
+  }
+}
+
+/** What a spawn needs: the same values a `child_process.spawn` takes. */
+export interface PosixSpawnRequest {
+  readonly file: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>>
+  readonly stdio: ReadonlyArray<Entry>
+}
+
+export interface PosixSpawner {
+  /**
+   * Spawns `request`. `undefined` when it is one this spawner leaves to `child_process` (a NUL byte
+   * in a value, which Node refuses with its own message); throws as Node's spawn reports a failure
+   * (`spawn <file> <code>`, with `code`) when no process started.
+   */
+  readonly spawn: (request: PosixSpawnRequest) => PosixChild | undefined
+}
+
+const O_RDONLY = 0
+const O_RDWR = 2
+const O_CLOEXEC = 0o2000000
+const AF_UNIX = 1
+const SOCK_STREAM = 1
+const WNOHANG = 1
+const POSIX_SPAWN_SETSIGDEF = 0x04
+const POSIX_SPAWN_SETSIGMASK = 0x08
+const POSIX_SPAWN_SETSID = 0x80
+// Larger than glibc's and musl's `posix_spawn_file_actions_t`, `posix_spawnattr_t` and `sigset_t`.
+const opaqueBytes = 1024
+
+const errnoNames = new Map(Object.entries(NodeOs.constants.errno).map(([name, value]) => [value, name]))
+const signalNames = new Map(
+  Object.entries(NodeOs.constants.signals).map(([name, value]) => [value, name as NodeJS.Signals])
+)
+
+const spawnError = (file: string, errno: number): Error => {
+  const code = errnoNames.get(errno)
+  return Object.assign(new Error(`spawn ${file} ${code ?? errno}`), { code, errno: -errno, syscall: `spawn ${file}` })
+}
+
+const hasNul = (value: string) => value.includes("\0")
+
+/**
+ * Where `file` is, found as `execvp` in the child would find it: by `PATH` of the child's env,
+ * relative entries from its `cwd`. `undefined` when no entry has it as an executable file.
+ */
+const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | undefined => {
+  const isExecutable = (path: string) => {
+    try {
+      NodeFs.accessSync(path, NodeFs.constants.X_OK)
+      return NodeFs.statSync(path).isFile()
+    } catch {
+      return false
+    }
+  }
+  if (file.includes("/")) return NodePath.resolve(cwd, file)
+  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
+    const path = NodePath.resolve(cwd, dir, file)
+    if (isExecutable(path)) return path
+  }
+  return undefined
+}
+
+type Koffi = typeof import("koffi").default
+
+const bindLibc = (koffi: Koffi) => {
+  const libc = koffi.load(null)
+  return {
+    socketpair: libc.func("int socketpair(int domain, int type, int protocol, _Out_ int *fds)"),
+    close: libc.func("int close(int fd)"),
+    actionsInit: libc.func("int posix_spawn_file_actions_init(void *actions)"),
+    actionsDestroy: libc.func("int posix_spawn_file_actions_destroy(void *actions)"),
+    addDup2: libc.func("int posix_spawn_file_actions_adddup2(void *actions, int fd, int target)"),
+    addOpen: libc.func(
+      "int posix_spawn_file_actions_addopen(void *actions, int fd, const char *path, int flags, int mode)"
+    ),
+    addChdir: libc.func("int posix_spawn_file_actions_addchdir_np(void *actions, const char *path)"),
+    attrInit: libc.func("int posix_spawnattr_init(void *attr)"),
+    attrSetFlags: libc.func("int posix_spawnattr_setflags(void *attr, short flags)"),
+    attrSetSigDefault: libc.func("int posix_spawnattr_setsigdefault(void *attr, void *signals)"),
+    attrSetSigMask: libc.func("int posix_spawnattr_setsigmask(void *attr, void *signals)"),
+    sigFillSet: libc.func("int sigfillset(void *signals)"),
+    sigEmptySet: libc.func("int sigemptyset(void *signals)"),
+    spawn: libc.func(
+      "int posix_spawn(_Out_ int *pid, const char *path, void *actions, void *attr, const char **argv, const char **envp)"
+    ),
+    waitpid: libc.func("int waitpid(int pid, _Out_ int *status, int options)"),
+    errno: () => koffi.errno()
+  }
+}
+
+type Libc = ReturnType<typeof bindLibc>
+
+/** The spawn attributes every child gets: a new session, default signal dispositions, no mask. */
+const spawnAttributes = (libc: Libc): Buffer => {
+  const attr = Buffer.alloc(opaqueBytes)
+  const all = Buffer.alloc(opaqueBytes)
+  const none = Buffer.alloc(opaqueBytes)
+  libc.attrInit(attr)
+  libc.sigFillSet(all)
+  libc.sigEmptySet(none)
+  libc.attrSetSigDefault(attr, all)
+  libc.attrSetSigMask(attr, none)
+  libc.attrSetFlags(attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
+  return attr
+}
+
+/** The `envp` of `env`, made again only for a different env object (the executor's repeat). */
+const envpOf = () => {
+  let last: { readonly env: Readonly<Record<string, string>>; readonly envp: Array<string | null> | undefined } | undefined
+  return (env: Readonly<Record<string, string>>): Array<string | null> | undefined => {
+    if (last?.env !== env) {
+      const envp: Array<string | null> = []
+      let nul = false
+      for (const key in env) {
+        const value = env[key]
+        if (value === undefined) continue
+        const entry = `${key}=${value}`
+        nul ||= hasNul(entry)
+        envp.push(entry)
+      }
+      envp.push(null)
+      last = { env, envp: nul ? undefined : envp }
+    }
+    return last.envp
+  }
+}
+
+/**
+ * The children still running and their reaping: on each `SIGCHLD`, `waitpid` for each of them, and
+ * their `exit`. While any runs, a timer that never fires keeps the host's event loop alive, as a
+ * running `child_process` child does (a signal listener does not).
+ */
+const makeExitWatch = (libc: Libc) => {
+  const running = new Map<number, PosixChild>()
+  const status = [0]
+  let keepAlive: NodeJS.Timeout | undefined
+  let closed = false
+  const stop = () => {
+    clearInterval(keepAlive)
+    keepAlive = undefined
+    if (closed) process.off("SIGCHLD", reap)
+  }
+  const reap = () => {
+    for (const [pid, child] of running) {
+      const reaped = libc.waitpid(pid, status, WNOHANG) as number
+      if (reaped === 0) continue
+      running.delete(pid)
+      // -1: reaped by someone else (a `waitpid(-1)` in the host): the exit is unknown.
+      if (reaped !== pid) child.settle(null, null)
+      else if ((status[0]! & 0x7f) === 0) child.settle((status[0]! >> 8) & 0xff, null)
+      else child.settle(null, signalNames.get(status[0]! & 0x7f) ?? null)
+    }
+    if (running.size === 0) stop()
+  }
+  process.on("SIGCHLD", reap)
+  return {
+    watch: (child: PosixChild) => {
+      running.set(child.pid, child)
+      keepAlive ??= setInterval(() => {}, 2 ** 31 - 1)
+    },
+    /** No more spawns: the listener goes once the last running child is reaped. */
+    close: () => {
+      closed = true
+      if (running.size === 0) stop()
+    }
+  }
+}
+
+/**
+ * This host's `posix_spawn`, closed with the scope; `undefined` where it cannot serve (not Linux, a
+ * worker thread, koffi or a libc function missing), with the reason logged at debug level.
+ */
+export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, import("effect/Scope").Scope> = Effect
+  .gen(function*() {
+    if (process.platform !== "linux") return undefined
+    if (!isMainThread) {
+      yield* Effect.logDebug("posix_spawn needs the main thread's SIGCHLD; commands are spawned by child_process")
+      return undefined
+    }
+    const loaded = yield* Effect.tryPromise(async () => bindLibc((await import("koffi")).default)).pipe(
+      Effect.tapError((cause) =>
+        Effect.logDebug("posix_spawn is not available; commands are spawned by child_process", cause)
+      ),
+      Effect.option
+    )
+    if (loaded._tag === "None") return undefined
+    const libc = loaded.value
+    const attr = spawnAttributes(libc)
+    const exits = yield* Effect.acquireRelease(Effect.sync(() => makeExitWatch(libc)), (watch) =>
+      Effect.sync(() => watch.close()))
+    const envp = envpOf()
+    const pair = [0, 0]
+    const actions = Buffer.alloc(opaqueBytes)
+    const pid = [0]
+
+    const spawn = (request: PosixSpawnRequest): PosixChild | undefined => {
+      const env = envp(request.env)
+      if (env === undefined || hasNul(request.cwd) || request.args.some(hasNul) || hasNul(request.file)) {
+        return undefined
+      }
+      const path = resolveFile(request.file, request.env, request.cwd)
+      if (path === undefined) throw spawnError(request.file, NodeOs.constants.errno.ENOENT)
+      const hostEnds: Array<number | null> = []
+      const childEnds: Array<number> = []
+      let started = false
+      libc.actionsInit(actions)
+      try {
+        for (let fd = 0; fd < request.stdio.length; fd++) {
+          const entry = request.stdio[fd]!
+          if (entry === "pipe") {
+            if (libc.socketpair(AF_UNIX, SOCK_STREAM | O_CLOEXEC, 0, pair) !== 0) {
+              throw spawnError(request.file, libc.errno())
+            }
+            hostEnds.push(pair[0]!)
+            childEnds.push(pair[1]!)
+            libc.addDup2(actions, pair[1]!, fd)
+          } else {
+            hostEnds.push(null)
+            if (entry === "ignore") {
+              if (fd <= 2) libc.addOpen(actions, fd, "/dev/null", fd === 0 ? O_RDONLY : O_RDWR, 0)
+            } else {
+              libc.addDup2(actions, entry, fd)
+            }
+          }
+        }
+        // A source below the list's length could be overwritten by an earlier action: left to Node.
+        const sources = [...childEnds, ...request.stdio.filter((entry) => typeof entry === "number")]
+        if (sources.some((fd) => fd < request.stdio.length)) return undefined
+        libc.addChdir(actions, request.cwd)
+        const failed = libc.spawn(pid, path, actions, attr, [request.file, ...request.args, null], env) as number
+        if (failed !== 0) throw spawnError(request.file, failed)
+        started = true
+      } finally {
+        libc.actionsDestroy(actions)
+        for (const fd of childEnds) libc.close(fd)
+        if (!started) for (const fd of hostEnds) if (fd !== null) libc.close(fd)
+      }
+      const child = new PosixChild(
+        pid[0]!,
+        hostEnds.map((fd, index) => {
+          if (fd === null) return null
+          const output = index === 1 || index === 2
+          return new NodeNet.Socket({ fd, readable: output, writable: !output })
+        })
+      )
+      exits.watch(child)
+      return child
+    }
+    return { spawn }
+  })
