@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { executorLayers } from "./internal/executor/executorLayers.js"
-import { sandboxConfinement, sandboxConfinesByDefault } from "./internal/sandbox/confinement.js"
+import { sandboxConfinement } from "./internal/sandbox/confinement.js"
 import { environment, resolveSandboxConfig } from "./sandboxSettings.js"
 
 export { defaults, environment, Settings } from "./sandboxSettings.js"
@@ -16,8 +16,7 @@ const executor = executorLayers({
   resolve: resolveSandboxConfig,
   confine: sandboxConfinement,
   environment,
-  empty: {},
-  confinesByDefault: sandboxConfinesByDefault
+  empty: {}
 })
 
 /**

@@ -1,7 +1,7 @@
 /**
- * When the spawner's helper processes (the host-death reaper and the launcher) start. Not exported by
- * an entry point: the CLI's MCP server uses it, so that it answers its client's `initialize` before
- * it forks them.
+ * When the spawner's helpers (the host-death reaper, and the `posix_spawn` binding) start. Not
+ * exported by an entry point: the CLI's MCP server uses it, so that it answers its client's
+ * `initialize` before it starts them.
  *
  * @internal
  */
@@ -14,11 +14,10 @@ import * as Option from "effect/Option"
 export const helpersWaitFor = FiberRef.unsafeMake<Option.Option<Effect.Effect<void>>>(Option.none())
 
 /**
- * Builds `self` with the helper processes of every spawner layer in it (the host-death reaper and
- * the launcher) started once `ready` completes, or at the first spawn if that comes first, instead
- * of with the layer: a host that must answer something before it runs any command (an MCP server
- * its client's `initialize`) does not fork them first. Every spawn still awaits them (the launcher of
- * `NodeProcessSpawner.layerLauncherOnDemand` is no helper: it starts after a command).
+ * Builds `self` with the helpers of every spawner layer in it (the host-death reaper, and the
+ * `posix_spawn` binding) started once `ready` completes, or at the first spawn if that comes first,
+ * instead of with the layer: a host that must answer something before it runs any command (an MCP
+ * server its client's `initialize`) does not start them first. Every spawn still awaits them.
  */
 export const startHelpersAfter =
   (ready: Effect.Effect<void>) => <A, E, R>(self: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>

@@ -1,7 +1,7 @@
 /**
  * What bash reads from its environment as it starts, the one list every shell we start is guarded
- * against: the executor drops these from the inherited environment, the launcher's gate is not used
- * when a command's environment sets one, and the container wrapper hides them from its own shell.
+ * against: the executor drops these from the inherited environment, and the container wrapper hides
+ * them from its own shell.
  *
  * @internal
  */

@@ -37,8 +37,6 @@ export const executorLayers = <Input, Resolved extends LocalBashExecutorConfig>(
   readonly environment: Config.Config.Wrap<Input>
   /** The settings of a call without any: every field at its default. */
   readonly empty: Input
-  /** Whether a call that asks for no mode of its own runs under a runner; never when absent. */
-  readonly confinesByDefault?: (config: Resolved) => boolean
 }) => {
   const start = (config: Resolved): Effect.Effect<BashExecutor["Type"], LocalBashExecutorConfigError, Ports | Scope.Scope> =>
     Effect.flatMap(executor.confine(config), (confinement) =>

@@ -54,7 +54,7 @@ export interface SuperviseOptions {
   /**
    * Gives the wait back the caller's interruptibility. The caller spawns in an
    * `uninterruptibleMask` and passes its `restore`, so no interruption can land between the spawn
-   * and the kill finalizer (the launcher hands a running command over asynchronously).
+   * and the kill finalizer.
    */
   readonly restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -63,8 +63,8 @@ const unknownExit: ProcessSpawner.Exit = { exitCode: null, signal: null }
 
 /**
  * The least time a killed command's exit report is awaited: once its group is dead its status is
- * certain, only the report may lag (a launched command's comes from the launcher, another process,
- * which a loaded machine schedules late). An escalation ends the wait.
+ * certain, only the report may lag (it comes through the host's event loop, which a loaded machine
+ * schedules late). An escalation ends the wait.
  */
 const exitReportMs = 2_000
 

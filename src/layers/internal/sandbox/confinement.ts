@@ -63,7 +63,7 @@ export const localConfinement = (
   })
 
 /** Whether the sandbox runs a call that asks for no mode of its own under bubblewrap. */
-export const sandboxConfinesByDefault = (config: SandboxBashExecutorConfig): boolean =>
+const sandboxConfinesByDefault = (config: SandboxBashExecutorConfig): boolean =>
   config.sandboxMode !== "danger-full-access"
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Signalling a process group: the one place the host sends a group a signal (the kill path's
  * SIGTERM, grace and SIGKILL are `killGroup`'s, in the executor). The reapers, processes of their own,
- * SIGKILL their groups themselves when the host dies (`launcherMain.ts`, `reaperProcess.ts`).
+ * SIGKILL their groups themselves when the host dies (`reaperProcess.ts`).
  *
  * @internal
  */
