@@ -2,11 +2,11 @@
  * Work item (l), run in a fresh node process per host heap size:
  * `node --expose-gc --max-old-space-size=N dist/bench/heap-child.js <retainedMiB> <rounds> <block> <warmUp>`.
  *
- * Starts our executor with the launcher (the default), with `directSpawn`, and the reference
+ * Starts our executor with `posix_spawn` (the default), with `directSpawn`, and the reference
  * executor, and both `bash` tools through a harness registry (the tool's row is what a model's call
  * costs, on the same executors); then keeps `<retainedMiB>` of live JS heap and times calls of `true`
- * through each, interleaved. Spawning from the host forks it, and a fork copies the page tables of the whole heap:
- * the cost the launcher exists to keep off each call. Prints one JSON line (a `HeapCalls`); the
+ * through each, interleaved. A `child_process` spawn forks the host, and a fork copies the page tables
+ * of the whole heap: the cost `posix_spawn` keeps off each call. Prints one JSON line (a `HeapCalls`); the
  * reference's row is absent, with a line on stderr, when it is not installed.
  */
 import type { CallRow, HeapCalls } from "./lib/results.js"
@@ -42,7 +42,7 @@ const main = async () => {
   }
   const reference = await makeReferenceRunners({}, (line) => process.stderr.write(`${line}\n`))
   const runners: Array<Runner> = [
-    { ...await makeOursRunner({}), label: "effect-bash LocalBashExecutor, launcher (default)" },
+    { ...await makeOursRunner({}), label: "effect-bash LocalBashExecutor, posix_spawn (default)" },
     { ...await makeOursRunner({ directSpawn: true }), id: "ours-direct", label: "effect-bash LocalBashExecutor, directSpawn" },
     ...(reference === undefined ? [] : [reference.executor]),
     await makeOursToolRunner(),

@@ -41,10 +41,6 @@ const levelText = { process: "spawn", executor: "executor", tool: "tool, registr
 const withRatio = (value: number, raw: number, unit: string, isRaw: boolean) =>
   isRaw ? fmt(value, unit) : `${fmt(value, unit)} (${round(value / raw)}×)`
 
-// The launcher's CPU beside the host's (which excludes it).
-const withHelper = (cell: string, helperMs: number): string =>
-  helperMs > 0 ? `${cell} + ${round(helperMs, 2)} ms launcher` : cell
-
 /**
  * (a)/(b)/(h) Wall time, host CPU and JS allocation per call of `true`, each contender a row; ratios to
  * raw.
@@ -68,9 +64,9 @@ export const renderPerCall = (perCall: ReadonlyArray<PerCall>): string => {
         p.label,
         levelText[p.level],
         withRatio(p.sequential.wallMs, raw.sequential.wallMs, "ms", isRaw),
-        withHelper(withRatio(p.sequential.cpuMs, raw.sequential.cpuMs, "ms", isRaw), p.sequential.helperCpuMs),
+        withRatio(p.sequential.cpuMs, raw.sequential.cpuMs, "ms", isRaw),
         withRatio(p.concurrent.wallMs, raw.concurrent.wallMs, "ms", isRaw),
-        withHelper(withRatio(p.concurrent.cpuMs, raw.concurrent.cpuMs, "ms", isRaw), p.concurrent.helperCpuMs),
+        withRatio(p.concurrent.cpuMs, raw.concurrent.cpuMs, "ms", isRaw),
         withRatio(p.paced.wallMs, raw.paced.wallMs, "ms", isRaw),
         withRatio(p.sequential.allocatedKiB, raw.sequential.allocatedKiB, "KiB", isRaw)
       ]
@@ -118,11 +114,11 @@ export const renderNetwork = (m: NetworkItem): string => {
     )
 }
 
-/** (l) Launcher, direct spawn and the reference, per host heap size: one column per size. */
+/** (l) posix_spawn, direct spawn and the reference, per host heap size: one column per size. */
 export const renderHeap = (item: HeapItem): string => {
   const heaps = item.sizes
   const ids = [...new Set(heaps.flatMap((h) => h.rows.map((r) => r.id)))]
-  return `(l) Launcher, direct spawn, the reference and both \`bash\` tools by host heap size, ${whenText(item)}.\n\n` + table(
+  return `(l) posix_spawn, direct spawn, the reference and both \`bash\` tools by host heap size, ${whenText(item)}.\n\n` + table(
     [
       "(l) Per call of `true` (median, p90; × the reference executor, a tool × the reference tool)",
       ...heaps.map((h) => `host heap ${h.retainedMiB} MiB kept (heapUsed ${h.heapUsedMiB} MiB, RSS ${h.rssMiB} MiB)`)

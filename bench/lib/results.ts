@@ -14,8 +14,6 @@ export interface ContenderStat {
   /** Median CPU time of this process per round, in ms (children excluded). */
   readonly cpuMs: number
   readonly cpuRatioToRaw: number
-  /** Median CPU time of the contender's helper processes per round, in ms (our launcher; 0 without). */
-  readonly helperCpuMs: number
   /** Median JS heap allocated per round, in KiB. */
   readonly allocatedKiB: number
 }
@@ -92,8 +90,6 @@ export interface PerCallCost {
   readonly wallMs: number
   /** CPU time of the node process per call (children excluded), in ms. */
   readonly cpuMs: number
-  /** CPU time of the contender's helper processes per call (our launcher), in ms. */
-  readonly helperCpuMs: number
   /** JS heap allocated per call, in KiB. */
   readonly allocatedKiB: number
 }
@@ -159,7 +155,7 @@ export interface NetworkFound {
 /** (m) with when it was measured. */
 export type NetworkItem = ItemRun & NetworkFound
 
-/** (l) Our executor with the launcher, with `directSpawn`, and the reference, at each host heap size. */
+/** (l) Our executor with `posix_spawn`, with `directSpawn`, and the reference, at each host heap size. */
 export interface HeapItem extends ItemRun {
   readonly sizes: ReadonlyArray<HeapCalls>
 }
@@ -202,7 +198,7 @@ export interface BenchResults {
   readonly phases?: ReadonlyArray<Phases>
   /** (k) A call in a warm container. */
   readonly container?: ContainerCalls
-  /** (l) Launcher, direct spawn and the reference in a small and a large host. */
+  /** (l) posix_spawn, direct spawn and the reference in a small and a large host. */
   readonly heap?: HeapItem
   /** (j) Cold start of the command and the entry points. */
   readonly coldStart?: ColdStart

@@ -33,11 +33,6 @@ export interface Runner {
    * complete. Absent at the tool level (a tool's output goes to the model).
    */
   readonly runToFile?: (command: string, dir: string) => Promise<WrittenFile>
-  /**
-   * CPU time (user + system, ms) used so far by the helper processes the contender keeps beside the
-   * host (our launcher): reported next to the host's CPU, which does not include it.
-   */
-  readonly helperCpuMs?: () => number
   /** Releases whatever the contender holds (runtimes, scopes). */
   readonly close: () => Promise<void>
 }

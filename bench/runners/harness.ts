@@ -18,7 +18,6 @@ import ToolRuntime from "@deepseek-ai/dsh-tools"
 import { isAbsolute } from "node:path"
 import { pathToFileURL } from "node:url"
 import EffectBash from "../../src/cordis-adapter.js"
-import { withLaunchers } from "../lib/cost.js"
 import type { Runner } from "./Runner.js"
 import { supplyPromiseWithResolvers } from "../lib/withResolvers.js"
 
@@ -161,14 +160,12 @@ export const makeReferenceRunners = async (
 export const makeOursToolRunner = async (): Promise<Runner> => {
   const { harness, load, close } = await makeRegistry()
   const run = toolCall(harness, agentIn(process.cwd()))
-  // One call, so the plugin's launcher has started (see `withLaunchers`).
-  const { cpuMs } = await withLaunchers(() => load(EffectBash).then(() => run("true")))
+  await load(EffectBash)
   return {
     id: "ours-tool",
     label: "effect-bash `bash` tool",
     level: "tool",
     run,
-    helperCpuMs: cpuMs,
     close
   }
 }

@@ -5,7 +5,6 @@ import type { Layer } from "effect"
 import { Effect, ManagedRuntime } from "effect"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { withLaunchers } from "../lib/cost.js"
 import type { Runner } from "./Runner.js"
 
 /** The effect-bash contender, plus a way to run one request with every field under the caller's control. */
@@ -16,12 +15,7 @@ export interface OursRunner extends Runner {
 /** Builds the runtime eagerly so layer construction is never billed to the first timed call. */
 export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): Promise<OursRunner> => {
   const runtime = ManagedRuntime.make(LocalBashExecutor.layer(config))
-  const { made: executor, cpuMs } = await withLaunchers(async () => {
-    const made = await runtime.runPromise(BashExecutor)
-    // One call, so the layer's launcher has started (see `withLaunchers`).
-    await runtime.runPromise(Effect.flatMap(made.resolve({ command: "true" }), made.run))
-    return made
-  })
+  const executor = await runtime.runPromise(BashExecutor)
   const execute = (request: BashExecutor.Request) =>
     runtime.runPromise(Effect.flatMap(executor.resolve(request), executor.run))
   return {
@@ -39,7 +33,6 @@ export const makeOursRunner = async (config: LocalBashExecutor.Settings.Input): 
       }
       return { path: result.stdout.spillPath }
     },
-    helperCpuMs: cpuMs,
     close: () => runtime.dispose()
   }
 }

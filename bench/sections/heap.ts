@@ -1,5 +1,5 @@
 /**
- * Work item (l): our executor with the launcher, with `directSpawn`, and the reference executor, each
+ * Work item (l): our executor with `posix_spawn`, with `directSpawn`, and the reference executor, each
  * host heap size in a fresh node process (`heap-child.ts`) so one size's heap never weighs on another.
  */
 import { fileURLToPath } from "node:url"

@@ -17,8 +17,6 @@ export interface Samples {
   readonly cpuMs: Record<string, Array<number>>
   /** JS heap bytes this process allocated during the round. */
   readonly allocatedBytes: Record<string, Array<number>>
-  /** CPU time of the contender's helper processes during the round, in ms (0 without any). */
-  readonly helperCpuMs: Record<string, Array<number>>
 }
 
 /** Runs `measure` `rounds` times per contender and collects what it returns. */
@@ -28,14 +26,12 @@ export const interleavedRounds = async (
   measure: (runner: Runner) => Promise<number>
 ): Promise<Samples> => {
   const perRunner = () => Object.fromEntries(runners.map((r) => [r.id, [] as Array<number>]))
-  const samples: Samples = { values: perRunner(), cpuMs: perRunner(), allocatedBytes: perRunner(), helperCpuMs: perRunner() }
+  const samples: Samples = { values: perRunner(), cpuMs: perRunner(), allocatedBytes: perRunner() }
   for (let round = 0; round < rounds; round++) {
     for (let i = 0; i < runners.length; i++) {
       const runner = runners[(round + i) % runners.length]!
       collectGarbage()
-      const helperBefore = runner.helperCpuMs?.() ?? 0
       const cost = await hostCost(() => measure(runner))
-      samples.helperCpuMs[runner.id]!.push((runner.helperCpuMs?.() ?? 0) - helperBefore)
       samples.values[runner.id]!.push(cost.value)
       samples.cpuMs[runner.id]!.push(cost.cpuMs)
       samples.allocatedBytes[runner.id]!.push(cost.allocatedBytes)

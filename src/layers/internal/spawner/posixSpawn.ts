@@ -253,27 +253,29 @@ export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, im
       let started = false
       libc.actionsInit(actions)
       try {
+        // The pipes first, each dup2 reading a socket end the host just made; then `/dev/null` opened
+        // at the ignored standard descriptors and over the masked ones (a number in the list), which
+        // reads no descriptor. A socket end at a number a pipe goes to would be overwritten before
+        // its own dup2: such a rare request is left to Node.
         for (let fd = 0; fd < request.stdio.length; fd++) {
-          const entry = request.stdio[fd]!
-          if (entry === "pipe") {
-            if (libc.socketpair(AF_UNIX, SOCK_STREAM | O_CLOEXEC, 0, pair) !== 0) {
-              throw spawnError(request.file, libc.errno())
-            }
-            hostEnds.push(pair[0]!)
-            childEnds.push(pair[1]!)
-            libc.addDup2(actions, pair[1]!, fd)
-          } else {
+          if (request.stdio[fd] !== "pipe") {
             hostEnds.push(null)
-            if (entry === "ignore") {
-              if (fd <= 2) libc.addOpen(actions, fd, "/dev/null", fd === 0 ? O_RDONLY : O_RDWR, 0)
-            } else {
-              libc.addDup2(actions, entry, fd)
-            }
+            continue
+          }
+          if (libc.socketpair(AF_UNIX, SOCK_STREAM | O_CLOEXEC, 0, pair) !== 0) {
+            throw spawnError(request.file, libc.errno())
+          }
+          hostEnds.push(pair[0]!)
+          childEnds.push(pair[1]!)
+          libc.addDup2(actions, pair[1]!, fd)
+        }
+        if (childEnds.some((fd) => request.stdio[fd] === "pipe")) return undefined
+        for (let fd = 0; fd < request.stdio.length; fd++) {
+          const entry = request.stdio[fd]
+          if (typeof entry === "number" || (entry === "ignore" && fd <= 2)) {
+            libc.addOpen(actions, fd, "/dev/null", fd === 1 || fd === 2 ? O_RDWR : O_RDONLY, 0)
           }
         }
-        // A source below the list's length could be overwritten by an earlier action: left to Node.
-        const sources = [...childEnds, ...request.stdio.filter((entry) => typeof entry === "number")]
-        if (sources.some((fd) => fd < request.stdio.length)) return undefined
         libc.addChdir(actions, request.cwd)
         const failed = libc.spawn(pid, path, actions, attr, [request.file, ...request.args, null], env) as number
         if (failed !== 0) throw spawnError(request.file, failed)
