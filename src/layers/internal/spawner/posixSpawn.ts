@@ -10,6 +10,7 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { EventEmitter } from "node:events"
 import * as NodeFs from "node:fs"
 import * as NodeNet from "node:net"
@@ -75,10 +76,14 @@ const POSIX_SPAWN_SETSID = 0x80
 // Larger than glibc's and musl's `posix_spawn_file_actions_t`, `posix_spawnattr_t` and `sigset_t`.
 const opaqueBytes = 1024
 
-const errnoNames = new Map(Object.entries(NodeOs.constants.errno).map(([name, value]) => [value, name]))
-const signalNames = new Map(
-  Object.entries(NodeOs.constants.signals).map(([name, value]) => [value, name as NodeJS.Signals])
-)
+/** Names by number; of two names for one number, the first (`SIGABRT`, not `SIGIOT`), as Node reports. */
+const namesOf = <N extends string>(constants: Readonly<Record<string, number>>): ReadonlyMap<number, N> => {
+  const names = new Map<number, N>()
+  for (const [name, value] of Object.entries(constants)) if (!names.has(value)) names.set(value, name as N)
+  return names
+}
+const errnoNames = namesOf<string>(NodeOs.constants.errno)
+const signalNames = namesOf<NodeJS.Signals>(NodeOs.constants.signals)
 
 const spawnError = (file: string, errno: number): Error => {
   const code = errnoNames.get(errno)
@@ -174,20 +179,17 @@ const envpOf = () => {
 }
 
 /**
- * The children still running and their reaping: on each `SIGCHLD`, `waitpid` for each of them, and
- * their `exit`. While any runs, a timer that never fires keeps the host's event loop alive, as a
- * running `child_process` child does (a signal listener does not).
+ * The children still running and their reaping: on each `SIGCHLD`, `waitpid` (without waiting) for
+ * each of them, and their `exit`. One for the process (a signal's listeners are the process's): its
+ * listener is there while a layer uses it or a child runs, so no exit goes unseen (a `SIGCHLD` that
+ * finds no listener is lost). While a child runs, a timer that never fires keeps the host's event
+ * loop alive, as a running `child_process` child does (a signal listener does not).
  */
 const makeExitWatch = (libc: Libc) => {
   const running = new Map<number, PosixChild>()
   const status = [0]
+  let users = 0
   let keepAlive: NodeJS.Timeout | undefined
-  let closed = false
-  const stop = () => {
-    clearInterval(keepAlive)
-    keepAlive = undefined
-    if (closed) process.off("SIGCHLD", reap)
-  }
   const reap = () => {
     for (const [pid, child] of running) {
       const reaped = libc.waitpid(pid, status, WNOHANG) as number
@@ -198,103 +200,115 @@ const makeExitWatch = (libc: Libc) => {
       else if ((status[0]! & 0x7f) === 0) child.settle((status[0]! >> 8) & 0xff, null)
       else child.settle(null, signalNames.get(status[0]! & 0x7f) ?? null)
     }
-    if (running.size === 0) stop()
+    if (running.size > 0) return
+    clearInterval(keepAlive)
+    keepAlive = undefined
+    if (users === 0) process.off("SIGCHLD", reap)
   }
-  process.on("SIGCHLD", reap)
   return {
+    use: Effect.acquireRelease(
+      Effect.sync(() => {
+        if (users++ === 0 && running.size === 0) process.on("SIGCHLD", reap)
+      }),
+      () =>
+        Effect.sync(() => {
+          if (--users === 0 && running.size === 0) process.off("SIGCHLD", reap)
+        })
+    ),
     watch: (child: PosixChild) => {
       running.set(child.pid, child)
       keepAlive ??= setInterval(() => {}, 2 ** 31 - 1)
-    },
-    /** No more spawns: the listener goes once the last running child is reaped. */
-    close: () => {
-      closed = true
-      if (running.size === 0) stop()
     }
   }
 }
 
+/** The process's binding and exit watch, made once (koffi's types and loaded libraries are global). */
+let loaded: Promise<{ readonly libc: Libc; readonly exits: ReturnType<typeof makeExitWatch> }> | undefined
+const load = () =>
+  loaded ??= import("koffi").then((koffi) => {
+    const libc = bindLibc(koffi.default)
+    return { libc, exits: makeExitWatch(libc) }
+  })
+
 /**
- * This host's `posix_spawn`, closed with the scope; `undefined` where it cannot serve (not Linux, a
- * worker thread, koffi or a libc function missing), with the reason logged at debug level.
+ * This host's `posix_spawn` for the scope; `undefined` where it cannot serve (not Linux, a worker
+ * thread, koffi or a libc function missing), with the reason logged at debug level.
  */
-export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, import("effect/Scope").Scope> = Effect
-  .gen(function*() {
-    if (process.platform !== "linux") return undefined
-    if (!isMainThread) {
-      yield* Effect.logDebug("posix_spawn needs the main thread's SIGCHLD; commands are spawned by child_process")
+export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, Scope.Scope> = Effect.gen(function*() {
+  if (process.platform !== "linux") return undefined
+  if (!isMainThread) {
+    yield* Effect.logDebug("posix_spawn needs the main thread's SIGCHLD; commands are spawned by child_process")
+    return undefined
+  }
+  const binding = yield* Effect.tryPromise(load).pipe(
+    Effect.tapError((cause) =>
+      Effect.logDebug("posix_spawn is not available; commands are spawned by child_process", cause)
+    ),
+    Effect.option
+  )
+  if (binding._tag === "None") return undefined
+  const { exits, libc } = binding.value
+  yield* exits.use
+  const attr = spawnAttributes(libc)
+  const envp = envpOf()
+  const pair = [0, 0]
+  const actions = Buffer.alloc(opaqueBytes)
+  const pid = [0]
+
+  const spawn = (request: PosixSpawnRequest): PosixChild | undefined => {
+    const env = envp(request.env)
+    if (env === undefined || hasNul(request.cwd) || request.args.some(hasNul) || hasNul(request.file)) {
       return undefined
     }
-    const loaded = yield* Effect.tryPromise(async () => bindLibc((await import("koffi")).default)).pipe(
-      Effect.tapError((cause) =>
-        Effect.logDebug("posix_spawn is not available; commands are spawned by child_process", cause)
-      ),
-      Effect.option
-    )
-    if (loaded._tag === "None") return undefined
-    const libc = loaded.value
-    const attr = spawnAttributes(libc)
-    const exits = yield* Effect.acquireRelease(Effect.sync(() => makeExitWatch(libc)), (watch) =>
-      Effect.sync(() => watch.close()))
-    const envp = envpOf()
-    const pair = [0, 0]
-    const actions = Buffer.alloc(opaqueBytes)
-    const pid = [0]
-
-    const spawn = (request: PosixSpawnRequest): PosixChild | undefined => {
-      const env = envp(request.env)
-      if (env === undefined || hasNul(request.cwd) || request.args.some(hasNul) || hasNul(request.file)) {
-        return undefined
-      }
-      const path = resolveFile(request.file, request.env, request.cwd)
-      if (path === undefined) throw spawnError(request.file, NodeOs.constants.errno.ENOENT)
-      const hostEnds: Array<number | null> = []
-      const childEnds: Array<number> = []
-      let started = false
-      libc.actionsInit(actions)
-      try {
-        // The pipes first, each dup2 reading a socket end the host just made; then `/dev/null` opened
-        // at the ignored standard descriptors and over the masked ones (a number in the list), which
-        // reads no descriptor. A socket end at a number a pipe goes to would be overwritten before
-        // its own dup2: such a rare request is left to Node.
-        for (let fd = 0; fd < request.stdio.length; fd++) {
-          if (request.stdio[fd] !== "pipe") {
-            hostEnds.push(null)
-            continue
-          }
-          if (libc.socketpair(AF_UNIX, SOCK_STREAM | O_CLOEXEC, 0, pair) !== 0) {
-            throw spawnError(request.file, libc.errno())
-          }
-          hostEnds.push(pair[0]!)
-          childEnds.push(pair[1]!)
-          libc.addDup2(actions, pair[1]!, fd)
+    const path = resolveFile(request.file, request.env, request.cwd)
+    if (path === undefined) throw spawnError(request.file, NodeOs.constants.errno.ENOENT)
+    const hostEnds: Array<number | null> = []
+    const childEnds: Array<number> = []
+    let started = false
+    libc.actionsInit(actions)
+    try {
+      // The pipes first, each dup2 reading a socket end the host just made; then `/dev/null` opened
+      // at the ignored standard descriptors and over the masked ones (a number in the list), which
+      // reads no descriptor. A socket end at a number a pipe goes to would be overwritten before
+      // its own dup2: such a rare request is left to Node.
+      for (let fd = 0; fd < request.stdio.length; fd++) {
+        if (request.stdio[fd] !== "pipe") {
+          hostEnds.push(null)
+          continue
         }
-        if (childEnds.some((fd) => request.stdio[fd] === "pipe")) return undefined
-        for (let fd = 0; fd < request.stdio.length; fd++) {
-          const entry = request.stdio[fd]
-          if (typeof entry === "number" || (entry === "ignore" && fd <= 2)) {
-            libc.addOpen(actions, fd, "/dev/null", fd === 1 || fd === 2 ? O_RDWR : O_RDONLY, 0)
-          }
+        if (libc.socketpair(AF_UNIX, SOCK_STREAM | O_CLOEXEC, 0, pair) !== 0) {
+          throw spawnError(request.file, libc.errno())
         }
-        libc.addChdir(actions, request.cwd)
-        const failed = libc.spawn(pid, path, actions, attr, [request.file, ...request.args, null], env) as number
-        if (failed !== 0) throw spawnError(request.file, failed)
-        started = true
-      } finally {
-        libc.actionsDestroy(actions)
-        for (const fd of childEnds) libc.close(fd)
-        if (!started) for (const fd of hostEnds) if (fd !== null) libc.close(fd)
+        hostEnds.push(pair[0]!)
+        childEnds.push(pair[1]!)
+        libc.addDup2(actions, pair[1]!, fd)
       }
-      const child = new PosixChild(
-        pid[0]!,
-        hostEnds.map((fd, index) => {
-          if (fd === null) return null
-          const output = index === 1 || index === 2
-          return new NodeNet.Socket({ fd, readable: output, writable: !output })
-        })
-      )
-      exits.watch(child)
-      return child
+      if (childEnds.some((fd) => request.stdio[fd] === "pipe")) return undefined
+      for (let fd = 0; fd < request.stdio.length; fd++) {
+        const entry = request.stdio[fd]
+        if (typeof entry === "number" || (entry === "ignore" && fd <= 2)) {
+          libc.addOpen(actions, fd, "/dev/null", fd === 1 || fd === 2 ? O_RDWR : O_RDONLY, 0)
+        }
+      }
+      libc.addChdir(actions, request.cwd)
+      const failed = libc.spawn(pid, path, actions, attr, [request.file, ...request.args, null], env) as number
+      if (failed !== 0) throw spawnError(request.file, failed)
+      started = true
+    } finally {
+      libc.actionsDestroy(actions)
+      for (const fd of childEnds) libc.close(fd)
+      if (!started) for (const fd of hostEnds) if (fd !== null) libc.close(fd)
     }
-    return { spawn }
-  })
+    const child = new PosixChild(
+      pid[0]!,
+      hostEnds.map((fd, index) => {
+        if (fd === null) return null
+        const output = index === 1 || index === 2
+        return new NodeNet.Socket({ fd, readable: output, writable: !output })
+      })
+    )
+    exits.watch(child)
+    return child
+  }
+  return { spawn }
+})
