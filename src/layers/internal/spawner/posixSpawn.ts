@@ -58,8 +58,9 @@ export interface PosixSpawnRequest {
 export interface PosixSpawner {
   /**
    * Spawns `request`. `undefined` when it is one this spawner leaves to `child_process` (a NUL byte
-   * in a value, which Node refuses with its own message); throws as Node's spawn reports a failure
-   * (`spawn <file> <code>`, with `code`) when no process started.
+   * in a value, which Node refuses with its own message; a new socket's end numbered where a pipe
+   * goes); throws as Node's spawn reports a failure (`spawn <file> <code>`, with `code`) when no
+   * process started.
    */
   readonly spawn: (request: PosixSpawnRequest) => PosixChild | undefined
 }
@@ -94,15 +95,16 @@ const hasNul = (value: string) => value.includes("\0")
 
 /**
  * Where `file` is, found as `execvp` in the child would find it: by `PATH` of the child's env,
- * relative entries from its `cwd`. `undefined` when no entry has it as an executable file.
+ * relative entries from its `cwd`. `undefined` when no entry has it as a file with an execute bit.
  */
 const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | undefined => {
+  // Most entries of a long PATH miss: a missing one costs no exception.
   const isExecutable = (path: string) => {
     try {
-      NodeFs.accessSync(path, NodeFs.constants.X_OK)
-      return NodeFs.statSync(path).isFile()
+      const stat = NodeFs.statSync(path, { throwIfNoEntry: false })
+      return stat !== undefined && stat.isFile() && (stat.mode & 0o111) !== 0
     } catch {
-      return false
+      return false // ENOTDIR, EACCES: not there for exec either
     }
   }
   if (file.includes("/")) return NodePath.resolve(cwd, file)
