@@ -112,15 +112,27 @@ describe("the host's posix_spawn", () => {
       )
       expect(posix).toEqual(direct)
       expect(posix[0]).toMatch(/^The property 'options\.env\['X'\]' must be a string without null bytes/)
-      expect(posix.slice(2)).toEqual(["workdir does not exist: \"/nonexistent/workdir\" (ENOENT)", "spawn bash ENOENT"])
+      expect(posix.slice(2)).toEqual(["workdir does not exist: /nonexistent/workdir (ENOENT)", "spawn bash ENOENT"])
+    }))
+
+  // glibc's posix_spawn sets its internal signals (32 and 33), which `sigfillset` leaves out of the
+  // defaults, to SIG_IGN in the child while it execs, if the host handles them (Node does).
+  it.live("starts a command with no signal ignored, glibc's internal ones (32 and 33) included, as child_process does", () =>
+    Effect.gen(function*() {
+      const [posix, direct] = yield* Effect.forEach([false, true], (directSpawn) =>
+        Effect.map(run({ command: "grep ^SigIgn: /proc/self/status" }), (result) => result.stdout.text).pipe(
+          Effect.provide(executor({ directSpawn }))
+        ))
+      expect(direct).toBe("SigIgn:\t0000000000000000\n")
+      expect(posix).toBe(direct)
     }))
 
   it.live("keeps a host with nothing else to do alive until a command it let go of ends, as a child_process child does", () =>
     Effect.gen(function*() {
       // The fixture closes the spawn's scope and the layer at once, with no runtime keeping it alive.
-      for (const layer of ["layer", "direct"]) {
+      for (const [layer, by] of [["layer", "posix_spawn"], ["direct", "child_process"]]) {
         const outcome = yield* Effect.promise(() => runNode([host, "outlived", layer], { env: cleanEnv() }))
-        expect(outcome.stdout, layer).toBe(`${JSON.stringify({ exitCode: 5, signal: null })}\n`)
+        expect(outcome.stdout, layer).toBe(`${by} ${JSON.stringify({ exitCode: 5, signal: null })}\n`)
       }
     }))
 
