@@ -130,7 +130,7 @@ describe("the host's posix_spawn", () => {
   it.live("keeps a host with nothing else to do alive until a command it let go of ends, as a child_process child does", () =>
     Effect.gen(function*() {
       // The fixture closes the spawn's scope and the layer at once, with no runtime keeping it alive.
-      for (const [layer, by] of [["layer", "posix_spawn"], ["direct", "child_process"]]) {
+      for (const [layer, by] of [["layer", "posix_spawn"], ["direct", "child_process"]] as const) {
         const outcome = yield* Effect.promise(() => runNode([host, "outlived", layer], { env: cleanEnv() }))
         expect(outcome.stdout, layer).toBe(`${by} ${JSON.stringify({ exitCode: 5, signal: null })}\n`)
       }
