@@ -1,8 +1,9 @@
 /**
  * The host's `posix_spawn` with real processes: commands are the host's own children, with none of
  * its descriptors; their bytes arrive whole; their exits, and the spawns that fail, read as
- * `child_process` reports them; a running command keeps the host alive, and only while it runs; and
- * its `SIGCHLD` listener ends with the layer.
+ * `child_process` reports them; a running command keeps the host alive, and only while it runs; its
+ * `SIGCHLD` listener ends with the layer; and where it cannot serve (no koffi, a worker thread)
+ * `child_process` spawns.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
@@ -158,6 +159,27 @@ describe("the host's posix_spawn", () => {
       expect(process.listenerCount("SIGCHLD")).toBe(listeners + 1)
       yield* Scope.close(scope, Exit.void)
       expect(process.listenerCount("SIGCHLD")).toBe(listeners)
+    }))
+})
+
+describe("where posix_spawn cannot serve, child_process spawns", () => {
+  /** `echo hi` run by the fixture host under the default layer, with `node`'s `flags` and in `mode`. */
+  const hostRunning = (flags: ReadonlyArray<string>, mode: ReadonlyArray<string> = []) =>
+    Effect.promise(() =>
+      runNode([...flags, host, ...mode, "with-env", "echo hi", "PLAIN=1"], { env: cleanEnv(), limitMs: 20_000 })
+    )
+
+  it.live("a host without koffi (an optional dependency npm may skip)", () =>
+    Effect.gen(function*() {
+      const noKoffi = path.join(import.meta.dirname, "..", "support", "fixtures", "no-koffi.mjs")
+      const outcome = yield* hostRunning(["--import", noKoffi])
+      expect({ code: outcome.code, stdout: outcome.stdout }).toEqual({ code: 0, stdout: "spawned by child_process\nhi\n" })
+    }))
+
+  it.live("a worker thread, which no SIGCHLD reaches", () =>
+    Effect.gen(function*() {
+      const outcome = yield* hostRunning([], ["in-worker"])
+      expect({ code: outcome.code, stdout: outcome.stdout }).toEqual({ code: 0, stdout: "spawned by child_process\nhi\n" })
     }))
 })
 
