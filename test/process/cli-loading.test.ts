@@ -76,9 +76,9 @@ describe("the bundled bin (dist/bin)", () => {
   /** The command's bundle among the output files. */
   const cliBundle = /^dist\/bin\/cli-\w+\.cjs$/
 
-  it("imports only Node's modules, and the optional peers (docker-modem, tar-stream, tar-fs, node-pty) only once a container, its files or a terminal asks", () => {
+  it("imports only Node's modules, and the optional peers (docker-modem, tar-stream, tar-fs, node-pty, koffi) only once a container, its files, a terminal or a posix_spawn asks", () => {
     const outside = externals.filter(({ path }) => !mcpSdk.test(path))
-    const optionalPeers = ["docker-modem", "tar-stream", "tar-fs", "node-pty"]
+    const optionalPeers = ["docker-modem", "tar-stream", "tar-fs", "node-pty", "koffi"]
     expect(outside.length).toBeGreaterThan(0)
     expect(outside.map(({ path, kind }) => ({ path: optionalPeers.includes(path), kind }))).toEqual(
       outside.map(() => ({ path: true, kind: "require-call" }))
@@ -109,11 +109,11 @@ describe("the bundled bin (dist/bin)", () => {
   // the file's outermost function decides it for all the code in the file.
   it("every file runs in strict mode, as its ES module sources do everywhere else", () => {
     const files = Object.keys(meta.outputs).filter((file) => /\.c?js$/.test(file))
-    expect(files).toHaveLength(4)
+    expect(files).toHaveLength(3)
     for (const file of files) {
       const text = readFileSync(join(root, file), "latin1")
       // The executable's bundles are written as the function Node wraps a CommonJS module in; the
-      // executable and the launcher are plain CommonJS files, which Node wraps the same way.
+      // executable is a plain CommonJS file, which Node wraps the same way.
       const outermost: Function = text.startsWith("(function (exports, require, module, __filename, __dirname) {")
         ? new vm.Script(text, { filename: file }).runInThisContext()
         : vm.compileFunction(text.replace(/^#!.*/, ""), ["exports", "require", "module", "__filename", "__dirname"])

@@ -21,7 +21,7 @@ import { ownedPrefix } from "../../src/layers/internal/executor/spillOwner.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
 import { cleanEnv, cliPath, startCli } from "../support/cli.js"
 import { pollUntil } from "../support/poll.js"
-import { childrenOf, commandLineOf, isAlive, isReaperCommandLine, liveMembers, liveMembersOf, liveProcesses, processTable, stateOf } from "../support/processes.js"
+import { commandLineOf, isAlive, isReaperCommandLine, liveMembers, liveMembersOf, liveProcesses, processTable, stateOf } from "../support/processes.js"
 
 const fixture = path.join(import.meta.dirname, "..", "support", "fixtures", "host.mjs")
 
@@ -50,19 +50,6 @@ const scopedTempDir = (name: string) =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
-/** SIGKILLs `host`; then group `pgid` must die and `launcher` end. */
-const killHostExpectingNoSurvivor = (host: ChildProcess, pgid: number, launcher: number) =>
-  Effect.gen(function*() {
-    host.kill("SIGKILL")
-    yield* Effect.promise(() => once(host, "exit"))
-    expect(yield* eventually(() => liveMembers(pgid), (left) => left.length === 0)).toEqual([])
-    expect(yield* eventually(() => isAlive(launcher), (alive) => !alive), "the launcher ends").toBe(false)
-  })
-
-/** The launchers `pid` started (from /proc). */
-const launchersOf = (pid: number): ReadonlyArray<number> =>
-  childrenOf(pid).filter((child) => commandLineOf(child) === "effect-bash launcher")
-
 /** SIGKILLs each pid in `pids` (a negative one is a group) that is still there. */
 const killAll = (pids: Iterable<number>) => {
   for (const pid of pids) {
@@ -86,17 +73,15 @@ const killOnFailure = (host: ChildProcess, pidDir: string) =>
 
 /**
  * Starts the fixture host in `mode` with `pidDir` and waits until it prints "ready"; its stdout so far
- * is `output()`. When the test ends the host, its launchers (stopped ones too) and every group named
- * in `pidDir` are SIGKILLed (the groups a test keeps alive too).
+ * is `output()`. When the test ends the host and every group named in `pidDir` are SIGKILLed (the
+ * groups a test keeps alive too).
  */
-const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>) =>
+const startHost = (mode: string, pidDir: string) =>
   Effect.gen(function*() {
-    const host = spawn(process.execPath, [fixture, mode, pidDir, ...rest], { stdio: ["ignore", "pipe", "inherit"] })
-    let launchers: ReadonlyArray<number> = []
+    const host = spawn(process.execPath, [fixture, mode, pidDir], { stdio: ["ignore", "pipe", "inherit"] })
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         host.kill("SIGKILL")
-        killAll(launchers)
         killAll(readPids(pidDir).map((pgid) => -pgid))
       })
     )
@@ -104,7 +89,6 @@ const startHost = (mode: string, pidDir: string, ...rest: ReadonlyArray<string>)
     host.stdout.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
     const output = () => text
     expect(yield* eventually(output, (seen) => seen.includes("ready\n"), startupMs)).toContain("ready\n")
-    launchers = launchersOf(host.pid!)
     return { host, output }
   })
 
@@ -133,61 +117,17 @@ describe("host death", () => {
       expect(yield* eventually(() => fs.readdirSync(spillParent), (left) => left.length === 0)).toEqual([])
     }), { timeout: 40_000 })
 
-  it.scopedLive("SIGKILL of a host whose launcher died first: the reaper, told of the launcher's groups, kills them", () =>
+  it.scopedLive("SIGKILL of a host with spawns always in flight: its long-running group, spawned by posix_spawn, dies", () =>
     Effect.gen(function*() {
       const pidDir = yield* scopedTempDir("pids")
-      const { host, output } = yield* startHost("orphaned", pidDir)
+      const { host, output } = yield* startHost("busy", pidDir)
       const [pgid] = readPids(pidDir)
+      expect(output()).toContain("spawned by posix_spawn\n")
       expect(liveMembers(pgid!).length).toBeGreaterThan(0)
-      const [launcher] = launchersOf(host.pid!)
-      process.kill(launcher!, "SIGKILL")
-      expect(yield* eventually(output, (text) => text.includes("launcher gone\n"))).toContain("launcher gone\n")
-      expect(liveMembers(pgid!).length, "the launcher's command outlives it").toBeGreaterThan(0)
 
       host.kill("SIGKILL")
       yield* Effect.promise(() => once(host, "exit"))
       expect(yield* eventually(() => liveMembers(pgid!), (left) => left.length === 0)).toEqual([])
-    }), { timeout: 40_000 })
-
-  it.scopedLive("SIGKILL of the host: its launcher kills the groups it started, but never one the host has forgotten", () =>
-    Effect.gen(function*() {
-      const pidDir = yield* scopedTempDir("pids")
-      const { host } = yield* startHost("forgotten", pidDir)
-      const group = (name: string) => Number(fs.readFileSync(path.join(pidDir, name), "utf8"))
-      const [kept, reaped, third] = [group("kept"), group("reaped"), group("third")]
-      for (const pgid of [kept, reaped, third]) expect(liveMembers(pgid).length).toBeGreaterThan(0)
-      const [launcher] = launchersOf(host.pid!)
-
-      host.kill("SIGKILL")
-      yield* Effect.promise(() => once(host, "exit"))
-      // The launcher kills in one pass and then exits: once it is gone, its verdict is final.
-      expect(yield* eventually(() => isAlive(launcher!), (alive) => !alive)).toBe(false)
-      expect(yield* eventually(() => survivors([reaped, third]), (left) => left.length === 0)).toEqual([])
-      expect(liveMembers(kept).length, "a forgotten group is not the launcher's to kill").toBeGreaterThan(0)
-    }), { timeout: 40_000 })
-
-  it.scopedLive("SIGKILL of a host with launches always in flight: its long-running group dies, and so does its launcher", () =>
-    Effect.gen(function*() {
-      const pidDir = yield* scopedTempDir("pids")
-      const { host } = yield* startHost("busy", pidDir)
-      const [pgid] = readPids(pidDir)
-      const [launcher] = launchersOf(host.pid!)
-      expect(liveMembers(pgid!).length).toBeGreaterThan(0)
-
-      yield* killHostExpectingNoSurvivor(host, pgid!, launcher!)
-    }), { timeout: 40_000 })
-
-  it.scopedLive("SIGKILL of a host whose launcher a command stopped: the reaper resumes it, and it kills its groups", () =>
-    Effect.gen(function*() {
-      const pidDir = yield* scopedTempDir("pids")
-      const go = path.join(yield* scopedTempDir("go"), "go")
-      const { host } = yield* startHost("stopper", pidDir, go)
-      const [pgid] = readPids(pidDir)
-      const [launcher] = launchersOf(host.pid!)
-      fs.writeFileSync(go, "")
-      expect(yield* eventually(() => stateOf(launcher!), (state) => state === "T")).toBe("T")
-
-      yield* killHostExpectingNoSurvivor(host, pgid!, launcher!)
     }), { timeout: 40_000 })
 
   it.scopedLive("SIGKILL of a host whose reaper was stopped: the host resumes it first, and it kills the groups", () =>

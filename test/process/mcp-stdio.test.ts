@@ -419,7 +419,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       yield* Effect.promise(() => client.close())
     }))
 
-  it.live("answers initialize before forking its helpers (reaper, launcher), which start once the client says initialized", () =>
+  it.live("answers initialize before forking its helper (the reaper), which starts once the client says initialized", () =>
     Effect.promise(async () => {
       const server = startRaw()
       server.send(initialize(1))
@@ -427,7 +427,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       expect(server.lines[0]).toMatchObject({ id: 1, result: { serverInfo: { name: "effect-bash" } } })
       expect(childrenOf(server.pid)).toEqual([])
       server.send({ jsonrpc: "2.0", method: "notifications/initialized" })
-      expect(await eventually(() => childrenOf(server.pid).length === 2, 15_000)).toBe(true)
+      expect(await eventually(() => childrenOf(server.pid).length === 1, 15_000)).toBe(true)
       expect(await server.end()).toBe(0)
     }))
 
@@ -436,7 +436,7 @@ describe("effect-bash mcp over stdio (official SDK client, real processes)", () 
       // danger-full-access: no runner probe, whose spawn would start the helpers anyway.
       const server = startRaw({}, ["--sandbox", "danger-full-access"])
       server.write(`${JSON.stringify(initialize(1))}\n${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`)
-      expect(await eventually(() => childrenOf(server.pid).length === 2, 15_000)).toBe(true)
+      expect(await eventually(() => childrenOf(server.pid).length === 1, 15_000)).toBe(true)
       expect(await eventually(() => server.lines.length >= 1, 15_000)).toBe(true)
       expect(server.lines[0]).toMatchObject({ id: 1, result: { serverInfo: { name: "effect-bash" } } })
       expect(await server.end()).toBe(0)

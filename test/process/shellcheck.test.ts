@@ -1,21 +1,19 @@
 /**
  * Every shell program the package ships or runs is a `.sh` file that `shellcheck` (Debian's package,
  * which `.ci/run` installs) finds nothing in: the files under `src/` (published with the package), and
- * the build's own under `scripts/`, and the CI entry point `.ci/run`; so is the one-line program the
- * host still writes itself (the launcher's gate).
+ * the build's own under `scripts/`, and the CI entry point `.ci/run`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import { readdirSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { gateScript } from "../../src/layers/internal/spawner/gate.js"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
 
-/** What shellcheck says of `files`, or of the program on its stdin (`-`) in `shell`. */
-const shellcheck = (args: ReadonlyArray<string>, input?: string) => {
-  const run = spawnSync("shellcheck", [...args], { cwd: root, encoding: "utf8", input })
+/** What shellcheck says of `files`. */
+const shellcheck = (args: ReadonlyArray<string>) => {
+  const run = spawnSync("shellcheck", [...args], { cwd: root, encoding: "utf8" })
   expect(run.error, "shellcheck is not installed (Debian: apt-get install shellcheck)").toBeUndefined()
   return { findings: `${run.stdout}${run.stderr}`, status: run.status }
 }
@@ -40,15 +38,5 @@ describe("shipped shell programs", () => {
       "src/layers/internal/spawner/reaper.sh"
     ]))
     expect(shellcheck(["--external-sources", "--", ...files])).toEqual({ findings: "", status: 0 })
-  })
-
-  it("shellcheck finds nothing in the launcher's gate, the program held as a string", () => {
-    const programs: ReadonlyArray<readonly [string, "bash", string]> = [
-      ["the launcher's gate", "bash", gateScript([])],
-      ["the launcher's gate, every descriptor inherited", "bash", gateScript([3, 4, 5])]
-    ]
-    for (const [name, shell, program] of programs) {
-      expect(shellcheck([`--shell=${shell}`, "-"], program), name).toEqual({ findings: "", status: 0 })
-    }
   })
 })

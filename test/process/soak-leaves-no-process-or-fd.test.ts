@@ -108,9 +108,8 @@ describe("reliability soak (real processes)", () => {
 
         expect(openFds()).toEqual(baseline)
         // Between rounds nothing of the finished calls stays open: no growth with the number of calls.
-        // The layer's own: the reaper's pipe, the launcher's channel, pid pipe and stdin (whose end
-        // tells the launcher the host is gone), and /dev/null when the host inherited descriptors.
-        const layerFds = 5
+        // The layer's own: the reaper's pipe, and /dev/null when the host inherited descriptors.
+        const layerFds = 2
         expect(Math.max(...during.slice(0, rounds - 4)) - baseline.length).toBeLessThanOrEqual(layerFds)
         // Then the two pipes of each task the last four rounds leave running.
         expect(Math.max(...during) - baseline.length).toBeLessThanOrEqual(layerFds + 4 * 2)

@@ -1,5 +1,5 @@
 /**
- * Fiber helpers for tests that act while a call is parked (a spawn waiting on its launcher).
+ * Fiber helpers for tests that act while a call is parked (a spawn still under way).
  */
 import type { Fiber } from "effect"
 import { Effect } from "effect"

@@ -1,13 +1,12 @@
 /**
  * One list of what bash reads from its environment as it starts, and every shell we start guarded
- * against all of it: the executor drops it from the inherited environment, the launcher's gate
- * steps aside when a command's environment sets it, the container wrapper hides it from its own shell.
+ * against all of it: the executor drops it from the inherited environment, the container wrapper hides
+ * it from its own shell.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { bashStartupVariables } from "../../src/layers/internal/bashStartup.js"
 import { wrapperEnv } from "../../src/layers/internal/container/wrapper.js"
 import { buildEnv } from "../../src/layers/internal/executor/environment.js"
-import { gateServes } from "../../src/layers/internal/spawner/gate.js"
 
 const startupState = [...bashStartupVariables, "BASH_FUNC_ls%%"]
 
@@ -22,17 +21,12 @@ describe("bash start-up state", () => {
     expect(buildEnv({ [name]: "x" }, { allow: [name], deny: [] }, undefined, undefined)).not.toHaveProperty(name)
   })
 
-  it.each(startupState)("%s: in a command's environment, the gate is not used", (name) => {
-    expect(gateServes({ [name]: "x" })).toBe(false)
-  })
-
   it.each([...bashStartupVariables])("%s: hidden from the container wrapper's own shell", (name) => {
     expect(wrapperEnv({ [name]: "x" })).toEqual({ [`__effect_bash_saved_${name}`]: "x" })
   })
 
   it("leaves other variables to every shell", () => {
     expect(buildEnv({ BASH_VERSION_PIN: "5" }, { allow: [], deny: [] }, undefined, undefined)).toHaveProperty("BASH_VERSION_PIN")
-    expect(gateServes({ BASH_VERSION_PIN: "5" })).toBe(true)
     expect(wrapperEnv({ BASH_VERSION_PIN: "5" })).toEqual({ BASH_VERSION_PIN: "5" })
   })
 })

@@ -1,8 +1,8 @@
 /**
  * A run interrupted twice (a host aborts the call, then shuts down while the kill is in its grace):
  * the kill path in the run's finalizer is not cut short by the second interrupt; and a run interrupted
- * while its spawn is still handing the command over (as the launcher does, asynchronously) kills it once
- * it is there (fake spawner, TestClock).
+ * while its spawn is still under way (a spawn is uninterruptible, and may take its time) kills the
+ * command once it is there (fake spawner, TestClock).
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
@@ -47,7 +47,7 @@ describe("kill path under repeated interruption (TestClock)", () => {
     Effect.gen(function*() {
       const handedOver = yield* Deferred.make<void>()
       const fake = FakeProcessSpawner.layer()
-      // The command runs before the spawn returns: the launcher hands it over later, uninterruptibly.
+      // The command runs before the spawn returns: the spawn hands it over later, uninterruptibly.
       const handingOver = Layer.effect(
         ProcessSpawner,
         Effect.map(ProcessSpawner, (spawner) =>

@@ -21,7 +21,7 @@ const executorWith = (script: FakeScript) =>
     Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer))
   )
 
-/** The fake spawner with each exit reported `lagMs` after it is first awaited, as a launcher's report may lag. */
+/** The fake spawner with each exit reported `lagMs` after it is first awaited, as a report of an exit may lag its wait. */
 const executorReportingLate = (lagMs: number) =>
   LocalBashExecutor.layerWith({ graceMs, timeoutMs, cwd: "/" }).pipe(
     Layer.provide(Layer.effect(

@@ -5,9 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Supervisor, TestClock } from "effect"
-import type * as ChildProcess from "node:child_process"
 import { makeHostDeath } from "../../src/layers/internal/spawner/hostDeath.js"
-import { SpawnedChild } from "../../src/layers/internal/spawner/spawnedChild.js"
 import { HostReaper } from "../../src/layers/internal/spawner/HostReaper.js"
 
 /** `clock`, counting in `pending` the sleeps that have neither ended nor been interrupted. */
@@ -29,12 +27,9 @@ const idleReaper = (resumeIfStopped: Effect.Effect<void>) =>
     track: () => Effect.void,
     trackTerminal: () => Effect.void,
     forget: () => Effect.void,
-    resumeOnDeath: () => Effect.void,
     removeOnDeath: () => Effect.void,
     resumeIfStopped
   })
-
-const group = (pid: number) => SpawnedChild.Direct({ child: { pid } as ChildProcess.ChildProcess })
 
 describe("the host's look at its reaper", () => {
   it.scoped("happens every 500 ms while a group is live, and stops as the last is released", () =>
@@ -45,29 +40,29 @@ describe("the host's look at its reaper", () => {
       yield* TestClock.adjust(2_000)
       expect(looks, "no group, no look").toBe(0)
 
-      const [first, second] = [group(101), group(102)]
-      yield* hostDeath.giveReaper(first, undefined)
+      const [first, second] = [101, 102]
+      yield* hostDeath.giveReaper(first)
       yield* Effect.yieldNow()
       expect(pending.count, "a group is live: its watch sleeps").toBe(1)
       yield* TestClock.adjust(499)
       expect(looks).toBe(0)
       yield* TestClock.adjust(1)
       expect(looks).toBe(1)
-      yield* hostDeath.giveReaper(second, undefined)
+      yield* hostDeath.giveReaper(second)
       yield* TestClock.adjust(1_000)
       expect(looks, "one watch for any number of groups").toBe(3)
 
-      yield* hostDeath.release(first, undefined)
+      yield* hostDeath.release(first)
       yield* TestClock.adjust(500)
       expect(looks, "a group is still live").toBe(4)
-      yield* hostDeath.release(second, undefined)
+      yield* hostDeath.release(second)
       expect(pending.count, "no group live: no timer left").toBe(0)
       yield* TestClock.adjust(500)
       expect(looks).toBe(4)
 
       // Off the old watch's beat: the new one starts from the group's start.
       yield* TestClock.adjust(250)
-      yield* hostDeath.giveReaper(group(103), undefined)
+      yield* hostDeath.giveReaper(103)
       yield* TestClock.adjust(499)
       expect(looks).toBe(4)
       yield* TestClock.adjust(1)
@@ -79,10 +74,10 @@ describe("the host's look at its reaper", () => {
     Effect.gen(function*() {
       const supervisor = yield* Supervisor.track
       const hostDeath = yield* Effect.supervised(makeHostDeath(idleReaper(Effect.void)), supervisor)
-      const first = group(104)
-      yield* hostDeath.giveReaper(first, undefined)
+      const first = 104
+      yield* hostDeath.giveReaper(first)
       const fibers = yield* supervisor.value
-      yield* hostDeath.release(first, undefined)
+      yield* hostDeath.release(first)
       expect(fibers).toHaveLength(0)
     }).pipe(Effect.scoped))
 })

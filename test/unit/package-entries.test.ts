@@ -14,6 +14,7 @@ const packageJson = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
   readonly dependencies: Record<string, string>
   readonly peerDependencies: Record<string, string>
   readonly peerDependenciesMeta: Record<string, { readonly optional?: boolean }>
+  readonly optionalDependencies: Record<string, string>
 }
 
 const specifiers = (source: string): Array<string> =>
@@ -84,19 +85,21 @@ describe("package entry points", () => {
     }
   })
 
-  it("effect-bash/promise carries its own Effect: its bundle loads Node's modules and the optional docker-modem, node-pty, tar-stream and tar-fs only, its declarations nothing", () => {
+  it("effect-bash/promise carries its own Effect: its bundle loads Node's modules and the optional docker-modem, koffi, node-pty, tar-stream and tar-fs only, its declarations nothing", () => {
     const bundle = readFileSync(join(root, entryFile("./promise", "default")), "utf8")
     const loaded = new Set(
       [...bundle.matchAll(/(?:\bfrom|\bimport\(|\brequire\()\s*["']([^"']+)["']/g)].map((match) => match[1]!)
     )
-    expect([...loaded].filter((specifier) => !specifier.startsWith("node:")).sort()).toEqual(["docker-modem", "node-pty", "tar-fs", "tar-stream"])
+    expect([...loaded].filter((specifier) => !specifier.startsWith("node:")).sort()).toEqual(["docker-modem", "koffi", "node-pty", "tar-fs", "tar-stream"])
     const declarations = readFileSync(join(root, entryFile("./promise", "types")), "utf8")
     expect(specifiers(declarations)).toEqual([])
     expect(declarations).not.toMatch(/\bimport\(/)
   })
 
-  it("every package the emitted code and declarations import is a declared dependency or peer", () => {
-    const declared = new Set([...Object.keys(packageJson.dependencies), ...Object.keys(packageJson.peerDependencies)])
+  it("every package the emitted code and declarations import is a declared dependency, optional dependency or peer", () => {
+    const declared = new Set(
+      [packageJson.dependencies, packageJson.optionalDependencies, packageJson.peerDependencies].flatMap(Object.keys)
+    )
     const walk = (dir: string): Array<string> =>
       readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
         entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]

@@ -42,7 +42,7 @@ const surface: Record<string, Record<string, ReadonlyArray<string> | null>> = {
     InvalidWaitTimeoutError: null,
     LocalBashExecutor: ["LocalBashExecutorConfigError", "Settings", "defaults", "environment", "layer", "layerConfig", "layerWith", "make"],
     LocalBashExecutorConfigError: null,
-    NodeProcessSpawner: ["layer", "layerDirectSpawn", "layerLauncherOnDemand"],
+    NodeProcessSpawner: ["layer", "layerDirectSpawn"],
     NodePtySpawner: ["available", "layer"],
     ProcessSpawner: null,
     PtySpawnError: null,

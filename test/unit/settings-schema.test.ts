@@ -138,7 +138,7 @@ describe("settings Schemas", () => {
 describe("an executor layer its settings fail", () => {
   // The Node layers themselves, not `layerWith` over a fake spawner: the unit setup fails a test that
   // tries to start a process, so these also show that the settings are checked before the spawner
-  // starts its reaper or its launcher.
+  // starts its reaper or loads posix_spawn.
   it.effect("fails with the contract message for every bad number, and starts no process", () =>
     Effect.gen(function*() {
       const fields = ["timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"] as const

@@ -1,6 +1,6 @@
 /**
  * A callback timer of the Clock: under the live Clock it is a plain timer (no fiber per timer, the
- * per-call cost the executor and the launcher pay for their bounds); under any other Clock it waits
+ * per-call cost the executor pays for its bounds); under any other Clock it waits
  * on that Clock, so a TestClock still decides when it fires or that a cancelled one never does.
  */
 import { describe, expect, it } from "@effect/vitest"

@@ -1,17 +1,15 @@
 /**
- * A command the launcher starts sees the same shell as one the host spawns itself for the same
+ * A command `posix_spawn` starts sees the same shell as one `child_process` spawns for the same
  * request: `$0`, a seeded `RANDOM`, bash's dynamic variables, its place as the leader of its own
- * session and group, cwd, exported env, open descriptors, umask, signal dispositions, options and
- * limits.
+ * session and group and as the host's child, cwd, exported env, open descriptors, umask, signal
+ * dispositions (none ignored, caught or blocked), options and limits.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as fs from "node:fs"
 import * as LocalBashExecutor from "../../src/layers/LocalBashExecutor.js"
 import { BashExecutor } from "../../src/services/BashExecutor.js"
-import { processOf } from "../support/processes.js"
-import { launcherPid } from "../support/launcher.js"
 import { listFds } from "../support/processes.js"
+import { spawnPath } from "../support/spawnPath.js"
 
 const run = (request: BashExecutor.Request) =>
   Effect.gen(function*() {
@@ -41,14 +39,6 @@ const view = [
 const withoutPids = (text: string) => text.slice(text.indexOf("\n") + 1).replace(/:\[\d+\]/g, "")
 const pids = (text: string) => text.split("\n")[0]!.split(" ").map(Number) as [number, number]
 
-const read = (file: string) => {
-  try {
-    return fs.readFileSync(file, "latin1")
-  } catch {
-    return ""
-  }
-}
-
 const longScript = `: ${"x".repeat(70_000)}\n${view}`
 
 /** Requests with stdin, a script too long for argv, and envs that hold bash's own variables. */
@@ -71,28 +61,28 @@ const requests: ReadonlyArray<{ readonly name: string; readonly request: BashExe
   { name: "OLDPWD a directory", request: { command: view, env: { OLDPWD: "/" } } }
 ]
 
-describe("a launched command's view", () => {
-  it.live("is a direct spawn's view for the same request", () =>
+describe("a command spawned by posix_spawn", () => {
+  it.live("sees the shell a command spawned by child_process sees, for the same request", () =>
     Effect.gen(function*() {
-      const launched = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300 }))
+      const posix = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300 }))
       const direct = yield* Layer.build(LocalBashExecutor.layer({ graceMs: 300, directSpawn: true }))
-      yield* launcherPid.pipe(Effect.provide(launched))
+      expect(yield* spawnPath.pipe(Effect.provide(posix))).toBe("posix_spawn")
+      expect(yield* spawnPath.pipe(Effect.provide(direct))).toBe("child_process")
       for (const { name, request } of requests) {
-        const viaHost = yield* run(request).pipe(Effect.provide(direct))
-        const viaLauncher = yield* run(request).pipe(Effect.provide(launched))
-        const [, launcher] = pids(viaLauncher.stdout.text)
-        // The host spawns its own commands; the launcher, a child of the host, spawns the others.
-        expect(pids(viaHost.stdout.text)[1], name).toBe(process.pid)
-        expect(launcher, name).not.toBe(process.pid)
-        expect(processOf(launcher)?.ppid, name).toBe(process.pid)
-        expect(read(`/proc/${launcher}/cmdline`), name).toMatch(/^effect-bash launcher/)
-        const seen = withoutPids(viaLauncher.stdout.text)
-        expect(seen, name).toBe(withoutPids(viaHost.stdout.text))
-        expect([viaLauncher.stderr.text, viaLauncher.exitCode], name).toEqual([viaHost.stderr.text, viaHost.exitCode])
+        const viaChildProcess = yield* run(request).pipe(Effect.provide(direct))
+        const viaPosix = yield* run(request).pipe(Effect.provide(posix))
+        // Both are the host's own children.
+        expect(pids(viaChildProcess.stdout.text)[1], name).toBe(process.pid)
+        expect(pids(viaPosix.stdout.text)[1], name).toBe(process.pid)
+        const seen = withoutPids(viaPosix.stdout.text)
+        expect(seen, name).toBe(withoutPids(viaChildProcess.stdout.text))
+        expect([viaPosix.stderr.text, viaPosix.exitCode], name).toEqual([viaChildProcess.stderr.text, viaChildProcess.exitCode])
         const seeded = seen.match(/^random \d+$/gm)
         expect(seeded?.length, name).toBe(2)
         expect(seeded?.[0], name).toBe(seeded?.[1])
         expect(seen, name).toContain("leader 1 ppid 1 ppid-outside 1\n")
+        // No signal blocked or ignored (grep, which reads the status, catches its own SIGSEGV).
+        expect(seen, name).toMatch(/^SigBlk:\t0+\nSigIgn:\t0+\n/m)
       }
     }).pipe(Effect.scoped))
 })
