@@ -145,6 +145,19 @@ const bindLibc = (koffi: Koffi) => {
 
 type Libc = ReturnType<typeof bindLibc>
 
+/**
+ * Adds signals 32 and 33 to `set`, bit by bit: `sigfillset` leaves out the two signals glibc keeps
+ * for itself (cancellation, `setxid`), and glibc's `posix_spawn` leaves them ignored in the child
+ * unless they are in the default set, which keeps them ignored across the exec; a fork and exec
+ * leaves them at their default. Bit `n - 1` of a set of native words, as glibc and musl lay it out
+ * on a little-endian machine.
+ */
+const withLibcSignals = (set: Buffer): Buffer => {
+  if (NodeOs.endianness() !== "LE") return set
+  for (const signal of [32, 33]) set[(signal - 1) >> 3]! |= 1 << ((signal - 1) & 7)
+  return set
+}
+
 /** The spawn attributes every child gets: a new session, default signal dispositions, no mask. */
 const spawnAttributes = (libc: Libc): Buffer => {
   const attr = Buffer.alloc(opaqueBytes)
@@ -152,6 +165,7 @@ const spawnAttributes = (libc: Libc): Buffer => {
   const none = Buffer.alloc(opaqueBytes)
   libc.attrInit(attr)
   libc.sigFillSet(all)
+  withLibcSignals(all)
   libc.sigEmptySet(none)
   libc.attrSetSigDefault(attr, all)
   libc.attrSetSigMask(attr, none)
