@@ -156,7 +156,8 @@ describe("the host's posix_spawn", () => {
       const context = yield* Layer.buildWithScope(NodeProcessSpawner.layer, scope)
       const exit = yield* exitOf("exit 3").pipe(Effect.provide(context))
       expect(exit._tag === "Right" && exit.right.exitCode).toBe(3)
-      expect(process.listenerCount("SIGCHLD")).toBe(listeners + 1)
+      // One listener for the process, however many layers use it.
+      expect(process.listenerCount("SIGCHLD")).toBe(Math.max(listeners, 1))
       yield* Scope.close(scope, Exit.void)
       expect(process.listenerCount("SIGCHLD")).toBe(listeners)
     }))
