@@ -161,6 +161,21 @@ describe("the host's posix_spawn", () => {
       yield* Scope.close(scope, Exit.void)
       expect(process.listenerCount("SIGCHLD")).toBe(listeners)
     }))
+
+  it.live("has one SIGCHLD listener for the process, however many layers are open", () =>
+    Effect.gen(function*() {
+      const listeners = process.listenerCount("SIGCHLD")
+      const scope = yield* Scope.make()
+      // More layers than an emitter's default limit of listeners (10), each spawning.
+      for (let i = 0; i < 12; i++) {
+        const context = yield* Layer.buildWithScope(NodeProcessSpawner.layer, scope)
+        const exit = yield* exitOf(`exit ${i}`).pipe(Effect.provide(context))
+        expect(exit._tag === "Right" && exit.right.exitCode).toBe(i)
+      }
+      expect(process.listenerCount("SIGCHLD")).toBe(Math.max(listeners, 1))
+      yield* Scope.close(scope, Exit.void)
+      expect(process.listenerCount("SIGCHLD")).toBe(listeners)
+    }))
 })
 
 describe("where posix_spawn cannot serve, child_process spawns", () => {
