@@ -160,6 +160,18 @@ describe("the host's posix_spawn", () => {
       yield* Scope.close(scope, Exit.void)
       expect(process.listenerCount("SIGCHLD")).toBe(listeners)
     }))
+
+  it.live("learns the exit of a command spawned through it after its layer ended, then lets its SIGCHLD listener go", () =>
+    Effect.gen(function*() {
+      const listeners = process.listenerCount("SIGCHLD")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(NodeProcessSpawner.layer, scope)
+      yield* Scope.close(scope, Exit.void)
+      // Without a listener the exit would never come: the bound turns that hang into a failure.
+      const exit = yield* exitOf("exit 3").pipe(Effect.provide(context), Effect.timeout("10 seconds"))
+      expect(exit._tag === "Right" && exit.right.exitCode).toBe(3)
+      expect(process.listenerCount("SIGCHLD")).toBe(listeners)
+    }))
 })
 
 describe("where posix_spawn cannot serve, child_process spawns", () => {

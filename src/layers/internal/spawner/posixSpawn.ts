@@ -198,14 +198,36 @@ const envpOf = () => {
  * The children still running and their reaping: on each `SIGCHLD`, `waitpid` (without waiting) for
  * each of them, and their `exit`. One for the process (a signal's listeners are the process's): its
  * listener is there while a layer uses it or a child runs, so no exit goes unseen (a `SIGCHLD` that
- * finds no listener is lost). While a child runs, a timer that never fires keeps the host's event
- * loop alive, as a running `child_process` child does (a signal listener does not).
+ * finds no listener is lost), even a child's spawned through a spawner whose layer has ended. While
+ * a child runs, a timer that never fires keeps the host's event loop alive, as a running
+ * `child_process` child does (a signal listener does not).
  */
 const makeExitWatch = (libc: Libc) => {
   const running = new Map<number, PosixChild>()
   const status = [0]
   let users = 0
+  let listening = false
   let keepAlive: NodeJS.Timeout | undefined
+  // The listener and the timer follow the users and the running children, after each change.
+  const follow = () => {
+    const listen = users > 0 || running.size > 0
+    if (listen !== listening) {
+      listening = listen
+      if (listen) {
+        process.on("SIGCHLD", reap)
+        // Added for a child just spawned (no layer uses the watch): its SIGCHLD may have come first.
+        if (running.size > 0) setImmediate(reap)
+      } else {
+        process.off("SIGCHLD", reap)
+      }
+    }
+    if (running.size === 0) {
+      clearInterval(keepAlive)
+      keepAlive = undefined
+    } else {
+      keepAlive ??= setInterval(() => {}, 2 ** 31 - 1)
+    }
+  }
   const reap = () => {
     for (const [pid, child] of running) {
       const reaped = libc.waitpid(pid, status, WNOHANG) as number
@@ -216,24 +238,23 @@ const makeExitWatch = (libc: Libc) => {
       else if ((status[0]! & 0x7f) === 0) child.settle((status[0]! >> 8) & 0xff, null)
       else child.settle(null, signalNames.get(status[0]! & 0x7f) ?? null)
     }
-    if (running.size > 0) return
-    clearInterval(keepAlive)
-    keepAlive = undefined
-    if (users === 0) process.off("SIGCHLD", reap)
+    follow()
   }
   return {
     use: Effect.acquireRelease(
       Effect.sync(() => {
-        if (users++ === 0 && running.size === 0) process.on("SIGCHLD", reap)
+        users++
+        follow()
       }),
       () =>
         Effect.sync(() => {
-          if (--users === 0 && running.size === 0) process.off("SIGCHLD", reap)
+          users--
+          follow()
         })
     ),
     watch: (child: PosixChild) => {
       running.set(child.pid, child)
-      keepAlive ??= setInterval(() => {}, 2 ** 31 - 1)
+      follow()
     }
   }
 }
