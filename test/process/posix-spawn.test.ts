@@ -100,20 +100,28 @@ describe("the host's posix_spawn", () => {
       ])
     }))
 
-  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a missing workdir or shell", () =>
+  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a missing workdir or shell, a workdir that is a file, an env too big", () =>
     Effect.gen(function*() {
       const requests = [
         { env: { X: "a\0b" } },
         { cwd: "/tmp/a\0b" },
         { cwd: "/nonexistent/workdir" },
-        { env: { PATH: "/nonexistent" } }
+        { env: { PATH: "/nonexistent" } },
+        { cwd: host },
+        // One string past the kernel's per-string limit (`MAX_ARG_STRLEN`, 128 KiB).
+        { env: { BIG: "x".repeat(200_000) } }
       ]
       const [posix, direct] = yield* underBoth(
         Effect.forEach(requests, (request) => Effect.map(exitOf("echo ran", request), (outcome) => outcome._tag === "Left" && outcome.left.message))
       )
       expect(posix).toEqual(direct)
       expect(posix[0]).toMatch(/^The property 'options\.env\['X'\]' must be a string without null bytes/)
-      expect(posix.slice(2)).toEqual(["workdir does not exist: /nonexistent/workdir (ENOENT)", "spawn bash ENOENT"])
+      expect(posix.slice(2)).toEqual([
+        "workdir does not exist: /nonexistent/workdir (ENOENT)",
+        "spawn bash ENOENT",
+        "spawn ENOTDIR",
+        "spawn E2BIG"
+      ])
     }))
 
   // glibc's posix_spawn sets its internal signals (32 and 33), which `sigfillset` leaves out of the

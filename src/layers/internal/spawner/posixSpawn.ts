@@ -59,8 +59,8 @@ export interface PosixSpawner {
   /**
    * Spawns `request`. `undefined` when it is one this spawner leaves to `child_process` (a NUL byte
    * in a value, which Node refuses with its own message; a new socket's end numbered where a pipe
-   * goes); throws as Node's spawn reports a failure (`spawn <file> <code>`, with `code`) when no
-   * process started.
+   * goes); throws as Node's spawn reports a failure (`spawn <file> ENOENT`, `spawn ENOTDIR`, with
+   * `code`) when no process started.
    */
   readonly spawn: (request: PosixSpawnRequest) => PosixChild | undefined
 }
@@ -86,9 +86,14 @@ const namesOf = <N extends string>(constants: Readonly<Record<string, number>>):
 const errnoNames = namesOf<string>(NodeOs.constants.errno)
 const signalNames = namesOf<NodeJS.Signals>(NodeOs.constants.signals)
 
+/** The codes Node reports in an `error` event naming the file; it throws any other naming none. */
+const namingTheFile: ReadonlySet<string> = new Set(["EACCES", "EAGAIN", "EMFILE", "ENFILE", "ENOENT"])
+
+/** Node's spawn error: `spawn bash ENOENT`, `spawn bash EMFILE`, but `spawn ENOTDIR`, `spawn E2BIG`. */
 const spawnError = (file: string, errno: number): Error => {
   const code = errnoNames.get(errno)
-  return Object.assign(new Error(`spawn ${file} ${code ?? errno}`), { code, errno: -errno, syscall: `spawn ${file}` })
+  const syscall = code !== undefined && namingTheFile.has(code) ? `spawn ${file}` : "spawn"
+  return Object.assign(new Error(`${syscall} ${code ?? errno}`), { code, errno: -errno, syscall })
 }
 
 const hasNul = (value: string) => value.includes("\0")
