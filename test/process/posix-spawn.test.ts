@@ -100,8 +100,16 @@ describe("the host's posix_spawn", () => {
       ])
     }))
 
-  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a missing workdir or shell, a workdir that is a file, an env too big", () =>
+  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a missing workdir or shell, a workdir that is a file, an env too big, a shell it may not execute", () =>
     Effect.gen(function*() {
+      // A PATH entry holding a `bash` without an execute bit, and one holding a directory named so.
+      const unexecutable = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-unexecutable-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      fs.mkdirSync(path.join(unexecutable, "file"))
+      fs.writeFileSync(path.join(unexecutable, "file", "bash"), "#!/bin/sh\necho ran\n", { mode: 0o644 })
+      fs.mkdirSync(path.join(unexecutable, "directory", "bash"), { recursive: true })
       const requests = [
         { env: { X: "a\0b" } },
         { cwd: "/tmp/a\0b" },
@@ -109,7 +117,13 @@ describe("the host's posix_spawn", () => {
         { env: { PATH: "/nonexistent" } },
         { cwd: host },
         // One string past the kernel's per-string limit (`MAX_ARG_STRLEN`, 128 KiB).
-        { env: { BIG: "x".repeat(200_000) } }
+        { env: { BIG: "x".repeat(200_000) } },
+        // The child changes into its workdir before it looks for its shell.
+        { cwd: host, env: { PATH: "/nonexistent" } },
+        { env: { PATH: path.join(unexecutable, "file") } },
+        { env: { PATH: path.join(unexecutable, "directory") } },
+        // Passed over for the next entry, which has one.
+        { env: { PATH: `${path.join(unexecutable, "file")}:${process.env.PATH}` } }
       ]
       const [posix, direct] = yield* underBoth(
         Effect.forEach(requests, (request) => Effect.map(exitOf("echo ran", request), (outcome) => outcome._tag === "Left" && outcome.left.message))
@@ -120,9 +134,13 @@ describe("the host's posix_spawn", () => {
         "workdir does not exist: /nonexistent/workdir (ENOENT)",
         "spawn bash ENOENT",
         "spawn ENOTDIR",
-        "spawn E2BIG"
+        "spawn E2BIG",
+        "spawn ENOTDIR",
+        "spawn bash EACCES",
+        "spawn bash EACCES",
+        false
       ])
-    }))
+    }).pipe(Effect.scoped))
 
   // glibc's posix_spawn sets its internal signals (32 and 33), which `sigfillset` leaves out of the
   // defaults, to SIG_IGN in the child while it execs, if the host handles them (Node does).

@@ -98,26 +98,52 @@ const spawnError = (file: string, errno: number): Error => {
 
 const hasNul = (value: string) => value.includes("\0")
 
+const { EACCES, ENOENT, ENOTDIR } = NodeOs.constants.errno
+
+/** The errno of a failed `fs` call, as a positive number (Node's are negative), else `fallback`. */
+const errnoOf = (error: unknown, fallback: number): number => {
+  const code = (error as NodeJS.ErrnoException).code
+  return (code === undefined ? undefined : (NodeOs.constants.errno as Record<string, number>)[code]) ?? fallback
+}
+
+/** What the child's `chdir(cwd)`, its first step, would fail with; `undefined` if it would not. */
+const chdirFailure = (cwd: string): number | undefined => {
+  try {
+    if (!NodeFs.statSync(cwd).isDirectory()) return ENOTDIR
+    NodeFs.accessSync(cwd, NodeFs.constants.X_OK)
+    return undefined
+  } catch (error) {
+    return errnoOf(error, ENOENT)
+  }
+}
+
 /**
- * Where `file` is, found as `execvp` in the child would find it: by `PATH` of the child's env,
- * relative entries from its `cwd`. `undefined` when no entry has it as a file with an execute bit.
+ * Where `file` is, found as glibc's `execvp` in the child of a `child_process` spawn finds it: by
+ * `PATH` of the child's env (`/bin:/usr/bin` without one), relative entries from its `cwd`, passing
+ * over the entries where no file can be executed by that name. Else the errno that spawn fails with:
+ * its `chdir`'s, which comes first; else EACCES if an entry held `file` without the right to
+ * execute it; else ENOENT.
  */
-const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | undefined => {
-  // Most entries of a long PATH miss: a missing one costs no exception.
-  const isExecutable = (path: string) => {
+const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | number => {
+  if (file.includes("/")) return NodePath.resolve(cwd, file)
+  let failure = ENOENT
+  for (const dir of (env.PATH ?? "/bin:/usr/bin").split(":")) {
+    const path = NodePath.resolve(cwd, dir, file)
     try {
+      // Most entries of a long PATH miss: a missing one costs no exception.
       const stat = NodeFs.statSync(path, { throwIfNoEntry: false })
-      return stat !== undefined && stat.isFile() && (stat.mode & 0o111) !== 0
-    } catch {
-      return false // ENOTDIR, EACCES: not there for exec either
+      if (stat === undefined) continue
+      if (stat.isFile()) {
+        NodeFs.accessSync(path, NodeFs.constants.X_OK)
+        return path
+      }
+      failure = EACCES // a directory
+    } catch (error) {
+      // ENOTDIR (an entry that is a file) moves on, as exec's does; EACCES is remembered.
+      if (errnoOf(error, ENOENT) === EACCES) failure = EACCES
     }
   }
-  if (file.includes("/")) return NodePath.resolve(cwd, file)
-  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
-    const path = NodePath.resolve(cwd, dir, file)
-    if (isExecutable(path)) return path
-  }
-  return undefined
+  return chdirFailure(cwd) ?? failure
 }
 
 type Koffi = typeof import("koffi").default
@@ -303,7 +329,7 @@ export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, Sc
       return undefined
     }
     const path = resolveFile(request.file, request.env, request.cwd)
-    if (path === undefined) throw spawnError(request.file, NodeOs.constants.errno.ENOENT)
+    if (typeof path === "number") throw spawnError(request.file, path)
     const hostEnds: Array<number | null> = []
     const childEnds: Array<number> = []
     let started = false
