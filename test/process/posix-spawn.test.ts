@@ -100,7 +100,7 @@ describe("the host's posix_spawn", () => {
       ])
     }))
 
-  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a missing workdir or shell, a workdir that is a file, an env too big, a shell it may not execute", () =>
+  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a bad workdir, a missing or unexecutable shell, an env too big", () =>
     Effect.gen(function*() {
       // A PATH entry holding a `bash` without an execute bit, and one holding a directory named so.
       const unexecutable = yield* Effect.acquireRelease(
