@@ -123,7 +123,9 @@ describe("the host's posix_spawn", () => {
         { env: { PATH: path.join(unexecutable, "file") } },
         { env: { PATH: path.join(unexecutable, "directory") } },
         // Passed over for the next entry, which has one.
-        { env: { PATH: `${path.join(unexecutable, "file")}:${process.env.PATH}` } }
+        { env: { PATH: `${path.join(unexecutable, "file")}:${process.env.PATH}` } },
+        // A host's value that is no string: the child's env has it stringified.
+        { env: { PATH: null as unknown as string } }
       ]
       const [posix, direct] = yield* underBoth(
         Effect.forEach(requests, (request) => Effect.map(exitOf("echo ran", request), (outcome) => outcome._tag === "Left" && outcome.left.message))
@@ -138,7 +140,8 @@ describe("the host's posix_spawn", () => {
         "spawn ENOTDIR",
         "spawn bash EACCES",
         "spawn bash EACCES",
-        false
+        false,
+        "spawn bash ENOENT"
       ])
     }).pipe(Effect.scoped))
 

@@ -127,7 +127,9 @@ const chdirFailure = (cwd: string): number | undefined => {
 const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | number => {
   if (file.includes("/")) return NodePath.resolve(cwd, file)
   let failure = ENOENT
-  for (const dir of (env.PATH ?? "/bin:/usr/bin").split(":")) {
+  // Stringified as the child's env gets it (a host may pass a value that is no string).
+  const search = env.PATH === undefined ? "/bin:/usr/bin" : `${env.PATH}`
+  for (const dir of search.split(":")) {
     const path = NodePath.resolve(cwd, dir, file)
     try {
       // Most entries of a long PATH miss: a missing one costs no exception.
