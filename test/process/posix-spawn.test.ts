@@ -100,21 +100,50 @@ describe("the host's posix_spawn", () => {
       ])
     }))
 
-  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a missing workdir or shell", () =>
+  it.live("fails the spawns it cannot serve as child_process fails them: a NUL byte, a bad workdir, a missing or unexecutable shell, an env too big", () =>
     Effect.gen(function*() {
+      // A PATH entry holding a `bash` without an execute bit, and one holding a directory named so.
+      const unexecutable = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-bash-unexecutable-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      fs.mkdirSync(path.join(unexecutable, "file"))
+      fs.writeFileSync(path.join(unexecutable, "file", "bash"), "#!/bin/sh\necho ran\n", { mode: 0o644 })
+      fs.mkdirSync(path.join(unexecutable, "directory", "bash"), { recursive: true })
       const requests = [
         { env: { X: "a\0b" } },
         { cwd: "/tmp/a\0b" },
         { cwd: "/nonexistent/workdir" },
-        { env: { PATH: "/nonexistent" } }
+        { env: { PATH: "/nonexistent" } },
+        { cwd: host },
+        // One string past the kernel's per-string limit (`MAX_ARG_STRLEN`, 128 KiB).
+        { env: { BIG: "x".repeat(200_000) } },
+        // The child changes into its workdir before it looks for its shell.
+        { cwd: host, env: { PATH: "/nonexistent" } },
+        { env: { PATH: path.join(unexecutable, "file") } },
+        { env: { PATH: path.join(unexecutable, "directory") } },
+        // Passed over for the next entry, which has one.
+        { env: { PATH: `${path.join(unexecutable, "file")}:${process.env.PATH}` } },
+        // A host's value that is no string: the child's env has it stringified.
+        { env: { PATH: null as unknown as string } }
       ]
       const [posix, direct] = yield* underBoth(
         Effect.forEach(requests, (request) => Effect.map(exitOf("echo ran", request), (outcome) => outcome._tag === "Left" && outcome.left.message))
       )
       expect(posix).toEqual(direct)
       expect(posix[0]).toMatch(/^The property 'options\.env\['X'\]' must be a string without null bytes/)
-      expect(posix.slice(2)).toEqual(["workdir does not exist: /nonexistent/workdir (ENOENT)", "spawn bash ENOENT"])
-    }))
+      expect(posix.slice(2)).toEqual([
+        "workdir does not exist: /nonexistent/workdir (ENOENT)",
+        "spawn bash ENOENT",
+        "spawn ENOTDIR",
+        "spawn E2BIG",
+        "spawn ENOTDIR",
+        "spawn bash EACCES",
+        "spawn bash EACCES",
+        false,
+        "spawn bash ENOENT"
+      ])
+    }).pipe(Effect.scoped))
 
   // glibc's posix_spawn sets its internal signals (32 and 33), which `sigfillset` leaves out of the
   // defaults, to SIG_IGN in the child while it execs, if the host handles them (Node does).
@@ -174,6 +203,18 @@ describe("the host's posix_spawn", () => {
       }
       expect(process.listenerCount("SIGCHLD")).toBe(Math.max(listeners, 1))
       yield* Scope.close(scope, Exit.void)
+      expect(process.listenerCount("SIGCHLD")).toBe(listeners)
+    }))
+
+  it.live("learns the exit of a command spawned through it after its layer ended, then lets its SIGCHLD listener go", () =>
+    Effect.gen(function*() {
+      const listeners = process.listenerCount("SIGCHLD")
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(NodeProcessSpawner.layer, scope)
+      yield* Scope.close(scope, Exit.void)
+      // Without a listener the exit would never come: the bound turns that hang into a failure.
+      const exit = yield* exitOf("exit 3").pipe(Effect.provide(context), Effect.timeout("10 seconds"))
+      expect(exit._tag === "Right" && exit.right.exitCode).toBe(3)
       expect(process.listenerCount("SIGCHLD")).toBe(listeners)
     }))
 })

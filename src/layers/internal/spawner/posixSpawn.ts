@@ -59,8 +59,8 @@ export interface PosixSpawner {
   /**
    * Spawns `request`. `undefined` when it is one this spawner leaves to `child_process` (a NUL byte
    * in a value, which Node refuses with its own message; a new socket's end numbered where a pipe
-   * goes); throws as Node's spawn reports a failure (`spawn <file> <code>`, with `code`) when no
-   * process started.
+   * goes); throws as Node's spawn reports a failure (`spawn <file> ENOENT`, `spawn ENOTDIR`, with
+   * `code`) when no process started.
    */
   readonly spawn: (request: PosixSpawnRequest) => PosixChild | undefined
 }
@@ -86,33 +86,66 @@ const namesOf = <N extends string>(constants: Readonly<Record<string, number>>):
 const errnoNames = namesOf<string>(NodeOs.constants.errno)
 const signalNames = namesOf<NodeJS.Signals>(NodeOs.constants.signals)
 
+/** The codes Node reports in an `error` event naming the file; it throws any other naming none. */
+const namingTheFile: ReadonlySet<string> = new Set(["EACCES", "EAGAIN", "EMFILE", "ENFILE", "ENOENT"])
+
+/** Node's spawn error: `spawn bash ENOENT`, `spawn bash EMFILE`, but `spawn ENOTDIR`, `spawn E2BIG`. */
 const spawnError = (file: string, errno: number): Error => {
   const code = errnoNames.get(errno)
-  return Object.assign(new Error(`spawn ${file} ${code ?? errno}`), { code, errno: -errno, syscall: `spawn ${file}` })
+  const syscall = code !== undefined && namingTheFile.has(code) ? `spawn ${file}` : "spawn"
+  return Object.assign(new Error(`${syscall} ${code ?? errno}`), { code, errno: -errno, syscall })
 }
 
 const hasNul = (value: string) => value.includes("\0")
 
+const { EACCES, ENOENT, ENOTDIR } = NodeOs.constants.errno
+
+/** The errno of a failed `fs` call, as a positive number (Node's are negative), else `fallback`. */
+const errnoOf = (error: unknown, fallback: number): number => {
+  const code = (error as NodeJS.ErrnoException).code
+  return (code === undefined ? undefined : (NodeOs.constants.errno as Record<string, number>)[code]) ?? fallback
+}
+
+/** What the child's `chdir(cwd)`, its first step, would fail with; `undefined` if it would not. */
+const chdirFailure = (cwd: string): number | undefined => {
+  try {
+    if (!NodeFs.statSync(cwd).isDirectory()) return ENOTDIR
+    NodeFs.accessSync(cwd, NodeFs.constants.X_OK)
+    return undefined
+  } catch (error) {
+    return errnoOf(error, ENOENT)
+  }
+}
+
 /**
- * Where `file` is, found as `execvp` in the child would find it: by `PATH` of the child's env,
- * relative entries from its `cwd`. `undefined` when no entry has it as a file with an execute bit.
+ * Where `file` is, found as glibc's `execvp` in the child of a `child_process` spawn finds it: by
+ * `PATH` of the child's env (`/bin:/usr/bin` without one), relative entries from its `cwd`, passing
+ * over the entries where no file can be executed by that name. Else the errno that spawn fails with:
+ * its `chdir`'s, which comes first; else EACCES if an entry held `file` without the right to
+ * execute it; else ENOENT.
  */
-const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | undefined => {
-  // Most entries of a long PATH miss: a missing one costs no exception.
-  const isExecutable = (path: string) => {
+const resolveFile = (file: string, env: Readonly<Record<string, string>>, cwd: string): string | number => {
+  if (file.includes("/")) return NodePath.resolve(cwd, file)
+  let failure = ENOENT
+  // Stringified as the child's env gets it (a host may pass a value that is no string).
+  const search = env.PATH === undefined ? "/bin:/usr/bin" : `${env.PATH}`
+  for (const dir of search.split(":")) {
+    const path = NodePath.resolve(cwd, dir, file)
     try {
+      // Most entries of a long PATH miss: a missing one costs no exception.
       const stat = NodeFs.statSync(path, { throwIfNoEntry: false })
-      return stat !== undefined && stat.isFile() && (stat.mode & 0o111) !== 0
-    } catch {
-      return false // ENOTDIR, EACCES: not there for exec either
+      if (stat === undefined) continue
+      if (stat.isFile()) {
+        NodeFs.accessSync(path, NodeFs.constants.X_OK)
+        return path
+      }
+      failure = EACCES // a directory
+    } catch (error) {
+      // ENOTDIR (an entry that is a file) moves on, as exec's does; EACCES is remembered.
+      if (errnoOf(error, ENOENT) === EACCES) failure = EACCES
     }
   }
-  if (file.includes("/")) return NodePath.resolve(cwd, file)
-  for (const dir of (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":")) {
-    const path = NodePath.resolve(cwd, dir, file)
-    if (isExecutable(path)) return path
-  }
-  return undefined
+  return chdirFailure(cwd) ?? failure
 }
 
 type Koffi = typeof import("koffi").default
@@ -198,14 +231,36 @@ const envpOf = () => {
  * The children still running and their reaping: on each `SIGCHLD`, `waitpid` (without waiting) for
  * each of them, and their `exit`. One for the process (a signal's listeners are the process's): its
  * listener is there while a layer uses it or a child runs, so no exit goes unseen (a `SIGCHLD` that
- * finds no listener is lost). While a child runs, a timer that never fires keeps the host's event
- * loop alive, as a running `child_process` child does (a signal listener does not).
+ * finds no listener is lost), even a child's spawned through a spawner whose layer has ended. While
+ * a child runs, a timer that never fires keeps the host's event loop alive, as a running
+ * `child_process` child does (a signal listener does not).
  */
 const makeExitWatch = (libc: Libc) => {
   const running = new Map<number, PosixChild>()
   const status = [0]
   let users = 0
+  let listening = false
   let keepAlive: NodeJS.Timeout | undefined
+  // The listener and the timer follow the users and the running children, after each change.
+  const follow = () => {
+    const listen = users > 0 || running.size > 0
+    if (listen !== listening) {
+      listening = listen
+      if (listen) {
+        process.on("SIGCHLD", reap)
+        // Added for a child just spawned (no layer uses the watch): its SIGCHLD may have come first.
+        if (running.size > 0) setImmediate(reap)
+      } else {
+        process.off("SIGCHLD", reap)
+      }
+    }
+    if (running.size === 0) {
+      clearInterval(keepAlive)
+      keepAlive = undefined
+    } else {
+      keepAlive ??= setInterval(() => {}, 2 ** 31 - 1)
+    }
+  }
   const reap = () => {
     for (const [pid, child] of running) {
       const reaped = libc.waitpid(pid, status, WNOHANG) as number
@@ -216,24 +271,23 @@ const makeExitWatch = (libc: Libc) => {
       else if ((status[0]! & 0x7f) === 0) child.settle((status[0]! >> 8) & 0xff, null)
       else child.settle(null, signalNames.get(status[0]! & 0x7f) ?? null)
     }
-    if (running.size > 0) return
-    clearInterval(keepAlive)
-    keepAlive = undefined
-    if (users === 0) process.off("SIGCHLD", reap)
+    follow()
   }
   return {
     use: Effect.acquireRelease(
       Effect.sync(() => {
-        if (users++ === 0 && running.size === 0) process.on("SIGCHLD", reap)
+        users++
+        follow()
       }),
       () =>
         Effect.sync(() => {
-          if (--users === 0 && running.size === 0) process.off("SIGCHLD", reap)
+          users--
+          follow()
         })
     ),
     watch: (child: PosixChild) => {
       running.set(child.pid, child)
-      keepAlive ??= setInterval(() => {}, 2 ** 31 - 1)
+      follow()
     }
   }
 }
@@ -277,7 +331,7 @@ export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, Sc
       return undefined
     }
     const path = resolveFile(request.file, request.env, request.cwd)
-    if (path === undefined) throw spawnError(request.file, NodeOs.constants.errno.ENOENT)
+    if (typeof path === "number") throw spawnError(request.file, path)
     const hostEnds: Array<number | null> = []
     const childEnds: Array<number> = []
     let started = false

@@ -1,7 +1,8 @@
 /**
  * The stdio lists of the layer's spawns. Inherited descriptors reach no command: each is replaced by
- * /dev/null in the child (a dup2 there). Hosts that inherited none spawn exactly as before. The /dev/null descriptor (close-on-exec, as Node opens
- * every file) and the lists are the layer's: made once.
+ * /dev/null in the child (`child_process` dups the layer's /dev/null descriptor there, `posix_spawn`
+ * opens /dev/null there); a host that inherited none has nothing to mask. The /dev/null
+ * descriptor (close-on-exec, as Node opens every file) and the lists are the layer's: made once.
  *
  * @internal
  */
