@@ -185,10 +185,9 @@ type Libc = ReturnType<typeof bindLibc>
  * leaves them at their default. Bit `n - 1` of a set of native words, as glibc and musl lay it out
  * on a little-endian machine.
  */
-const withLibcSignals = (set: Buffer): Buffer => {
-  if (NodeOs.endianness() !== "LE") return set
+const addLibcSignals = (set: Buffer): void => {
+  if (NodeOs.endianness() !== "LE") return
   for (const signal of [32, 33]) set[(signal - 1) >> 3]! |= 1 << ((signal - 1) & 7)
-  return set
 }
 
 /** The spawn attributes every child gets: a new session, default signal dispositions, no mask. */
@@ -198,7 +197,7 @@ const spawnAttributes = (libc: Libc): Buffer => {
   const none = Buffer.alloc(opaqueBytes)
   libc.attrInit(attr)
   libc.sigFillSet(all)
-  withLibcSignals(all)
+  addLibcSignals(all)
   libc.sigEmptySet(none)
   libc.attrSetSigDefault(attr, all)
   libc.attrSetSigMask(attr, none)
