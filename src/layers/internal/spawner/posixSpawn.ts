@@ -291,12 +291,17 @@ const makeExitWatch = (libc: Libc) => {
   }
 }
 
-/** The process's binding and exit watch, made once (koffi's types and loaded libraries are global). */
-let loaded: Promise<{ readonly libc: Libc; readonly exits: ReturnType<typeof makeExitWatch> }> | undefined
+/**
+ * The process's binding, spawn attributes and exit watch, made once (koffi's types and loaded
+ * libraries are global).
+ */
+let loaded:
+  | Promise<{ readonly libc: Libc; readonly attr: Buffer; readonly exits: ReturnType<typeof makeExitWatch> }>
+  | undefined
 const load = () =>
   loaded ??= import("koffi").then((koffi) => {
     const libc = bindLibc(koffi.default)
-    return { libc, exits: makeExitWatch(libc) }
+    return { libc, attr: spawnAttributes(libc), exits: makeExitWatch(libc) }
   })
 
 /**
@@ -316,9 +321,8 @@ export const makePosixSpawner: Effect.Effect<PosixSpawner | undefined, never, Sc
     Effect.option
   )
   if (binding._tag === "None") return undefined
-  const { exits, libc } = binding.value
+  const { attr, exits, libc } = binding.value
   yield* exits.use
-  const attr = spawnAttributes(libc)
   const envp = envpOf()
   const pair = [0, 0]
   const actions = Buffer.alloc(opaqueBytes)
